@@ -1,0 +1,82 @@
+"""The ``dialeval`` command line: a thin shell over the library.
+
+Each sub-command lives in its own module and is imported only when it runs, so ``dialeval --help``
+stays fast. To add a command, add one line to ``COMMANDS``: ``name: ("module", "attribute", "help")``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from evaluator import __version__
+
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "validate": ("evaluator.commands.score", "validate_cmd", "Check a submission against a split; exit 1 if invalid."),
+    "score": ("evaluator.commands.score", "score_cmd", "Validate and score a submission (P@1/2/5, MRR)."),
+    "schema": ("evaluator.commands.schema", "schema_cmd", "List or print the published JSON Schemas."),
+    "simulate": ("simulator.cli", "simulate_cmd", "Generate a DSTC6-style challenge with the dialog simulator."),
+    "stats": ("simulator.cli", "stats_cmd", "Describe a challenge directory (items, candidates, vocabulary)."),
+    "convert": ("evaluator.commands.convert", "convert_group", "Convert between bAbI (FB text) and DSTC6 JSON."),
+    "demo": ("evaluator.commands.demo", "demo_cmd", "Run the whole chain on the embedded default challenge."),
+    "baseline": ("baselines.cli", "baseline_group", "List and run the reference baselines."),
+    "reproduce": ("baselines.cli", "reproduce_group", "Reproduce published baseline tables."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose sub-commands are imported on first use."""
+
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        spec = COMMANDS.get(name)
+        if spec is None:
+            return None
+        import importlib
+
+        module = importlib.import_module(spec[0])
+        return getattr(module, spec[1])
+
+    def format_commands(self, ctx, formatter):
+        # List commands from the table without importing them (keeps --help fast).
+        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dialeval")
+def main():
+    """Validate and score submissions for end-to-end dialog benchmarks (DSTC6 Track 1, bAbI dialog)."""
+
+
+def run() -> None:
+    """Console-script entry point: turn library errors into one-line messages and exit codes."""
+    from evaluator.errors import DialevalError
+
+    try:
+        rv = main.main(standalone_mode=False)
+    except DialevalError as e:
+        click.echo(f"dialeval: error: {e}", err=True)
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("dialeval: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(2 if e.exit_code == 1 else e.exit_code)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        click.echo("dialeval: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except MemoryError:
+        click.echo("dialeval: error: out of memory", err=True)
+        sys.exit(2)
+    # Commands return their exit status (0 valid, 1 invalid); None means success.
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -1,0 +1,1 @@
+"""CLI sub-commands, one module each (imported lazily by evaluator.cli)."""
