@@ -1,0 +1,202 @@
+"""What the scorer needs from a challenge split: the item index of its test files and its answer keys.
+
+Test files are read once into a compact :class:`TaskIndex` (ids only, no utterances) and answer keys into
+an :class:`AnswerKey`. Both are organizer files: a malformed one is a usage error (exit 2) whose message
+names the file and a JSON pointer, and never a gold id.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evaluator.errors import UsageError
+from evaluator.formats.dstc6 import Challenge, Split
+from evaluator.formats.jsonio import load_json_file
+from evaluator.problems import Problem
+
+ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
+
+
+@dataclass
+class TaskIndex:
+    """The items of one test file: ids, candidate ids and (optional) conversation ids."""
+
+    task: int
+    path: Path
+    dialog_ids: list[str]
+    candidate_ids: list[dict[str, int]]  # per item: candidate id -> position in the file
+    conversation_ids: list[str]
+    position: dict[str, int] = field(default_factory=dict)  # dialog id -> item index
+
+    def __post_init__(self):
+        if not self.position:
+            self.position = {d: i for i, d in enumerate(self.dialog_ids)}
+
+
+@dataclass
+class AnswerKey:
+    """Gold candidate per dialog of one test file; ``None`` where the key item has no rank-1 entry."""
+
+    task: int
+    path: Path
+    dialog_ids: list[str]  # key order; the denominator of every metric
+    gold: dict[str, str | None]
+
+
+def resolve_challenge(challenge: str | Path | None, keys: str | Path | None = None) -> Challenge:
+    """The challenge to score against: ``--challenge``, else $DIALEVAL_CHALLENGE, else the embedded default."""
+    root = challenge or os.environ.get(ENV_CHALLENGE)
+    if not root:
+        try:
+            from simulator.default import ensure_default_challenge
+        except ImportError:
+            raise UsageError(
+                "no challenge given: pass --challenge DIR (a folder with tst1/ ... tst4/ dataset files, "
+                f"e.g. ../shared/data/dstc6) or set {ENV_CHALLENGE}=DIR"
+            ) from None
+        root = ensure_default_challenge()
+    root = Path(root)
+    if not root.is_dir():
+        raise UsageError(f"challenge directory {root} does not exist")
+    keys_root = Path(keys) if keys else None
+    if keys_root is not None and not keys_root.is_dir():
+        raise UsageError(f"answer-key directory {keys_root} does not exist")
+    return Challenge(root=root, keys_root=keys_root)
+
+
+def _bad(path: Path, pointer: str, message: str) -> UsageError:
+    return UsageError(f"{path}: invalid test file at {pointer or '/'}: {message}")
+
+
+def load_task_index(task: int, path: Path) -> TaskIndex:
+    """Read a test file into a TaskIndex, checking the structure the scorer relies on."""
+    data = load_json_file(path)
+    if not isinstance(data, list):
+        raise _bad(path, "", "the top level must be an array of items")
+    dialog_ids: list[str] = []
+    candidate_ids: list[dict[str, int]] = []
+    conversation_ids: list[str] = []
+    for i, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise _bad(path, f"/{i}", "item is not an object")
+        did = item.get("dialog_id")
+        cands = item.get("candidates")
+        if not isinstance(did, str):
+            raise _bad(path, f"/{i}/dialog_id", "missing or not a string")
+        if not isinstance(cands, list) or not cands:
+            raise _bad(path, f"/{i}/candidates", "missing, empty or not an array")
+        ids: dict[str, int] = {}
+        for j, c in enumerate(cands):
+            cid = c.get("candidate_id") if isinstance(c, dict) else None
+            if not isinstance(cid, str):
+                raise _bad(path, f"/{i}/candidates/{j}/candidate_id", "missing or not a string")
+            if cid in ids:
+                raise _bad(path, f"/{i}/candidates/{j}/candidate_id", "duplicate candidate id in the item")
+            ids[cid] = j
+        conv = item.get("conversation_id", did)
+        if not isinstance(conv, str):
+            raise _bad(path, f"/{i}/conversation_id", "not a string")
+        dialog_ids.append(did)
+        candidate_ids.append(ids)
+        conversation_ids.append(conv)
+    index = TaskIndex(task, path, dialog_ids, candidate_ids, conversation_ids)
+    if len(index.position) != len(dialog_ids):
+        seen: set[str] = set()
+        for i, d in enumerate(dialog_ids):
+            if d in seen:
+                raise _bad(path, f"/{i}/dialog_id", "duplicate dialog id in the file")
+            seen.add(d)
+    return index
+
+
+def load_answer_key(task: int, path: Path, index: TaskIndex) -> tuple[AnswerKey, list[Problem]]:
+    """Read an answer key; items without a rank-1 entry are kept with gold None and reported as warnings.
+
+    A key that references an unknown dialog, or whose gold is not among the item's candidates, is an
+    organizer error (exit 2); the message gives the pointer, never the gold id.
+    """
+    if not path.is_file():
+        raise UsageError(
+            f"answer key {path} not found (keys sit beside the test files as <stem>.answers.json, "
+            "or in the directory given with --keys)"
+        )
+    data = load_json_file(path)
+    if not isinstance(data, list):
+        raise UsageError(f"answer key {path}: the top level must be an array")
+    if not data:
+        raise UsageError(f"answer key {path} is empty: nothing to score against")
+    gold: dict[str, str | None] = {}
+    order: list[str] = []
+    warnings: list[Problem] = []
+    for i, item in enumerate(data):
+        did = item.get("dialog_id") if isinstance(item, dict) else None
+        lst = item.get("lst_candidate_id") if isinstance(item, dict) else None
+        if not isinstance(did, str) or not isinstance(lst, list):
+            raise UsageError(f"answer key {path}: item /{i} is not {{dialog_id, lst_candidate_id}}")
+        if did in gold:
+            raise UsageError(f"answer key {path}: /{i}/dialog_id repeats an earlier item")
+        pos = index.position.get(did)
+        if pos is None:
+            raise UsageError(f"answer key {path}: /{i}/dialog_id is not an item of test file {index.path.name}")
+        g = None
+        for e in lst:
+            if isinstance(e, dict) and e.get("rank") == 1 and not isinstance(e.get("rank"), bool):
+                g = e.get("candidate_id")
+                break
+        if g is None:
+            warnings.append(
+                Problem(
+                    "key-without-gold",
+                    f"/{i}",
+                    "answer-key item has no rank-1 entry: scored as a miss (the official scorer would count a "
+                    "false hit whenever the submission leaves a top-k slot empty)",
+                    "warning",
+                    path.name,
+                )
+            )
+        elif not isinstance(g, str) or g not in index.candidate_ids[pos]:
+            raise UsageError(f"answer key {path}: /{i}: the rank-1 entry is not one of the item's candidates")
+        gold[did] = g
+        order.append(did)
+    return AnswerKey(task, path, order, gold), warnings
+
+
+@dataclass
+class LoadedSplit:
+    """A split ready for scoring: test-file indexes and answer keys for the selected tasks."""
+
+    name: str
+    split: Split
+    tasks: list[int]
+    indexes: dict[int, TaskIndex]
+    keys: dict[int, AnswerKey]
+    key_warnings: list[Problem]
+    dialog_task: dict[str, int]  # dialog id -> task, across the split's files
+
+
+def load_split(challenge: Challenge, name: str, tasks: list[int] | None = None, with_keys: bool = True) -> LoadedSplit:
+    """Index a split's test files (all of them, to map any submitted id) and load the selected keys."""
+    split = challenge.split(name)
+    selected = sorted(split.files) if not tasks else sorted(tasks)
+    missing = [t for t in selected if t not in split.files]
+    if missing:
+        raise UsageError(f"split {name} has no test file for task(s) {', '.join(map(str, missing))}")
+    indexes: dict[int, TaskIndex] = {}
+    dialog_task: dict[str, int] = {}
+    for t, tf in sorted(split.files.items()):
+        idx = load_task_index(t, tf.path)
+        indexes[t] = idx
+        for d in idx.dialog_ids:
+            if d in dialog_task:
+                raise UsageError(f"split {name}: dialog id repeated across test files (task {dialog_task[d]} and {t})")
+            dialog_task[d] = t
+    keys: dict[int, AnswerKey] = {}
+    warnings: list[Problem] = []
+    if with_keys:
+        for t in selected:
+            key, w = load_answer_key(t, split.key_path(t), indexes[t])
+            keys[t] = key
+            warnings.extend(w)
+    return LoadedSplit(name, split, selected, indexes, keys, warnings, dialog_task)

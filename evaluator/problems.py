@@ -1,0 +1,93 @@
+"""Problems found in a file: a stable code, a JSON pointer and a plain message.
+
+Codes are stable identifiers that tools may match on; :data:`CODES` documents each one. Messages never
+contain an answer-key (gold) candidate id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CODES: dict[str, str] = {
+    # structure (what the JSON Schema also rejects)
+    "not-a-list": "the top level of a result file must be a JSON array",
+    "item-not-object": "each item must be a JSON object",
+    "missing-key": "a required key is missing",
+    "unknown-key": "a key that the format does not define",
+    "wrong-type": "a value has the wrong JSON type (ids are strings, rankings are arrays)",
+    "empty-ranking": "lst_candidate_id must list at least one candidate",
+    "rank-not-integer": "ranks are JSON integers (not booleans, floats or strings)",
+    # cross-file (needs the test file)
+    "unknown-dialog": "dialog_id is not an item of the split (or of the file it was submitted in)",
+    "duplicate-dialog": "the same dialog_id is ranked twice",
+    "unknown-candidate": "candidate_id is not one of that item's candidates",
+    "duplicate-candidate": "the same candidate_id is ranked twice in one item",
+    "rank-out-of-range": "rank must be between 1 and the item's number of candidates",
+    "duplicate-rank": "two candidates share a rank",
+    "rank-gap": "ranks must be 1..m without gaps (a partial top-m ranking is fine)",
+    "unknown-file": "a file in a submission directory or archive that matches no test file of the split",
+    "missing-dialog": "(warning) an answer-key item the submission does not rank: scored as a miss at every k",
+    "other-task": "(warning) items of tasks outside --task were ignored",
+    # lenient (official-compatible) mode
+    "official-quirk": "(warning) the official scorer's behaviour that --lenient reproduced",
+    "official-crash": "input on which the official scorer crashes or exits",
+    "key-without-gold": "(warning) an answer-key item with no rank-1 entry: scored as a miss, never a false hit",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem: ``code`` (see :data:`CODES`), ``pointer`` (RFC 6901, '' = whole file), ``message``."""
+
+    code: str
+    pointer: str
+    message: str
+    severity: str = "error"  # "error" makes a submission invalid; "warning" does not
+    file: str | None = None  # the submitted file it is in, relative to the submission
+
+    def where(self) -> str:
+        loc = self.pointer or "/"
+        return f"{self.file}#{loc}" if self.file else loc
+
+    def format(self) -> str:
+        return f"{self.where()}: {self.severity} [{self.code}] {self.message}"
+
+    def to_json(self) -> dict:
+        return {
+            "severity": self.severity,
+            "code": self.code,
+            "file": self.file,
+            "pointer": self.pointer,
+            "message": self.message,
+        }
+
+
+def pointer(*parts: object) -> str:
+    """JSON pointer from path parts, escaping ``~`` and ``/`` (RFC 6901)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def short(value: object, limit: int = 60) -> str:
+    """A value for a message: JSON-ish repr, shortened (attacker-sized strings stay one line)."""
+    text = repr(value) if not isinstance(value, str) else '"' + value + '"'
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def json_type(value: object) -> str:
+    """The JSON type name of a parsed value, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
