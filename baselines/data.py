@@ -1,0 +1,304 @@
+"""Data for the baselines: bAbI dialog tasks and DSTC6 training splits as :class:`DialogItem` lists, plus the
+score → rank helpers every scoring baseline shares.
+
+bAbI (FB text) is turned into the DSTC6 item shape so a baseline never special-cases a format: one item per bot
+turn, ``utterances`` = everything said (and every KB fact line) before that bot turn, ``candidates`` = the whole
+candidate file as ``Candidate(str(line_index), text)``, ``answer`` = the candidate whose text equals the gold bot
+utterance, ``conversation_id`` / ``turn`` set for per-dialog accuracy. All items of a file share ONE candidate
+list object, which lets scoring baselines vectorise the candidate side once (see :func:`candidate_groups`).
+
+Ranking convention used everywhere (:func:`order_from_scores`, :func:`gold_ranks_from_scores`): candidates are
+sorted by score descending, ties broken by candidate position (earlier first). This is deterministic and makes
+``rank()`` and the vectorised gold-rank computation agree exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from evaluator.errors import UsageError
+from evaluator.formats.dstc6 import Candidate, DialogItem, parse_dataset_name, read_dataset
+from evaluator.formats.fbdialog import read_candidates, read_conversations
+
+BABI_TASK_FILES = {
+    1: "dialog-babi-task1-API-calls",
+    2: "dialog-babi-task2-API-refine",
+    3: "dialog-babi-task3-options",
+    4: "dialog-babi-task4-phone-address",
+    5: "dialog-babi-task5-full-dialogs",
+    6: "dialog-babi-task6-dstc2",
+}
+"""File-name prefix per bAbI task; the split is appended as ``-{split}.txt``."""
+
+BABI_SPLITS = ("trn", "dev", "tst", "tst-OOV")
+BABI_CANDIDATES = {t: "dialog-babi-candidates.txt" for t in range(1, 6)} | {6: "dialog-babi-task6-dstc2-candidates.txt"}
+
+
+def babi_test_splits(task: int) -> tuple[str, ...]:
+    """Test splits of a task: ``tst`` and ``tst-OOV`` for tasks 1-5; task 6 has no OOV set."""
+    return ("tst",) if task == 6 else ("tst", "tst-OOV")
+
+
+def _check_task(task: int) -> None:
+    if task not in BABI_TASK_FILES:
+        raise UsageError(f"bAbI task must be 1-6, got {task}")
+
+
+def babi_path(data_dir: str | Path, task: int, split: str) -> Path:
+    """Path of a bAbI split file; a one-line UsageError when the directory or the file is missing."""
+    _check_task(task)
+    data_dir = Path(data_dir)
+    if split not in BABI_SPLITS or (task == 6 and split == "tst-OOV"):
+        valid = ", ".join(s for s in BABI_SPLITS if not (task == 6 and s == "tst-OOV"))
+        raise UsageError(f"bAbI task {task} has no split {split!r} (valid: {valid})")
+    if not data_dir.is_dir():
+        raise UsageError(f"bAbI data directory {data_dir} does not exist")
+    path = data_dir / f"{BABI_TASK_FILES[task]}-{split}.txt"
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file (is {data_dir} the bAbI dialog data directory?)")
+    return path
+
+
+def babi_candidates_path(data_dir: str | Path, task: int) -> Path:
+    _check_task(task)
+    path = Path(data_dir) / BABI_CANDIDATES[task]
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file (is {data_dir} the bAbI dialog data directory?)")
+    return path
+
+
+@lru_cache(maxsize=8)
+def _candidates_cached(path: str, mtime: float) -> tuple[Candidate, ...]:
+    return tuple(Candidate(str(i), text) for i, text in enumerate(read_candidates(path)))
+
+
+def load_babi_candidates(data_dir: str | Path, task: int) -> list[Candidate]:
+    """The task's full candidate file as ``Candidate(str(line_index), text)`` (line index from 0)."""
+    path = babi_candidates_path(data_dir, task)
+    return list(_candidates_cached(str(path), path.stat().st_mtime))
+
+
+def conversations_to_items(
+    conversations,
+    candidates: list[Candidate],
+    prefix: str,
+    max_conversations: int | None = None,
+    source: str = "",
+) -> list[DialogItem]:
+    """One DialogItem per bot turn of each conversation; ``answer`` is the candidate with the gold's text.
+
+    ``dialog_id`` = ``{prefix}-{conversation:05d}-{turn:03d}``, ``conversation_id`` = ``{prefix}-{conversation:05d}``
+    (conversations numbered from 1 in file order). Every item shares the ``candidates`` list object.
+    """
+    by_text: dict[str, Candidate] = {}
+    for c in candidates:
+        by_text.setdefault(c.utterance, c)
+    items: list[DialogItem] = []
+    for ci, conv in enumerate(conversations, 1):
+        if max_conversations is not None and ci > max_conversations:
+            break
+        conv_id = f"{prefix}-{ci:05d}"
+        for context, gold, turn in conv.turns():
+            ans = by_text.get(gold)
+            if ans is None:
+                raise UsageError(f"{source or prefix}: conversation {ci} turn {turn}: gold {gold[:60]!r} is not a candidate")
+            items.append(DialogItem(f"{conv_id}-{turn:03d}", context, candidates, ans, conv_id, turn))
+    return items
+
+
+def load_babi_items(
+    data_dir: str | Path,
+    task: int,
+    split: str,
+    max_conversations: int | None = None,
+    candidates: list[Candidate] | None = None,
+) -> list[DialogItem]:
+    """bAbI task ``task`` split ``split`` as DialogItems (one per bot turn), candidates = the full file.
+
+    Pass ``candidates`` to share one list object across splits (the default loads the task's file once per call).
+    """
+    path = babi_path(data_dir, task, split)
+    if candidates is None:
+        candidates = load_babi_candidates(data_dir, task)
+    convs = read_conversations(path)
+    if not convs:
+        raise UsageError(f"{path}: no conversations (not a bAbI dialog file?)")
+    return conversations_to_items(convs, candidates, f"t{task}-{split}", max_conversations, source=str(path))
+
+
+def load_challenge_split_items(challenge: str | Path, split: str, require_answers: bool = True) -> dict[int, list[DialogItem]]:
+    """Items per task of ``<challenge>/<split>/dialog-task*.json`` (e.g. the DSTC6 training split ``trn``).
+
+    With ``require_answers`` every item must carry ``answer`` (a training split); otherwise a UsageError.
+    Returns ``{}`` when the split folder does not exist.
+    """
+    d = Path(challenge) / split
+    if not d.is_dir():
+        return {}
+    out: dict[int, list[DialogItem]] = {}
+    for f in sorted(d.iterdir()):
+        task = parse_dataset_name(f.name)
+        if task is None or not f.is_file():
+            continue
+        items = read_dataset(f)
+        if require_answers:
+            missing = sum(1 for it in items if it.answer is None)
+            if missing:
+                raise UsageError(f"{f}: {missing} of {len(items)} training items have no 'answer'")
+        out.setdefault(task, []).extend(items)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Text and score helpers shared by the scoring baselines
+
+_TOKEN_RE = re.compile(r"\S+")
+_PUNCT_RE = re.compile(r"[^\w<>]+")
+
+
+def tokenize(text: str, mode: str = "lower") -> list[str]:
+    """Tokens of an utterance.
+
+    ``lower``: lower-case, split on whitespace (bAbI/DSTC6 text is already space-tokenised, punctuation included
+    as its own token in task 6). ``words``: also drop punctuation-only tokens and split on punctuation (keeps
+    ``<silence>``-style markers and ``resto_x_phone`` words whole). ``raw``: whitespace split, case kept.
+    """
+    if mode == "raw":
+        return _TOKEN_RE.findall(text)
+    if mode == "lower":
+        return _TOKEN_RE.findall(text.lower())
+    if mode == "words":
+        return [t for t in _PUNCT_RE.split(text.lower()) if t]
+    raise ValueError(f"unknown tokenisation {mode!r}")
+
+
+def candidate_groups(items: Sequence[DialogItem]) -> list[tuple[list[Candidate], list[int]]]:
+    """Group item positions by candidate-list identity (bAbI: one group per file; DSTC6: one per item).
+
+    Returns ``[(candidates, [item positions])]`` in first-seen order; a baseline vectorises each group once.
+    """
+    groups: dict[int, tuple[list[Candidate], list[int]]] = {}
+    for i, it in enumerate(items):
+        key = id(it.candidates)
+        if key not in groups:
+            groups[key] = (it.candidates, [])
+        groups[key][1].append(i)
+    return list(groups.values())
+
+
+def order_from_scores(scores: np.ndarray) -> np.ndarray:
+    """Candidate positions best first: score descending, ties by position (a stable sort of ``-scores``)."""
+    return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+
+
+def gold_ranks_from_scores(scores: np.ndarray, gold_pos: np.ndarray) -> np.ndarray:
+    """1-based rank of the gold per row of ``scores`` (rows = items, columns = candidates), same tie rule.
+
+    rank_i = 1 + |{j : s_ij > s_ig}| + |{j < g : s_ij = s_ig}|, with g = gold_pos[i]; rows with ``gold_pos < 0``
+    (no gold) get 0 (= not ranked).
+    """
+    scores = np.asarray(scores)
+    gold_pos = np.asarray(gold_pos)
+    ok = gold_pos >= 0
+    g = np.where(ok, gold_pos, 0)
+    gs = scores[np.arange(scores.shape[0]), g][:, None]
+    before = np.arange(scores.shape[1])[None, :] < g[:, None]
+    ranks = 1 + (scores > gs).sum(axis=1) + ((scores == gs) & before).sum(axis=1)
+    return np.where(ok, ranks, 0).astype(np.int64)
+
+
+def gold_positions(items: Sequence[DialogItem], candidates: list[Candidate], positions: Sequence[int]) -> np.ndarray:
+    """Position of each item's gold (``answer.candidate_id``) in ``candidates``; -1 when absent or no answer."""
+    index = {c.candidate_id: j for j, c in enumerate(candidates)}
+    return np.array(
+        [index.get(items[i].answer.candidate_id, -1) if items[i].answer is not None else -1 for i in positions],
+        dtype=np.int64,
+    )
+
+
+def last_user_utterance(item: DialogItem) -> str:
+    """The utterance the next bot turn answers: the item's last utterance ('' for an empty context)."""
+    return item.utterances[-1] if item.utterances else ""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Vectorised evaluation for baselines that score candidates
+
+BATCH_ROWS = 1024
+"""Items scored per block: 1024 items × 4,212 bAbI candidates is a 34 MB float64 block."""
+
+
+class ScoringMixin:
+    """For baselines that score candidates: ``score_group(candidates, items) -> (len(items), len(candidates))``.
+
+    ``rank`` / ``rank_all`` / :func:`gold_ranks` / :func:`top_k_ids` all derive from the scores with the
+    convention of :func:`order_from_scores`, so full rankings, top-k files and gold ranks agree.
+    """
+
+    def score_group(self, candidates: list[Candidate], items: Sequence[DialogItem]) -> np.ndarray:
+        raise NotImplementedError
+
+    def rank(self, item: DialogItem) -> list[str]:
+        order = order_from_scores(self.score_group(item.candidates, [item])[0])
+        return [item.candidates[j].candidate_id for j in order]
+
+    def rank_all(self, items: Sequence[DialogItem]) -> list[list[str]]:
+        return top_k_ids(self, items, None)
+
+
+def _blocks(positions: list[int]):
+    for s in range(0, len(positions), BATCH_ROWS):
+        yield positions[s : s + BATCH_ROWS]
+
+
+def gold_ranks(model, items: Sequence[DialogItem]) -> np.ndarray:
+    """Rank of each item's gold under ``model`` (0 where an item has no answer), in item order.
+
+    Scoring baselines are evaluated block-wise from their score matrices (never materialising 4,212-id lists);
+    other baselines through ``rank_all``.
+    """
+    out = np.zeros(len(items), dtype=np.int64)
+    if hasattr(model, "score_group"):
+        for cands, positions in candidate_groups(items):
+            for block in _blocks(positions):
+                scores = model.score_group(cands, [items[i] for i in block])
+                out[block] = gold_ranks_from_scores(scores, gold_positions(items, cands, block))
+        return out
+    for i, (it, ranked) in enumerate(zip(items, model.rank_all(items))):
+        if it.answer is None:
+            continue
+        try:
+            out[i] = ranked.index(it.answer.candidate_id) + 1
+        except ValueError:
+            out[i] = 0
+    return out
+
+
+def top_k_ids(model, items: Sequence[DialogItem], k: int | None) -> list[list[str]]:
+    """The first ``k`` candidate ids per item, best first (all of them when ``k`` is None)."""
+    if not hasattr(model, "score_group"):
+        ranked = model.rank_all(items)
+        return [r if k is None else r[:k] for r in ranked]
+    out: list[list[str] | None] = [None] * len(items)
+    for cands, positions in candidate_groups(items):
+        ids = [c.candidate_id for c in cands]
+        for block in _blocks(positions):
+            scores = model.score_group(cands, [items[i] for i in block])
+            kk = scores.shape[1] if k is None else min(k, scores.shape[1])
+            for row, i in enumerate(block):
+                s = scores[row]
+                if kk < s.shape[0]:
+                    # Partial selection, then the exact tie rule (score desc, position asc) among the kept ones.
+                    # Take everything scoring >= the k-th best score so position ties are resolved correctly.
+                    kth = np.partition(-s, kk - 1)[kk - 1]
+                    keep = np.flatnonzero(-s <= kth)
+                    sub = keep[order_from_scores(s[keep])][:kk]
+                else:
+                    sub = order_from_scores(s)
+                out[i] = [ids[j] for j in sub]
+    return out  # type: ignore[return-value]

@@ -1,0 +1,36 @@
+"""``dialeval schema``: list or print the published JSON Schemas."""
+
+from __future__ import annotations
+
+import click
+
+from evaluator.errors import UsageError
+from evaluator.resources import schemas_dir
+
+
+def schema_names() -> list[str]:
+    return sorted(p.name[: -len(".schema.json")] for p in schemas_dir().glob("*.schema.json"))
+
+
+def load_schema(name: str) -> dict:
+    """A published schema by name (``dstc6-result``, ``dstc6-dataset``, ``score-report``, ...)."""
+    import json
+
+    path = schemas_dir() / f"{name}.schema.json"
+    if not path.is_file():
+        raise UsageError(f"unknown schema {name!r} (available: {', '.join(schema_names())})")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@click.command("schema")
+@click.argument("name", required=False)
+@click.option("--list", "list_", is_flag=True, help="List the schema names.")
+def schema_cmd(name, list_):
+    """Print the JSON Schema NAME (2020-12), or list them with --list."""
+    if list_ or not name:
+        for n in schema_names():
+            click.echo(n)
+        return 0
+    click.echo((schemas_dir() / f"{name}.schema.json").read_text(encoding="utf-8").rstrip("\n")
+               if name in schema_names() else load_schema(name))
+    return 0
