@@ -120,7 +120,7 @@ def emulate_official(
                 continue
             slot = idx % nb
             if idx < 0:
-                quirk(f"{ptr}/rank", f"rank {r} is written to slot {slot + 1} from the end (Python negative index)")
+                quirk(f"{ptr}/rank", f"rank {r} lands in slot {slot + 1} of {nb} (Python negative index from the end)")
             if slot in taken:
                 quirk(f"{ptr}/rank", f"slot {slot + 1} already held entry {taken[slot]}: the later entry takes it")
             taken[slot] = j

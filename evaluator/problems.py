@@ -46,8 +46,10 @@ class Problem:
     file: str | None = None  # the submitted file it is in, relative to the submission
 
     def where(self) -> str:
-        loc = self.pointer or "/"
-        return f"{self.file}#{loc}" if self.file else loc
+        """``file#pointer``; a problem about a whole file (or about an absence) shows no pointer."""
+        if not self.pointer:
+            return self.file or "submission"
+        return f"{self.file}#{self.pointer}" if self.file else self.pointer
 
     def format(self) -> str:
         return f"{self.where()}: {self.severity} [{self.code}] {self.message}"
