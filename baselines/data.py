@@ -22,54 +22,17 @@ from pathlib import Path
 import numpy as np
 
 from evaluator.errors import UsageError
+from evaluator.formats.convert import (  # noqa: F401  (the bAbI layout is re-exported for baselines)
+    BABI_CANDIDATES,
+    BABI_SPLITS,
+    BABI_TASK_FILES,
+    babi_candidates_path,
+    babi_path,
+    babi_splits,
+    babi_test_splits,
+)
 from evaluator.formats.dstc6 import Candidate, DialogItem, parse_dataset_name, read_dataset
 from evaluator.formats.fbdialog import read_candidates, read_conversations
-
-BABI_TASK_FILES = {
-    1: "dialog-babi-task1-API-calls",
-    2: "dialog-babi-task2-API-refine",
-    3: "dialog-babi-task3-options",
-    4: "dialog-babi-task4-phone-address",
-    5: "dialog-babi-task5-full-dialogs",
-    6: "dialog-babi-task6-dstc2",
-}
-"""File-name prefix per bAbI task; the split is appended as ``-{split}.txt``."""
-
-BABI_SPLITS = ("trn", "dev", "tst", "tst-OOV")
-BABI_CANDIDATES = {t: "dialog-babi-candidates.txt" for t in range(1, 6)} | {6: "dialog-babi-task6-dstc2-candidates.txt"}
-
-
-def babi_test_splits(task: int) -> tuple[str, ...]:
-    """Test splits of a task: ``tst`` and ``tst-OOV`` for tasks 1-5; task 6 has no OOV set."""
-    return ("tst",) if task == 6 else ("tst", "tst-OOV")
-
-
-def _check_task(task: int) -> None:
-    if task not in BABI_TASK_FILES:
-        raise UsageError(f"bAbI task must be 1-6, got {task}")
-
-
-def babi_path(data_dir: str | Path, task: int, split: str) -> Path:
-    """Path of a bAbI split file; a one-line UsageError when the directory or the file is missing."""
-    _check_task(task)
-    data_dir = Path(data_dir)
-    if split not in BABI_SPLITS or (task == 6 and split == "tst-OOV"):
-        valid = ", ".join(s for s in BABI_SPLITS if not (task == 6 and s == "tst-OOV"))
-        raise UsageError(f"bAbI task {task} has no split {split!r} (valid: {valid})")
-    if not data_dir.is_dir():
-        raise UsageError(f"bAbI data directory {data_dir} does not exist")
-    path = data_dir / f"{BABI_TASK_FILES[task]}-{split}.txt"
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file (is {data_dir} the bAbI dialog data directory?)")
-    return path
-
-
-def babi_candidates_path(data_dir: str | Path, task: int) -> Path:
-    _check_task(task)
-    path = Path(data_dir) / BABI_CANDIDATES[task]
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file (is {data_dir} the bAbI dialog data directory?)")
-    return path
 
 
 @lru_cache(maxsize=8)
@@ -106,7 +69,9 @@ def conversations_to_items(
         for context, gold, turn in conv.turns():
             ans = by_text.get(gold)
             if ans is None:
-                raise UsageError(f"{source or prefix}: conversation {ci} turn {turn}: gold {gold[:60]!r} is not a candidate")
+                raise UsageError(
+                    f"{source or prefix}: conversation {ci} turn {turn}: gold {gold[:60]!r} is not a candidate"
+                )
             items.append(DialogItem(f"{conv_id}-{turn:03d}", context, candidates, ans, conv_id, turn))
     return items
 
@@ -131,7 +96,9 @@ def load_babi_items(
     return conversations_to_items(convs, candidates, f"t{task}-{split}", max_conversations, source=str(path))
 
 
-def load_challenge_split_items(challenge: str | Path, split: str, require_answers: bool = True) -> dict[int, list[DialogItem]]:
+def load_challenge_split_items(
+    challenge: str | Path, split: str, require_answers: bool = True
+) -> dict[int, list[DialogItem]]:
     """Items per task of ``<challenge>/<split>/dialog-task*.json`` (e.g. the DSTC6 training split ``trn``).
 
     With ``require_answers`` every item must carry ``answer`` (a training split); otherwise a UsageError.
@@ -269,21 +236,25 @@ def gold_ranks(model, items: Sequence[DialogItem]) -> np.ndarray:
                 scores = model.score_group(cands, [items[i] for i in block])
                 out[block] = gold_ranks_from_scores(scores, gold_positions(items, cands, block))
         return out
-    for i, (it, ranked) in enumerate(zip(items, model.rank_all(items))):
-        if it.answer is None:
-            continue
-        try:
-            out[i] = ranked.index(it.answer.candidate_id) + 1
-        except ValueError:
-            out[i] = 0
+    for start in range(0, len(items), BATCH_ROWS):  # blocks keep 4,212-id lists from piling up
+        block = items[start : start + BATCH_ROWS]
+        for i, (it, ranked) in enumerate(zip(block, model.rank_all(block)), start):
+            if it.answer is None:
+                continue
+            try:
+                out[i] = ranked.index(it.answer.candidate_id) + 1
+            except ValueError:
+                out[i] = 0
     return out
 
 
 def top_k_ids(model, items: Sequence[DialogItem], k: int | None) -> list[list[str]]:
     """The first ``k`` candidate ids per item, best first (all of them when ``k`` is None)."""
     if not hasattr(model, "score_group"):
-        ranked = model.rank_all(items)
-        return [r if k is None else r[:k] for r in ranked]
+        out_: list[list[str]] = []
+        for start in range(0, len(items), BATCH_ROWS):
+            out_.extend(r if k is None else r[:k] for r in model.rank_all(items[start : start + BATCH_ROWS]))
+        return out_
     out: list[list[str] | None] = [None] * len(items)
     for cands, positions in candidate_groups(items):
         ids = [c.candidate_id for c in cands]

@@ -34,7 +34,10 @@ class SubmittedFile:
     stem: str | None = None  # test-file stem this answers ("dialog-task1API-...-tst1000")
 
     def load(self):
-        return load_json_file(self.path)
+        try:
+            return load_json_file(self.path)
+        except ValueError as e:  # json.loads: an integer literal past Python's 4300-digit limit
+            raise UsageError(f"{self.path}: not a readable JSON document ({str(e).split(';')[0]})") from None
 
 
 @dataclass

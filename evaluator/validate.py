@@ -121,7 +121,10 @@ def check_result_file(
                 else:
                     rank_of[cid] = r
             if "rank" in e:
-                if type(r) is not int:
+                if type(r) is float and abs(r) >= 2**63 and r.is_integer():
+                    # orjson reads an integer literal past 64 bits as a float: still an integer, out of range
+                    add(Problem("rank-out-of-range", f"{ptr}/rank", f"rank {r:.0f} is far outside 1..{n or 'n'}", file=file))
+                elif type(r) is not int:
                     add(Problem("rank-not-integer", f"{ptr}/rank", _rank_problem(r), file=file))
                 elif r < 1 or (n is not None and r > n):
                     limit = f"1..{n} (the item has {n} candidates)" if n is not None else "1 or more"

@@ -53,19 +53,23 @@ def common_options(f):
 def _print_problems(problems: list[Problem], per_code: int) -> None:
     if not problems:
         return
-    err = click.get_text_stream("stderr")
+    stream = click.get_text_stream("stderr")
+
+    def write(text: str) -> None:  # ids may hold lone surrogates (valid JSON escapes) no encoder accepts
+        stream.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+
     by_code: dict[tuple[str, str], list[Problem]] = defaultdict(list)
     for p in problems:
         by_code[(p.severity, p.code)].append(p)
     n_err = sum(1 for p in problems if p.severity == "error")
     n_warn = len(problems) - n_err
-    err.write(f"{n_err} error(s), {n_warn} warning(s)\n")
+    write(f"{n_err} error(s), {n_warn} warning(s)\n")
     for (sev, code), items in sorted(by_code.items(), key=lambda kv: (kv[0][0] != "error", kv[0][1])):
-        err.write(f"  {sev} [{code}] x{len(items)}: {CODES.get(code, '')}\n")
+        write(f"  {sev} [{code}] x{len(items)}: {CODES.get(code, '')}\n")
         for p in items[:per_code]:
-            err.write(f"    {p.where()}: {p.message}\n")
+            write(f"    {p.where()}: {p.message}\n")
         if len(items) > per_code:
-            err.write(f"    ... and {len(items) - per_code} more (all are listed in --json)\n")
+            write(f"    ... and {len(items) - per_code} more (all are listed in --json)\n")
 
 
 def _fmt(v) -> str:

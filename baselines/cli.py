@@ -1,0 +1,517 @@
+"""``dialeval baseline list|run`` and ``dialeval reproduce babi``.
+
+Everything the commands do is callable from Python: :func:`run_baseline` writes result files for a challenge split,
+:func:`reproduce_babi` trains and evaluates baselines on bAbI tasks and returns the records, :func:`render_markdown`
+turns them into the report. The published numbers (Bordes & Weston 2017, Table 2) are data in :data:`PAPER_TABLE2`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from evaluator.errors import UsageError
+
+# ----------------------------------------------------------------------------------------------------------------
+# Published numbers
+
+PAPER_COLUMNS = ("rule-based", "TF-IDF match", "nearest neighbor", "supervised embeddings", "MemNN", "MemNN + match")
+_PAPER_ROWS = """
+T1        100 100 | 5.6 0 | 55.1 0 | 100 100  | 99.9 99.6 | 100 100
+T2        100 100 | 3.4 0 | 68.3 0 | 68.4 0   | 100 100   | 98.3 83.9
+T3        100 100 | 8.0 0 | 58.8 0 | 64.9 0   | 74.9 2.0  | 74.9 0
+T4        100 100 | 9.5 0 | 28.6 0 | 57.2 0   | 59.5 3.0  | 100 100
+T5        100 100 | 4.6 0 | 57.1 0 | 75.4 0   | 96.1 49.4 | 93.4 19.7
+T1-OOV    100 100 | 5.8 0 | 44.1 0 | 60.0 0   | 72.3 0    | 96.5 82.7
+T2-OOV    100 100 | 3.5 0 | 68.3 0 | 68.3 0   | 78.9 0    | 94.5 48.4
+T3-OOV    100 100 | 8.3 0 | 58.8 0 | 65.0 0   | 74.4 0    | 75.2 0
+T4-OOV    100 100 | 9.8 0 | 28.6 0 | 57.0 0   | 57.6 0    | 100 100
+T5-OOV    100 100 | 4.6 0 | 48.4 0 | 58.2 0   | 65.5 0    | 77.7 0
+T6        33.3 0  | 1.6 0 | 21.9 0 | 22.6 0   | 41.1 0    | 41.0 0
+"""
+
+
+def _parse_paper() -> dict[tuple[str, int, str], tuple[float, float]]:
+    table: dict[tuple[str, int, str], tuple[float, float]] = {}
+    for line in _PAPER_ROWS.strip().splitlines():
+        head, rest = line.split(None, 1)
+        task = int(head[1])
+        split = "tst-OOV" if head.endswith("OOV") else "tst"
+        for col, cell in zip(PAPER_COLUMNS, rest.split("|")):
+            resp, dial = (float(x) for x in cell.split())
+            table[(col, task, split)] = (resp, dial)
+    return table
+
+
+PAPER_TABLE2 = _parse_paper()
+"""(paper column, task, split) -> (per-response %, per-dialog %), Bordes & Weston 2017 Table 2 (test)."""
+
+TOLERANCE = 3.0
+"""Target: TF-IDF and nearest neighbour within ±3 points of the paper's per-response accuracy, per task."""
+
+
+def paper_numbers(model: str, task: int, split: str) -> tuple[float | None, float | None]:
+    from baselines.registry import REGISTRY
+
+    spec = REGISTRY.get(model)
+    col = spec.babi_table if spec is not None else None
+    if col is None or (col, task, split) not in PAPER_TABLE2:
+        return None, None
+    return PAPER_TABLE2[(col, task, split)]
+
+
+def target_for(model: str, task: int) -> tuple[str, float, float] | None:
+    """The acceptance target: ("paper±3", lo, hi) as a function of the paper value, or ("exact", 100, 100)."""
+    if model in ("tfidf", "nearest-neighbor"):
+        return ("paper±3", -TOLERANCE, TOLERANCE)
+    if model == "rule-based" and task <= 5:
+        return ("exact", 100.0, 100.0)
+    return None
+
+
+def meets_target(record: dict) -> bool | None:
+    t = target_for(record["model"], record["task"])
+    if t is None:
+        return None
+    kind, lo, hi = t
+    ours = record["per_response"]
+    if kind == "exact":
+        return abs(ours - 100.0) < 1e-9
+    paper = record["paper_per_response"]
+    if paper is None:
+        return None
+    return lo <= ours - paper <= hi
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Argument helpers
+
+
+def parse_tasks(spec: str) -> list[int]:
+    """``"1-6"``, ``"1,3,5"`` or ``"2"`` -> sorted task numbers (each 1-6)."""
+    tasks: set[int] = set()
+    try:
+        for part in spec.split(","):
+            part = part.strip()
+            if "-" in part:
+                a, b = part.split("-", 1)
+                tasks.update(range(int(a), int(b) + 1))
+            elif part:
+                tasks.add(int(part))
+    except ValueError:
+        raise UsageError(f"--tasks: expected numbers like 1-6 or 1,3,5, got {spec!r}") from None
+    bad = sorted(t for t in tasks if not 1 <= t <= 6)
+    if bad or not tasks:
+        raise UsageError(f"--tasks: bAbI tasks are 1-6, got {spec!r}")
+    return sorted(tasks)
+
+
+def parse_models(spec: str) -> list[str]:
+    from baselines.registry import get_spec
+
+    names = [m.strip() for m in spec.split(",") if m.strip()]
+    if not names:
+        raise UsageError("--models: give at least one baseline name")
+    for n in names:
+        get_spec(n)  # UsageError for unknown names
+    return names
+
+
+def _git_commit() -> str:
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# baseline list / run
+
+
+@click.group("baseline")
+def baseline_group():
+    """List and run the reference baselines."""
+
+
+@baseline_group.command("list")
+def list_cmd():
+    """List the registered baselines (name, needs training, availability, description)."""
+    from baselines.registry import REGISTRY
+
+    for spec in REGISTRY.values():
+        ok, why = spec.available()
+        train = "needs training" if spec.needs_training else "no training"
+        click.echo(f"{spec.name:<18} {train:<15} {'available' if ok else why}  — {spec.description}")
+    return 0
+
+
+def run_baseline(
+    name: str,
+    challenge: str | Path,
+    split: str,
+    out: str | Path,
+    seed: int = 0,
+    top_k: int | None = 10,
+    echo=None,
+) -> list[Path]:
+    """Rank every dataset file of ``<challenge>/<split>`` with baseline ``name`` and write result files.
+
+    Training: per task, on ``<challenge>/trn`` (items with ``answer``) with ``<challenge>/dev`` for selection when
+    present. ``out`` ending in ``.json`` = one result file for all tasks (dialog ids must be unique across files);
+    otherwise a directory in the official layout ``<out>/<split>/<stem>.answers.json``. Returns the written paths.
+    """
+    from baselines.data import load_challenge_split_items, top_k_ids
+    from baselines.registry import create, needs_training
+    from evaluator.formats.dstc6 import Challenge, read_dataset, write_results
+
+    echo = echo or (lambda s: None)
+    root = Path(challenge)
+    if not root.is_dir():
+        raise UsageError(f"challenge directory {root} does not exist")
+    sp = Challenge(root).split(split)
+    model0 = create(name, seed=seed)
+    train = load_challenge_split_items(root, "trn", require_answers=True) if split != "trn" else {}
+    dev_all = load_challenge_split_items(root, "dev", require_answers=False) if split != "dev" else {}
+    single = str(out).endswith(".json")
+    all_rankings: list[tuple[str, list[str]]] = []
+    seen: dict[str, str] = {}
+    written: list[Path] = []
+    for task, tf in sorted(sp.files.items()):
+        model = model0 if task == min(sp.files) else create(name, seed=seed)
+        tr = train.get(task, [])
+        dev = [it for it in dev_all.get(task, []) if it.answer is not None] or None
+        if needs_training(name, model) and not tr:
+            raise UsageError(
+                f"baseline {name!r} needs training data: {root / 'trn'} has no dialog-task{task}*.json file with "
+                "'answer' fields (random and rule-based need none)"
+            )
+        t0 = time.perf_counter()
+        model.fit(tr, dev)
+        t1 = time.perf_counter()
+        items = read_dataset(tf.path)
+        ranked = top_k_ids(model, items, top_k)
+        t2 = time.perf_counter()
+        rankings = [(it.dialog_id, r) for it, r in zip(items, ranked)]
+        echo(f"task {task}: {len(items)} items ranked (fit {t1 - t0:.1f}s, rank {t2 - t1:.1f}s) from {tf.path.name}")
+        if single:
+            for d, _ in rankings:
+                if d in seen:
+                    raise UsageError(
+                        f"dialog id {d!r} occurs in both {seen[d]} and {tf.path.name}: use a directory --out"
+                    )
+                seen[d] = tf.path.name
+            all_rankings.extend(rankings)
+        else:
+            path = Path(out) / split / tf.answers_name
+            write_results(path, rankings)
+            written.append(path)
+    if single:
+        write_results(out, all_rankings)
+        written.append(Path(out))
+    return written
+
+
+@baseline_group.command("run")
+@click.argument("name")
+@click.option(
+    "--challenge", required=True, type=click.Path(), help="Challenge directory (split folders; trn/ to train)."
+)
+@click.option("--split", required=True, help="Split folder to rank, e.g. tst1 or tst.")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(),
+    help="A .json file (one result file for every task) or a directory (<out>/<split>/<stem>.answers.json).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option(
+    "--top-k",
+    type=click.IntRange(1),
+    default=10,
+    show_default=True,
+    help="Write the k best candidates per item (ranks 1..k); 10 covers every DSTC6 item's candidates.",
+)
+def run_cmd(name, challenge, split, out, seed, top_k):
+    """Run baseline NAME on every dataset file of a challenge split and write a standard result file (top-k ranks)."""
+    from baselines.registry import get_spec
+
+    get_spec(name)
+    paths = run_baseline(name, challenge, split, out, seed=seed, top_k=top_k, echo=click.echo)
+    for p in paths:
+        click.echo(f"wrote {p}")
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# reproduce babi
+
+
+def evaluate_babi(model, items) -> tuple[float, float]:
+    """(per-response %, per-dialog %) of a fitted model on bAbI items (hit@1 over every bot turn)."""
+    from baselines.data import gold_ranks
+    from evaluator.metrics.ranking import hit_rate_at_k, per_dialog_accuracy
+
+    ranks = gold_ranks(model, items)
+    return 100.0 * hit_rate_at_k(ranks, 1), 100.0 * per_dialog_accuracy(ranks, [it.conversation_id for it in items])
+
+
+def reproduce_babi(
+    data_dir: str | Path,
+    models: list[str],
+    tasks: list[int],
+    max_conversations: int | None = None,
+    seed: int = 0,
+    echo=None,
+) -> list[dict]:
+    """Train each baseline on ``trn`` (selecting hyperparameters on ``dev``) and score it on ``tst`` / ``tst-OOV``.
+
+    Returns records ``{model, task, split, per_response, per_dialog, paper_per_response, paper_per_dialog,
+    train_seconds, infer_seconds, n_items, n_conversations, meets_target, config}`` (percentages).
+    """
+    from baselines.data import babi_test_splits, load_babi_candidates, load_babi_items
+    from baselines.registry import create
+
+    echo = echo or (lambda s: None)
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise UsageError(f"bAbI data directory {data_dir} does not exist")
+    records: list[dict] = []
+    for task in tasks:
+        cands = load_babi_candidates(data_dir, task)
+        trn = load_babi_items(data_dir, task, "trn", max_conversations, cands)
+        dev = load_babi_items(data_dir, task, "dev", max_conversations, cands)
+        tests = {s: load_babi_items(data_dir, task, s, max_conversations, cands) for s in babi_test_splits(task)}
+        for name in models:
+            model = create(name, seed=seed)
+            t0 = time.perf_counter()
+            model.fit(trn, dev)
+            train_s = time.perf_counter() - t0
+            config = model.describe()
+            for split, items in tests.items():
+                t1 = time.perf_counter()
+                resp, dial = evaluate_babi(model, items)
+                infer_s = time.perf_counter() - t1
+                p_resp, p_dial = paper_numbers(name, task, split)
+                rec = {
+                    "model": name,
+                    "task": task,
+                    "split": split,
+                    "per_response": round(resp, 2),
+                    "per_dialog": round(dial, 2),
+                    "paper_per_response": p_resp,
+                    "paper_per_dialog": p_dial,
+                    "train_seconds": round(train_s, 3),
+                    "infer_seconds": round(infer_s, 3),
+                    "n_items": len(items),
+                    "n_conversations": len({it.conversation_id for it in items}),
+                    "config": config,
+                }
+                rec["meets_target"] = meets_target(rec)
+                records.append(rec)
+                echo(
+                    f"T{task} {split:<7} {name:<17} per-response {resp:6.2f} (paper {p_resp}) "
+                    f"per-dialog {dial:6.2f}  fit {train_s:.1f}s infer {infer_s:.1f}s"
+                )
+    return records
+
+
+VARIANTS = {
+    "tfidf": [
+        {"input": i, "idf_corpus": c, "tokenization": t, "unseen": u}
+        for i in ("last", "history")
+        for c in ("train", "candidates")
+        for t in ("lower", "words")
+        for u in ("drop", "max")
+    ],
+    "nearest-neighbor": [
+        {"input": i, "overlap": o, "tie": t}
+        for i in ("last", "history")
+        for o in ("count", "jaccard")
+        for t in ("first", "vote")
+    ],
+}
+"""Paper-plausible settings tried beside the dev-selected one (documented in the report, never used to pick)."""
+
+
+def run_variants(data_dir, models, tasks, max_conversations=None, seed=0, echo=None) -> list[dict]:
+    """Per-response accuracy on the test splits for every setting in :data:`VARIANTS` (fixed settings, no dev selection)."""
+    from baselines.data import babi_test_splits, load_babi_candidates, load_babi_items
+    from baselines.registry import create
+
+    echo = echo or (lambda s: None)
+    out: list[dict] = []
+    for task in tasks:
+        cands = load_babi_candidates(data_dir, task)
+        trn = load_babi_items(data_dir, task, "trn", max_conversations, cands)
+        tests = {sp: load_babi_items(data_dir, task, sp, max_conversations, cands) for sp in babi_test_splits(task)}
+        for name in models:
+            for params in VARIANTS.get(name, []):
+                model = create(name, seed=seed, **params).fit(trn, None)
+                for split, items in tests.items():
+                    resp, _ = evaluate_babi(model, items)
+                    p_resp, _ = paper_numbers(name, task, split)
+                    out.append(
+                        {
+                            "model": name,
+                            "task": task,
+                            "split": split,
+                            "params": params,
+                            "per_response": round(resp, 2),
+                            "paper_per_response": p_resp,
+                        }
+                    )
+                    echo(f"variant T{task} {split} {name} {params}: {resp:.2f} (paper {p_resp})")
+    return out
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1f}"
+
+
+def render_markdown(records: list[dict], command: str, commit: str, variants: list[dict] | None = None) -> str:
+    """The report: per-response (per-dialog) ours vs paper per model × task, misses of the targets marked."""
+    models = list(dict.fromkeys(r["model"] for r in records))
+    rows = list(dict.fromkeys((r["task"], r["split"]) for r in records))
+    by = {(r["model"], r["task"], r["split"]): r for r in records}
+    lines = [
+        "# bAbI dialog, Bordes & Weston Table 2: reproduced baselines",
+        "",
+        f"- command: `{command}`",
+        f"- git commit: `{commit}`",
+        f"- date (UTC): {time.strftime('%Y-%m-%d %H:%M', time.gmtime())}",
+        "- metric: test per-response accuracy % (per-dialog accuracy % in parentheses), ranking the full candidate "
+        "file (4,212 candidates for T1-T5, 2,407 for T6); ties broken by candidate-file order.",
+        f"- targets: TF-IDF and nearest neighbour within ±{TOLERANCE:g} points of the paper per task; rule-based 100 "
+        "on T1-T5. ✗ marks a miss, ✓ a hit; Δ = ours − paper.",
+        "",
+    ]
+    header = "| task | " + " | ".join(models) + " |"
+    lines += [header, "|---|" + "---|" * len(models)]
+    for task, split in rows:
+        cells = []
+        for m in models:
+            r = by.get((m, task, split))
+            if r is None:
+                cells.append("")
+                continue
+            ours = f"{r['per_response']:.1f} ({r['per_dialog']:.1f})"
+            if r["paper_per_response"] is not None:
+                delta = r["per_response"] - r["paper_per_response"]
+                ours += f" · paper {_fmt(r['paper_per_response'])} ({_fmt(r['paper_per_dialog'])}) · Δ {delta:+.1f}"
+            mark = {True: " ✓", False: " ✗", None: ""}[r["meets_target"]]
+            cells.append(ours + mark)
+        label = f"T{task}" + (" OOV" if split == "tst-OOV" else "")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    misses = [r for r in records if r["meets_target"] is False]
+    lines += ["", f"Targets missed: {len(misses)} of {sum(r['meets_target'] is not None for r in records)}."]
+    for r in misses:
+        lines.append(
+            f"- {r['model']} T{r['task']} {r['split']}: {r['per_response']:.1f} vs paper {_fmt(r['paper_per_response'])}"
+        )
+    lines += [
+        "",
+        "## Timings (seconds)",
+        "",
+        "| model | task | split | train | infer | items |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        lines.append(
+            f"| {r['model']} | T{r['task']} | {r['split']} | {r['train_seconds']:.1f} | {r['infer_seconds']:.1f} | {r['n_items']} |"
+        )
+    lines += ["", "## Settings chosen on dev", ""]
+    seen = set()
+    for r in records:
+        key = (r["model"], r["task"])
+        if key in seen:
+            continue
+        seen.add(key)
+        lines.append(f"- {r['model']} T{r['task']}: `{json.dumps(r['config'], sort_keys=True)}`")
+    if variants:
+        lines += [
+            "",
+            "## Variants tried (test per-response %, fixed settings, not used for selection)",
+            "",
+            "| model | task | settings | ours | paper | Δ |",
+            "|---|---|---|---|---|---|",
+        ]
+        for v in variants:
+            p = v["paper_per_response"]
+            d = "" if p is None else f"{v['per_response'] - p:+.1f}"
+            settings = ", ".join(f"{k}={val}" for k, val in v["params"].items())
+            label = f"T{v['task']}" + (" OOV" if v["split"] == "tst-OOV" else "")
+            lines.append(f"| {v['model']} | {label} | {settings} | {v['per_response']:.1f} | {_fmt(p)} | {d} |")
+    return "\n".join(lines) + "\n"
+
+
+@click.group("reproduce")
+def reproduce_group():
+    """Reproduce published baseline tables."""
+
+
+@reproduce_group.command("babi")
+@click.option("--data", "data_dir", required=True, type=click.Path(), help="bAbI dialog data directory.")
+@click.option("--out", "out_dir", required=True, type=click.Path(), help="Directory for babi-table2.md / .json.")
+@click.option(
+    "--models",
+    default="random,tfidf,nearest-neighbor,rule-based",
+    show_default=True,
+    help="Comma-separated baseline names.",
+)
+@click.option("--tasks", default="1-6", show_default=True, help="Tasks, e.g. 1-6 or 1,3.")
+@click.option(
+    "--max-conversations", type=click.IntRange(1), default=None, help="Use only the first N conversations per split."
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--variants", is_flag=True, help="Also score the paper-plausible TF-IDF / NN variants on tst (documented)."
+)
+def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed, variants):
+    """Train (trn, selecting on dev) and test every baseline on bAbI tasks × (tst, tst-OOV); write Table 2."""
+    from evaluator.formats.jsonio import atomic_write_text, dump_json_file
+
+    model_list = parse_models(models)
+    task_list = parse_tasks(tasks)
+    if not Path(data_dir).is_dir():
+        raise UsageError(f"bAbI data directory {data_dir} does not exist")
+    command = (
+        "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        if sys.argv[1:2] == ["reproduce"]
+        else (
+            "dialeval reproduce babi "
+            + shlex.join(
+                ["--data", str(data_dir), "--out", str(out_dir), "--models", models, "--tasks", tasks]
+                + (["--max-conversations", str(max_conversations)] if max_conversations else [])
+                + (["--variants"] if variants else [])
+            )
+        )
+    )
+    records = reproduce_babi(data_dir, model_list, task_list, max_conversations, seed, echo=click.echo)
+    var = run_variants(data_dir, model_list, task_list, max_conversations, seed, echo=click.echo) if variants else None
+    out = Path(out_dir)
+    dump_json_file(out / "babi-table2.json", records)
+    atomic_write_text(out / "babi-table2.md", render_markdown(records, command, _git_commit(), var))
+    click.echo(f"wrote {out / 'babi-table2.md'}")
+    click.echo(f"wrote {out / 'babi-table2.json'}")
+    misses = sum(r["meets_target"] is False for r in records)
+    if misses:
+        click.echo(f"{misses} target(s) missed (see the report)")
+    return 0

@@ -1,0 +1,87 @@
+"""``dialeval convert``: bAbI (FB text) ↔ DSTC6 JSON. The logic lives in :mod:`evaluator.formats.convert`."""
+
+from __future__ import annotations
+
+import click
+
+from evaluator.formats.convert import babi_splits
+
+
+@click.group("convert")
+def convert_group():
+    """Convert between bAbI dialog (FB text) and DSTC6 JSON."""
+
+
+@convert_group.command("babi-to-dstc6")
+@click.option("--data", "data_dir", required=True, type=click.Path(), help="bAbI dialog data directory.")
+@click.option("--task", required=True, type=click.IntRange(1, 6), help="bAbI task number (1-6).")
+@click.option(
+    "--split",
+    required=True,
+    type=click.Choice(["trn", "dev", "tst", "tst-OOV"]),
+    help="Split to convert (task 6 has no tst-OOV).",
+)
+@click.option("--out", "out_dir", required=True, type=click.Path(), help="Output challenge directory.")
+@click.option(
+    "--candidates",
+    type=click.Choice(["full", "sampled"]),
+    default="sampled",
+    show_default=True,
+    help="full: every line of the candidate file per item (large: ~250 KB per item); "
+    "sampled: gold + distractors, half from the context, half from other bot utterances (like DSTC6).",
+)
+@click.option(
+    "--n-candidates", type=click.IntRange(1), default=10, show_default=True, help="Candidates per item (sampled)."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for ids and sampling.")
+@click.option(
+    "--embed-answers/--no-embed-answers",
+    default=None,
+    help="Add each item's 'answer' field (default: yes for trn/dev, no for test splits).",
+)
+@click.option(
+    "--max-conversations", type=click.IntRange(1), default=None, help="Convert only the first N conversations."
+)
+def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, seed, embed_answers, max_conversations):
+    """Write <out>/<split>/dialog-task{N}{NAME}-babi-{split}.json and its .answers.json key (gold at rank 1)."""
+    from evaluator.errors import UsageError
+    from evaluator.formats.convert import babi_to_dstc6
+
+    if split not in babi_splits(task):
+        raise UsageError(f"bAbI task {task} has no split {split!r} (valid: {', '.join(babi_splits(task))})")
+    res = babi_to_dstc6(
+        data_dir,
+        task,
+        split,
+        out_dir,
+        candidates=candidates,
+        n_candidates=n_candidates,
+        seed=seed,
+        embed_answers=embed_answers,
+        max_conversations=max_conversations,
+    )
+    click.echo(f"wrote {res.dataset} ({res.items} items, {res.conversations} conversations)")
+    click.echo(f"wrote {res.answers}")
+    return 0
+
+
+@convert_group.command("dstc6-to-babi")
+@click.option("--dataset", required=True, type=click.Path(), help="DSTC6 dataset file (.json).")
+@click.option(
+    "--answers",
+    type=click.Path(),
+    default=None,
+    help="Answer key (<stem>.answers.json); optional when items carry 'answer'.",
+)
+@click.option("--out", "out_path", required=True, type=click.Path(), help="Output FB dialog file (.txt).")
+@click.option(
+    "--candidates-out", type=click.Path(), default=None, help="Candidates file (default: <out stem>-candidates.txt)."
+)
+def dstc6_to_babi_cmd(dataset, answers, out_path, candidates_out):
+    """Write a DSTC6 dataset as FB dialogs (items with conversation_id regrouped) plus a candidates file."""
+    from evaluator.formats.convert import dstc6_to_babi
+
+    res = dstc6_to_babi(dataset, answers, out_path, candidates_out)
+    click.echo(f"wrote {res.dialogs} ({res.conversations} conversations from {res.items} items)")
+    click.echo(f"wrote {res.candidates}")
+    return 0

@@ -1,0 +1,84 @@
+"""The embedded default challenge: a small simulated challenge generated on first use and cached.
+
+dialeval ships no real data, yet ``dialeval demo`` and the tests need a challenge with answer keys. It is
+generated (in about a second) into ``<cache>/default-challenge-<version>-<hash of the parameters>``, where
+``<cache>`` is ``$DIALEVAL_CACHE_DIR`` or ``platformdirs.user_cache_dir("dialeval")``. Changing the generator
+or its parameters changes the name, so a stale cache is never reused.
+
+Safety: a :class:`filelock.FileLock` serialises concurrent first uses (two processes yield one directory);
+generation goes to a temp dir in the same parent, gets a completion marker, then is renamed into place
+atomically; temp dirs left by a crashed attempt are removed by the next one (under the lock, so they cannot be
+in use), and a final directory without the marker is regenerated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+DEFAULT_PARAMS: dict = {
+    "seed": 2017,
+    "n_train": 1000,
+    "n_test": 200,
+    "candidates": [7, 10],
+    "context_distractors": 0.5,
+}
+COMPLETE_MARKER = ".complete"
+CACHE_ENV = "DIALEVAL_CACHE_DIR"
+
+
+def cache_root() -> Path:
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("dialeval"))
+
+
+def default_challenge_name(params: dict | None = None) -> str:
+    from simulator.generate import GENERATOR_VERSION
+
+    p = DEFAULT_PARAMS if params is None else params
+    digest = hashlib.sha256(json.dumps(p, sort_keys=True).encode()).hexdigest()[:12]
+    return f"default-challenge-{GENERATOR_VERSION}-{digest}"
+
+
+def _complete(path: Path) -> bool:
+    return (path / COMPLETE_MARKER).is_file()
+
+
+def ensure_default_challenge(params: dict | None = None) -> Path:
+    """Path of the default challenge, generating it first if needed (safe across processes)."""
+    from filelock import FileLock
+
+    from simulator.generate import generate_challenge
+
+    p = dict(DEFAULT_PARAMS if params is None else params)
+    root = cache_root()
+    name = default_challenge_name(p)
+    final = root / name
+    if _complete(final):
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root / f"{name}.lock")):
+        if _complete(final):  # another process finished it while we waited
+            return final
+        for stale in root.glob(f".{name}.tmp-*"):  # left by a crashed attempt; nobody else holds the lock
+            shutil.rmtree(stale, ignore_errors=True)
+        if final.exists():  # no marker: half-written by something else than us; start over
+            shutil.rmtree(final)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=root))
+        try:
+            generate_challenge(tmp, seed=p["seed"], n_train=p["n_train"], n_test=p["n_test"],
+                               candidates=tuple(p["candidates"]), context_distractors=p["context_distractors"])
+            (tmp / COMPLETE_MARKER).write_text(json.dumps(p, sort_keys=True) + "\n")
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return final
