@@ -143,35 +143,22 @@ def bot_act(text: str) -> tuple[str, str | None]:
 # User-utterance understanding
 
 HESITATION_CUES = (
-    "let me think",
-    "let's see",
-    "not sure",
-    "more time",
-    "let me check",
-    "would work",
-    "i always forget",
-    "something else entirely",
-    "not ideal",
-    "could perhaps",
-    "aren't bad",
-    "due for a change",
-    "not always",
-    "so many other options",
-    "like variety",
-    "always go there",
-    "hard on the wallet",
-    "more reasonable",
-    "change sometimes",
-    "nice last time",
-    "not very fond",
-    "leaning towards",
-    "if she wants",
-    "if we need",
-    "asking my friend if",
-    "perhaps.",
-    "let me think.",
+    "let me think", "let's see", "not sure", "more time", "let me check", "would work", "i always forget",
+    "something else entirely", "not ideal", "could perhaps", "aren't bad", "due for a change", "not always",
+    "so many other options", "like variety", "always go there", "hard on the wallet", "more reasonable",
+    "change sometimes", "nice last time", "not very fond", "leaning towards", "if she wants", "if we need",
+    "asking my friend if", "perhaps.", "torn between", "hesitating", "need a moment", "give me a second",
+    "give me a bit", "give me a minute", "checking with", "wondering", "whether", "maybe", "perhaps",
+    "double check", "may want to change", "need to change something", "a good idea",
 )
-"""Phrases of the DSTC6 users' non-committal turns; the bot answers them with ``whenever you're ready``."""
+"""Phrases of non-committal user turns (the bot answers ``whenever you're ready`` and keeps waiting)."""
+
+_HESITATION_RE = re.compile(
+    r"\blet me (?:think|check|see|ask|double check|consult)\b"
+    r"|\b(?:asking|ask|checking with|check with) (?:my friend|the others|her|them) (?:if|whether|about)\b"
+    r"|\bif (?:we need|she wants|she would|she needs|my friend wants|they want)\b"
+)
+"""The same, as patterns: the user is still checking ("let me ask my friend if ...")."""
 
 _NEG_AFTER = (
     "is out of the way",
@@ -197,6 +184,8 @@ _NEG_BEFORE = (
     "not",
     "no",
 )
+_NEG_AFTER += ("was my first idea", "is a bit too far", "is too far", "last week")
+_NEG_BEFORE += ("out of", "about to say", "because", "rather than")
 _POS_BEFORE = (
     "insists on",
     "prefers",
@@ -220,8 +209,6 @@ _TYPED_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("price", re.compile(r"\blooking for a ([a-z]+) restaurant\b")),
     ("atmosphere", re.compile(r"\bwith a ([a-z]+) atmosphere\b")),
     ("atmosphere", re.compile(r"\b([a-z]+) atmosphere\b")),
-    ("number", re.compile(r"\bfor ([a-z]+) people\b")),
-    ("number", re.compile(r"\bwe will be ([a-z]+)\b")),
     ("restrictions", re.compile(r"\b([a-z]+) (?:diet|dietary)\b")),
     ("location", re.compile(r"\bin ([a-z]+)(?: please)?$")),
     ("location", re.compile(r"\bin ([a-z]+) (?:for|with|in)\b")),
@@ -231,6 +218,7 @@ _TYPED_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
 _STOP = frozenset(
     "a an the this that it my your our their some any another other one more less very much what which who".split()
     + "please food cuisine price range atmosphere people table restaurant i you we me be do go".split()
+    + "in at on for with of to from by about into somewhere located serving place".split()
 )
 
 
@@ -336,7 +324,7 @@ def resolve_values(toks: list[str], mentions: list[tuple[int, str, str]]) -> dic
 
 
 def is_hesitation(low: str) -> bool:
-    return any(c in low for c in HESITATION_CUES)
+    return any(c in low for c in HESITATION_CUES) or _HESITATION_RE.search(low) is not None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -552,9 +540,11 @@ class Tracker:
         if st.mode == "post_api" and _is_thanks(toks):
             # bAbI task 2 ends with the (updated) call and a thank-you.
             return "welcome", {}
-        if toks and toks[0] in ("no", "nope", "nothing") or " ".join(toks) in ("that's it", "that is all"):
+        low = " ".join(toks)
+        if toks and toks[0] in ("no", "nope", "nothing") or low in ("that's it", "that is all", "that's all"):
             return "searching", {}
-        return "update_more", {}
+        # No new value and not "no more": the user is still making up their mind ("we may want to change something").
+        return "wait", {}
 
     def _ranked(self, st: State) -> list[str]:
         """Restaurants of the latest result block, best rating first (first-seen order breaks a tie)."""
@@ -580,10 +570,9 @@ class Tracker:
     def _option_reply(self, st: State, intent: str, toks: list[str], low: str) -> tuple[str, dict]:
         if intent == "silence":
             return self._propose(st)
-        if ("repeat" in toks or "what was" in low or "again" in toks) and (
-            "option" in low or "one" in toks or "suggested" in toks or "proposed" in toks
-        ):
-            if "first" in toks or len(st.proposals) < 2:
+        which = self._asks_earlier_option(toks, low)
+        if which is not None:
+            if which == "first" or len(st.proposals) < 2:
                 name = st.proposals[0] if st.proposals else None
             else:
                 name = st.proposals[-2]
@@ -596,10 +585,24 @@ class Tracker:
         return "sorry", {}
 
     @staticmethod
+    def _asks_earlier_option(toks: list[str], low: str) -> str | None:
+        """"first" / "previous" when the user asks to hear an earlier proposal again, else None."""
+        asks = ("repeat" in toks or "remind" in toks or "what was" in low or "which was" in low
+                or "which one did you" in low or "again" in toks)
+        earlier = ({"first", "previous", "before", "earlier", "suggested", "proposed", "option", "one"} & set(toks))
+        if not (asks and earlier):
+            return None
+        return "first" if "first" in toks else "previous"
+
+    @staticmethod
     def _accepted(st: State, previous_act: str, toks: list[str]) -> str | None:
-        """The restaurant the user accepts: the repeated one ("that one") after "the option was X", else the last
-        proposal ("the new one", "the last one", or a plain yes to a proposal)."""
-        if previous_act == "repeat" and st.repeated and not ({"new", "last"} & set(toks)):
+        """The restaurant the user accepts: the repeated one when they point back at it right after "the option
+        was X" ("that one", "that option", "that previous one"), else the current proposal ("this one", "the new
+        one", "the last one", or any plain yes)."""
+        low = " ".join(toks)
+        back = any(c in low for c in ("that one", "that option", "that previous", "previous one", "first one",
+                                      "the one before"))
+        if previous_act == "repeat" and st.repeated and back and not ({"new", "last", "this"} & set(toks)):
             return st.repeated
         return st.proposals[-1] if st.proposals else None
 
@@ -609,37 +612,25 @@ class Tracker:
             (toks and toks[0] in ("no", "nope"))
             or "hmm no" in low
             or "don't like" in low
+            or "do not like" in low
             or "does not work" in low
             or "doesn't work" in low
             or "something else" in low
+            or "anything else" in low
             or "no good" in low
+            or "not this" in low
+            or "not what" in low
+            or "not for us" in low
+            or "next one" in low
             or "another" in toks
         )
 
     @staticmethod
     def _is_accept(toks: list[str], low: str) -> bool:
-        cues = (
-            "like it",
-            "looks great",
-            "perfect",
-            "let's do it",
-            "i love that",
-            "like that",
-            "new one",
-            "last one",
-            "last option",
-            "that one",
-            "previous one",
-            "sounds good",
-            "sounds better",
-            "yes",
-            "great",
-            "book it",
-            "i want that",
-            "let's go with",
-            "why not",
-            "works for me",
-        )
+        cues = ("like it", "looks great", "perfect", "let's do it", "i love", "like that", "new one", "last one",
+                "last option", "that one", "previous one", "sounds good", "sounds better", "sounds great", "yes",
+                "great", "book it", "i want that", "go with", "why not", "works for me", "take this", "take it",
+                "this one", "fine", "good to me", "let's take", "we'll take", "we will take")
         return any(c in low for c in cues)
 
     def _after_booking(self, st: State, intent: str, toks: list[str], low: str) -> tuple[str, dict]:
@@ -650,7 +641,8 @@ class Tracker:
             want = "phone"
         elif "address" in toks:
             want = "address"
-        elif st.pending_info and ("need" in toks or "yes" in toks or "what" in toks):
+        elif st.pending_info and st.last_bot_act == "wait" and not _is_bye(toks, low):
+            # "yes we need it, what is it please": the answer to the pending phone/address question.
             want = st.pending_info
         if want:
             name = st.booked or (st.proposals[-1] if st.proposals else None)
@@ -658,10 +650,15 @@ class Tracker:
                 name = st.order[0]
             value = st.facts.get(name or "", {}).get(want) or (f"{name}_{want}" if name else None)
             return "info", {"value": value, "kind": want}
-        if toks and toks[0] in ("no", "nope") or "thank" in low and ("no" in toks):
+        if _is_bye(toks, low):
             return "welcome", {}
-        if "thank" in low or "thanks" in toks or "rock" in toks or "great" in toks or "awesome" in toks:
+        if _is_thanks(toks) or "best" in toks or "great" in toks:
             return "help_more", {}
         if st.mode == "closing":
             return "welcome", {}
         return "sorry", {}
+
+
+def _is_bye(toks: list[str], low: str) -> bool:
+    """Closing the dialog ("no thanks", "nothing else, bye"); the bot answers ``you're welcome``."""
+    return bool(toks) and (toks[0] in ("no", "nope", "nothing") or "bye" in toks or "goodbye" in toks)

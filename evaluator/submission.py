@@ -119,7 +119,7 @@ def _safe_extract(archive: Path, dest: Path) -> None:
     try:
         tf = tarfile.open(archive, "r:*")
     except (tarfile.TarError, OSError, EOFError) as e:
-        raise UsageError(f"{archive}: not a readable tar/tgz archive ({e})") from None
+        raise UsageError(f"{archive}: not a readable tar/tgz archive ({_one_line(e)})") from None
     with tf:
         total = 0
         members = []
@@ -135,7 +135,7 @@ def _safe_extract(archive: Path, dest: Path) -> None:
                     )
                 members.append(m)
         except (tarfile.TarError, EOFError, OSError) as e:
-            raise UsageError(f"{archive}: corrupt archive ({e})") from None
+            raise UsageError(f"{archive}: corrupt archive ({_one_line(e)})") from None
         try:
             for m in members:
                 if m.isdir():
@@ -149,7 +149,12 @@ def _safe_extract(archive: Path, dest: Path) -> None:
                 with src, open(target, "wb") as out:
                     shutil.copyfileobj(src, out)
         except (tarfile.TarError, EOFError, OSError) as e:
-            raise UsageError(f"{archive}: corrupt archive ({e})") from None
+            raise UsageError(f"{archive}: corrupt archive ({_one_line(e)})") from None
+
+
+def _one_line(e: BaseException) -> str:
+    """tarfile's 'r:*' errors span several lines (one per compression tried): keep messages to one line."""
+    return " ".join(str(e).split())
 
 
 def _check_member(archive: Path, m: tarfile.TarInfo) -> None:

@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 DEFAULT_PARAMS: dict = {
@@ -56,7 +55,7 @@ def ensure_default_challenge(params: dict | None = None) -> Path:
     """Path of the default challenge, generating it first if needed (safe across processes)."""
     from filelock import FileLock
 
-    from simulator.generate import generate_challenge
+    from simulator.generate import generate_challenge, make_temp_dir
 
     p = dict(DEFAULT_PARAMS if params is None else params)
     root = cache_root()
@@ -72,7 +71,7 @@ def ensure_default_challenge(params: dict | None = None) -> Path:
             shutil.rmtree(stale, ignore_errors=True)
         if final.exists():  # no marker: half-written by something else than us; start over
             shutil.rmtree(final)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=root))
+        tmp = make_temp_dir(root, f".{name}.tmp-")
         try:
             generate_challenge(tmp, seed=p["seed"], n_train=p["n_train"], n_test=p["n_test"],
                                candidates=tuple(p["candidates"]), context_distractors=p["context_distractors"])

@@ -170,6 +170,16 @@ def generate_challenge(
     return out
 
 
+def make_temp_dir(parent: Path, prefix: str) -> Path:
+    """A fresh temp dir in ``parent`` with the usual permissions (``mkdtemp`` makes it private, 0700, which
+    would leak into the final directory once renamed)."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    return tmp
+
+
 @contextmanager
 def atomic_output_dir(out_dir: str | Path, force: bool = False) -> Iterator[Path]:
     """Yield a temp dir beside ``out_dir``; on success it replaces ``out_dir`` in one rename, on error it vanishes.
@@ -183,7 +193,7 @@ def atomic_output_dir(out_dir: str | Path, force: bool = False) -> Iterator[Path
     if out.is_dir() and any(out.iterdir()) and not force:
         raise UsageError(f"--out {out} is not empty (use --force to replace it)")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
     try:
         yield tmp
         old = None

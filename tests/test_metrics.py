@@ -1,0 +1,118 @@
+"""Unit tests: ranking metrics over the rank-of-gold array, signatures, JSON-pointer escaping."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from evaluator import __version__
+from evaluator.metrics.ranking import (
+    NOT_RANKED,
+    hit_rate_at_k,
+    hits_at_k,
+    mrr,
+    per_dialog_accuracy,
+    rank_distribution,
+    recall_at_k_in_n,
+    reciprocal_ranks,
+)
+from evaluator.problems import Problem, pointer, short
+from evaluator.signature import Signature, format_tasks
+
+RANKS = np.array([1, 2, 3, 0, 5, 1, 10, 0])  # 0 = the gold was not ranked
+
+
+def test_hit_rate_is_share_of_golds_in_top_k():
+    assert hit_rate_at_k(RANKS, 1) == 2 / 8
+    assert hit_rate_at_k(RANKS, 2) == 3 / 8
+    assert hit_rate_at_k(RANKS, 5) == 5 / 8
+    assert hit_rate_at_k(RANKS, 10) == 6 / 8  # the unranked golds never count, whatever k
+    assert hits_at_k(RANKS, 2).tolist() == [1, 1, 0, 0, 0, 1, 0, 0]
+    assert recall_at_k_in_n([1, 2, 2, 9], 2) == 0.75
+
+
+def test_unranked_is_a_miss_and_counts_in_the_denominator():
+    assert NOT_RANKED == 0
+    assert hit_rate_at_k([0, 0, 0, 1], 5) == 0.25
+    assert mrr([0, 0, 0, 1]) == 0.25
+
+
+def test_mrr_with_unranked():
+    assert reciprocal_ranks(RANKS).tolist() == pytest.approx([1, 0.5, 1 / 3, 0, 0.2, 1, 0.1, 0])
+    assert mrr(RANKS) == pytest.approx((1 + 0.5 + 1 / 3 + 0.2 + 1 + 0.1) / 8)
+    assert mrr([2] * 5) == 0.5
+
+
+def test_empty_and_bad_shapes():
+    assert math.isnan(hit_rate_at_k([], 1)) and math.isnan(mrr([]))
+    assert math.isnan(per_dialog_accuracy([], []))
+    with pytest.raises(ValueError):
+        hit_rate_at_k(np.ones((2, 2), dtype=int), 1)
+
+
+def test_per_dialog_accuracy_needs_every_turn_right():
+    ranks = [1, 1, 2, 1, 1, 0, 1]
+    conv = ["a", "a", "b", "b", "c", "d", "e"]
+    # a: all hit@1; b: one miss; c: hit; d: unranked; e: hit  -> 3 of 5
+    assert per_dialog_accuracy(ranks, conv) == pytest.approx(3 / 5)
+    # order of the predictions does not matter
+    perm = [6, 3, 0, 5, 2, 4, 1]
+    assert per_dialog_accuracy([ranks[i] for i in perm], [conv[i] for i in perm]) == pytest.approx(3 / 5)
+    # one prediction per conversation: per-dialog == per-response accuracy
+    assert per_dialog_accuracy(RANKS, list(range(len(RANKS)))) == hit_rate_at_k(RANKS, 1)
+
+
+def test_rank_distribution():
+    assert rank_distribution(RANKS) == {"1": 2, "2": 1, "3": 1, "5": 1, "10": 1, "unranked": 2}
+    assert rank_distribution([1, 1]) == {"1": 2, "unranked": 0}
+    assert rank_distribution([]) == {"unranked": 0}
+    assert rank_distribution([0, 0]) == {"unranked": 2}
+    assert sum(rank_distribution(RANKS).values()) == len(RANKS)
+
+
+# ---- signatures ------------------------------------------------------------------------------------------
+def test_signature_format_and_parse_round_trip():
+    sig = Signature("dstc6").with_fields(tasks=[1, 2, 3, 5], mode="strict", nc="all", gold="id")
+    sig = sig.with_fields(split="tst4", task="all", metric="p@1", avg="micro")
+    text = sig.format()
+    assert text == f"dstc6|tasks:1-3,5|mode:strict|nc:all|gold:id|split:tst4|task:all|metric:p@1|avg:micro|v:{__version__}"
+    back = Signature.parse(text)
+    assert back == sig and back.format() == text
+    assert Signature.parse("babi|split:tst|v:9.9.9") == Signature("babi", (("split", "tst"),), "9.9.9")
+
+
+def test_signature_with_fields_keeps_positions_and_formats_values():
+    sig = Signature().with_fields(a=1, b=None, c=True).with_fields(a=2, d=False)
+    assert sig.fields == (("a", "2"), ("b", "none"), ("c", "yes"), ("d", "no"))
+    assert str(sig).endswith(f"|v:{__version__}")
+
+
+@pytest.mark.parametrize("tasks,text", [([1, 2, 3, 4, 5], "1-5"), ([3], "3"), ([5, 1, 2], "1-2,5"), ([], "")])
+def test_format_tasks(tasks, text):
+    assert format_tasks(tasks) == text
+
+
+# ---- problems --------------------------------------------------------------------------------------------
+def test_pointer_escaping_rfc6901():
+    assert pointer(17, "lst_candidate_id", 3, "rank") == "/17/lst_candidate_id/3/rank"
+    assert pointer(0, "a/b", "m~n") == "/0/a~1b/m~0n"
+    assert pointer("~1") == "/~01"  # '~' is escaped first, so '~1' does not turn into '/'
+    assert pointer() == ""
+
+
+def test_problem_location_and_json():
+    p = Problem("duplicate-rank", "/3/lst_candidate_id/1/rank", "rank 2 is already given", file="tst1/x.json")
+    assert p.where() == "tst1/x.json#/3/lst_candidate_id/1/rank"
+    assert p.format().startswith("tst1/x.json#/3/lst_candidate_id/1/rank: error [duplicate-rank]")
+    assert p.to_json() == {"severity": "error", "code": "duplicate-rank", "file": "tst1/x.json",
+                           "pointer": "/3/lst_candidate_id/1/rank", "message": "rank 2 is already given"}
+    assert Problem("not-a-list", "", "m", file="a.json").where() == "a.json"
+    assert Problem("missing-dialog", "", "m", "warning").where() == "submission"
+
+
+def test_short_keeps_attacker_values_to_one_short_line():
+    s = short("x" * 10_000 + "\n")
+    assert len(s) <= 60 and "\n" not in s and s.endswith("...")
+    assert short("abc") == '"abc"' and short(1.5) == "1.5"
