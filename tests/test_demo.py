@@ -1,0 +1,47 @@
+"""The README's main job: `dialeval demo` on the embedded default challenge, and scoring without --challenge."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from evaluator.cli import main
+
+
+@pytest.fixture()
+def isolated_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DIALEVAL_CHALLENGE", raising=False)
+    return tmp_path
+
+
+def test_demo_runs_whole_chain(isolated_cache):
+    out = isolated_cache / "demo"
+    res = CliRunner().invoke(main, ["demo", "--out", str(out)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["valid"] is True
+    assert report["splits"] == ["tst1", "tst2", "tst3", "tst4"]
+    # The rule-based baseline solves simulated data: any miss is a simulator or baseline bug.
+    overall = [r for r in report["results"] if r["split"] == "all" and r["metric"] == "p@1"]
+    assert {r["average"] for r in overall} == {"micro", "macro"}
+    assert all(r["value"] == 1.0 for r in overall)
+    for split in ("tst1", "tst4"):
+        assert len(list((out / "submission" / split).glob("*.answers.json"))) == 5
+    assert "report.json" in res.output and "submission" in res.output
+
+
+def test_score_defaults_to_embedded_challenge(isolated_cache):
+    from simulator.default import ensure_default_challenge
+
+    challenge = ensure_default_challenge()
+    key = next((challenge / "tst4").glob("*task3*.answers.json"))
+    res = CliRunner().invoke(main, ["score", str(key), "--split", "tst4", "--json"], catch_exceptions=False)
+    # The key ranks only task 3's items: 4 other files' items are missing (warnings), task 3 is perfect.
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    p1 = {r["task"]: r["value"] for r in report["results"] if r["metric"] == "p@1" and r["average"] is None}
+    assert p1[3] == 1.0 and p1[1] == 0.0
+    assert report["counts"]["warnings"] >= 4 * 200
