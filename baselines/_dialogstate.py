@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 SLOTS = ("cuisine", "location", "number", "price", "atmosphere", "restrictions")
 """Slots in API-call order (bAbI uses the first four, DSTC6 five, DSTC6 tst3/tst4 all six)."""
@@ -89,7 +90,8 @@ def is_fact(utterance: str) -> bool:
     return FACT_RE.match(utterance) is not None
 
 
-def tokens(text: str) -> list[str]:
+@lru_cache(maxsize=1 << 16)
+def tokens(text: str) -> tuple[str, ...]:
     """Lower-case word tokens; apostrophes kept (``let's``), punctuation dropped; ``gluten free`` joined."""
     toks = _TOKEN_RE.findall(text.lower())
     out: list[str] = []
@@ -104,7 +106,7 @@ def tokens(text: str) -> list[str]:
             t = "glutenfree"
         out.append(t)
         i += 1
-    return out
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -122,6 +124,7 @@ for _act, _texts in BOT_TEXTS.items():
 _BOT_EXACT = {t: a for a, ts in BOT_TEXTS.items() for t in ts if "{" not in t}
 
 
+@lru_cache(maxsize=1 << 16)
 def bot_act(text: str) -> tuple[str, str | None]:
     """(act, argument) of a bot utterance; ``("api_call", args)`` for API calls, ``("other", None)`` if unknown."""
     t = text.strip().lower()
@@ -184,8 +187,9 @@ _NEG_BEFORE = (
     "not",
     "no",
 )
-_NEG_AFTER += ("was my first idea", "is a bit too far", "is too far", "last week")
-_NEG_BEFORE += ("out of", "about to say", "because", "rather than")
+_NEG_AFTER += ("was my first idea", "is a bit too far", "is too far", "last week", "does not suit", "doesn't suit",
+               "is not", "isn't", "does not work", "doesn't work", "won't work", "is no good")
+_NEG_BEFORE += ("out of", "about to say", "because", "since", "rather than")
 _POS_BEFORE = (
     "insists on",
     "prefers",
@@ -249,6 +253,18 @@ class Vocabulary:
             self.add(value, slot)
 
 
+@lru_cache(maxsize=1 << 16)
+def _typed_words(low: str) -> tuple[tuple[int, str, str], ...]:
+    """(token index, slot, word) for every word a surface pattern types (``with X food``), vocabulary aside."""
+    out = []
+    for slot, rx in _TYPED_PATTERNS:
+        for m in rx.finditer(low):
+            w = m.group(1)
+            if w not in _STOP:
+                out.append((len(low[: m.start(1)].split()), slot, w))
+    return tuple(out)
+
+
 def find_mentions(toks: list[str], vocab: Vocabulary, text: str) -> list[tuple[int, str, str]]:
     """(token index, slot, value) for every slot value in the utterance; unseen words typed by pattern."""
     out = []
@@ -258,18 +274,11 @@ def find_mentions(toks: list[str], vocab: Vocabulary, text: str) -> list[tuple[i
         if s is not None:
             out.append((i, s, t))
     seen = {i for i, _, _ in out}
-    low = " ".join(toks)
-    for slot, rx in _TYPED_PATTERNS:
-        for m in rx.finditer(low):
-            w = m.group(1)
-            if w in _STOP or w in slot_of:
-                continue
-            # Token index of the word: count tokens before the match group start.
-            idx = len(low[: m.start(1)].split())
-            if idx in seen:
-                continue
-            seen.add(idx)
-            out.append((idx, slot, w))
+    for idx, slot, w in _typed_words(" ".join(toks)):
+        if w in slot_of or idx in seen:
+            continue
+        seen.add(idx)
+        out.append((idx, slot, w))
     for i, t in enumerate(toks):
         if t in NUMBER_WORDS and i not in seen and t not in slot_of:
             out.append((i, "number", t))
@@ -323,6 +332,7 @@ def resolve_values(toks: list[str], mentions: list[tuple[int, str, str]]) -> dic
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def is_hesitation(low: str) -> bool:
     return any(c in low for c in HESITATION_CUES) or _HESITATION_RE.search(low) is not None
 

@@ -69,6 +69,7 @@ class _CandidateIndex:
     arities: set[int]
     mentions_restrictions: bool
     order_by_id: np.ndarray  # positions sorted by candidate id (the tie-break)
+    api_vocab: dict[str, str] = field(default_factory=dict)  # values typed by their position in API calls
     dstc2_greeting: str | None = None  # bAbI task 6 (DSTC2) candidate set: its greeting text
     dstc2_vocab: dict[str, str] = field(default_factory=dict)
     matrix: sp.csr_matrix | None = None  # candidate x token incidence (large lists only)
@@ -94,6 +95,10 @@ def _build_index(cands: Sequence[Candidate], with_matrix: bool) -> _CandidateInd
             restr = True
     order_by_id = np.array(sorted(range(len(ids)), key=lambda i: ids[i]), dtype=np.int64)
     idx = _CandidateIndex(ids, texts, by_text, api_rows, arities, restr, order_by_id)
+    api_vocab = Vocabulary()
+    for _, args in api_rows:
+        api_vocab.add_api_call(" ".join(args))
+    idx.api_vocab = api_vocab.slot_of
     idx.dstc2_greeting = next((t for t in texts if _dstc2.GREETING_MARK in t.lower()), None)
     if idx.dstc2_greeting is not None:
         for _, args in api_rows:
@@ -263,9 +268,7 @@ class RuleBased(Baseline):
             for k, v in idx.dstc2_vocab.items():
                 vocab2.setdefault(k, v)
             return "dstc2", {}, _dstc2.next_texts(item.utterances, vocab2, idx.dstc2_greeting or "")
-        vocab = self.vocabulary.copy()
-        for _, args in idx.api_rows:
-            vocab.add_api_call(" ".join(args))
+        vocab = Vocabulary({**idx.api_vocab, **self.vocabulary.slot_of})
         required = self._required(item.utterances, idx, vocab)
         act, args = Tracker(vocab, required).next_act(item.utterances)
         return act, args, self._texts(act, args)

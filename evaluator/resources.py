@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 
+@cache
 def schemas_dir() -> Path:
     """Directory of the published JSON Schemas.
 
-    Installed, they ship as the package data ``evaluator.schemas`` (mapped from the top-level
-    ``schemas/`` folder); in a source checkout imported from the repository root that sub-package
-    does not exist, so fall back to the folder itself.
+    Installed, they ship as the data-only namespace package ``evaluator.schemas`` (mapped from the
+    top-level ``schemas/`` folder); in a source checkout imported from the repository root that
+    sub-package does not exist, so fall back to the folder itself.
     """
-    try:
-        from importlib.resources import files
+    from importlib.util import find_spec
 
-        p = Path(str(files("evaluator.schemas")))
-        if p.is_dir():
-            return p
+    try:
+        spec = find_spec("evaluator.schemas")
     except ModuleNotFoundError:
-        pass
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        p = Path(location)
+        if any(p.glob("*.schema.json")):
+            return p
     return Path(__file__).resolve().parent.parent / "schemas"

@@ -7,12 +7,12 @@ files and for the tests that keep the two paths in agreement.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from evaluator.problems import Problem
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(name: str):
     from jsonschema import Draft202012Validator
 

@@ -116,6 +116,9 @@ def test_hesitation_waits_and_correction_picks_the_settled_value():
         ("i think i had thai last time, so let's do vietnamese food", "cuisine", "vietnamese"),
         ("let's go with cantonese food, i will keep thai for next time", "cuisine", "cantonese"),
         ("i was thinking bangkok but my friend prefers beijing so let's do that", "location", "beijing"),
+        ("business, since romantic does not suit us this time", "atmosphere", "business"),
+        ("my friend talked me out of seoul, let's go with hanoi", "location", "hanoi"),
+        ("not seoul this time, hanoi please", "location", "hanoi"),
     ],
 )
 def test_mind_changes_resolve_to_the_chosen_value(utterance, slot, value):
@@ -348,3 +351,29 @@ def test_babi_subset_is_solved(task, split):
 @pytest.mark.parametrize("task", [1, 2, 3, 4, 5])
 def test_babi_full_is_solved(task, split):
     assert _babi_accuracy(task, split, None) == 1.0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The project's simulator (DSTC6-style data with a richer user language, all four test variants)
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory) -> Path:
+    try:
+        from simulator.generate import generate_challenge
+    except ImportError as e:  # the simulator is developed in parallel
+        pytest.skip(f"simulator not available: {e}")
+    out = tmp_path_factory.mktemp("sim")
+    generate_challenge(out, seed=11, n_train=0, n_test=150)
+    return out
+
+
+@pytest.mark.parametrize("split", ["tst1", "tst2", "tst3", "tst4"])
+def test_simulated_challenge_is_solved(simulated, split):
+    from evaluator.formats.dstc6 import Challenge
+
+    sp = Challenge(simulated).split(split)
+    m = RuleBased()
+    for task, tf in sorted(sp.files.items()):
+        gold = gold_from_answer_key_json(load_json(sp.key_path(task)))
+        assert p_at_1(m, read_dataset(tf.path), gold) == 1.0, f"{split} task {task}"
