@@ -71,6 +71,20 @@ def _bad(path: Path, pointer: str, message: str) -> UsageError:
 
 
 def load_task_index(task: int, path: Path) -> TaskIndex:
+    """A test file's TaskIndex: from the index cache when the file is unchanged, else parsed and cached."""
+    from evaluator import cache
+
+    cached = cache.load_index(path)
+    if cached is not None:
+        dialog_ids, cand_lists, conversation_ids = cached
+        cands = [{c: j for j, c in enumerate(lst)} for lst in cand_lists]
+        return TaskIndex(task, path, dialog_ids, cands, conversation_ids)
+    index = parse_task_index(task, path)
+    cache.store_index(path, (index.dialog_ids, [list(c) for c in index.candidate_ids], index.conversation_ids))
+    return index
+
+
+def parse_task_index(task: int, path: Path) -> TaskIndex:
     """Read a test file into a TaskIndex, checking the structure the scorer relies on."""
     data = load_json_file(path)
     if not isinstance(data, list):

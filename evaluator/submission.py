@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -116,6 +115,8 @@ def _submitted(f: Path, display_root: Path, split: str | None) -> SubmittedFile:
 
 def _safe_extract(archive: Path, dest: Path) -> None:
     """Check every member first, then extract; refuse the whole archive on the first bad member."""
+    import tarfile  # only archives need it (keeps plain-file scoring start-up short)
+
     try:
         tf = tarfile.open(archive, "r:*")
     except (tarfile.TarError, OSError, EOFError) as e:
@@ -157,7 +158,7 @@ def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split())
 
 
-def _check_member(archive: Path, m: tarfile.TarInfo) -> None:
+def _check_member(archive: Path, m) -> None:
     name = m.name
     if m.issym() or m.islnk():
         raise UsageError(f"{archive}: member {name!r} is a link; links are not accepted")

@@ -19,6 +19,8 @@ import os
 import shutil
 from pathlib import Path
 
+from evaluator.cache import cache_root
+
 DEFAULT_PARAMS: dict = {
     "seed": 2017,
     "n_train": 1000,
@@ -27,16 +29,7 @@ DEFAULT_PARAMS: dict = {
     "context_distractors": 0.5,
 }
 COMPLETE_MARKER = ".complete"
-CACHE_ENV = "DIALEVAL_CACHE_DIR"
-
-
-def cache_root() -> Path:
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("dialeval"))
+CACHE_ENV = "DIALEVAL_CACHE_DIR"  # see evaluator.cache.cache_root
 
 
 def default_challenge_name(params: dict | None = None) -> str:
