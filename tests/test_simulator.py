@@ -456,3 +456,16 @@ def test_cli_bad_input_is_a_one_line_usage_error(tmp_path, args):
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_files_pass_the_published_schemas(small):
+    """Every generated dataset file and answer key is valid under the published JSON Schemas."""
+    from evaluator.schemacheck import schema_problems
+
+    checked = 0
+    for path in sorted(small.rglob("dialog-task*.json")):
+        data = json.loads(path.read_text())
+        name = "dstc6-result" if path.name.endswith(".answers.json") else "dstc6-dataset"
+        assert schema_problems(data, name, path.name) == [], path
+        checked += 1
+    assert checked >= 25  # 5 training files + 4 splits x (5 test files + 5 keys)
