@@ -1,0 +1,81 @@
+"""Reference submissions: every baseline's run on the embedded default challenge, stored with its report.
+
+``submissions/baselines/default/<baseline>/`` holds ``submission.tgz`` (the official layout, top-10 ranks,
+packed deterministically: fixed member order, mtimes and owners, gzip header without a timestamp),
+``report.json`` (the score report; its results records carry the signatures) and ``run.json`` (how it was
+made). Tests regenerate the submissions and require bit-identical scores, and score the stored archives and
+require the stored reports, so a change to the simulator, a baseline or a metric cannot go unnoticed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+import tempfile
+from pathlib import Path
+
+from evaluator.formats.jsonio import atomic_write_bytes, atomic_write_text
+
+REFERENCE_BASELINES = ("random", "tfidf", "nearest-neighbor", "rule-based")
+TOP_K = 10
+SEED = 0
+
+
+def pack_directory(src: Path) -> bytes:
+    """A reproducible .tgz of ``src``'s files (sorted, mtime 0, uid/gid 0, no gzip timestamp)."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(p for p in src.rglob("*") if p.is_file()):
+            data = path.read_bytes()
+            info = tarfile.TarInfo(str(path.relative_to(src)))
+            info.size = len(data)
+            info.mtime = 0
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return gzip.compress(raw.getvalue(), compresslevel=9, mtime=0)
+
+
+def build_reference(name: str, challenge: Path, out_dir: Path, seed: int = SEED) -> dict:
+    """Run baseline ``name`` on every test split of ``challenge``; write the archive and the report."""
+    from baselines.cli import run_baseline
+    from evaluator.api import score
+    from evaluator.formats.dstc6 import Challenge
+
+    splits = [s for s in Challenge(challenge).splits if s.startswith("tst")]
+    with tempfile.TemporaryDirectory(prefix="dialeval-ref-") as tmp:
+        sub = Path(tmp) / "submission"
+        for split in splits:
+            run_baseline(name, challenge, split, sub, seed=seed, top_k=TOP_K)
+        archive = pack_directory(sub)
+        atomic_write_bytes(out_dir / "submission.tgz", archive)
+    report = score(out_dir / "submission.tgz", "all", challenge)
+    if not report.valid:
+        raise RuntimeError(f"reference submission of {name} is invalid: {report.errors[0].format()}")
+    stored = stored_report(report)
+    atomic_write_text(out_dir / "report.json", json.dumps(stored, indent=2) + "\n")
+    run = {"baseline": name, "seed": seed, "top_k": TOP_K, "splits": splits, "challenge": challenge.name,
+           "command": f"dialeval baseline reference --out {out_dir.parent}"}
+    atomic_write_text(out_dir / "run.json", json.dumps(run, indent=2) + "\n")
+    return stored
+
+
+def stored_report(report) -> dict:
+    """The machine-independent part of a score report (no local paths)."""
+    full = report.to_json()
+    return {
+        "signature": full["signature"],
+        "submission_sha256": full["submission"]["sha256"],
+        "valid": full["valid"],
+        "counts": full["counts"],
+        "results": full["results"],
+        "rank_distribution": full["rank_distribution"],
+    }
+
+
+def build_all(out_root: Path, names=REFERENCE_BASELINES, seed: int = SEED) -> dict[str, dict]:
+    from simulator.default import ensure_default_challenge
+
+    challenge = ensure_default_challenge()
+    return {name: build_reference(name, challenge, out_root / name, seed) for name in names}
