@@ -10,13 +10,16 @@ from __future__ import annotations
 import gc
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evaluator.challenge import LoadedSplit, load_split, resolve_challenge
 from evaluator.errors import UsageError
 from evaluator.formats.dstc6 import Challenge
 from evaluator.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
 from evaluator.problems import Problem
-from evaluator.ranks import GoldRanks
+
+if TYPE_CHECKING:
+    from evaluator.ranks import GoldRanks
 from evaluator.report import ScoreReport
 from evaluator.signature import Signature
 from evaluator.submission import Submission, SubmittedFile, open_submission
@@ -75,6 +78,8 @@ def _check_split(
     scoring: bool,
 ) -> tuple[list[Problem], GoldRanks | None]:
     problems: list[Problem] = list(loaded.key_warnings)
+    if scoring:
+        from evaluator.ranks import GoldRanks
     files = _files_for_split(sub, loaded.name, n_splits)
     if not files:
         problems.append(Problem("missing-dialog", "", f"the submission has no result files for split {loaded.name}", "warning"))
@@ -198,6 +203,9 @@ def _run_checked(submission, split, challenge, keys, tasks, lenient, candidate_l
         gold="id",
     )
     valid = not any(p.severity == "error" for p in problems)
+    if scoring:
+        from evaluator.ranks import GoldRanks
+
     report = ScoreReport(sig, info, splits, sorted(all_tasks), valid, problems, GoldRanks.concat(parts) if scoring else None)
     return report.compute() if scoring else report
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 CACHE_ENV = "DIALEVAL_CACHE_DIR"
 NO_CACHE_ENV = "DIALEVAL_NO_CACHE"
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 
 
 def cache_root() -> Path:

@@ -26,7 +26,7 @@ class TaskIndex:
     task: int
     path: Path
     dialog_ids: list[str]
-    candidate_ids: list[dict[str, int]]  # per item: candidate id -> position in the file
+    candidate_ids: list[tuple[str, ...]]  # per item, in file order (tuples: a third of a dict's memory)
     conversation_ids: list[str]
     position: dict[str, int] = field(default_factory=dict)  # dialog id -> item index
 
@@ -77,10 +77,9 @@ def load_task_index(task: int, path: Path) -> TaskIndex:
     cached = cache.load_index(path)
     if cached is not None:
         dialog_ids, cand_lists, conversation_ids = cached
-        cands = [{c: j for j, c in enumerate(lst)} for lst in cand_lists]
-        return TaskIndex(task, path, dialog_ids, cands, conversation_ids)
+        return TaskIndex(task, path, dialog_ids, [tuple(c) for c in cand_lists], conversation_ids)
     index = parse_task_index(task, path)
-    cache.store_index(path, (index.dialog_ids, [list(c) for c in index.candidate_ids], index.conversation_ids))
+    cache.store_index(path, (index.dialog_ids, index.candidate_ids, index.conversation_ids))
     return index
 
 
@@ -90,7 +89,7 @@ def parse_task_index(task: int, path: Path) -> TaskIndex:
     if not isinstance(data, list):
         raise _bad(path, "", "the top level must be an array of items")
     dialog_ids: list[str] = []
-    candidate_ids: list[dict[str, int]] = []
+    candidate_ids: list[tuple[str, ...]] = []
     conversation_ids: list[str] = []
     for i, item in enumerate(data):
         if not isinstance(item, dict):
@@ -113,7 +112,7 @@ def parse_task_index(task: int, path: Path) -> TaskIndex:
         if not isinstance(conv, str):
             raise _bad(path, f"/{i}/conversation_id", "not a string")
         dialog_ids.append(did)
-        candidate_ids.append(ids)
+        candidate_ids.append(tuple(ids))
         conversation_ids.append(conv)
     index = TaskIndex(task, path, dialog_ids, candidate_ids, conversation_ids)
     if len(index.position) != len(dialog_ids):

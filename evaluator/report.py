@@ -12,14 +12,16 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from evaluator import __version__
-from evaluator.metrics.ranking import hit_rate_at_k, mrr, per_dialog_accuracy, rank_distribution
 from evaluator.problems import Problem
-from evaluator.ranks import GoldRanks
 from evaluator.signature import Signature
+
+if TYPE_CHECKING:  # numpy is imported only when numbers are computed (validate never needs it)
+    import numpy as np
+
+    from evaluator.ranks import GoldRanks
 
 METRICS = ("p@1", "p@2", "p@5", "mrr")
 RECORD_FIELDS = ("split", "task", "metric", "average", "value", "n", "signature")
@@ -27,6 +29,7 @@ RECORD_FIELDS = ("split", "task", "metric", "average", "value", "n", "signature"
 
 def metric_values(gold_rank: np.ndarray, conversation_id: np.ndarray | None = None) -> dict[str, float]:
     """Every reported metric of one group of predictions."""
+    from evaluator.metrics.ranking import hit_rate_at_k, mrr, per_dialog_accuracy
     out = {
         "p@1": hit_rate_at_k(gold_rank, 1),
         "p@2": hit_rate_at_k(gold_rank, 2),
@@ -78,6 +81,8 @@ class ScoreReport:
         return self
 
     def _aggregate(self, split, files, gold_rank, conv) -> None:
+        import numpy as np
+
         n = int(gold_rank.shape[0])
         self._add(split, "all", "micro", metric_values(gold_rank, conv), n)
         macro = {k: float(np.mean([f[2][k] for f in files])) for k in files[0][2]}
@@ -118,6 +123,8 @@ class ScoreReport:
         return [p for p in self.problems if p.severity == "warning"]
 
     def rank_distribution(self) -> list[dict]:
+        from evaluator.metrics.ranking import rank_distribution
+
         out = []
         r = self.ranks
         if r is None or not self.valid:
