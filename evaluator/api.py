@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 from evaluator.challenge import LoadedSplit, load_split, resolve_challenge
 from evaluator.errors import UsageError
+from evaluator.fastpath import check_result_fast
 from evaluator.formats.dstc6 import Challenge
+from evaluator.formats.jsonio import parse_json_bytes
 from evaluator.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
 from evaluator.problems import Problem
 
@@ -102,7 +104,14 @@ def _check_split(
             if file_task not in score_tasks:
                 other += 1
                 continue
-        data = f.load()
+        raw = f.read_bytes()
+        fast = None if lenient else check_result_fast(raw, loaded, seen, f.name, file_task, score_tasks)
+        if fast is not None:  # proven valid: no need to build the generic JSON objects
+            gold_rank.update(fast[0])
+            other += fast[1]
+            continue
+        data = parse_json_bytes(raw, str(f.path))
+        del raw
         if lenient:
             _lenient_file(data, f, loaded, candidate_limit, problems, gold_rank, seen, file_task)
         else:

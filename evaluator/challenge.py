@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evaluator.errors import UsageError
 from evaluator.formats.dstc6 import Challenge, Split
-from evaluator.formats.jsonio import load_json_file
+from evaluator.formats.jsonio import load_json_file, parse_json_bytes, read_bytes_checked
 from evaluator.problems import Problem
 
 ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
@@ -85,7 +85,17 @@ def load_task_index(task: int, path: Path) -> TaskIndex:
 
 def parse_task_index(task: int, path: Path) -> TaskIndex:
     """Read a test file into a TaskIndex, checking the structure the scorer relies on."""
-    data = load_json_file(path)
+    from evaluator.fastpath import decode_test_index
+
+    raw = read_bytes_checked(path)
+    fast = decode_test_index(raw)
+    if fast is not None:
+        index = TaskIndex(task, path, *fast)
+        if len(index.position) == len(index.dialog_ids) and all(len(set(c)) == len(c) for c in index.candidate_ids):
+            return index
+    # Malformed (or with repeated ids): the generic parse finds the first problem and its pointer.
+    data = parse_json_bytes(raw, str(path))
+    del raw
     if not isinstance(data, list):
         raise _bad(path, "", "the top level must be an array of items")
     dialog_ids: list[str] = []

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from evaluator.errors import UsageError
 from evaluator.formats.dstc6 import ANSWERS_SUFFIX
-from evaluator.formats.jsonio import load_json_file
+from evaluator.formats.jsonio import load_json_file, read_bytes_checked
 
 MAX_ARCHIVE_BYTES = int(os.environ.get("DIALEVAL_MAX_ARCHIVE_BYTES", str(1024**3)))
 MAX_ARCHIVE_MEMBERS = 10_000
@@ -33,10 +33,10 @@ class SubmittedFile:
     stem: str | None = None  # test-file stem this answers ("dialog-task1API-...-tst1000")
 
     def load(self):
-        try:
-            return load_json_file(self.path)
-        except ValueError as e:  # json.loads: an integer literal past Python's 4300-digit limit
-            raise UsageError(f"{self.path}: not a readable JSON document ({str(e).split(';')[0]})") from None
+        return load_json_file(self.path)
+
+    def read_bytes(self) -> bytes:
+        return read_bytes_checked(self.path)
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """JSON reading and writing shared by every format.
 
-Reading uses orjson when it is installed (several times faster than the standard library on the 1-3 MB
-files of a split, and parsing dominates scoring time); a parse error is re-diagnosed with the standard
-library to report ``line:column``. Writing is atomic (temp file + rename), so an interrupted run never
+Reading uses msgspec (faster than the standard library, and parsing dominates scoring time); a parse error
+is re-diagnosed with the standard library to report ``line:column``. The scorer's hot paths go further and
+decode straight into typed structs (:mod:`evaluator.fastpath`). Writing is atomic (temp file + rename), so an interrupted run never
 leaves a half-written file behind, and uses the standard library's default separators, which is the
 layout of the official DSTC6 files.
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 
 from evaluator.errors import UsageError
 
-try:  # optional accelerator
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - exercised when orjson is absent
-    _orjson = None
+try:  # accelerator (a core dependency; the standard library still works without it)
+    import msgspec as _msgspec
+except ImportError:  # pragma: no cover - exercised when msgspec is absent
+    _msgspec = None
 
 MAX_JSON_BYTES = int(os.environ.get("DIALEVAL_MAX_JSON_BYTES", str(2 * 1024**3)))
 """Refuse files above this size before reading them (2 GiB; override with DIALEVAL_MAX_JSON_BYTES)."""
@@ -27,10 +27,10 @@ MAX_JSON_BYTES = int(os.environ.get("DIALEVAL_MAX_JSON_BYTES", str(2 * 1024**3))
 
 def parse_json_bytes(raw: bytes, name: str):
     """Parse JSON bytes; raise UsageError('name: not valid JSON at line L column C: ...')."""
-    if _orjson is not None:
+    if _msgspec is not None:
         try:
-            return _orjson.loads(raw)
-        except _orjson.JSONDecodeError:
+            return _msgspec.json.decode(raw)
+        except (_msgspec.MsgspecError, ValueError, RecursionError):
             pass  # fall through to the standard library for a line:column diagnosis
     try:
         text = raw.decode("utf-8")
@@ -46,8 +46,8 @@ def parse_json_bytes(raw: bytes, name: str):
         raise UsageError(f"{name}: JSON nested too deeply") from None
 
 
-def load_json_file(path: str | Path, max_bytes: int | None = None):
-    """Read and parse one JSON file with one-line errors for every failure."""
+def read_bytes_checked(path: str | Path, max_bytes: int | None = None) -> bytes:
+    """A file's bytes, with one-line errors for a missing, unreadable or oversized file."""
     path = Path(path)
     limit = MAX_JSON_BYTES if max_bytes is None else max_bytes
     try:
@@ -56,7 +56,7 @@ def load_json_file(path: str | Path, max_bytes: int | None = None):
             raise UsageError(f"{path}: not a regular file")
         if size > limit:
             raise UsageError(f"{path}: {size} bytes is larger than the limit of {limit} bytes")
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -65,7 +65,11 @@ def load_json_file(path: str | Path, max_bytes: int | None = None):
         raise UsageError(f"{path}: permission denied") from None
     except OSError as e:
         raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
-    return parse_json_bytes(raw, str(path))
+
+
+def load_json_file(path: str | Path, max_bytes: int | None = None):
+    """Read and parse one JSON file with one-line errors for every failure."""
+    return parse_json_bytes(read_bytes_checked(path, max_bytes), str(Path(path)))
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
