@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from evaluator.challenge import LoadedSplit, load_split, resolve_challenge
 from evaluator.errors import UsageError
-from evaluator.fastpath import check_result_fast
+from evaluator.fastpath import check_result_items, decode_result
 from evaluator.formats.dstc6 import Challenge
 from evaluator.formats.jsonio import parse_json_bytes
 from evaluator.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
@@ -105,11 +105,17 @@ def _check_split(
                 other += 1
                 continue
         raw = f.read_bytes()
-        fast = None if lenient else check_result_fast(raw, loaded, seen, f.name, file_task, score_tasks)
-        if fast is not None:  # proven valid: no need to build the generic JSON objects
-            gold_rank.update(fast[0])
-            other += fast[1]
-            continue
+        if not lenient:
+            items = decode_result(raw)
+            if items is not None:
+                del raw  # release the text before checking: peak memory is text or structs, not both
+                fast = check_result_items(items, loaded, seen, f.name, file_task, score_tasks)
+                del items
+                if fast is not None:  # proven valid: no need to build the generic JSON objects
+                    gold_rank.update(fast[0])
+                    other += fast[1]
+                    continue
+                raw = f.read_bytes()  # invalid after all: the full checker explains why
         data = parse_json_bytes(raw, str(f.path))
         del raw
         if lenient:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evaluator.errors import UsageError
 from evaluator.formats.dstc6 import Challenge, Split
-from evaluator.formats.jsonio import load_json_file, parse_json_bytes, read_bytes_checked
+from evaluator.formats.jsonio import parse_json_bytes, read_bytes_checked
 from evaluator.problems import Problem
 
 ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
@@ -145,29 +145,25 @@ def load_answer_key(task: int, path: Path, index: TaskIndex) -> tuple[AnswerKey,
             f"answer key {path} not found (keys sit beside the test files as <stem>.answers.json, "
             "or in the directory given with --keys)"
         )
-    data = load_json_file(path)
-    if not isinstance(data, list):
-        raise UsageError(f"answer key {path}: the top level must be an array")
-    if not data:
-        raise UsageError(f"answer key {path} is empty: nothing to score against")
+    raw = read_bytes_checked(path)
+    from evaluator.fastpath import decode_result
+
+    items = decode_result(raw)
+    if items is not None:  # well-typed (the usual case): structs, no generic JSON objects
+        del raw
+        entries = ((it.dialog_id, [(e.candidate_id, e.rank) for e in it.lst_candidate_id]) for it in items)
+    else:
+        entries = _generic_key_entries(parse_json_bytes(raw, str(path)), path)
     gold: dict[str, str | None] = {}
     order: list[str] = []
     warnings: list[Problem] = []
-    for i, item in enumerate(data):
-        did = item.get("dialog_id") if isinstance(item, dict) else None
-        lst = item.get("lst_candidate_id") if isinstance(item, dict) else None
-        if not isinstance(did, str) or not isinstance(lst, list):
-            raise UsageError(f"answer key {path}: item /{i} is not {{dialog_id, lst_candidate_id}}")
+    for i, (did, lst) in enumerate(entries):
         if did in gold:
             raise UsageError(f"answer key {path}: /{i}/dialog_id repeats an earlier item")
         pos = index.position.get(did)
         if pos is None:
             raise UsageError(f"answer key {path}: /{i}/dialog_id is not an item of test file {index.path.name}")
-        g = None
-        for e in lst:
-            if isinstance(e, dict) and e.get("rank") == 1 and not isinstance(e.get("rank"), bool):
-                g = e.get("candidate_id")
-                break
+        g = next((cid for cid, rank in lst if rank == 1 and not isinstance(rank, bool)), None)
         if g is None:
             warnings.append(
                 Problem(
@@ -183,7 +179,21 @@ def load_answer_key(task: int, path: Path, index: TaskIndex) -> tuple[AnswerKey,
             raise UsageError(f"answer key {path}: /{i}: the rank-1 entry is not one of the item's candidates")
         gold[did] = g
         order.append(did)
+    if not order:
+        raise UsageError(f"answer key {path} is empty: nothing to score against (the official scorer divides by zero)")
     return AnswerKey(task, path, order, gold), warnings
+
+
+def _generic_key_entries(data, path: Path):
+    """``(dialog_id, [(candidate_id, rank), ...])`` per item of a parsed key that is not well-typed."""
+    if not isinstance(data, list):
+        raise UsageError(f"answer key {path}: the top level must be an array")
+    for i, item in enumerate(data):
+        did = item.get("dialog_id") if isinstance(item, dict) else None
+        lst = item.get("lst_candidate_id") if isinstance(item, dict) else None
+        if not isinstance(did, str) or not isinstance(lst, list):
+            raise UsageError(f"answer key {path}: item /{i} is not {{dialog_id, lst_candidate_id}}")
+        yield did, [(e.get("candidate_id"), e.get("rank")) for e in lst if isinstance(e, dict)]
 
 
 @dataclass

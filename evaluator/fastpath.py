@@ -57,15 +57,23 @@ def decode_test_index(raw: bytes):
     return dialog_ids, cands, convs
 
 
-def check_result_fast(raw: bytes, split, seen: dict[str, str], file: str, file_task, score_tasks):
-    """Gold ranks and counts for a fully valid result file, or None (then run the full checker).
-
-    On success ``seen`` gains the file's dialog ids; on None it is left untouched.
-    """
+def decode_result(raw: bytes):
+    """The items of a result file whose JSON types are right, as structs; None otherwise."""
     try:
-        items = _RESULT.decode(raw)
+        return _RESULT.decode(raw)
     except (msgspec.MsgspecError, ValueError, RecursionError):  # anything odd: the full path explains it
         return None
+
+
+def check_result_fast(raw: bytes, split, seen: dict[str, str], file: str, file_task, score_tasks):
+    """Gold ranks and counts for a fully valid result file, or None (then run the full checker)."""
+    items = decode_result(raw)
+    return None if items is None else check_result_items(items, split, seen, file, file_task, score_tasks)
+
+
+def check_result_items(items, split, seen: dict[str, str], file: str, file_task, score_tasks):
+    """:func:`check_result_fast` on decoded items. On success ``seen`` gains the file's dialog ids; on None
+    it is left untouched."""
     tasks_of = split.dialog_task
     indexes = split.indexes
     keys = split.keys
