@@ -229,6 +229,22 @@ def run_baseline(
     return written
 
 
+@baseline_group.command("reference")
+@click.option("--out", type=click.Path(file_okay=False), default="submissions/baselines/default", show_default=True,
+              help="Where each baseline's submission.tgz, report.json and run.json go (one folder per baseline).")
+@click.option("--models", default=",".join(("random", "tfidf", "nearest-neighbor", "rule-based")), show_default=True)
+def reference_cmd(out, models):
+    """Rebuild the reference submissions on the embedded default challenge (top-10 ranks, seed 0)."""
+    from baselines.reference import build_all
+
+    names = parse_models(models)
+    for name, rep in build_all(Path(out), names).items():
+        p1 = next(r["value"] for r in rep["results"] if r["split"] == "all" and r["metric"] == "p@1"
+                  and r["average"] == "micro")
+        click.echo(f"{name:<18} P@1 (all splits, micro) {p1:.4f}  -> {Path(out) / name}")
+    return 0
+
+
 @baseline_group.command("run")
 @click.argument("name")
 @click.option(

@@ -105,6 +105,29 @@ def render_table(report) -> None:
                   "averages per file)", style="dim")
 
 
+def render_summary(report) -> None:
+    """One compact table: a row per split (micro over its tasks) and the overall micro/macro rows."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    metrics = ["p@1", "p@2", "p@5", "mrr"]
+    table = Table(title="all tasks", title_justify="left")
+    for col in ["split", "average", *[m.upper() for m in metrics], "n"]:
+        table.add_column(col, justify="left" if col in ("split", "average") else "right")
+    rows: dict[tuple, dict] = defaultdict(dict)
+    for r in report.records:
+        if r["task"] == "all":
+            rows[(r["split"], r["average"])][r["metric"]] = r
+    for (split, avg), vals in rows.items():
+        if split != "all" and avg == "macro":
+            continue
+        n = next(iter(vals.values()))["n"]
+        table.add_row(split, avg, *(_fmt(vals[m]["value"]) if m in vals else "-" for m in metrics), str(n))
+    console.print(table)
+    console.print(f"signature: {report.signature.format()}")
+
+
 def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
     from evaluator.formats.jsonio import atomic_write_text
 
