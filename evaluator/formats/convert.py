@@ -23,10 +23,8 @@ user (a ``<SILENCE>``/``<silence>`` user line is inserted where a bot line has n
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-import tempfile
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,7 +42,7 @@ from evaluator.formats.dstc6 import (
 )
 from evaluator.formats.fbdialog import Conversation, Line, read_candidates, read_conversations, write_candidates
 from evaluator.formats.fbdialog import write_conversations as write_fb_conversations
-from evaluator.formats.jsonio import dump_json_file, load_json_file
+from evaluator.formats.jsonio import atomic_writer, dump_json_file, load_json_file
 
 # --- bAbI data-directory layout ---------------------------------------------------------------------------------
 
@@ -154,26 +152,13 @@ def sample_candidates(
 def _stream_dataset(path: Path, items: Sequence[DialogItem]) -> None:
     """Write items like ``json.dumps(list)`` (same bytes as :func:`dstc6.write_dataset`) without building one
     giant string; atomic (temp file + rename). Used for full-candidate files of hundreds of MB."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("[")
-            for i, it in enumerate(items):
-                if i:
-                    f.write(", ")
-                f.write(json.dumps(it.to_json(), ensure_ascii=True))
-            f.write("]")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_writer(path, "w") as f:
+        f.write("[")
+        for i, it in enumerate(items):
+            if i:
+                f.write(", ")
+            f.write(json.dumps(it.to_json(), ensure_ascii=True))
+        f.write("]")
 
 
 def babi_to_dstc6(

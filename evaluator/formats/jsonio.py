@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from evaluator.errors import UsageError
@@ -72,16 +73,17 @@ def load_json_file(path: str | Path, max_bytes: int | None = None):
     return parse_json_bytes(read_bytes_checked(path, max_bytes), str(Path(path)))
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same directory and an atomic rename."""
+@contextmanager
+def atomic_writer(path: str | Path, mode: str = "wb"):
+    """Open a temp file beside ``path`` for writing; rename it into place only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         # mkstemp creates 0600 files; give the result the permissions a plain open() would (0666 & ~umask).
         os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+            yield f
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -89,6 +91,12 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same directory and an atomic rename."""
+    with atomic_writer(path, "wb") as f:
+        f.write(data)
 
 
 def _umask() -> int:
