@@ -26,6 +26,13 @@ class Baseline:
         """Learn from training items (each with ``answer`` set); select hyperparameters on ``dev``."""
         return self
 
+    def prepare_file(self, dataset_name: str) -> None:
+        """Called before the items of one dataset file are ranked, with the file's name.
+
+        The official names state the split's definition (``kb2``: the out-of-vocabulary KB;
+        ``atmosphere_restrictions``: the extra required slot), which participants knew too.
+        """
+
     def rank(self, item: DialogItem) -> list[str]:
         """Candidate ids of ``item``, best first (every candidate exactly once)."""
         raise NotImplementedError

