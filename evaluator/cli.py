@@ -78,5 +78,17 @@ def run() -> None:
     except MemoryError:
         click.echo("dialeval: error: out of memory", err=True)
         sys.exit(2)
+    except OSError as e:  # unwritable cache or output folder, full disk, ...: the OS's own words, one line
+        where = f": {e.filename}" if getattr(e, "filename", None) else ""
+        click.echo(f"dialeval: error: {e.strerror or e}{where}", err=True)
+        sys.exit(2)
+    except Exception as e:  # a bug: still one line; DIALEVAL_DEBUG=1 shows the traceback
+        import os
+
+        if os.environ.get("DIALEVAL_DEBUG"):
+            raise
+        click.echo(f"dialeval: internal error: {type(e).__name__}: {str(e)[:300]} "
+                   "(set DIALEVAL_DEBUG=1 for the traceback, and please report it)", err=True)
+        sys.exit(3)
     # Commands return their exit status (0 valid, 1 invalid); None means success.
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -56,7 +56,15 @@ def ensure_default_challenge(params: dict | None = None) -> Path:
     final = root / name
     if _complete(final):
         return final
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        from evaluator.errors import UsageError
+
+        raise UsageError(
+            f"cannot create the cache directory {root} for the embedded default challenge ({e.strerror or e}); "
+            f"set {CACHE_ENV} to a writable folder, or pass --challenge DIR"
+        ) from None
     with FileLock(str(root / f"{name}.lock")):
         if _complete(final):  # another process finished it while we waited
             return final

@@ -45,3 +45,19 @@ def test_score_defaults_to_embedded_challenge(isolated_cache):
     p1 = {r["task"]: r["value"] for r in report["results"] if r["metric"] == "p@1" and r["average"] is None}
     assert p1[3] == 1.0 and p1[1] == 0.0
     assert report["counts"]["warnings"] >= 4 * 200
+
+
+def test_unwritable_cache_is_a_one_line_error(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    env = {**os.environ, "DIALEVAL_CACHE_DIR": str(blocker / "cache")}
+    env.pop("DIALEVAL_CHALLENGE", None)
+    proc = subprocess.run([sys.executable, "-c", "from evaluator.cli import run; run()", "score", str(blocker),
+                           "--split", "tst4"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "DIALEVAL_CACHE_DIR" in proc.stderr
