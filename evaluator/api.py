@@ -193,7 +193,7 @@ def _run(
 def _run_checked(submission, split, challenge, keys, tasks, lenient, candidate_limit, scoring) -> ScoreReport:
     ch = resolve_challenge(challenge, keys)
     if tasks:
-        bad = [t for t in tasks if not 1 <= int(t) <= 9]
+        bad = [t for t in tasks if not (isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= 9)]
         if bad:
             raise UsageError(f"--task must be a task number, got {bad[0]}")
     if lenient and candidate_limit < 1:

@@ -131,7 +131,10 @@ def emulate_official(
             if isinstance(cid, list | dict):
                 cid = repr(cid)  # never equal to a gold string id
             slots[slot] = cid
-        if isinstance(did, str):
+        if not isinstance(did, str):
+            quirk(f"/{i}/dialog_id", f"dialog_id {short(did)} is a {json_type(did)}: accepted, but it matches no "
+                  "answer-key item (ids are strings)")
+        else:
             if did in first_at:
                 quirk(f"/{i}/dialog_id", f"dialog_id {short(did)} repeats item {first_at[did]}: the last one wins")
             first_at.setdefault(did, i)

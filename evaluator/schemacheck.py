@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from evaluator.problems import Problem
+from evaluator.problems import Problem, pointer
 
 
 @cache
@@ -27,6 +27,5 @@ def schema_problems(data: object, name: str, file: str | None = None) -> list[Pr
     """Every schema violation of ``data`` as a Problem (code ``schema``) with its JSON pointer."""
     out = []
     for err in validator(name).iter_errors(data):
-        ptr = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in err.absolute_path)
-        out.append(Problem("schema", ptr, err.message[:200], "error", file))
+        out.append(Problem("schema", pointer(*err.absolute_path), err.message[:200], "error", file))
     return sorted(out, key=lambda p: p.pointer)

@@ -1,6 +1,6 @@
 """Signatures: a compact record of every option that changes a number (SacreBLEU's convention).
 
-``dstc6|split:tst4|task:all|metric:p@1|avg:micro|mode:strict|nc:all|gold:id|v:0.1.0`` — ``key:value``
+``dstc6|tasks:1-5|mode:strict|nc:all|gold:id|split:tst4|task:all|metric:p@1|avg:micro|v:0.1.0`` — ``key:value``
 pairs joined by ``|``, the benchmark first and the version last. Two numbers are comparable only when
 their signatures agree on everything but the fields that name what was measured (split, task, metric).
 """

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluator.errors import UsageError
 from evaluator.formats.convert import babi_to_dstc6, dstc6_to_babi, is_fact_line, sample_candidates
 from evaluator.formats.dstc6 import (
     Candidate,
@@ -243,3 +244,12 @@ def test_real_full_candidates_small(tmp_path):
     assert len(items[0].candidates) == 4212
     exp = dstc6_to_babi(res.dataset, res.answers, tmp_path / "back.txt")
     assert len(read_candidates(exp.candidates)) == 4212
+
+
+def test_dstc6_to_babi_unknown_gold_never_shows_the_gold_id(tmp_path):
+    cands = [Candidate("a", "hello what can i help you with today"), Candidate("b", "you're welcome")]
+    write_dataset(tmp_path / "ds.json", [DialogItem("d1", ["hi"], cands)])
+    write_results(tmp_path / "key.json", [("d1", ["secret-gold-zz"])])
+    with pytest.raises(UsageError) as e:
+        dstc6_to_babi(tmp_path / "ds.json", tmp_path / "key.json", tmp_path / "out.txt")
+    assert "d1" in str(e.value) and "secret-gold-zz" not in str(e.value)

@@ -553,3 +553,38 @@ def test_schema_cannot_see_integral_floats(tmp_path, tiny_shared):
     assert schema_problems(data, "dstc6-result") == []
     report = run_score(tiny_shared, write_json(tmp_path / "sub.json", data))
     assert [(p.code, p.pointer) for p in report.errors] == [("rank-not-integer", E(0, 0, "rank"))]
+
+
+def test_integral_float_past_64_bits_is_not_an_integer(tmp_path, tiny_shared):
+    """``1e19`` is a number with an exponent like ``1.0``: rank-not-integer, not an out-of-range integer."""
+    data = tiny_shared.perfect()
+    data[0]["lst_candidate_id"][0]["rank"] = 1e19
+    report = run_score(tiny_shared, write_json(tmp_path / "sub.json", data))
+    assert [(p.code, p.pointer) for p in report.errors] == [("rank-not-integer", E(0, 0, "rank"))]
+
+
+def test_reversed_task_range_is_a_usage_error():
+    """``--task 5-3`` is refused instead of silently meaning every task."""
+    from evaluator.commands.score import _tasks
+
+    assert _tasks(("3-5",)) == [3, 4, 5]
+    with pytest.raises(UsageError):
+        _tasks(("5-3",))
+
+
+def test_schema_command_refuses_a_path_for_a_name():
+    """Only published names are printed; a path that happens to reach a schema file is an unknown name."""
+    r = run_cli("schema", "../schemas/dstc6-result")
+    assert r.returncode == 2 and "unknown schema" in r.stderr and r.stderr.count("\n") == 1
+    r = run_cli("schema", "dstc6-result")
+    assert r.returncode == 0 and json.loads(r.stdout)["$schema"].startswith("https://json-schema.org/")
+
+
+def test_lenient_reports_non_string_dialog_ids(tmp_path, tiny_shared):
+    sub = tiny_shared.perfect()
+    sub[0] = {**sub[0], "dialog_id": 5}
+    path = write_json(tmp_path / "sub.json", sub)
+    report = run_score(tiny_shared, path, lenient=True)
+    quirks = [p for p in report.warnings if p.code == "official-quirk" and p.pointer == "/0/dialog_id"]
+    assert len(quirks) == 1 and "integer" in quirks[0].message
+    assert report.valid and report.value("p@1", "tst1", tiny_shared.tasks[0]) < 1.0  # that item is a miss

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from evaluator.errors import UsageError
@@ -12,14 +14,19 @@ def schema_names() -> list[str]:
     return sorted(p.name[: -len(".schema.json")] for p in schemas_dir().glob("*.schema.json"))
 
 
+def schema_path(name: str) -> Path:
+    """The file of a published schema; a name that is not one of :func:`schema_names` is a usage error."""
+    names = schema_names()
+    if name not in names:
+        raise UsageError(f"unknown schema {name!r} (available: {', '.join(names)})")
+    return schemas_dir() / f"{name}.schema.json"
+
+
 def load_schema(name: str) -> dict:
     """A published schema by name (``dstc6-result``, ``dstc6-dataset``, ``score-report``, ...)."""
     import json
 
-    path = schemas_dir() / f"{name}.schema.json"
-    if not path.is_file():
-        raise UsageError(f"unknown schema {name!r} (available: {', '.join(schema_names())})")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(schema_path(name).read_text(encoding="utf-8"))
 
 
 @click.command("schema")
@@ -31,6 +38,5 @@ def schema_cmd(name, list_):
         for n in schema_names():
             click.echo(n)
         return 0
-    click.echo((schemas_dir() / f"{name}.schema.json").read_text(encoding="utf-8").rstrip("\n")
-               if name in schema_names() else load_schema(name))
+    click.echo(schema_path(name).read_text(encoding="utf-8").rstrip("\n"))
     return 0

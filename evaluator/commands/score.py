@@ -22,7 +22,7 @@ def _tasks(values: tuple[str, ...]) -> list[int] | None:
                 continue
             if "-" in part:
                 a, _, b = part.partition("-")
-                if not (a.isdigit() and b.isdigit()):
+                if not (a.isdigit() and b.isdigit()) or int(a) > int(b):
                     raise UsageError(f"--task: cannot read {part!r} (use e.g. 1,3 or 1-5)")
                 out.extend(range(int(a), int(b) + 1))
             elif part.isdigit():

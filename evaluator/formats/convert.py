@@ -339,7 +339,7 @@ def dstc6_to_babi(
             )
         text = next((c.utterance for c in it.candidates if c.candidate_id == gid), None)
         if text is None:
-            raise UsageError(f"{answers_path}: gold {gid!r} of dialog {it.dialog_id} is not among its candidates")
+            raise UsageError(f"{answers_path}: the gold of dialog {it.dialog_id} is not among its candidates")
         golds[it.dialog_id] = text
 
     where = str(dataset_path)

@@ -119,7 +119,7 @@ def read_dataset(path: str | Path) -> list[DialogItem]:
     """Read a dataset file (test or training) into DialogItems.
 
     Structural problems raise :class:`evaluator.errors.UsageError` with a JSON pointer; use
-    :func:`evaluator.validate.validate_dataset` for a full report of every problem.
+    :func:`evaluator.validate.validate_dataset_json` for a full report of every problem.
     """
     from evaluator.validate import validate_dataset_json
 
