@@ -12,6 +12,8 @@ import argparse
 import cProfile
 import json
 import pstats
+import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -25,6 +27,7 @@ def main() -> None:
     ap.add_argument("--train", type=int, default=10000)
     ap.add_argument("--test", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--runs", type=int, default=3, help="timed runs of each side (medians reported; default 3)")
     ap.add_argument("--profile", action="store_true", help="print the top functions by cumulative time")
     args = ap.parse_args()
 
@@ -36,13 +39,19 @@ def main() -> None:
         t_kb = time.perf_counter() - t0
 
         prof = cProfile.Profile() if args.profile else None
-        t0 = time.perf_counter()
-        if prof:
-            prof.enable()
-        generate_challenge(out, seed=args.seed, n_train=args.train, n_test=args.test)
-        if prof:
-            prof.disable()
-        t_gen = time.perf_counter() - t0
+        gen_times = []
+        for run in range(max(1, args.runs)):
+            target = out if run == 0 else Path(tmp) / f"again{run}"
+            t0 = time.perf_counter()
+            if prof and run == 0:
+                prof.enable()
+            generate_challenge(target, seed=args.seed, n_train=args.train, n_test=args.test)
+            if prof and run == 0:
+                prof.disable()
+            gen_times.append(time.perf_counter() - t0)
+            if run:
+                shutil.rmtree(target)
+        t_gen = statistics.median(gen_times)
 
         files = sorted(p for p in out.glob("*/*.json"))
         datasets = [p for p in files if not p.name.endswith(".answers.json")]
@@ -50,14 +59,18 @@ def main() -> None:
         n_items = sum(len(d) for p, d in zip(files, loaded) if p in datasets)
         n_bytes = sum(p.stat().st_size for p in files)
 
-        t0 = time.perf_counter()
-        for i, obj in enumerate(loaded):
-            with open(Path(tmp) / f"plain{i}.json", "w") as f:
-                json.dump(obj, f)
-        t_dump = time.perf_counter() - t0
+        dump_times = []
+        for _ in range(max(1, args.runs)):
+            t0 = time.perf_counter()
+            for i, obj in enumerate(loaded):
+                with open(Path(tmp) / f"plain{i}.json", "w") as f:
+                    json.dump(obj, f)
+            dump_times.append(time.perf_counter() - t0)
+        t_dump = statistics.median(dump_times)
 
     print(f"items generated        {n_items:,} in {len(datasets)} dataset files (+ answer keys), {n_bytes / 1e6:.1f} MB")
     print(f"KB build (both, once)  {t_kb:.2f} s")
+    print(f"runs                   {len(gen_times)} (medians; generation {', '.join(f'{t:.2f}' for t in gen_times)} s)")
     print(f"generation wall time   {t_gen:.2f} s  ({n_items / t_gen:,.0f} items/s, includes writing files and KBs)")
     print(f"json.dump same items   {t_dump:.2f} s")
     print(f"ratio generate / dump  {t_gen / t_dump:.2f}x  (target <= 3x)")
