@@ -177,6 +177,9 @@ def load_answer_key(task: int, path: Path, index: TaskIndex) -> tuple[AnswerKey,
             )
         elif not isinstance(g, str) or g not in index.candidate_ids[pos]:
             raise UsageError(f"answer key {path}: /{i}: the rank-1 entry is not one of the item's candidates")
+        else:
+            g = index.candidate_ids[pos][index.candidate_ids[pos].index(g)]  # share the index's string object
+        did = index.dialog_ids[pos]  # likewise: the key's own strings can then be freed (1M-item splits)
         gold[did] = g
         order.append(did)
     if not order:
