@@ -2,7 +2,7 @@
 
 The bot of these datasets is a deterministic program: its next utterance is a function of the dialog state (slots
 filled so far, the last API call, the options proposed and rejected, the restaurant booked, a pending question).
-This module rebuilds that state from a flat utterance list and predicts the bot's next *act*; ``baselines.rules``
+This module rebuilds that state from a flat utterance list and predicts the bot's next *act*; ``dialeval.baselines.rules``
 turns the act into text and matches it against the candidates.
 
 Why it is structured this way:

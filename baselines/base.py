@@ -1,7 +1,7 @@
 """The baseline protocol: fit on a training split, rank one item's candidates.
 
 Every baseline (random, TF-IDF, nearest neighbour, rule-based, and the neural ones of later issues)
-implements :class:`Baseline`. Items are :class:`evaluator.formats.dstc6.DialogItem`: a flat list of
+implements :class:`Baseline`. Items are :class:`dialeval.formats.dstc6.DialogItem`: a flat list of
 utterances (user and bot alternate; ``<silence>`` fills a missing user turn; KB facts appear as
 ``"<name> r_<attr> <value>"`` lines) and the candidates for the next bot utterance. bAbI data is read
 into the same shape (with the full candidate file as candidates), so a baseline never special-cases a format.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evaluator.formats.dstc6 import DialogItem
+from dialeval.formats.dstc6 import DialogItem
 
 
 @dataclass

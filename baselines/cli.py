@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from evaluator.errors import UsageError
+from dialeval.errors import UsageError
 
 # ----------------------------------------------------------------------------------------------------------------
 # Published numbers
@@ -57,7 +57,7 @@ TOLERANCE = 3.0
 
 
 def paper_numbers(model: str, task: int, split: str) -> tuple[float | None, float | None]:
-    from baselines.registry import REGISTRY
+    from dialeval.baselines.registry import REGISTRY
 
     spec = REGISTRY.get(model)
     col = spec.babi_table if spec is not None else None
@@ -113,7 +113,7 @@ def parse_tasks(spec: str) -> list[int]:
 
 
 def parse_models(spec: str) -> list[str]:
-    from baselines.registry import get_spec
+    from dialeval.baselines.registry import get_spec
 
     names = [m.strip() for m in spec.split(",") if m.strip()]
     if not names:
@@ -154,7 +154,7 @@ def baseline_group():
 @baseline_group.command("list")
 def list_cmd():
     """List the registered baselines (name, needs training, availability, description)."""
-    from baselines.registry import REGISTRY
+    from dialeval.baselines.registry import REGISTRY
 
     for spec in REGISTRY.values():
         ok, why = spec.available()
@@ -178,9 +178,9 @@ def run_baseline(
     present. ``out`` ending in ``.json`` = one result file for all tasks (dialog ids must be unique across files);
     otherwise a directory in the official layout ``<out>/<split>/<stem>.answers.json``. Returns the written paths.
     """
-    from baselines.data import load_challenge_split_items, top_k_ids
-    from baselines.registry import create, needs_training
-    from evaluator.formats.dstc6 import Challenge, read_dataset, write_results
+    from dialeval.baselines.data import load_challenge_split_items, top_k_ids
+    from dialeval.baselines.registry import create, needs_training
+    from dialeval.formats.dstc6 import Challenge, read_dataset, write_results
 
     echo = echo or (lambda s: None)
     root = Path(challenge)
@@ -236,7 +236,7 @@ def run_baseline(
 @click.option("--models", default=",".join(("random", "tfidf", "nearest-neighbor", "rule-based")), show_default=True)
 def reference_cmd(out, models):
     """Rebuild the reference submissions on the embedded default challenge (top-10 ranks, seed 0)."""
-    from baselines.reference import build_all
+    from dialeval.baselines.reference import build_all
 
     names = parse_models(models)
     for name, rep in build_all(Path(out), names).items():
@@ -268,7 +268,7 @@ def reference_cmd(out, models):
 )
 def run_cmd(name, challenge, split, out, seed, top_k):
     """Run baseline NAME on every dataset file of a challenge split and write a standard result file (top-k ranks)."""
-    from baselines.registry import get_spec
+    from dialeval.baselines.registry import get_spec
 
     get_spec(name)
     paths = run_baseline(name, challenge, split, out, seed=seed, top_k=top_k, echo=click.echo)
@@ -283,8 +283,8 @@ def run_cmd(name, challenge, split, out, seed, top_k):
 
 def evaluate_babi(model, items) -> tuple[float, float]:
     """(per-response %, per-dialog %) of a fitted model on bAbI items (hit@1 over every bot turn)."""
-    from baselines.data import gold_ranks
-    from evaluator.metrics.ranking import hit_rate_at_k, per_dialog_accuracy
+    from dialeval.baselines.data import gold_ranks
+    from dialeval.metrics.ranking import hit_rate_at_k, per_dialog_accuracy
 
     ranks = gold_ranks(model, items)
     return 100.0 * hit_rate_at_k(ranks, 1), 100.0 * per_dialog_accuracy(ranks, [it.conversation_id for it in items])
@@ -303,8 +303,8 @@ def reproduce_babi(
     Returns records ``{model, task, split, per_response, per_dialog, paper_per_response, paper_per_dialog,
     train_seconds, infer_seconds, n_items, n_conversations, meets_target, config}`` (percentages).
     """
-    from baselines.data import babi_test_splits, load_babi_candidates, load_babi_items
-    from baselines.registry import create
+    from dialeval.baselines.data import babi_test_splits, load_babi_candidates, load_babi_items
+    from dialeval.baselines.registry import create
 
     echo = echo or (lambda s: None)
     data_dir = Path(data_dir)
@@ -371,8 +371,8 @@ VARIANTS = {
 
 def run_variants(data_dir, models, tasks, max_conversations=None, seed=0, echo=None) -> list[dict]:
     """Per-response accuracy on the test splits for every setting in :data:`VARIANTS` (fixed settings, no dev selection)."""
-    from baselines.data import babi_test_splits, load_babi_candidates, load_babi_items
-    from baselines.registry import create
+    from dialeval.baselines.data import babi_test_splits, load_babi_candidates, load_babi_items
+    from dialeval.baselines.registry import create
 
     echo = echo or (lambda s: None)
     out: list[dict] = []
@@ -546,7 +546,7 @@ def reproduce_group():
 )
 def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed, variants):
     """Train (trn, selecting on dev) and test every baseline on bAbI tasks × (tst, tst-OOV); write Table 2."""
-    from evaluator.formats.jsonio import atomic_write_text, dump_json_file
+    from dialeval.formats.jsonio import atomic_write_text, dump_json_file
 
     model_list = parse_models(models)
     task_list = parse_tasks(tasks)

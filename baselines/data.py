@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluator.errors import UsageError
-from evaluator.formats.convert import (  # noqa: F401  (the bAbI layout is re-exported for baselines)
+from dialeval.errors import UsageError
+from dialeval.formats.convert import (  # noqa: F401  (the bAbI layout is re-exported for baselines)
     BABI_CANDIDATES,
     BABI_SPLITS,
     BABI_TASK_FILES,
@@ -31,8 +31,8 @@ from evaluator.formats.convert import (  # noqa: F401  (the bAbI layout is re-ex
     babi_splits,
     babi_test_splits,
 )
-from evaluator.formats.dstc6 import Candidate, DialogItem, parse_dataset_name, read_dataset
-from evaluator.formats.fbdialog import read_candidates, read_conversations
+from dialeval.formats.dstc6 import Candidate, DialogItem, parse_dataset_name, read_dataset
+from dialeval.formats.fbdialog import read_candidates, read_conversations
 
 
 @lru_cache(maxsize=8)

@@ -10,7 +10,7 @@ answer. For a test item with last utterance x:
     score(y)       = cos_tfidf(r*, y) + 1[y == r*]           for every candidate y
 
 so the retrieved response itself ranks first when it is a candidate, and the rest follow by TF-IDF similarity to
-it (IDF from the training dialogs, as in :mod:`baselines.tfidf`). The paper returns r*; ranking the others by
+it (IDF from the training dialogs, as in :mod:`dialeval.baselines.tfidf`). The paper returns r*; ranking the others by
 similarity to it only orders the misses. ``input="history"`` (a variant kept for the reproduction report) matches
 the whole context as one word set against the training contexts instead of the last utterance.
 
@@ -35,11 +35,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from baselines.base import Baseline
-from baselines.data import ScoringMixin, gold_ranks, last_user_utterance, tokenize
-from baselines.tfidf import DEV_SELECTION_ITEMS, CandidateCache, TfidfSpace, cosine, training_documents
-from evaluator.formats.dstc6 import Candidate, DialogItem
-from evaluator.metrics.ranking import hit_rate_at_k
+from dialeval.baselines.base import Baseline
+from dialeval.baselines.data import ScoringMixin, gold_ranks, last_user_utterance, tokenize
+from dialeval.baselines.tfidf import DEV_SELECTION_ITEMS, CandidateCache, TfidfSpace, cosine, training_documents
+from dialeval.formats.dstc6 import Candidate, DialogItem
+from dialeval.metrics.ranking import hit_rate_at_k
 
 SILENCE_TOKENS = frozenset({"<silence>", "<SILENCE>"})
 """The placeholder for a missing user turn (bAbI upper case, DSTC6 lower case)."""

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from baselines.base import Baseline
-from baselines.data import ScoringMixin
-from evaluator.formats.dstc6 import Candidate, DialogItem
+from dialeval.baselines.base import Baseline
+from dialeval.baselines.data import ScoringMixin
+from dialeval.formats.dstc6 import Candidate, DialogItem
 
 
 @dataclass

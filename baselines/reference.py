@@ -16,7 +16,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from evaluator.formats.jsonio import atomic_write_bytes, atomic_write_text
+from dialeval.formats.jsonio import atomic_write_bytes, atomic_write_text
 
 REFERENCE_BASELINES = ("random", "tfidf", "nearest-neighbor", "rule-based")
 TOP_K = 10
@@ -39,9 +39,9 @@ def pack_directory(src: Path) -> bytes:
 
 def build_reference(name: str, challenge: Path, out_dir: Path, seed: int = SEED) -> dict:
     """Run baseline ``name`` on every test split of ``challenge``; write the archive and the report."""
-    from baselines.cli import run_baseline
-    from evaluator.api import score
-    from evaluator.formats.dstc6 import Challenge
+    from dialeval.baselines.cli import run_baseline
+    from dialeval.api import score
+    from dialeval.formats.dstc6 import Challenge
 
     splits = [s for s in Challenge(challenge).splits if s.startswith("tst")]
     with tempfile.TemporaryDirectory(prefix="dialeval-ref-") as tmp:
@@ -75,7 +75,7 @@ def stored_report(report) -> dict:
 
 
 def build_all(out_root: Path, names=REFERENCE_BASELINES, seed: int = SEED) -> dict[str, dict]:
-    from simulator.default import ensure_default_challenge
+    from dialeval.simulator.default import ensure_default_challenge
 
     challenge = ensure_default_challenge()
     return {name: build_reference(name, challenge, out_root / name, seed) for name in names}

@@ -1,6 +1,6 @@
 """Baseline registry: name → lazily imported factory.
 
-Each entry names a class (or any callable returning a :class:`baselines.base.Baseline`) by import path, so
+Each entry names a class (or any callable returning a :class:`dialeval.baselines.base.Baseline`) by import path, so
 ``dialeval baseline list`` stays fast, a module that does not exist yet (or whose optional dependency, e.g. torch,
 is missing) only fails when that baseline is used, and adding a baseline is one :func:`register` call or one line
 in :data:`BUILTIN`. Factories are called as ``factory(seed=seed, **params)``.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from evaluator.errors import UsageError
+from dialeval.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -45,23 +45,23 @@ class BaselineSpec:
 
 
 BUILTIN: tuple[BaselineSpec, ...] = (
-    BaselineSpec("random", "baselines.random:RandomBaseline", "seeded uniform shuffle of the candidates", False),
+    BaselineSpec("random", "dialeval.baselines.random:RandomBaseline", "seeded uniform shuffle of the candidates", False),
     BaselineSpec(
         "tfidf",
-        "baselines.tfidf:TfidfBaseline",
+        "dialeval.baselines.tfidf:TfidfBaseline",
         "TF-IDF cosine between the input (last utterance or history, chosen on dev) and each candidate",
         True,
         "TF-IDF match",
     ),
     BaselineSpec(
         "nearest-neighbor",
-        "baselines.nearest:NearestNeighborBaseline",
+        "dialeval.baselines.nearest:NearestNeighborBaseline",
         "response of the training pair whose user utterance overlaps most with the last utterance",
         True,
         "nearest neighbor",
     ),
     BaselineSpec(
-        "rule-based", "baselines.rules:RuleBased", "hand-written rules for the restaurant tasks", False, "rule-based"
+        "rule-based", "dialeval.baselines.rules:RuleBased", "hand-written rules for the restaurant tasks", False, "rule-based"
     ),
 )
 

@@ -1,7 +1,7 @@
 """Rule-based baseline: an explicit dialog-state tracker and policy (Bordes & Weston 2017, Table 2 "rule-based").
 
 The bot of bAbI tasks 1-5 and of DSTC6 Track 1 is a deterministic program, so a hand-written copy of its policy
-solves the tasks: :mod:`baselines._dialogstate` replays the context (slot filling in the bot's question order,
+solves the tasks: :mod:`dialeval.baselines._dialogstate` replays the context (slot filling in the bot's question order,
 hesitations, updates, API call, options by rating, booking, phone/address, courtesy turns) and predicts the bot's
 next act. This module renders the act as text in the dataset's own wording and ranks the candidates:
 
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from baselines import _dstc2
-from baselines._dialogstate import (
+from dialeval.baselines import _dstc2
+from dialeval.baselines._dialogstate import (
     BOT_TEXTS,
     FACT_RE,
     SLOTS,
@@ -41,8 +41,8 @@ from baselines._dialogstate import (
     is_fact,
     tokens,
 )
-from baselines.base import Baseline
-from evaluator.formats.dstc6 import Candidate, DialogItem
+from dialeval.baselines.base import Baseline
+from dialeval.formats.dstc6 import Candidate, DialogItem
 
 LARGE_CANDIDATE_SET = 200
 """Candidate lists at least this long (bAbI's full file) get a cached index instead of per-item scoring."""

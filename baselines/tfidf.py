@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from baselines.base import Baseline
-from baselines.data import ScoringMixin, gold_ranks, tokenize
-from evaluator.formats.dstc6 import Candidate, DialogItem
-from evaluator.metrics.ranking import hit_rate_at_k
+from dialeval.baselines.base import Baseline
+from dialeval.baselines.data import ScoringMixin, gold_ranks, tokenize
+from dialeval.formats.dstc6 import Candidate, DialogItem
+from dialeval.metrics.ranking import hit_rate_at_k
 
 DEV_SELECTION_ITEMS = 5000
 """At most this many dev items (the first ones, deterministic) are scored per setting when selecting on dev."""

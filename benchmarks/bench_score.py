@@ -34,9 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 REAL = REPO.parent / "shared" / "data" / "dstc6"
 sys.path.insert(0, str(REPO))
 
-from evaluator.formats.dstc6 import answers_file_name, dataset_file_name  # noqa: E402
+from dialeval.formats.dstc6 import answers_file_name, dataset_file_name  # noqa: E402
 
-DIALEVAL = [sys.executable, "-c", "from evaluator.cli import run; run()"]
+DIALEVAL = [sys.executable, "-c", "from dialeval.cli import run; run()"]
 WRAPPER = (
     "import resource, subprocess, sys, time\n"
     "t = time.perf_counter(); rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from simulator import generate_challenge
-from simulator.kb import build_kb
+from dialeval.simulator import generate_challenge
+from dialeval.simulator.kb import build_kb
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """The Python API: validate and score a submission (everything the CLI does, callable from Python).
 
->>> from evaluator.api import score
+>>> from dialeval.api import score
 >>> report = score("run.json", split="tst1", challenge="../shared/data/dstc6")
 >>> report.value("p@1", "tst1", 1), report.to_dataframe()
 """
@@ -12,20 +12,20 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evaluator.challenge import LoadedSplit, load_split, resolve_challenge
-from evaluator.errors import UsageError
-from evaluator.fastpath import check_result_items, decode_result
-from evaluator.formats.dstc6 import Challenge
-from evaluator.formats.jsonio import parse_json_bytes
-from evaluator.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
-from evaluator.problems import Problem
+from dialeval.challenge import LoadedSplit, load_split, resolve_challenge
+from dialeval.errors import UsageError
+from dialeval.fastpath import check_result_items, decode_result
+from dialeval.formats.dstc6 import Challenge
+from dialeval.formats.jsonio import parse_json_bytes
+from dialeval.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
+from dialeval.problems import Problem
 
 if TYPE_CHECKING:
-    from evaluator.ranks import GoldRanks
-from evaluator.report import ScoreReport
-from evaluator.signature import Signature
-from evaluator.submission import Submission, SubmittedFile, open_submission
-from evaluator.validate import check_result_file
+    from dialeval.ranks import GoldRanks
+from dialeval.report import ScoreReport
+from dialeval.signature import Signature
+from dialeval.submission import Submission, SubmittedFile, open_submission
+from dialeval.validate import check_result_file
 
 
 def parse_splits(split: str | list[str] | None, challenge: Challenge, submission: Submission) -> list[str]:
@@ -81,7 +81,7 @@ def _check_split(
 ) -> tuple[list[Problem], GoldRanks | None]:
     problems: list[Problem] = list(loaded.key_warnings)
     if scoring:
-        from evaluator.ranks import GoldRanks
+        from dialeval.ranks import GoldRanks
     files = _files_for_split(sub, loaded.name, n_splits)
     if not files:
         problems.append(Problem("missing-dialog", "", f"the submission has no result files for split {loaded.name}", "warning"))
@@ -219,7 +219,7 @@ def _run_checked(submission, split, challenge, keys, tasks, lenient, candidate_l
     )
     valid = not any(p.severity == "error" for p in problems)
     if scoring:
-        from evaluator.ranks import GoldRanks
+        from dialeval.ranks import GoldRanks
 
     report = ScoreReport(sig, info, splits, sorted(all_tasks), valid, problems, GoldRanks.concat(parts) if scoring else None)
     return report.compute() if scoring else report
@@ -238,7 +238,7 @@ def score(
 
     Strict mode (default): an invalid submission gives a report with ``valid`` False, every problem in
     ``problems`` and no results. ``lenient=True`` reproduces the official scorer (see
-    :mod:`evaluator.lenient`). Without ``challenge``, $DIALEVAL_CHALLENGE or the embedded default is used.
+    :mod:`dialeval.lenient`). Without ``challenge``, $DIALEVAL_CHALLENGE or the embedded default is used.
     """
     return _run(submission, split, challenge, keys, tasks, lenient, candidate_limit, scoring=True)
 

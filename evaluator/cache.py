@@ -63,7 +63,7 @@ def store_index(path: Path, payload) -> None:
         return
     file, stamp = entry
     try:
-        from evaluator.formats.jsonio import atomic_write_bytes
+        from dialeval.formats.jsonio import atomic_write_bytes
 
         atomic_write_bytes(file, marshal.dumps((stamp, payload)))
     except (OSError, ValueError):

@@ -11,10 +11,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.errors import UsageError
-from evaluator.formats.dstc6 import Challenge, Split
-from evaluator.formats.jsonio import parse_json_bytes, read_bytes_checked
-from evaluator.problems import Problem
+from dialeval.errors import UsageError
+from dialeval.formats.dstc6 import Challenge, Split
+from dialeval.formats.jsonio import parse_json_bytes, read_bytes_checked
+from dialeval.problems import Problem
 
 ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
 
@@ -50,7 +50,7 @@ def resolve_challenge(challenge: str | Path | None, keys: str | Path | None = No
     root = challenge or os.environ.get(ENV_CHALLENGE)
     if not root:
         try:
-            from simulator.default import ensure_default_challenge
+            from dialeval.simulator.default import ensure_default_challenge
         except ImportError:
             raise UsageError(
                 "no challenge given: pass --challenge DIR (a folder with tst1/ ... tst4/ dataset files, "
@@ -72,7 +72,7 @@ def _bad(path: Path, pointer: str, message: str) -> UsageError:
 
 def load_task_index(task: int, path: Path) -> TaskIndex:
     """A test file's TaskIndex: from the index cache when the file is unchanged, else parsed and cached."""
-    from evaluator import cache
+    from dialeval import cache
 
     cached = cache.load_index(path)
     if cached is not None:
@@ -85,7 +85,7 @@ def load_task_index(task: int, path: Path) -> TaskIndex:
 
 def parse_task_index(task: int, path: Path) -> TaskIndex:
     """Read a test file into a TaskIndex, checking the structure the scorer relies on."""
-    from evaluator.fastpath import decode_test_index
+    from dialeval.fastpath import decode_test_index
 
     raw = read_bytes_checked(path)
     fast = decode_test_index(raw)
@@ -146,7 +146,7 @@ def load_answer_key(task: int, path: Path, index: TaskIndex) -> tuple[AnswerKey,
             "or in the directory given with --keys)"
         )
     raw = read_bytes_checked(path)
-    from evaluator.fastpath import decode_result
+    from dialeval.fastpath import decode_result
 
     items = decode_result(raw)
     if items is not None:  # well-typed (the usual case): structs, no generic JSON objects

@@ -10,18 +10,18 @@ import sys
 
 import click
 
-from evaluator import __version__
+from dialeval import __version__
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "validate": ("evaluator.commands.score", "validate_cmd", "Check a submission against a split; exit 1 if invalid."),
-    "score": ("evaluator.commands.score", "score_cmd", "Validate and score a submission (P@1/2/5, MRR)."),
-    "schema": ("evaluator.commands.schema", "schema_cmd", "List or print the published JSON Schemas."),
-    "simulate": ("simulator.cli", "simulate_cmd", "Generate a DSTC6-style challenge with the dialog simulator."),
-    "stats": ("simulator.cli", "stats_cmd", "Describe a challenge directory (items, candidates, vocabulary)."),
-    "convert": ("evaluator.commands.convert", "convert_group", "Convert between bAbI (FB text) and DSTC6 JSON."),
-    "demo": ("evaluator.commands.demo", "demo_cmd", "Run the whole chain on the embedded default challenge."),
-    "baseline": ("baselines.cli", "baseline_group", "List and run the reference baselines."),
-    "reproduce": ("baselines.cli", "reproduce_group", "Reproduce published baseline tables."),
+    "validate": ("dialeval.commands.score", "validate_cmd", "Check a submission against a split; exit 1 if invalid."),
+    "score": ("dialeval.commands.score", "score_cmd", "Validate and score a submission (P@1/2/5, MRR)."),
+    "schema": ("dialeval.commands.schema", "schema_cmd", "List or print the published JSON Schemas."),
+    "simulate": ("dialeval.simulator.cli", "simulate_cmd", "Generate a DSTC6-style challenge with the dialog simulator."),
+    "stats": ("dialeval.simulator.cli", "stats_cmd", "Describe a challenge directory (items, candidates, vocabulary)."),
+    "convert": ("dialeval.commands.convert", "convert_group", "Convert between bAbI (FB text) and DSTC6 JSON."),
+    "demo": ("dialeval.commands.demo", "demo_cmd", "Run the whole chain on the embedded default challenge."),
+    "baseline": ("dialeval.baselines.cli", "baseline_group", "List and run the reference baselines."),
+    "reproduce": ("dialeval.baselines.cli", "reproduce_group", "Reproduce published baseline tables."),
 }
 
 
@@ -55,7 +55,7 @@ def main():
 
 def run() -> None:
     """Console-script entry point: turn library errors into one-line messages and exit codes."""
-    from evaluator.errors import DialevalError
+    from dialeval.errors import DialevalError
 
     try:
         rv = main.main(standalone_mode=False)

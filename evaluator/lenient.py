@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evaluator.problems import Problem, json_type, short
+from dialeval.problems import Problem, json_type, short
 
 DEFAULT_CANDIDATE_LIMIT = 10
 

@@ -14,14 +14,14 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from evaluator import __version__
-from evaluator.problems import Problem
-from evaluator.signature import Signature
+from dialeval import __version__
+from dialeval.problems import Problem
+from dialeval.signature import Signature
 
 if TYPE_CHECKING:  # numpy is imported only when numbers are computed (validate never needs it)
     import numpy as np
 
-    from evaluator.ranks import GoldRanks
+    from dialeval.ranks import GoldRanks
 
 METRICS = ("p@1", "p@2", "p@5", "mrr")
 RECORD_FIELDS = ("split", "task", "metric", "average", "value", "n", "signature")
@@ -29,7 +29,7 @@ RECORD_FIELDS = ("split", "task", "metric", "average", "value", "n", "signature"
 
 def metric_values(gold_rank: np.ndarray, conversation_id: np.ndarray | None = None) -> dict[str, float]:
     """Every reported metric of one group of predictions."""
-    from evaluator.metrics.ranking import hit_rate_at_k, mrr, per_dialog_accuracy
+    from dialeval.metrics.ranking import hit_rate_at_k, mrr, per_dialog_accuracy
     out = {
         "p@1": hit_rate_at_k(gold_rank, 1),
         "p@2": hit_rate_at_k(gold_rank, 2),
@@ -123,7 +123,7 @@ class ScoreReport:
         return [p for p in self.problems if p.severity == "warning"]
 
     def rank_distribution(self) -> list[dict]:
-        from evaluator.metrics.ranking import rank_distribution
+        from dialeval.metrics.ranking import rank_distribution
 
         out = []
         r = self.ranks

@@ -10,14 +10,14 @@ from pathlib import Path
 def schemas_dir() -> Path:
     """Directory of the published JSON Schemas.
 
-    Installed, they ship as the data-only namespace package ``evaluator.schemas`` (mapped from the
+    Installed, they ship as the data-only namespace package ``dialeval.schemas`` (mapped from the
     top-level ``schemas/`` folder); in a source checkout imported from the repository root that
     sub-package does not exist, so fall back to the folder itself.
     """
     from importlib.util import find_spec
 
     try:
-        spec = find_spec("evaluator.schemas")
+        spec = find_spec("dialeval.schemas")
     except ModuleNotFoundError:
         spec = None
     for location in (spec.submodule_search_locations or []) if spec else []:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from evaluator import __version__
+from dialeval import __version__
 
 
 @dataclass(frozen=True)

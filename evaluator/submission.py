@@ -15,9 +15,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from evaluator.errors import UsageError
-from evaluator.formats.dstc6 import ANSWERS_SUFFIX
-from evaluator.formats.jsonio import load_json_file, read_bytes_checked
+from dialeval.errors import UsageError
+from dialeval.formats.dstc6 import ANSWERS_SUFFIX
+from dialeval.formats.jsonio import load_json_file, read_bytes_checked
 
 MAX_ARCHIVE_BYTES = int(os.environ.get("DIALEVAL_MAX_ARCHIVE_BYTES", str(1024**3)))
 MAX_ARCHIVE_MEMBERS = 10_000

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evaluator.challenge import LoadedSplit
-from evaluator.problems import Problem, json_type, pointer, short
+from dialeval.challenge import LoadedSplit
+from dialeval.problems import Problem, json_type, pointer, short
 
 ITEM_KEYS = frozenset(("dialog_id", "lst_candidate_id"))
 ENTRY_KEYS = frozenset(("candidate_id", "rank"))

@@ -3,11 +3,11 @@
 The original DSTC6 generator was never published; this one reproduces the real data's structure (KB shape,
 bot wording, task flows, candidate counts, distractor sources) so that challenges of any size can be generated,
 shared by seed, and scored with dialeval. Entry points: :func:`generate_challenge` (Python),
-``dialeval simulate`` / ``dialeval stats`` (CLI), :func:`simulator.default.ensure_default_challenge`.
+``dialeval simulate`` / ``dialeval stats`` (CLI), :func:`dialeval.simulator.default.ensure_default_challenge`.
 """
 
 from __future__ import annotations
 
-from simulator.generate import GENERATOR_VERSION, atomic_output_dir, generate_challenge
+from dialeval.simulator.generate import GENERATOR_VERSION, atomic_output_dir, generate_challenge
 
 __all__ = ["GENERATOR_VERSION", "atomic_output_dir", "generate_challenge"]

@@ -1,5 +1,5 @@
-"""``dialeval simulate`` and ``dialeval stats``: thin shells over :mod:`simulator.generate` and
-:mod:`simulator.stats`. Bad input raises :class:`evaluator.errors.UsageError` (one line, exit 2)."""
+"""``dialeval simulate`` and ``dialeval stats``: thin shells over :mod:`dialeval.simulator.generate` and
+:mod:`dialeval.simulator.stats`. Bad input raises :class:`dialeval.errors.UsageError` (one line, exit 2)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from evaluator.errors import UsageError
+from dialeval.errors import UsageError
 
 
 @click.command("simulate")
@@ -31,7 +31,7 @@ from evaluator.errors import UsageError
 def simulate_cmd(out: Path, seed: int, n_train: int, n_test: int, candidates: str, context_distractors: float,
                  full_conversations: bool, splits: str | None, tasks: str, force: bool) -> int:
     """Generate a DSTC6-style challenge (KBs, train split, tst1-tst4 with answer keys) with the simulator."""
-    from simulator.generate import atomic_output_dir, generate_challenge, parse_candidates, parse_splits
+    from dialeval.simulator.generate import atomic_output_dir, generate_challenge, parse_candidates, parse_splits
 
     # Check everything before creating anything.
     parse_candidates(candidates)
@@ -58,7 +58,7 @@ def simulate_cmd(out: Path, seed: int, n_train: int, n_test: int, candidates: st
 @click.option("--split", "split", default=None, help="Comma-separated splits to describe (default: all).")
 def stats_cmd(directory: Path, as_json: bool, split: str | None) -> int:
     """Describe a challenge directory: items, candidates, utterances, vocabulary, context distractors."""
-    from simulator.stats import challenge_stats
+    from dialeval.simulator.stats import challenge_stats
 
     splits = [s.strip() for s in split.split(",") if s.strip()] if split else None
     rows = challenge_stats(directory, splits)

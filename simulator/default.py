@@ -19,7 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
-from evaluator.cache import cache_root
+from dialeval.cache import cache_root
 
 DEFAULT_PARAMS: dict = {
     "seed": 2017,
@@ -29,11 +29,11 @@ DEFAULT_PARAMS: dict = {
     "context_distractors": 0.5,
 }
 COMPLETE_MARKER = ".complete"
-CACHE_ENV = "DIALEVAL_CACHE_DIR"  # see evaluator.cache.cache_root
+CACHE_ENV = "DIALEVAL_CACHE_DIR"  # see dialeval.cache.cache_root
 
 
 def default_challenge_name(params: dict | None = None) -> str:
-    from simulator.generate import GENERATOR_VERSION
+    from dialeval.simulator.generate import GENERATOR_VERSION
 
     p = DEFAULT_PARAMS if params is None else params
     digest = hashlib.sha256(json.dumps(p, sort_keys=True).encode()).hexdigest()[:12]
@@ -48,7 +48,7 @@ def ensure_default_challenge(params: dict | None = None) -> Path:
     """Path of the default challenge, generating it first if needed (safe across processes)."""
     from filelock import FileLock
 
-    from simulator.generate import generate_challenge, make_temp_dir
+    from dialeval.simulator.generate import generate_challenge, make_temp_dir
 
     p = dict(DEFAULT_PARAMS if params is None else params)
     root = cache_root()
@@ -59,7 +59,7 @@ def ensure_default_challenge(params: dict | None = None) -> Path:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        from evaluator.errors import UsageError
+        from dialeval.errors import UsageError
 
         raise UsageError(
             f"cannot create the cache directory {root} for the embedded default challenge ({e.strerror or e}); "

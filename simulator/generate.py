@@ -23,13 +23,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from evaluator.errors import UsageError
-from evaluator.formats.dstc6 import DSTC6_SPLITS, answers_file_name, dataset_file_name, write_dataset, write_results
-from evaluator.formats.fbdialog import Conversation as FbConversation
-from evaluator.formats.fbdialog import Line, write_candidates, write_conversations
-from evaluator.formats.jsonio import atomic_write_text
-from simulator.kb import DEFAULT_KB_SEED, build_kb, write_kb
-from simulator.tasks import Conversation, ItemOptions, TaskSimulator, simulate_items
+from dialeval.errors import UsageError
+from dialeval.formats.dstc6 import DSTC6_SPLITS, answers_file_name, dataset_file_name, write_dataset, write_results
+from dialeval.formats.fbdialog import Conversation as FbConversation
+from dialeval.formats.fbdialog import Line, write_candidates, write_conversations
+from dialeval.formats.jsonio import atomic_write_text
+from dialeval.simulator.kb import DEFAULT_KB_SEED, build_kb, write_kb
+from dialeval.simulator.tasks import Conversation, ItemOptions, TaskSimulator, simulate_items
 
 GENERATOR_VERSION = "1"
 """Bumped whenever the same parameters would produce different files (it names the default-challenge cache)."""

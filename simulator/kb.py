@@ -21,8 +21,8 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.errors import UsageError
-from evaluator.formats.jsonio import atomic_write_text
+from dialeval.errors import UsageError
+from dialeval.formats.jsonio import atomic_write_text
 
 PRICES = ("cheap", "moderate", "expensive")
 ATMOSPHERES = ("business", "casual", "romantic")

@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from evaluator.errors import UsageError
-from evaluator.formats.dstc6 import ANSWERS_SUFFIX, answers_file_name, gold_from_answer_key_json, parse_dataset_name
-from evaluator.formats.jsonio import load_json_file
+from dialeval.errors import UsageError
+from dialeval.formats.dstc6 import ANSWERS_SUFFIX, answers_file_name, gold_from_answer_key_json, parse_dataset_name
+from dialeval.formats.jsonio import load_json_file
 
 
 @dataclass

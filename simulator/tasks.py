@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluator.formats.dstc6 import Candidate, DialogItem
-from simulator import language as L
-from simulator.kb import Combo, KnowledgeBase, Restaurant
+from dialeval.formats.dstc6 import Candidate, DialogItem
+from dialeval.simulator import language as L
+from dialeval.simulator.kb import Combo, KnowledgeBase, Restaurant
 
 SLOTS_BASE = ("cuisine", "location", "number", "price", "atmosphere")
 SLOTS_EXTRA = SLOTS_BASE + ("restrictions",)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.formats.dstc6 import (
+from dialeval.formats.dstc6 import (
     Candidate,
     DialogItem,
     answers_file_name,
@@ -175,8 +175,8 @@ def cli_env() -> dict[str, str]:
 
 
 def run_cli(*args, cwd: Path | None = None, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run ``dialeval ARGS`` as a subprocess (the console-script entry point ``evaluator.cli:run``)."""
-    cmd = [sys.executable, "-c", "from evaluator.cli import run; run()", *map(str, args)]
+    """Run ``dialeval ARGS`` as a subprocess (the console-script entry point ``dialeval.cli:run``)."""
+    cmd = [sys.executable, "-c", "from dialeval.cli import run; run()", *map(str, args)]
     e = cli_env()
     e["PYTHONPATH"] = str(REPO) + os.pathsep + e.get("PYTHONPATH", "")
     if env:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import TinyChallenge, run_cli, write_json
 
-import evaluator.submission as submission
-from evaluator.api import score
-from evaluator.errors import UsageError
+import dialeval.submission as submission
+from dialeval.api import score
+from dialeval.errors import UsageError
 
 
 def _file(tf: tarfile.TarFile, name: str, data: bytes) -> None:

@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baselines.cli import PAPER_TABLE2, parse_tasks, render_markdown, reproduce_babi
-from baselines.data import gold_ranks, gold_ranks_from_scores, load_babi_items, order_from_scores, top_k_ids
-from baselines.nearest import NearestNeighborBaseline
-from baselines.random import RandomBaseline
-from baselines.registry import REGISTRY, BaselineSpec, create, register
-from baselines.tfidf import TfidfBaseline
-from evaluator.errors import UsageError
-from evaluator.formats.dstc6 import Candidate, DialogItem, read_dataset, write_dataset
+from dialeval.baselines.cli import PAPER_TABLE2, parse_tasks, render_markdown, reproduce_babi
+from dialeval.baselines.data import gold_ranks, gold_ranks_from_scores, load_babi_items, order_from_scores, top_k_ids
+from dialeval.baselines.nearest import NearestNeighborBaseline
+from dialeval.baselines.random import RandomBaseline
+from dialeval.baselines.registry import REGISTRY, BaselineSpec, create, register
+from dialeval.baselines.tfidf import TfidfBaseline
+from dialeval.errors import UsageError
+from dialeval.formats.dstc6 import Candidate, DialogItem, read_dataset, write_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -32,7 +32,7 @@ def run_cli(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """``dialeval ARGS`` as a subprocess through the console-script entry point (errors → one line, exit code)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIALEVAL_")}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, "-c", "from evaluator.cli import run; run()", *map(str, args)]
+    cmd = [sys.executable, "-c", "from dialeval.cli import run; run()", *map(str, args)]
     return subprocess.run(cmd, cwd=cwd or REPO, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -72,13 +72,13 @@ TRAIN = [
 
 def test_registry_lists_builtin_and_lazy_rule_based():
     assert {"random", "tfidf", "nearest-neighbor", "rule-based"} <= set(REGISTRY)
-    assert REGISTRY["rule-based"].target == "baselines.rules:RuleBased"
+    assert REGISTRY["rule-based"].target == "dialeval.baselines.rules:RuleBased"
     with pytest.raises(UsageError, match="unknown baseline"):
         create("no-such-model")
 
 
 def test_registry_plugs_in_a_new_baseline_and_reports_missing_modules():
-    spec = BaselineSpec("test-missing", "baselines.does_not_exist:Model", "not there", True)
+    spec = BaselineSpec("test-missing", "dialeval.baselines.does_not_exist:Model", "not there", True)
     register(spec)
     try:
         ok, why = spec.available()
@@ -335,7 +335,7 @@ def test_small_reproduction_runs_fast_and_is_deterministic():
 @needs_babi
 @pytest.mark.realdata
 def test_baseline_run_on_converted_babi_challenge(tmp_path):
-    from evaluator.formats.convert import babi_to_dstc6
+    from dialeval.formats.convert import babi_to_dstc6
 
     for split in ("trn", "tst"):
         babi_to_dstc6(BABI, 1, split, tmp_path / "chal", max_conversations=30, seed=1)

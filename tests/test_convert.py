@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.errors import UsageError
-from evaluator.formats.convert import babi_to_dstc6, dstc6_to_babi, is_fact_line, sample_candidates
-from evaluator.formats.dstc6 import (
+from dialeval.errors import UsageError
+from dialeval.formats.convert import babi_to_dstc6, dstc6_to_babi, is_fact_line, sample_candidates
+from dialeval.formats.dstc6 import (
     Candidate,
     DialogItem,
     parse_dataset_name,
@@ -21,7 +21,7 @@ from evaluator.formats.dstc6 import (
     write_dataset,
     write_results,
 )
-from evaluator.formats.fbdialog import read_candidates, read_conversations
+from dialeval.formats.fbdialog import read_candidates, read_conversations
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -58,7 +58,7 @@ CANDIDATES = [
 def run_cli(*args) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIALEVAL_")}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    cmd = [sys.executable, "-c", "from evaluator.cli import run; run()", *map(str, args)]
+    cmd = [sys.executable, "-c", "from dialeval.cli import run; run()", *map(str, args)]
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -227,7 +227,7 @@ def test_wrong_format_babi_file_is_one_line_error(babi_dir, tmp_path):
 @pytest.mark.realdata
 @pytest.mark.parametrize("task, split", [(1, "tst"), (3, "tst-OOV"), (4, "dev"), (6, "tst")])
 def test_real_round_trip(tmp_path, task, split):
-    from evaluator.formats.convert import babi_path
+    from dialeval.formats.convert import babi_path
 
     res = babi_to_dstc6(BABI, task, split, tmp_path / "chal", seed=7)
     exp = dstc6_to_babi(res.dataset, res.answers, tmp_path / "back.txt")

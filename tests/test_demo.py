@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from evaluator.cli import main
+from dialeval.cli import main
 
 
 @pytest.fixture()
@@ -34,7 +34,7 @@ def test_demo_runs_whole_chain(isolated_cache):
 
 
 def test_score_defaults_to_embedded_challenge(isolated_cache):
-    from simulator.default import ensure_default_challenge
+    from dialeval.simulator.default import ensure_default_challenge
 
     challenge = ensure_default_challenge()
     key = next((challenge / "tst4").glob("*task3*.answers.json"))
@@ -56,7 +56,7 @@ def test_unwritable_cache_is_a_one_line_error(tmp_path):
     blocker.write_text("not a directory")
     env = {**os.environ, "DIALEVAL_CACHE_DIR": str(blocker / "cache")}
     env.pop("DIALEVAL_CHALLENGE", None)
-    proc = subprocess.run([sys.executable, "-c", "from evaluator.cli import run; run()", "score", str(blocker),
+    proc = subprocess.run([sys.executable, "-c", "from dialeval.cli import run; run()", "score", str(blocker),
                            "--split", "tst4"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from conftest import TinyChallenge, deepcopy, make_challenge, ranking, run_cli, write_json
 
-from evaluator.api import score
-from evaluator.errors import UsageError
-from evaluator.schemacheck import schema_problems
+from dialeval.api import score
+from dialeval.errors import UsageError
+from dialeval.schemacheck import schema_problems
 
 NB = 10  # the official nb_candidate default
 
@@ -565,7 +565,7 @@ def test_integral_float_past_64_bits_is_not_an_integer(tmp_path, tiny_shared):
 
 def test_reversed_task_range_is_a_usage_error():
     """``--task 5-3`` is refused instead of silently meaning every task."""
-    from evaluator.commands.score import _tasks
+    from dialeval.commands.score import _tasks
 
     assert _tasks(("3-5",)) == [3, 4, 5]
     with pytest.raises(UsageError):

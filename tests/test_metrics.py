@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from evaluator import __version__
-from evaluator.metrics.ranking import (
+from dialeval import __version__
+from dialeval.metrics.ranking import (
     NOT_RANKED,
     hit_rate_at_k,
     hits_at_k,
@@ -18,8 +18,8 @@ from evaluator.metrics.ranking import (
     recall_at_k_in_n,
     reciprocal_ranks,
 )
-from evaluator.problems import Problem, pointer, short
-from evaluator.signature import Signature, format_tasks
+from dialeval.problems import Problem, pointer, short
+from dialeval.signature import Signature, format_tasks
 
 RANKS = np.array([1, 2, 3, 0, 5, 1, 10, 0])  # 0 = the gold was not ranked
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_malformed import key_gold, mean, official_hits, official_slots
 
-from evaluator.api import score
+from dialeval.api import score
 
 
 @st.composite

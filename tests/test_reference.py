@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines.reference import REFERENCE_BASELINES, build_reference, stored_report
+from dialeval.baselines.reference import REFERENCE_BASELINES, build_reference, stored_report
 
 STORED = Path(__file__).resolve().parents[1] / "submissions" / "baselines" / "default"
 
@@ -21,14 +21,14 @@ def default_challenge(tmp_path_factory):
     import os
 
     os.environ.setdefault("DIALEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
-    from simulator.default import ensure_default_challenge
+    from dialeval.simulator.default import ensure_default_challenge
 
     return ensure_default_challenge()
 
 
 @pytest.mark.parametrize("name", REFERENCE_BASELINES)
 def test_stored_archive_scores_to_stored_report(name, default_challenge):
-    from evaluator.api import score
+    from dialeval.api import score
 
     stored = json.loads((STORED / name / "report.json").read_text())
     report = score(STORED / name / "submission.tgz", "all", default_challenge)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from baselines._dialogstate import BUILTIN_VALUES, Vocabulary, find_mentions, resolve_values, tokens
-from baselines.rules import RuleBased
-from evaluator.formats.dstc6 import (
+from dialeval.baselines._dialogstate import BUILTIN_VALUES, Vocabulary, find_mentions, resolve_values, tokens
+from dialeval.baselines.rules import RuleBased
+from dialeval.formats.dstc6 import (
     Candidate,
     DialogItem,
     gold_from_answer_key_json,
@@ -328,7 +328,7 @@ def test_real_tst1_rewritten_to_kb2_with_a_kb1_only_vocabulary(task):
 
 
 def _babi_accuracy(task: int, split: str, max_conversations: int | None) -> float:
-    from baselines.data import load_babi_candidates, load_babi_items
+    from dialeval.baselines.data import load_babi_candidates, load_babi_items
 
     if not BABI.is_dir():
         pytest.skip(f"bAbI dialog data not found at {BABI}")
@@ -361,7 +361,7 @@ def test_babi_full_is_solved(task, split):
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory) -> Path:
     try:
-        from simulator.generate import generate_challenge
+        from dialeval.simulator.generate import generate_challenge
     except ImportError as e:  # the simulator is developed in parallel
         pytest.skip(f"simulator not available: {e}")
     out = tmp_path_factory.mktemp("sim")
@@ -371,7 +371,7 @@ def simulated(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("split", ["tst1", "tst2", "tst3", "tst4"])
 def test_simulated_challenge_is_solved(simulated, split):
-    from evaluator.formats.dstc6 import Challenge
+    from dialeval.formats.dstc6 import Challenge
 
     sp = Challenge(simulated).split(split)
     m = RuleBased()
@@ -384,9 +384,9 @@ def test_unseen_restrictions_wording_is_found_from_the_file_name(tmp_path):
     """Real tst3/tst4 ask for dietary restrictions in a wording no training file shows: the file name says the
     slot is required, and the unseen question is the candidate that matches no known bot act."""
     pytest.importorskip("simulator")
-    from baselines.cli import run_baseline
-    from evaluator.api import score
-    from simulator import generate_challenge
+    from dialeval.baselines.cli import run_baseline
+    from dialeval.api import score
+    from dialeval.simulator import generate_challenge
 
     out = tmp_path / "sim"
     generate_challenge(out, seed=4, n_train=0, n_test=120, splits="tst3", tasks=[1, 5])

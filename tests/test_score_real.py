@@ -15,12 +15,12 @@ import tarfile
 import pytest
 from conftest import REAL_CHALLENGE, ranking, run_cli, write_json
 
-from evaluator import __version__
-from evaluator.api import score
-from evaluator.errors import UsageError
-from evaluator.report import RECORD_FIELDS
-from evaluator.schemacheck import schema_problems
-from evaluator.signature import Signature
+from dialeval import __version__
+from dialeval.api import score
+from dialeval.errors import UsageError
+from dialeval.report import RECORD_FIELDS
+from dialeval.schemacheck import schema_problems
+from dialeval.signature import Signature
 
 pytestmark = pytest.mark.realdata
 METRICS = ("p@1", "p@2", "p@5", "mrr")

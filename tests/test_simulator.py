@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.formats.dstc6 import ANSWERS_SUFFIX, Challenge, parse_dataset_name
-from simulator import generate_challenge
-from simulator import language as L
-from simulator.kb import KB_ATTRS, build_kb, kb_text, read_kb, write_kb
-from simulator.tasks import TaskSimulator, fast_uuid4, is_test_request
+from dialeval.formats.dstc6 import ANSWERS_SUFFIX, Challenge, parse_dataset_name
+from dialeval.simulator import generate_challenge
+from dialeval.simulator import language as L
+from dialeval.simulator.kb import KB_ATTRS, build_kb, kb_text, read_kb, write_kb
+from dialeval.simulator.tasks import TaskSimulator, fast_uuid4, is_test_request
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 REAL_DSTC6 = SHARED / "data" / "dstc6"
@@ -81,7 +81,7 @@ def test_fast_uuid4_matches_uuid_module():
 
 # --- well-formedness and answer keys ----------------------------------------------------------------------------
 def test_files_are_well_formed(small):
-    from evaluator.validate import validate_dataset_json
+    from dialeval.validate import validate_dataset_json
 
     names = {p.name for p in small.iterdir()}
     assert {"trn", "tst1", "tst2", "tst3", "tst4", "extendedkb1.txt", "extendedkb2.txt"} <= names
@@ -110,7 +110,7 @@ def test_files_are_well_formed(small):
 
 
 def test_answer_keys_score_one(small, tmp_path):
-    from evaluator.api import score
+    from dialeval.api import score
 
     sub = tmp_path / "sub"
     for split in ("tst1", "tst2", "tst3", "tst4"):
@@ -333,7 +333,7 @@ def test_rule_oracle_reaches_p_at_1_of_one(tmp_path, full):
 
 
 def test_full_conversation_mode_fields_and_fb(tmp_path):
-    from evaluator.formats.fbdialog import read_candidates, read_conversations
+    from dialeval.formats.fbdialog import read_candidates, read_conversations
 
     out = tmp_path / "c"
     generate_challenge(out, seed=3, n_train=0, n_test=5, full_conversations=True, splits="tst1", tasks=[5])
@@ -358,7 +358,7 @@ def test_full_conversation_mode_fields_and_fb(tmp_path):
 def test_realism_against_real_tst1(tmp_path):
     if not (REAL_DSTC6 / "tst1").is_dir():
         pytest.skip(f"real DSTC6 data not found at {REAL_DSTC6}")
-    from simulator.stats import challenge_stats
+    from dialeval.simulator.stats import challenge_stats
 
     real = {s.task: s for s in challenge_stats(REAL_DSTC6, ["tst1"])}
     out = tmp_path / "c"
@@ -376,7 +376,7 @@ def _ensure_in_process(cache: str, q) -> None:
     import os
 
     os.environ["DIALEVAL_CACHE_DIR"] = cache
-    from simulator.default import ensure_default_challenge
+    from dialeval.simulator.default import ensure_default_challenge
 
     q.put(str(ensure_default_challenge()))
 
@@ -402,7 +402,7 @@ def test_default_challenge_concurrent_generation(tmp_path):
 
 
 def test_default_challenge_ignores_half_written_attempts(tmp_path, monkeypatch):
-    from simulator import default
+    from dialeval.simulator import default
 
     monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path))
     name = default.default_challenge_name()
@@ -422,7 +422,7 @@ def test_default_challenge_ignores_half_written_attempts(tmp_path, monkeypatch):
 def test_cli_simulate_and_stats(tmp_path):
     from click.testing import CliRunner
 
-    from simulator.cli import simulate_cmd, stats_cmd
+    from dialeval.simulator.cli import simulate_cmd, stats_cmd
 
     runner = CliRunner()
     out = tmp_path / "c"
@@ -435,7 +435,7 @@ def test_cli_simulate_and_stats(tmp_path):
     rows = json.loads(res.output)
     assert len(rows) == 10 and all(r["candidates_min"] == r["candidates_max"] == 8 for r in rows)
     # refuses a non-empty --out, accepts it with --force
-    from evaluator.errors import UsageError
+    from dialeval.errors import UsageError
 
     res = runner.invoke(simulate_cmd, ["--out", str(out), "--test", "5"], standalone_mode=False)
     assert isinstance(res.exception, UsageError)
@@ -451,7 +451,7 @@ def test_cli_bad_input_is_a_one_line_usage_error(tmp_path, args):
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-c", "from evaluator.cli import run; run()", "simulate", "--out", str(tmp_path / "o")]
+    cmd = [sys.executable, "-c", "from dialeval.cli import run; run()", "simulate", "--out", str(tmp_path / "o")]
     res = subprocess.run(cmd + args, capture_output=True, text=True)
     assert res.returncode == 2, res.stderr
     assert "Traceback" not in res.stderr
@@ -460,7 +460,7 @@ def test_cli_bad_input_is_a_one_line_usage_error(tmp_path, args):
 
 def test_files_pass_the_published_schemas(small):
     """Every generated dataset file and answer key is valid under the published JSON Schemas."""
-    from evaluator.schemacheck import schema_problems
+    from dialeval.schemacheck import schema_problems
 
     checked = 0
     for path in sorted(small.rglob("dialog-task*.json")):

@@ -1,1 +1,1 @@
-"""CLI sub-commands, one module each (imported lazily by evaluator.cli)."""
+"""CLI sub-commands, one module each (imported lazily by dialeval.cli)."""

@@ -1,10 +1,10 @@
-"""``dialeval convert``: bAbI (FB text) ↔ DSTC6 JSON. The logic lives in :mod:`evaluator.formats.convert`."""
+"""``dialeval convert``: bAbI (FB text) ↔ DSTC6 JSON. The logic lives in :mod:`dialeval.formats.convert`."""
 
 from __future__ import annotations
 
 import click
 
-from evaluator.formats.convert import babi_splits
+from dialeval.formats.convert import babi_splits
 
 
 @click.group("convert")
@@ -39,8 +39,8 @@ def convert_group():
 )
 def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, seed, embed_answers, max_conversations):
     """Write <out>/<split>/dialog-task{N}{NAME}-babi-{split}.json and its .answers.json key (gold at rank 1)."""
-    from evaluator.errors import UsageError
-    from evaluator.formats.convert import babi_to_dstc6
+    from dialeval.errors import UsageError
+    from dialeval.formats.convert import babi_to_dstc6
 
     if task not in range(1, 7):
         raise UsageError(f"--task: bAbI tasks are 1-6, got {task}")
@@ -76,7 +76,7 @@ def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, 
 )
 def dstc6_to_babi_cmd(dataset, answers, out_path, candidates_out):
     """Write a DSTC6 dataset as FB dialogs (items with conversation_id regrouped) plus a candidates file."""
-    from evaluator.formats.convert import dstc6_to_babi
+    from dialeval.formats.convert import dstc6_to_babi
 
     res = dstc6_to_babi(dataset, answers, out_path, candidates_out)
     click.echo(f"wrote {res.dialogs} ({res.conversations} conversations from {res.items} items)")

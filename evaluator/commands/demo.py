@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from evaluator.errors import UsageError
+from dialeval.errors import UsageError
 
 
 @click.command("demo")
@@ -21,13 +21,13 @@ from evaluator.errors import UsageError
 @click.option("--seed", type=int, default=0, show_default=True)
 def demo_cmd(out, baseline, seed):
     """Generate (or reuse) the embedded default challenge, run a baseline on tst1-tst4, validate and score it."""
-    from baselines import registry
-    from baselines.cli import run_baseline
-    from evaluator.api import score, validate
-    from evaluator.commands.score import render_summary
-    from evaluator.formats.dstc6 import Challenge
-    from evaluator.formats.jsonio import atomic_write_text
-    from simulator.default import ensure_default_challenge
+    from dialeval.baselines import registry
+    from dialeval.baselines.cli import run_baseline
+    from dialeval.api import score, validate
+    from dialeval.commands.score import render_summary
+    from dialeval.formats.dstc6 import Challenge
+    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.simulator.default import ensure_default_challenge
 
     t0 = time.perf_counter()
     challenge = ensure_default_challenge()

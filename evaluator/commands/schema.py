@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from evaluator.errors import UsageError
-from evaluator.resources import schemas_dir
+from dialeval.errors import UsageError
+from dialeval.resources import schemas_dir
 
 
 def schema_names() -> list[str]:

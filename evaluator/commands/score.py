@@ -1,4 +1,4 @@
-"""``dialeval validate`` and ``dialeval score``: parse options, call :mod:`evaluator.api`, print."""
+"""``dialeval validate`` and ``dialeval score``: parse options, call :mod:`dialeval.api`, print."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections import defaultdict
 
 import click
 
-from evaluator.errors import UsageError
-from evaluator.problems import CODES, Problem
+from dialeval.errors import UsageError
+from dialeval.problems import CODES, Problem
 
 SCREEN_PER_CODE = 5
 
@@ -129,7 +129,7 @@ def render_summary(report) -> None:
 
 
 def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
-    from evaluator.formats.jsonio import atomic_write_text
+    from dialeval.formats.jsonio import atomic_write_text
 
     if out:
         text = report.to_csv_text() if (as_csv or out.endswith(".csv")) and not as_json else report.to_json_text()
@@ -149,7 +149,7 @@ def validate_cmd(submission, challenge, split, task, lenient, candidate_limit, a
 
     Needs no answer keys. Exit 0 valid, 1 invalid, 2 usage or I/O error.
     """
-    from evaluator.api import validate
+    from dialeval.api import validate
 
     report = validate(submission, split, challenge, _tasks(task), lenient, candidate_limit)
     _emit(report, as_json, False, out)
@@ -177,7 +177,7 @@ def score_cmd(submission, challenge, split, task, lenient, candidate_limit, as_j
     Exit 0 scored, 1 invalid (strict mode) or a submission the official scorer would crash on (--lenient),
     2 usage or I/O error.
     """
-    from evaluator.api import score
+    from dialeval.api import score
 
     report = score(submission, split, challenge, keys, _tasks(task), lenient, candidate_limit)
     _emit(report, as_json, as_csv, out)
@@ -189,7 +189,7 @@ def score_cmd(submission, challenge, split, task, lenient, candidate_limit, as_j
             click.echo(f"{submission}: INVALID, not scored ({len(report.errors)} error(s)); "
                        "see above, or --json for the full list", err=True)
     if per_item and report.valid:
-        from evaluator.formats.jsonio import atomic_write_text
+        from dialeval.formats.jsonio import atomic_write_text
 
         atomic_write_text(per_item, "".join(line + "\n" for line in report.per_item_lines()))
     return 0 if report.valid else 1

@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.errors import UsageError
-from evaluator.formats.dstc6 import (
+from dialeval.errors import UsageError
+from dialeval.formats.dstc6 import (
     TASK_NAMES,
     Candidate,
     DialogItem,
@@ -40,9 +40,9 @@ from evaluator.formats.dstc6 import (
     read_dataset,
     write_results,
 )
-from evaluator.formats.fbdialog import Conversation, Line, read_candidates, read_conversations, write_candidates
-from evaluator.formats.fbdialog import write_conversations as write_fb_conversations
-from evaluator.formats.jsonio import atomic_writer, dump_json_file, load_json_file
+from dialeval.formats.fbdialog import Conversation, Line, read_candidates, read_conversations, write_candidates
+from dialeval.formats.fbdialog import write_conversations as write_fb_conversations
+from dialeval.formats.jsonio import atomic_writer, dump_json_file, load_json_file
 
 # --- bAbI data-directory layout ---------------------------------------------------------------------------------
 

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.errors import UsageError
-from evaluator.formats.jsonio import dump_json_file, load_json_file
+from dialeval.errors import UsageError
+from dialeval.formats.jsonio import dump_json_file, load_json_file
 
 TASK_NAMES = {1: "API", 2: "REFINE", 3: "OPTIONS", 4: "INFOS", 5: "FULL", 6: "DSTC2"}
 """File-name infix per task number, as in the official release (task 6 is bAbI's DSTC2 task)."""
@@ -118,10 +118,10 @@ def item_from_json(obj: dict) -> DialogItem:
 def read_dataset(path: str | Path) -> list[DialogItem]:
     """Read a dataset file (test or training) into DialogItems.
 
-    Structural problems raise :class:`evaluator.errors.UsageError` with a JSON pointer; use
-    :func:`evaluator.validate.validate_dataset_json` for a full report of every problem.
+    Structural problems raise :class:`dialeval.errors.UsageError` with a JSON pointer; use
+    :func:`dialeval.validate.validate_dataset_json` for a full report of every problem.
     """
-    from evaluator.validate import validate_dataset_json
+    from dialeval.validate import validate_dataset_json
 
     path = Path(path)
     data = load_json_file(path)

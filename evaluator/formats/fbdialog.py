@@ -12,8 +12,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluator.errors import UsageError
-from evaluator.formats.jsonio import atomic_write_text
+from dialeval.errors import UsageError
+from dialeval.formats.jsonio import atomic_write_text
 
 
 @dataclass

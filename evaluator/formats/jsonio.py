@@ -2,7 +2,7 @@
 
 Reading uses msgspec (faster than the standard library, and parsing dominates scoring time); a parse error
 is re-diagnosed with the standard library to report ``line:column``. The scorer's hot paths go further and
-decode straight into typed structs (:mod:`evaluator.fastpath`). Writing is atomic (temp file + rename), so an interrupted run never
+decode straight into typed structs (:mod:`dialeval.fastpath`). Writing is atomic (temp file + rename), so an interrupted run never
 leaves a half-written file behind, and uses the standard library's default separators, which is the
 layout of the official DSTC6 files.
 """
@@ -15,7 +15,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from evaluator.errors import UsageError
+from dialeval.errors import UsageError
 
 try:  # accelerator (a core dependency; the standard library still works without it)
     import msgspec as _msgspec

@@ -1,23 +1,159 @@
-"""Metrics: pure functions over arrays (see :mod:`evaluator.metrics.ranking`)."""
+"""The metric registry: every number dialeval reports is a named :class:`Metric` over a RankTable.
 
-from evaluator.metrics.ranking import (
-    NOT_RANKED,
-    hit_rate_at_k,
-    hits_at_k,
-    mrr,
-    per_dialog_accuracy,
-    rank_distribution,
-    recall_at_k_in_n,
-    reciprocal_ranks,
-)
+A metric is a small pure function of the table's columns (see :mod:`dialeval.metrics.ranking` for the
+formulas). Names follow the benchmarks' own conventions, and each entry says what other tools call it:
 
-__all__ = [
-    "NOT_RANKED",
-    "hit_rate_at_k",
-    "hits_at_k",
-    "mrr",
-    "per_dialog_accuracy",
-    "rank_distribution",
-    "recall_at_k_in_n",
-    "reciprocal_ranks",
-]
+=========================  =========================================================================
+name                       meaning
+=========================  =========================================================================
+``hits@k``                 gold among the top k (ParlAI ``hits@k``, ranx ``hits@k`` > 0, bAbI per-response at k=1)
+``p@k``                    DSTC6's name for hits@k ("Precision@k" in the official scorer; not IR precision)
+``mrr``                    mean reciprocal rank (ranx ``mrr``, trec_eval ``recip_rank``)
+``rN@k``                   Ubuntu's recall@k in 1-of-N (gold among the top k of the first N candidates)
+``per-response-accuracy``  hits@1 over every bot turn (Bordes & Weston)
+``per-dialog-accuracy``    share of conversations with every turn a hit@1 (Bordes & Weston)
+=========================  =========================================================================
+
+Benchmarks that compute per-item numbers themselves (AirDialogue's state scores) register *value*
+metrics: the corpus value is the mean of the table's ``values[name]`` column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from dialeval.errors import UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from dialeval.ranks import RankTable
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A named metric. ``per_unit(table)`` gives one value per unit; the metric is their mean.
+
+    ``level`` says what a unit is: ``"item"`` (one per table row, in row order) or ``"conversation"`` (one
+    per distinct conversation id, sorted). Statistics (bootstrap, paired tests) resample conversations
+    either way, so turns of one conversation stay together.
+    """
+
+    name: str
+    per_unit: Callable[[RankTable], np.ndarray] = field(compare=False)
+    description: str = ""
+    level: str = "item"
+    needs: str = "ranks"  # "ranks", "values" (benchmark-computed per-item numbers) or "texts"
+    higher_is_better: bool = True
+
+    def compute(self, table: RankTable) -> float:
+        v = self.per_unit(table)
+        return float(v.mean()) if len(v) else float("nan")
+
+
+_FIXED: dict[str, Metric] = {}
+_ALIASES = {"per-dialog": "per-dialog-accuracy", "accuracy": "per-response-accuracy"}
+
+
+def register(metric: Metric) -> Metric:
+    """Add (or replace) a metric by name; returns it (usable as a one-line registration)."""
+    _FIXED[metric.name] = metric
+    return metric
+
+
+def _hits(k: int, name: str) -> Metric:
+    from dialeval.metrics.ranking import hits_at_k
+
+    return Metric(
+        name,
+        lambda t: hits_at_k(t.gold_rank, k, t.ties),
+        f"gold among the top {k}: mean of 1[rank <= {k}] over the answer-key items",
+    )
+
+
+def _recall_in_n(n: int, k: int, name: str) -> Metric:
+    from dialeval.metrics.ranking import hits_at_k
+
+    def per_unit(t: RankTable):
+        if n not in t.nested:
+            raise UsageError(f"metric {name} needs ranks among the first {n} candidates, which this benchmark lacks")
+        r, ties = t.nested[n]
+        return hits_at_k(r, k, ties)
+
+    return Metric(name, per_unit, f"recall@{k} in 1-of-{n}: ground truth among the top {k} of the first {n} candidates")
+
+
+def _mrr() -> Metric:
+    from dialeval.metrics.ranking import reciprocal_ranks
+
+    return Metric("mrr", lambda t: reciprocal_ranks(t.gold_rank, t.ties), "mean reciprocal rank (0 for an unranked gold)")
+
+
+def _per_dialog() -> Metric:
+    from dialeval.metrics.ranking import per_conversation_all_hit
+
+    return Metric(
+        "per-dialog-accuracy",
+        lambda t: per_conversation_all_hit(t.gold_rank, t.conversation_id, t.ties)[1],
+        "share of conversations whose every turn is a hit@1",
+        level="conversation",
+    )
+
+
+def value_metric(name: str, description: str = "") -> Metric:
+    """A metric whose per-item numbers the benchmark computed (``table.values[name]``)."""
+
+    def per_unit(t: RankTable):
+        if name not in t.values:
+            raise UsageError(f"metric {name} is not computed by this benchmark")
+        return t.values[name]
+
+    return Metric(name, per_unit, description, needs="values")
+
+
+_FAMILY = re.compile(r"^(?:(?P<kind>hits|p)@(?P<k>\d{1,6})|r(?P<n>\d{1,6})@(?P<rk>\d{1,6}))$")
+
+
+def get(name: str) -> Metric:
+    """The metric called ``name`` (fixed names, aliases, and the families hits@k, p@k, rN@k)."""
+    key = _ALIASES.get(name.strip().lower(), name.strip().lower())
+    if key in _FIXED:
+        return _FIXED[key]
+    if key == "mrr":
+        return _mrr()
+    if key == "per-dialog-accuracy":
+        return _per_dialog()
+    if key == "per-response-accuracy":
+        return _hits(1, "per-response-accuracy")
+    m = _FAMILY.match(key)
+    if m:
+        if m.group("kind"):
+            k = int(m.group("k"))
+            if k < 1:
+                raise UsageError(f"metric {name}: k must be at least 1")
+            return _hits(k, key)
+        n, k = int(m.group("n")), int(m.group("rk"))
+        if not 1 <= k <= n:
+            raise UsageError(f"metric {name}: needs 1 <= k <= N")
+        return _recall_in_n(n, k, key)
+    raise UsageError(f"unknown metric {name!r} (known: {', '.join(known_names())})")
+
+
+def known_names() -> list[str]:
+    return ["hits@K", "p@K", "mrr", "rN@K", "per-response-accuracy", "per-dialog-accuracy", *sorted(_FIXED)]
+
+
+def resolve(names) -> list[Metric]:
+    """Metrics for a comma-separated string or a list of names, in order, duplicates removed."""
+    if isinstance(names, str):
+        names = [n for n in names.split(",") if n.strip()]
+    out: dict[str, Metric] = {}
+    for n in names:
+        m = get(n)
+        out.setdefault(m.name, m)
+    if not out:
+        raise UsageError("no metric given")
+    return list(out.values())

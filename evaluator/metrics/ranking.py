@@ -13,6 +13,16 @@ NOT_RANKED = 0
 """Value of ``gold_rank`` for a gold candidate that the submission did not rank."""
 
 
+def _as_ties(ties, r: np.ndarray) -> np.ndarray | None:
+    """``None`` when no item has ties (then the integer formulas apply exactly)."""
+    if ties is None:
+        return None
+    t = np.asarray(ties)
+    if t.shape != r.shape:
+        raise ValueError("ties must have the shape of gold_rank")
+    return t if t.any() else None
+
+
 def _as_ranks(gold_rank) -> np.ndarray:
     r = np.asarray(gold_rank)
     if r.ndim != 1:
@@ -20,13 +30,23 @@ def _as_ranks(gold_rank) -> np.ndarray:
     return r
 
 
-def hits_at_k(gold_rank, k: int) -> np.ndarray:
-    """Per-prediction hit indicator: ``1[1 <= gold_rank <= k]`` (float array of 0/1)."""
+def hits_at_k(gold_rank, k: int, ties=None) -> np.ndarray:
+    """Per-prediction hit indicator: ``1[1 <= gold_rank <= k]`` (float array of 0/1).
+
+    With ``ties`` (the expected tie policy: ``gold_rank`` = s + 1 with s candidates strictly above the
+    gold, t = ``ties`` candidates tied with it), the probability that the gold lands in the top k when
+    the tied block is ordered at random: ``clip((k - s) / (t + 1), 0, 1)``.
+    """
     r = _as_ranks(gold_rank)
-    return ((r >= 1) & (r <= k)).astype(np.float64)
+    t = _as_ties(ties, r)
+    if t is None:
+        return ((r >= 1) & (r <= k)).astype(np.float64)
+    above = r.astype(np.float64) - 1.0
+    p = np.clip((k - above) / (t.astype(np.float64) + 1.0), 0.0, 1.0)
+    return np.where(r >= 1, p, 0.0)
 
 
-def hit_rate_at_k(gold_rank, k: int) -> float:
+def hit_rate_at_k(gold_rank, k: int, ties=None) -> float:
     """Mean hit@k = |{i : 1 <= rank_i <= k}| / N.
 
     The DSTC6 "Precision@k" (P@1, P@2, P@5), ParlAI's hits@k and bAbI's per-response accuracy (k = 1)
@@ -35,46 +55,75 @@ def hit_rate_at_k(gold_rank, k: int) -> float:
     r = _as_ranks(gold_rank)
     if r.size == 0:
         return float("nan")
-    return float(hits_at_k(r, k).mean())
+    return float(hits_at_k(r, k, ties).mean())
 
 
-def reciprocal_ranks(gold_rank) -> np.ndarray:
-    """Per-prediction reciprocal rank ``1 / gold_rank`` (0 where the gold is unranked)."""
+def reciprocal_ranks(gold_rank, ties=None) -> np.ndarray:
+    """Per-prediction reciprocal rank ``1 / gold_rank`` (0 where the gold is unranked).
+
+    With ``ties`` (expected policy), the mean of 1/r over the t + 1 equally likely ranks
+    r = s + 1 ... s + t + 1, i.e. ``(H(s + t + 1) - H(s)) / (t + 1)`` with H the harmonic numbers.
+    """
     r = _as_ranks(gold_rank).astype(np.float64)
+    t = _as_ties(ties, _as_ranks(gold_rank))
     out = np.zeros_like(r)
-    np.divide(1.0, r, out=out, where=r >= 1)
+    if t is None:
+        np.divide(1.0, r, out=out, where=r >= 1)
+        return out
+    from scipy.special import digamma  # H(n) = digamma(n + 1) + Euler's gamma; the constants cancel
+
+    tf = t.astype(np.float64)
+    ok = r >= 1
+    s = np.where(ok, r - 1.0, 0.0)
+    out[ok] = ((digamma(s + tf + 2.0) - digamma(s + 1.0)) / (tf + 1.0))[ok]
     return out
 
 
-def mrr(gold_rank) -> float:
-    """Mean reciprocal rank: MRR = (1/N) * sum_i 1/rank_i, with 1/rank_i = 0 for an unranked gold."""
+def mrr(gold_rank, ties=None) -> float:
+    """Mean reciprocal rank: MRR = (1/N) * sum_i 1/rank_i, with 1/rank_i = 0 for an unranked gold.
+
+    The same number as ranx's and trec_eval's ``recip_rank`` averaged over queries with one relevant item.
+    """
     r = _as_ranks(gold_rank)
     if r.size == 0:
         return float("nan")
-    return float(reciprocal_ranks(r).mean())
+    return float(reciprocal_ranks(r, ties).mean())
 
 
-def per_dialog_accuracy(gold_rank, conversation_id) -> float:
+def per_dialog_accuracy(gold_rank, conversation_id, ties=None) -> float:
     """Share of conversations whose every turn is a hit@1 (Bordes & Weston's per-dialog accuracy).
 
     accuracy = |{c : for all i in c, rank_i = 1}| / |conversations|. ``conversation_id`` gives, per
-    prediction, the conversation it belongs to (any hashable labels; order does not matter).
+    prediction, the conversation it belongs to (any hashable labels; order does not matter). With ties
+    (expected policy) a conversation counts with the probability that all its turns are hits.
     """
     r = _as_ranks(gold_rank)
-    conv = np.asarray(conversation_id)
     if r.size == 0:
         return float("nan")
-    _, inverse = np.unique(conv, return_inverse=True)
-    misses = np.bincount(inverse.ravel(), weights=(r != 1).astype(np.float64))
-    return float((misses == 0).mean())
+    return float(per_conversation_all_hit(r, conversation_id, ties)[1].mean())
 
 
-def recall_at_k_in_n(gold_rank_among_n, k: int) -> float:
+def per_conversation_all_hit(gold_rank, conversation_id, ties=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(conversation labels, P(every turn is a hit@1))`` per conversation, labels sorted."""
+    r = _as_ranks(gold_rank)
+    labels, inverse = np.unique(np.asarray(conversation_id), return_inverse=True)
+    inverse = inverse.ravel()
+    t = _as_ties(ties, r)
+    if t is None:
+        misses = np.bincount(inverse, weights=(r != 1).astype(np.float64), minlength=len(labels))
+        return labels, (misses == 0).astype(np.float64)
+    p = hits_at_k(r, 1, t)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
+    return labels, np.multiply.reduceat(p[order], starts)
+
+
+def recall_at_k_in_n(gold_rank_among_n, k: int, ties=None) -> float:
     """Ubuntu's R_N@k: mean over contexts of 1[rank of the ground truth among the first N candidates <= k].
 
     The caller computes ranks among the first N candidates (ground truth + the first N-1 distractors).
     """
-    return hit_rate_at_k(gold_rank_among_n, k)
+    return hit_rate_at_k(gold_rank_among_n, k, ties)
 
 
 def rank_distribution(gold_rank, max_rank: int | None = None) -> dict[str, int]:

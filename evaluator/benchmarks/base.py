@@ -1,0 +1,141 @@
+"""The Benchmark protocol: what every benchmark reader provides, and what it returns.
+
+A benchmark knows its data layout (``splits``), how to read a submission against a split's data into a
+:class:`~dialeval.ranks.RankTable` plus :class:`~dialeval.problems.Problem` s (``evaluate``), which metrics
+it reports by default, and the name its signatures start with. Everything after the RankTable (metrics,
+statistics, reports, renderings, the leaderboard) is shared, so a new benchmark is one module here and
+one line in :mod:`dialeval.benchmarks.registry`.
+
+The core never knows where default data lives: ``Request.data`` is always given by the caller (the CLI
+resolves ``--data``/``--challenge``, environment variables and the embedded default).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from dialeval.errors import UsageError
+
+if TYPE_CHECKING:
+    from dialeval.problems import Problem
+    from dialeval.ranks import RankTable
+
+TIE_POLICIES = ("pessimistic", "optimistic", "expected")
+DEFAULT_TIES = "pessimistic"
+"""Score-based submissions: a gold tied with other candidates ranks after all of them unless told otherwise
+(the only choice that can never overstate a system)."""
+
+
+@dataclass
+class Request:
+    """What to evaluate. ``split`` None means the benchmark's default (every split the submission covers)."""
+
+    submission: str | Path
+    data: Path
+    split: str | list[str] | None = None
+    keys: Path | None = None
+    groups: list[str] | None = None  # tasks / files to score (benchmark's own names), None = all
+    scoring: bool = True  # False: validate only (answer keys are not needed or read)
+    ties: str = DEFAULT_TIES
+    options: dict = field(default_factory=dict)  # benchmark-specific (e.g. DSTC6 lenient, candidate_limit)
+
+
+@dataclass
+class DataIdentity:
+    """Which data produced the numbers: a short content hash of the test files and keys actually used."""
+
+    digest: str  # 8 hex digits, blake2b over (name, content digest) of every file used, sorted
+    location: str
+    files: list[str]
+    embedded_default: bool = False
+
+    def to_json(self) -> dict:
+        return {"hash": self.digest, "location": self.location, "files": self.files,
+                "embedded_default": self.embedded_default}
+
+
+@dataclass
+class Evaluation:
+    """A benchmark's answer: the rank table (None when only validating), problems, and provenance."""
+
+    table: RankTable | None
+    problems: list[Problem]
+    splits: list[str]
+    groups: list[str]  # every group scored, in display order
+    data: DataIdentity
+    submission: dict  # path, kind, sha256, files
+    signature_fields: dict  # options that change a number, benchmark-specific (mode, ties, nc, ...)
+
+    @property
+    def valid(self) -> bool:
+        return not any(p.severity == "error" for p in self.problems)
+
+
+class Benchmark:
+    """Base class of benchmark readers. Subclasses set the class attributes and implement ``evaluate``."""
+
+    name: ClassVar[str]  # registry key and the first field of every signature
+    title: ClassVar[str]
+    group_label: ClassVar[str] = "task"  # what a group is called in tables ("task", "file", ...)
+    split_names: ClassVar[tuple[str, ...]] = ()  # documented split names (the data may hold fewer)
+    default_metrics: ClassVar[tuple[str, ...]] = ("hits@1", "mrr")
+    submission_formats: ClassVar[tuple[str, ...]] = ("dstc6-result",)
+
+    def splits(self, data: Path) -> list[str]:
+        """Split names present under ``data``."""
+        raise NotImplementedError
+
+    def evaluate(self, request: Request) -> Evaluation:
+        raise NotImplementedError
+
+    def metrics_for(self, evaluation: Evaluation) -> list[str]:
+        """Default metrics for this evaluation (e.g. per-dialog accuracy only where conversations exist)."""
+        return list(self.default_metrics)
+
+    def group_sort_key(self, group: str):
+        return (0, int(group)) if group.isdigit() else (1, group)
+
+    # ---- helpers shared by readers ------------------------------------------------------------------
+    def check_split_names(self, requested: str | list[str] | None, available: list[str]) -> list[str]:
+        """Requested split names, deduplicated, each a known split (``all`` or None = every available one)."""
+        if requested is None or requested == "all" or requested == ["all"]:
+            if not available:
+                raise UsageError(f"{self.name}: no split found in the data directory")
+            return list(available)
+        names = [s.strip() for s in requested.split(",")] if isinstance(requested, str) else list(requested)
+        names = list(dict.fromkeys(n for n in names if n))
+        if not names:
+            raise UsageError("--split is empty")
+        for n in names:
+            if n not in available:
+                known = ", ".join(available) or "none"
+                raise UsageError(f"{self.name}: no split {n!r} in the data (available: {known})")
+        return names
+
+
+_DIGESTS: dict[tuple, str] = {}
+
+
+def file_digest(path: Path) -> str:
+    """blake2b content digest of a file (hex), memoised per process on (path, size, mtime, inode)."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    d = _DIGESTS.get(key)
+    if d is None:
+        with open(path, "rb") as fh:
+            d = hashlib.file_digest(fh, "blake2b").hexdigest()
+        _DIGESTS[key] = d
+    return d
+
+
+def data_identity(files: list[Path], location: Path | str, embedded_default: bool = False) -> DataIdentity:
+    """Short hash over the names and contents of the data files actually used (test files + keys)."""
+    h = hashlib.blake2b(digest_size=4)
+    names = []
+    for p in sorted(files, key=lambda p: p.name):
+        h.update(p.name.encode() + b"\0" + file_digest(p).encode() + b"\0")
+        names.append(p.name)
+    return DataIdentity(h.hexdigest(), str(location), names, embedded_default)
