@@ -1,0 +1,556 @@
+"""Generic submission reading for benchmarks whose data are not DSTC6 JSON test files.
+
+A benchmark reader (bAbI, Ubuntu, Movie Dialog, ...) loads its organizer files into :class:`ItemSet` s, one
+per (split, group), and calls :func:`score_items` with the submitted file. Four submission forms are read,
+detected from the file (the published schema ``scores`` describes the two JSON ones):
+
+a) **DSTC6 result format**, keyed by the benchmark's item ids (a ``.json`` whose top level is an array)::
+
+       [{"dialog_id": "test:1", "lst_candidate_id": [{"candidate_id": "gt", "rank": 1}, ...]}, ...]
+
+   Checked as DSTC6 strict mode checks it (same codes: unknown-dialog, duplicate-dialog,
+   unknown-candidate, duplicate-candidate, rank-out-of-range, duplicate-rank, rank-gap,
+   rank-not-integer, wrong-type, missing-key, unknown-key, empty-ranking, item-not-object), every problem
+   at once with its JSON pointer. A partial top-m ranking is valid; a gold it leaves out is a miss.
+
+b) **JSON scores** (a ``.json`` whose top level is an object)::
+
+       {"format": "scores", "items": {"test:1": {"gt": 0.9, "d0": 0.1, ...}, ...}}
+
+   Higher is better. Candidates an item does not score rank below every scored candidate and tie among
+   themselves (a warning says how many items do this); the tie policy then applies to them as to any tie.
+
+c) **a .npy matrix** and d) **a headerless .csv matrix**: one row per item, in the order of the item sets
+   and of their ``item_ids`` (for Ubuntu, the CSV's row order), one column per candidate in the item's
+   candidate order. Every item needs the same number of candidates n; a matrix with k < n columns scores
+   the first k candidates only (``n_candidates`` becomes k, and 1-in-N ranks exist only for N <= k).
+
+Missing items (JSON forms) are warnings and count as misses (``gold_rank`` 0). With several gold
+candidates the best-ranked one counts; for score-based forms golds tied with it form one block
+(see :func:`dialeval.formats.scores.rank_in_vector`). Tie policies (``pessimistic`` | ``optimistic`` |
+``expected``) are described in :mod:`dialeval.ranks`; rank-based forms have no ties.
+
+No message ever names a gold candidate: messages only echo what the submission itself contains.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dialeval.errors import UsageError
+from dialeval.formats.scores import TIE_POLICIES, Fault, finite_faults, rank_in_vector, ranks_from_scores
+from dialeval.problems import Problem, json_type, pointer, short
+
+if TYPE_CHECKING:
+    from dialeval.ranks import RankTable
+
+MAX_MISSING_WARNINGS = 20
+"""Missing items are listed one per line up to this many, then summarised in one line."""
+
+ITEM_KEYS = frozenset(("dialog_id", "lst_candidate_id"))
+ENTRY_KEYS = frozenset(("candidate_id", "rank"))
+_SMALL = 64  # below this many scores per item, plain Python beats numpy's per-call overhead
+
+
+@dataclass
+class ItemSet:
+    """The items of one (split, group) of a benchmark whose data has no DSTC6 JSON test files."""
+
+    group: str
+    item_ids: list[str]  # unique within the split
+    candidates: list[tuple[str, ...]] | tuple[str, ...]  # candidate ids per item, or ONE tuple shared by all items
+    gold: list[frozenset[str]] | None  # gold candidate ids per item (None when only validating)
+    conversation_ids: list[str] | None = None
+    turns: list[int] | None = None
+    texts: dict | None = None  # optional: candidate id -> text (for text-only formats / embedding metrics)
+    gold_columns: np.ndarray | None = None
+    """Optional fast path: the column of each item's single gold in its candidate list (Ubuntu: all 0)."""
+
+    def __len__(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def shared(self) -> bool:
+        """True when every item has the same candidate tuple."""
+        return isinstance(self.candidates, tuple)
+
+    def candidates_of(self, i: int) -> tuple[str, ...]:
+        return self.candidates if self.shared else self.candidates[i]
+
+    def n_candidates(self) -> np.ndarray:
+        if self.shared:
+            return np.full(len(self), len(self.candidates), np.int32)
+        return np.fromiter((len(c) for c in self.candidates), np.int32, len(self.candidates))
+
+    def uniform_width(self) -> int | None:
+        """The number of candidates when every item has the same number, else None."""
+        if self.shared:
+            return len(self.candidates)
+        widths = {len(c) for c in self.candidates}
+        return widths.pop() if len(widths) == 1 else None
+
+
+class _Index:
+    """Candidate id -> column for one item, cached once for a shared candidate tuple."""
+
+    def __init__(self, sets: list[ItemSet]):
+        self.sets = sets
+        self._shared: dict[int, dict[str, int]] = {}
+
+    def of(self, k: int, i: int) -> dict[str, int]:
+        s = self.sets[k]
+        if s.shared:
+            d = self._shared.get(k)
+            if d is None:
+                d = self._shared[k] = {c: j for j, c in enumerate(s.candidates)}
+            return d
+        return {c: j for j, c in enumerate(s.candidates[i])}
+
+
+class _Out:
+    """Per-set result columns, filled item by item (or row block by row block)."""
+
+    def __init__(self, sets: list[ItemSet], nested: tuple[int, ...]):
+        self.rank = [np.zeros(len(s), np.int32) for s in sets]
+        self.ties = [np.zeros(len(s), np.int32) for s in sets]
+        self.nested = [{n: (np.zeros(len(s), np.int32), np.zeros(len(s), np.int32)) for n in nested} for s in sets]
+        self.seen = [np.zeros(len(s), bool) for s in sets]
+        self.width: int | None = None  # matrix forms: columns scored
+
+
+def score_items(
+    submission: str | Path,
+    item_sets: list[ItemSet],
+    *,
+    benchmark: str,
+    split: str,
+    ties: str,
+    scoring: bool,
+    nested: tuple[int, ...] = (),
+) -> tuple[RankTable | None, list[Problem], dict]:
+    """Read a submission for one split and return (rank table over every gold-bearing item, problems, submission info
+    {path, kind, sha256, format}).
+
+    The table has one row per item of every set whose ``gold`` is given, in set order then item order
+    (None when ``scoring`` is False or no set has gold). ``nested=(2, 10)`` also fills
+    ``RankTable.nested[N]`` with the rank of the gold among the first N candidates of each item. See the
+    module docstring for the forms read and how ranks are derived.
+    """
+    if ties not in TIE_POLICIES:
+        raise UsageError(f"unknown tie policy {ties!r} (known: {', '.join(TIE_POLICIES)})")
+    path = Path(submission)
+    if path.is_dir():
+        raise UsageError(f"{path}: is a directory; this benchmark takes one submission file (.json, .npy or .csv)")
+    if not path.exists():
+        raise UsageError(f"{path}: no such file")
+    fname = path.name
+    suffix = path.suffix.lower()
+    nested = tuple(sorted({int(n) for n in nested}))
+    out = _Out(item_sets, nested)
+    golds = scoring
+    problems: list[Problem] = []
+    if suffix in (".npy", ".csv"):
+        fmt = suffix[1:]
+        _read_matrix(path, fmt, item_sets, out, problems, ties, nested, golds)
+    else:
+        from dialeval.formats.jsonio import parse_json_bytes, read_bytes_checked
+
+        raw = read_bytes_checked(path)
+        head = raw[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        if head == b"{":
+            fmt = "scores"
+            readable = _read_scores_json(raw, fname, item_sets, out, problems, ties, nested, golds)
+        else:
+            data = parse_json_bytes(raw, str(path))
+            del raw
+            if isinstance(data, list):
+                fmt = "dstc6-result"
+                _read_ranked(data, fname, item_sets, out, problems, nested, golds, split)
+                readable = True
+            else:
+                fmt, readable = "unknown", False
+                problems.append(
+                    Problem("unknown-format", "", f"top level is a {json_type(data)}: expected a DSTC6 result array "
+                            'or a {"format": "scores", "items": ...} object', file=fname)
+                )
+        if readable:
+            _missing_warnings(item_sets, out, problems, fname, split)
+    info = {"path": str(path), "kind": "file", "sha256": _sha256(path), "format": fmt}
+    if out.width is not None:
+        info["columns"] = out.width
+    table = None
+    if scoring and any(s.gold is not None for s in item_sets):
+        table = _table(item_sets, out, benchmark, split)
+    return table, problems, info
+
+
+# ---- the rank table -----------------------------------------------------------------------------------
+
+
+def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str) -> RankTable:
+    from dialeval.ranks import RankTable
+
+    parts = []
+    for k, s in enumerate(sets):
+        if s.gold is None:
+            continue
+        ncand = s.n_candidates()
+        if out.width is not None:
+            ncand = np.minimum(ncand, out.width)
+        nested = {n: v for n, v in out.nested[k].items() if out.width is None or n <= out.width}
+        parts.append(
+            RankTable.build(
+                benchmark=benchmark,
+                split=split,
+                group=s.group,
+                item_ids=s.item_ids,
+                gold_rank=out.rank[k],
+                n_candidates=ncand,
+                conversation_ids=s.conversation_ids,
+                turns=s.turns,
+                ties=out.ties[k],
+                nested=nested,
+            )
+        )
+    return RankTable.concat(parts)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _problems(faults: list[Fault], fname: str) -> list[Problem]:
+    return [Problem(f.code, f.pointer, f.message, f.severity, fname) for f in faults]
+
+
+def _positions(sets: list[ItemSet]) -> dict[str, tuple[int, int]]:
+    pos: dict[str, tuple[int, int]] = {}
+    for k, s in enumerate(sets):
+        for i, iid in enumerate(s.item_ids):
+            pos[iid] = (k, i)
+    return pos
+
+
+def _missing_warnings(sets, out: _Out, problems: list[Problem], fname: str, split: str) -> None:
+    shown = 0
+    total = 0
+    for k, s in enumerate(sets):
+        miss = np.flatnonzero(~out.seen[k])
+        total += len(miss)
+        for i in miss[: max(0, MAX_MISSING_WARNINGS - shown)].tolist():
+            problems.append(
+                Problem("missing-dialog", "", f"item {s.item_ids[i]} is not in the submission: scored as a miss", "warning", fname)
+            )
+            shown += 1
+    if total > shown:
+        problems.append(
+            Problem("missing-dialog", "", f"... {total} items of split {split} in all are not in the submission: "
+                    "each is scored as a miss", "warning", fname)
+        )
+
+
+# ---- a) DSTC6 result format ---------------------------------------------------------------------------
+
+
+def _rank_problem(r: object) -> str:
+    if isinstance(r, bool):
+        return f"rank is a boolean ({str(r).lower()}); ranks are JSON integers"
+    if isinstance(r, float):
+        return f"rank {r!r} is a number with a fraction or exponent; ranks are JSON integers"
+    return f"rank {short(r)} is a {json_type(r)}; ranks are JSON integers"
+
+
+def _read_ranked(data: list, file: str, sets, out: _Out, problems: list[Problem], nested, golds: bool, split: str):
+    add = problems.append
+    pos_of = _positions(sets)
+    index = _Index(sets)
+    seen: dict[str, int] = {}
+    for i, item in enumerate(data):
+        if type(item) is not dict:
+            add(Problem("item-not-object", f"/{i}", f"item is a {json_type(item)}, expected an object", file=file))
+            continue
+        if item.keys() != ITEM_KEYS:
+            for key in sorted(ITEM_KEYS - item.keys()):
+                add(Problem("missing-key", f"/{i}", f"item has no {key!r}", file=file))
+            for key in sorted(item.keys() - ITEM_KEYS):
+                add(Problem("unknown-key", pointer(i, key), f"unexpected key {short(key)} in item", file=file))
+        did = item.get("dialog_id")
+        lst = item.get("lst_candidate_id")
+        at = None
+        if "dialog_id" in item:
+            if type(did) is not str:
+                add(Problem("wrong-type", f"/{i}/dialog_id", f"dialog_id is a {json_type(did)}, expected a string", file=file))
+            else:
+                at = pos_of.get(did)
+                if at is None:
+                    add(Problem("unknown-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} is not an item of split {split}", file=file))
+                elif did in seen:
+                    add(Problem("duplicate-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} was already ranked at {file}#/{seen[did]}", file=file))
+                    at = None
+                else:
+                    seen[did] = i
+                    out.seen[at[0]][at[1]] = True
+        if "lst_candidate_id" not in item:
+            continue
+        if type(lst) is not list:
+            add(Problem("wrong-type", f"/{i}/lst_candidate_id", f"lst_candidate_id is a {json_type(lst)}, expected an array", file=file))
+            continue
+        if not lst:
+            add(Problem("empty-ranking", f"/{i}/lst_candidate_id", "lst_candidate_id is empty: rank at least one candidate", file=file))
+            continue
+        col_of = index.of(*at) if at is not None else None
+        n = len(col_of) if col_of is not None else None
+        ranks: dict[int, int] = {}
+        rank_of: dict[str, object] = {}
+        n_before = len(problems)
+        for j, e in enumerate(lst):
+            ptr = f"/{i}/lst_candidate_id/{j}"
+            if type(e) is not dict:
+                add(Problem("item-not-object", ptr, f"ranking entry is a {json_type(e)}, expected an object", file=file))
+                continue
+            if e.keys() != ENTRY_KEYS:
+                for key in sorted(ENTRY_KEYS - e.keys()):
+                    add(Problem("missing-key", ptr, f"ranking entry has no {key!r}", file=file))
+                for key in sorted(e.keys() - ENTRY_KEYS):
+                    add(Problem("unknown-key", ptr + pointer(key), f"unexpected key {short(key)} in ranking entry", file=file))
+            r = e.get("rank")
+            if "candidate_id" in e:
+                cid = e["candidate_id"]
+                if type(cid) is not str:
+                    add(Problem("wrong-type", f"{ptr}/candidate_id", f"candidate_id is a {json_type(cid)}, expected a string", file=file))
+                elif col_of is not None and cid not in col_of:
+                    add(Problem("unknown-candidate", f"{ptr}/candidate_id", f"candidate_id {short(cid)} is not a candidate of dialog {short(did)}", file=file))
+                elif cid in rank_of:
+                    add(Problem("duplicate-candidate", f"{ptr}/candidate_id", f"candidate_id {short(cid)} is ranked twice in this item", file=file))
+                else:
+                    rank_of[cid] = r
+            if "rank" in e:
+                if type(r) is not int:
+                    add(Problem("rank-not-integer", f"{ptr}/rank", _rank_problem(r), file=file))
+                elif r < 1 or (n is not None and r > n):
+                    limit = f"1..{n} (the item has {n} candidates)" if n is not None else "1 or more"
+                    add(Problem("rank-out-of-range", f"{ptr}/rank", f"rank {r} is outside {limit}", file=file))
+                elif r in ranks:
+                    add(Problem("duplicate-rank", f"{ptr}/rank", f"rank {r} is already given to entry {ranks[r]}", file=file))
+                else:
+                    ranks[r] = j
+        if ranks and max(ranks) != len(ranks) and len(problems) == n_before:
+            gaps = [str(x) for x in range(1, max(ranks)) if x not in ranks]
+            shown = ", ".join(gaps[:5]) + (" ..." if len(gaps) > 5 else "")
+            add(Problem("rank-gap", f"/{i}/lst_candidate_id", f"ranks {shown} are missing: ranks must run 1..m", file=file))
+        if at is None or not golds:
+            continue
+        k, p = at
+        gold = sets[k].gold
+        if gold is None:
+            continue
+        g = gold[p]
+        out.rank[k][p] = _best_rank(rank_of, g)
+        for N in nested:
+            gn = [c for c in g if col_of.get(c, N) < N]
+            best = _best_rank(rank_of, gn)
+            if best:
+                # rank among the first N = 1 + first-N candidates the submission put above the gold
+                best = 1 + sum(1 for c, r in rank_of.items() if type(r) is int and r < best and col_of.get(c, N) < N)
+            out.nested[k][N][0][p] = best
+
+
+def _best_rank(rank_of: dict[str, object], gold) -> int:
+    best = 0
+    for c in gold:
+        r = rank_of.get(c)
+        if type(r) is int and r >= 1 and (best == 0 or r < best):
+            best = r
+    return best
+
+
+# ---- b) JSON scores -----------------------------------------------------------------------------------
+
+
+def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Problem], ties: str, nested, golds):
+    from dialeval.formats.scores import decode_scores_json
+
+    items, faults = decode_scores_json(raw)
+    del raw
+    if items is None:
+        problems.extend(_problems(faults, file))
+        return False
+    add = problems.append
+    pos_of = _positions(sets)
+    index = _Index(sets)
+    partial = 0
+    for iid, scores in items.items():
+        at = pos_of.get(iid)
+        ptr = "/items" + pointer(iid)
+        if at is None:
+            add(Problem("unknown-dialog", ptr, f"item {short(iid)} is not an item of this split", file=file))
+            continue
+        k, p = at
+        out.seen[k][p] = True
+        col_of = index.of(k, p)
+        n = len(col_of)
+        cols = []
+        bad = False
+        for cid in scores:
+            c = col_of.get(cid)
+            if c is None:
+                add(Problem("unknown-candidate", ptr + pointer(cid), f"candidate_id {short(cid)} is not a candidate of item {short(iid)}", file=file))
+                bad = True
+            else:
+                cols.append(c)
+        if bad:
+            continue
+        if len(cols) < n:
+            partial += 1
+        gold = sets[k].gold if golds else None
+        if gold is None:
+            continue
+        gcols = [col_of[c] for c in gold[p] if c in col_of]
+        vals = list(scores.values())
+        r, t = _rank_scored(cols, vals, n, gcols, ties, None)
+        out.rank[k][p], out.ties[k][p] = r, t
+        for N in nested:
+            r, t = _rank_scored(cols, vals, min(n, N), [c for c in gcols if c < N], ties, N)
+            out.nested[k][N][0][p], out.nested[k][N][1][p] = r, t
+    if partial:
+        add(Problem("unscored-candidate", "", f"{partial} items do not score every candidate: the unscored ones rank "
+                    "below every scored candidate of their item and tie among themselves", "warning", file))
+    return True
+
+
+def _rank_scored(cols: list[int], vals: list[float], n: int, gcols: list[int], ties: str, limit: int | None) -> tuple[int, int]:
+    """(gold_rank, ties) from the scored (column, value) pairs of one item; unscored columns act as -inf.
+
+    ``limit``: only columns below it take part (1-in-N); ``n`` is the number of candidates taking part.
+    """
+    if not gcols:
+        return 0, 0
+    if limit is not None:
+        keep = [j for j, c in enumerate(cols) if c < limit]
+        cols = [cols[j] for j in keep]
+        vals = [vals[j] for j in keep]
+    gset = set(gcols)
+    if len(vals) > _SMALL:
+        v = np.asarray(vals, dtype=np.float64)
+        isg = np.fromiter((c in gset for c in cols), bool, len(cols))
+        gv = v[isg]
+        if gv.size:
+            best = gv.max()
+            above = int(np.count_nonzero(v > best))
+            tied = int(np.count_nonzero(v[~isg] == best))
+            return _policy(above, tied, ties)
+        n_scored = len(vals)
+    else:
+        gv = [x for c, x in zip(cols, vals, strict=True) if c in gset]
+        if gv:
+            best = max(gv)
+            above = sum(1 for x in vals if x > best)
+            tied = sum(1 for c, x in zip(cols, vals, strict=True) if x == best and c not in gset)
+            return _policy(above, tied, ties)
+        n_scored = len(vals)
+    # no gold scored: every scored candidate is above it, unscored non-golds tie with it
+    return _policy(n_scored, n - n_scored - len(gset), ties)
+
+
+def _policy(above: int, tied: int, ties: str) -> tuple[int, int]:
+    if ties == "pessimistic":
+        return above + tied + 1, 0
+    if ties == "optimistic":
+        return above + 1, 0
+    return above + 1, tied
+
+
+# ---- c, d) score matrices -----------------------------------------------------------------------------
+
+
+def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem], ties: str, nested, golds: bool):
+    from dialeval.formats.scores import read_csv_matrix, read_npy_matrix
+
+    file = path.name
+    m, faults = read_npy_matrix(path) if fmt == "npy" else read_csv_matrix(path)
+    if m is None:
+        problems.extend(_problems(faults, file))
+        return
+    rows, k = m.shape
+    total = sum(len(s) for s in sets)
+    widths = {s.uniform_width() for s in sets if len(s)}
+    if None in widths or len(widths) > 1:
+        problems.append(Problem("wrong-shape", "", "items of this split have different numbers of candidates: "
+                                "a matrix cannot hold their scores; submit JSON scores instead", file=file))
+        return
+    n = widths.pop() if widths else k
+    unit = "lines" if fmt == "csv" else "rows"
+    if rows != total:
+        problems.append(Problem("wrong-shape", "", f"{rows} {unit}, but the split has {total} items (one {unit[:-1]} per item, in order)", file=file))
+        return
+    if k > n or k < 2:
+        problems.append(Problem("wrong-shape", "", f"{k} scores per {unit[:-1]}, but each item has {n} candidates"
+                                + (" (at least 2 are needed)" if k < 2 else ""), file=file))
+        return
+    bad = finite_faults(m, csv_lines=fmt == "csv")
+    if bad:
+        problems.extend(_problems(bad, file))
+        return
+    out.width = k
+    for s in out.seen:
+        s[:] = True
+    if k < n:
+        problems.append(Problem("wrong-shape", "", f"{k} scores per {unit[:-1]} for {n} candidates: each item is "
+                                f"scored among its first {k} candidates only", "warning", file))
+    if not golds:
+        return
+    row = 0
+    for j, s in enumerate(sets):
+        a, row = row, row + len(s)
+        if s.gold is None or not len(s):
+            continue
+        block = m[a:row]
+        gcol, multi = _gold_columns(s)
+        r, t = ranks_from_scores(block, np.where(gcol >= 0, np.minimum(gcol, k - 1), 0), ties)
+        # rows whose gold lies beyond the scored columns are misses; multi-gold rows are ranked one by one
+        r[(gcol >= k) | (gcol < 0)] = 0
+        t[(gcol >= k) | (gcol < 0)] = 0
+        out.rank[j], out.ties[j] = r, t
+        for N in nested:
+            if N > k:
+                continue
+            if N == k:
+                out.nested[j][N] = (r.copy(), t.copy())
+                continue
+            rn, tn = ranks_from_scores(block[:, :N], np.where((gcol >= 0) & (gcol < N), gcol, 0), ties)
+            rn[(gcol >= N) | (gcol < 0)] = 0
+            tn[(gcol >= N) | (gcol < 0)] = 0
+            out.nested[j][N] = (rn, tn)
+        for i, cols in multi:
+            v = np.asarray(block[i], dtype=np.float64)
+            out.rank[j][i], out.ties[j][i] = rank_in_vector(v, [c for c in cols if c < k], ties)
+            for N in nested:
+                if N <= k:
+                    rn, tn = rank_in_vector(v[:N], [c for c in cols if c < N], ties)
+                    out.nested[j][N][0][i], out.nested[j][N][1][i] = rn, tn
+
+
+def _gold_columns(s: ItemSet) -> tuple[np.ndarray, list[tuple[int, list[int]]]]:
+    """Column of each item's single gold (-1 where it has several or none) and the multi-gold rows."""
+    if s.gold_columns is not None:
+        return np.asarray(s.gold_columns, dtype=np.intp), []
+    col = np.full(len(s), -1, np.intp)
+    multi: list[tuple[int, list[int]]] = []
+    index = _Index([s])
+    for i, g in enumerate(s.gold):
+        col_of = index.of(0, i)
+        cols = [col_of[c] for c in g if c in col_of]
+        if len(cols) == 1:
+            col[i] = cols[0]
+        elif cols:
+            multi.append((i, cols))
+    return col, multi

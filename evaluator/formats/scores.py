@@ -1,0 +1,343 @@
+"""Score-based submissions: pure readers and the vectorised rank-of-gold computation.
+
+Three file forms carry scores instead of ranks (higher score = better candidate):
+
+* JSON ``{"format": "scores", "items": {"<item id>": {"<candidate id>": <number>, ...}, ...}}``
+  (:func:`decode_scores_json`);
+* a ``.npy`` matrix, one row per item, one column per candidate (:func:`read_npy_matrix`);
+* a headerless ``.csv`` matrix with the same layout, comma-separated numbers (:func:`read_csv_matrix`).
+
+Readers here know nothing about benchmarks or answer keys. Bad input comes back as :class:`Fault` s (code,
+JSON pointer, message): the benchmark layer turns them into :class:`~dialeval.problems.Problem` s. (This
+module sits in the formats layer, below the core, so it does not import the core's Problem type.) Matrix
+pointers are ``/<row>/<column>``, 0-based; messages also give the 1-based CSV line.
+
+:func:`ranks_from_scores` turns score rows into the gold rank under a tie policy (``pessimistic``,
+``optimistic``, ``expected``); see :mod:`dialeval.ranks` for what ``gold_rank`` and ``ties`` mean.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from dialeval.errors import UsageError
+
+TIE_POLICIES = ("pessimistic", "optimistic", "expected")
+
+CHUNK_ELEMENTS = 1 << 22
+"""Rows are processed in chunks of about this many cells, so temporary arrays stay small whatever the
+matrix size (a float64 copy of one chunk at most, never of the whole matrix)."""
+
+MAX_FAULTS = 20
+"""At most this many faults of one kind per file, then one summary line (a broken file stays readable)."""
+
+
+class Fault(NamedTuple):
+    """One problem found in a score file: a stable code, a JSON pointer ('' = whole file), a message."""
+
+    code: str
+    pointer: str
+    message: str
+    severity: str = "error"
+
+
+def escape(part: object) -> str:
+    """One JSON-pointer reference token (RFC 6901: ``~`` -> ``~0``, ``/`` -> ``~1``)."""
+    return "/" + str(part).replace("~", "~0").replace("/", "~1")
+
+
+def _show(value: object, limit: int = 40) -> str:
+    text = ('"' + value + '"') if isinstance(value, str) else repr(value)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+# ---- ranks ---------------------------------------------------------------------------------------------
+
+
+def _fold(above: np.ndarray, tied: np.ndarray, policy: str) -> tuple[np.ndarray, np.ndarray]:
+    """(gold_rank, ties) from s = candidates strictly above the gold and t = others tied with it."""
+    if policy == "pessimistic":
+        return (above + tied + 1).astype(np.int32), np.zeros(above.shape, np.int32)
+    if policy == "optimistic":
+        return (above + 1).astype(np.int32), np.zeros(above.shape, np.int32)
+    if policy == "expected":
+        return (above + 1).astype(np.int32), tied.astype(np.int32)
+    raise UsageError(f"unknown tie policy {policy!r} (known: {', '.join(TIE_POLICIES)})")
+
+
+def ranks_from_scores(scores, gold_col, policy: str) -> tuple[np.ndarray, np.ndarray]:
+    """Rank of the gold per row of a score matrix, under a tie policy. Vectorised over rows.
+
+    ``scores``: (rows, n) numbers, higher is better (any float or integer dtype; a memory map is read
+    in chunks). ``gold_col``: (rows,) column of each row's gold, or one int for every row. With s the
+    number of candidates scoring strictly above the gold and t the number of *other* candidates scoring
+    the same as it:
+
+    * ``pessimistic``: gold_rank = s + t + 1, ties = 0 (the gold ranks after every tied candidate);
+    * ``optimistic``: gold_rank = s + 1, ties = 0;
+    * ``expected``: gold_rank = s + 1, ties = t (metrics average over the t + 1 equal positions).
+
+    The scores must be finite (check with :func:`finite_faults` first): NaN compares unequal to itself.
+    """
+    m = scores
+    if m.ndim != 2:
+        raise ValueError("scores must be a 2-D matrix")
+    rows, n = m.shape
+    g = np.broadcast_to(np.asarray(gold_col, dtype=np.intp), (rows,))
+    if rows and (g.min() < 0 or g.max() >= n):
+        raise ValueError("gold column outside the matrix")
+    above = np.empty(rows, np.int64)
+    tied = np.empty(rows, np.int64)
+    step = max(1, CHUNK_ELEMENTS // max(n, 1))
+    for a in range(0, rows, step):
+        c = np.asarray(m[a : a + step])
+        gc = g[a : a + step]
+        gv = c[np.arange(c.shape[0]), gc][:, None]
+        above[a : a + step] = np.count_nonzero(c > gv, axis=1)
+        tied[a : a + step] = np.count_nonzero(c == gv, axis=1) - 1
+    return _fold(above, tied, policy)
+
+
+def rank_in_vector(scores: np.ndarray, gold_cols, policy: str) -> tuple[int, int]:
+    """(gold_rank, ties) of the best-scoring gold among several in one score vector.
+
+    The gold with the highest score counts (every gold scores at most as well as it). s = candidates
+    strictly above it; t = *non-gold* candidates tied with it: golds tied with it are one block (with
+    ``pessimistic`` the first gold of a tied block still ranks after the tied non-golds, with ``expected``
+    the block counts as one gold among t + 1 positions, which can only understate a multi-gold hit).
+    ``gold_cols`` empty -> (0, 0): nothing to rank.
+    """
+    gold_cols = np.asarray(gold_cols, dtype=np.intp)
+    if gold_cols.size == 0:
+        return 0, 0
+    best = scores[gold_cols].max()
+    above = int(np.count_nonzero(scores > best))
+    tied = int(np.count_nonzero(scores == best)) - int(np.count_nonzero(scores[gold_cols] == best))
+    r, t = _fold(np.array([above]), np.array([tied]), policy)
+    return int(r[0]), int(t[0])
+
+
+def finite_faults(m, *, csv_lines: bool = False, line_offset: int = 1) -> list[Fault]:
+    """A fault for each NaN or infinite cell (the first :data:`MAX_FAULTS`, then a count), read in chunks."""
+    rows, n = m.shape
+    out: list[Fault] = []
+    bad_total = 0
+    step = max(1, CHUNK_ELEMENTS // max(n, 1))
+    if m.dtype.kind != "f":
+        return out
+    for a in range(0, rows, step):
+        c = np.asarray(m[a : a + step])
+        ok = np.isfinite(c)
+        if ok.all():
+            continue
+        rr, cc = np.nonzero(~ok)
+        bad_total += len(rr)
+        for r, col in zip(rr[: MAX_FAULTS - len(out)].tolist(), cc[: MAX_FAULTS - len(out)].tolist(), strict=False):
+            v = float(c[r, col])
+            where = f"line {a + r + line_offset}, column {col + 1}" if csv_lines else f"row {a + r + 1}, column {col + 1}"
+            out.append(Fault("score-not-finite", f"/{a + r}/{col}", f"{where}: score {v!r} is not a finite number"))
+    if bad_total > len(out):
+        out.append(Fault("score-not-finite", "", f"... and {bad_total - len(out)} more scores that are NaN or infinite"))
+    return out
+
+
+# ---- matrices ------------------------------------------------------------------------------------------
+
+
+def read_npy_matrix(path: str | Path) -> tuple[np.ndarray | None, list[Fault]]:
+    """A 2-D numeric ``.npy`` matrix, memory-mapped (read-only, nothing copied), or faults.
+
+    Accepted dtypes: floating and integer. Refused: booleans, complex, strings, objects (pickles are
+    never loaded), structured records, and anything not two-dimensional.
+    """
+    path = Path(path)
+    try:
+        m = np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except PermissionError:
+        raise UsageError(f"{path}: permission denied") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, expected a .npy file") from None
+    except ValueError as e:
+        if "pickle" in str(e).lower() or "object" in str(e).lower():
+            return None, [Fault("wrong-dtype", "", "the matrix holds Python objects; expected float or integer scores")]
+        return None, [Fault("unreadable-matrix", "", "not a readable .npy file (bad header or truncated data)")]
+    except (OSError, EOFError):
+        return None, [Fault("unreadable-matrix", "", "not a readable .npy file (bad header or truncated data)")]
+    if not isinstance(m, np.ndarray):  # np.load of an .npz archive gives an NpzFile
+        return None, [Fault("unreadable-matrix", "", "not a .npy array (an .npz archive?)")]
+    if m.dtype.names is not None or m.dtype.kind not in "fiu":
+        return None, [Fault("wrong-dtype", "", f"dtype {m.dtype} is not a float or integer type")]
+    if m.ndim != 2:
+        return None, [Fault("wrong-shape", "", f"shape {tuple(m.shape)} is not 2-D (rows, candidates)")]
+    return m, []
+
+
+def read_csv_matrix(path: str | Path) -> tuple[np.ndarray | None, list[Fault]]:
+    """A headerless CSV matrix of numbers (float64), or faults with the 1-based line and column.
+
+    One row per line, cells separated by commas, every row the same length; Python's float syntax
+    (``1``, ``-0.5``, ``1e-3``; surrounding spaces allowed). ``nan``/``inf`` parse but are reported by
+    :func:`finite_faults`. An empty file is a fault.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, expected a .csv file") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        return None, [Fault("score-not-number", "", f"not UTF-8 text (byte {e.start})")]
+    del raw
+    if not text.strip():
+        return None, [Fault("wrong-shape", "", "the file is empty: expected one row of scores per item")]
+    try:  # fast path: numpy's C parser; any failure is re-diagnosed line by line below
+        m = np.loadtxt(text.splitlines(), delimiter=",", dtype=np.float64, ndmin=2, comments=None)
+        return m, []
+    except ValueError:
+        pass
+    return None, _diagnose_csv(text)
+
+
+def _diagnose_csv(text: str) -> list[Fault]:
+    out: list[Fault] = []
+    width = None
+    width_line = 0
+    for i, row in enumerate(csv.reader(text.splitlines())):
+        line = i + 1
+        if len(out) >= MAX_FAULTS:
+            out.append(Fault("score-not-number", "", "... more problems not shown"))
+            break
+        if not row or all(not c.strip() for c in row):
+            out.append(Fault("wrong-shape", f"/{i}", f"line {line}: empty line; expected a row of scores"))
+            continue
+        if width is None:
+            width, width_line = len(row), line
+        elif len(row) != width:
+            out.append(
+                Fault("wrong-shape", f"/{i}", f"line {line}: {len(row)} scores, but line {width_line} has {width}")
+            )
+            continue
+        for j, cell in enumerate(row):
+            try:
+                float(cell)
+            except ValueError:
+                out.append(Fault("score-not-number", f"/{i}/{j}", f"line {line}, column {j + 1}: {_show(cell)} is not a number"))
+    if not out:  # numpy refused something the csv module accepts (e.g. quoted cells): say what is expected
+        out.append(Fault("score-not-number", "", "cells must be plain unquoted numbers separated by commas"))
+    return out
+
+
+# ---- JSON scores ---------------------------------------------------------------------------------------
+
+
+def decode_scores_json(raw: bytes | None, data: object = None) -> tuple[dict[str, dict[str, float]] | None, list[Fault]]:
+    """The ``items`` mapping of a JSON score document, or every fault in it (each with its pointer).
+
+    Fast path: msgspec decodes straight into ``dict[str, dict[str, float]]`` (integers accepted, booleans
+    and strings refused); on any failure the parsed document ``data`` is walked to report every problem.
+    Pass ``raw`` (the file's bytes) and/or ``data`` (already parsed).
+    """
+    if raw is not None:
+        try:
+            import msgspec
+
+            doc = msgspec.json.decode(raw, type=_scores_type())
+            items = doc.items
+            if all(_all_finite(v) for v in items.values()):
+                return items, []
+        except Exception:  # noqa: BLE001 - any decode failure is re-diagnosed with pointers below
+            pass
+        if data is None:
+            from dialeval.formats.jsonio import parse_json_bytes
+
+            data = parse_json_bytes(raw, "submission")
+    return None, _diagnose_scores(data)
+
+
+def _all_finite(scores: dict) -> bool:
+    return all(math.isfinite(v) for v in scores.values())
+
+
+_TYPE = None
+
+
+def _scores_type():
+    global _TYPE
+    if _TYPE is None:
+        import msgspec
+
+        class ScoresDoc(msgspec.Struct, forbid_unknown_fields=True):
+            format: Literal["scores"]
+            items: dict[str, dict[str, float]]
+
+        _TYPE = ScoresDoc
+    return _TYPE
+
+
+def _diagnose_scores(data: object) -> list[Fault]:
+    out: list[Fault] = []
+    if not isinstance(data, dict):
+        return [Fault("wrong-type", "", f"a score document is a JSON object, found {_json_type(data)}")]
+    if data.get("format") != "scores":
+        out.append(Fault("wrong-type", "/format", 'a score document has "format": "scores"'))
+    for k in sorted(set(data) - {"format", "items"}):
+        out.append(Fault("unknown-key", escape(k), f"unexpected key {_show(k)} in the score document"))
+    if "items" not in data:
+        out.append(Fault("missing-key", "", 'the score document has no "items"'))
+        return out
+    items = data["items"]
+    if not isinstance(items, dict):
+        out.append(Fault("wrong-type", "/items", f"items is a {_json_type(items)}, expected an object"))
+        return out
+    for iid, scores in items.items():
+        ptr = "/items" + escape(iid)
+        if not isinstance(scores, dict):
+            out.append(Fault("wrong-type", ptr, f"the scores of an item are an object, found {_json_type(scores)}"))
+            continue
+        for cid, v in scores.items():
+            if type(v) is bool or not isinstance(v, int | float):
+                out.append(Fault("score-not-number", ptr + escape(cid), f"score is a {_json_type(v)}, expected a number"))
+            elif not math.isfinite(v):
+                out.append(Fault("score-not-finite", ptr + escape(cid), f"score {v!r} is not a finite number"))
+    if not out:
+        out.append(Fault("wrong-type", "", "not a score document"))
+    return out
+
+
+def scores_vector(n: int, cols: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """A length-``n`` float64 vector with ``values`` at ``cols`` and -inf elsewhere (unscored candidates
+    rank below every scored one and tie among themselves)."""
+    v = np.full(n, -np.inf)
+    v[cols] = values
+    return v
