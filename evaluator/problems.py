@@ -32,6 +32,14 @@ CODES: dict[str, str] = {
     "official-quirk": "(warning) the official scorer's behaviour that --lenient reproduced",
     "official-crash": "input on which the official scorer crashes or exits",
     "key-without-gold": "(warning) an answer-key item with no rank-1 entry: scored as a miss, never a false hit",
+    # score-based submissions (JSON scores, .npy / .csv matrices)
+    "score-not-number": "a score is not a number (JSON string/boolean/null, or a CSV cell that does not parse)",
+    "score-not-finite": "a score is NaN or infinite",
+    "wrong-shape": "a score matrix (or a CSV row) has the wrong number of rows or columns",
+    "wrong-dtype": "a .npy matrix whose dtype is not float or integer",
+    "unreadable-matrix": "a .npy file that cannot be read (bad header, truncated, an .npz archive)",
+    "unknown-format": "a JSON submission that is neither a DSTC6 result array nor a {\"format\": \"scores\"} document",
+    "unscored-candidate": "(warning) candidates without a score rank below every scored one, tied among themselves",
 }
 
 
