@@ -1,0 +1,111 @@
+"""Ubuntu Dialogue Corpus v2, next-utterance classification: recall@k in 1-of-N (R2@1, R10@1, R10@2, R10@5).
+
+Data: ``--data DIR`` holding ``valid.csv`` and/or ``test.csv`` (:mod:`dialeval.formats.ubuntu`). Each row is
+one item, ``<split>:<row>`` (1-based, header excluded), with candidates ``gt``, ``d0`` ... ``d8`` (the
+ground truth is always ``gt``). 1-in-N uses the first N candidates, so 1-in-2 is ``gt`` + ``d0``.
+
+Submissions (:mod:`dialeval.benchmarks.items`): the DSTC6 result format keyed by these item ids, JSON scores,
+or a score matrix: ``.npy`` (float or integer, shape rows x 10, or rows x N with 2 <= N <= 10 to score the
+first N candidates only) or a headerless ``.csv``, one row per context in file order, columns in file order
+(gt, d0 ... d8). Ties need a policy (``Request.ties``), which goes into every signature. A JSON submission
+may cover ``valid`` and ``test`` at once (the item ids say which); a matrix covers one split.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
+from dialeval.benchmarks.items import ItemSet, score_items
+from dialeval.errors import UsageError
+from dialeval.formats.ubuntu import CANDIDATE_IDS, count_eval_rows, item_id
+
+NESTED = (2, 5, 10)
+_GOLD = frozenset({"gt"})
+
+
+def group_name(split: str) -> str:
+    """The group of a split's items: the file they come from."""
+    return f"{split}.csv"
+
+
+def item_set(split: str, n_rows: int, scoring: bool = True) -> ItemSet:
+    """The items of one split with ``n_rows`` data rows (gold ``gt`` in column 0 when scoring)."""
+    ids = [item_id(split, i) for i in range(1, n_rows + 1)]
+    gold = [_GOLD] * n_rows if scoring else None
+    cols = np.zeros(n_rows, np.intp) if scoring else None
+    return ItemSet(group_name(split), ids, CANDIDATE_IDS, gold, gold_columns=cols)
+
+
+class Ubuntu(Benchmark):
+    name = "ubuntu"
+    title = "Ubuntu Dialogue Corpus v2 next-utterance classification, recall@k in 1-of-N"
+    group_label = "file"
+    split_names = ("valid", "test")
+    default_metrics = ("r2@1", "r10@1", "r10@2", "r10@5")
+    submission_formats = ("dstc6-result", "scores (JSON)", ".npy matrix", "headerless .csv matrix")
+
+    def splits(self, data: Path) -> list[str]:
+        data = Path(data)
+        return [s for s in self.split_names if (data / f"{s}.csv").is_file()]
+
+    def metrics_for(self, evaluation: Evaluation) -> list[str]:
+        """The default metrics whose 1-in-N the submission covers (a rows x 2 matrix gives R2@1 only)."""
+        t = evaluation.table
+        if t is None:
+            return list(self.default_metrics)
+        have = set(t.nested)
+        return [m for m in self.default_metrics if int(m[1:].split("@")[0]) in have] or list(self.default_metrics)
+
+    def evaluate(self, request: Request) -> Evaluation:
+        data = Path(request.data)
+        if not data.is_dir():
+            raise UsageError(f"{data}: not a directory (expected one holding valid.csv and/or test.csv)")
+        available = self.splits(data)
+        if not available:
+            raise UsageError(f"{data}: no valid.csv or test.csv found (Ubuntu v2 layout)")
+        requested = request.split
+        if requested is None:
+            # default: the test split when present (one file usually answers one split)
+            requested = "test" if "test" in available else available[0]
+        splits = self.check_split_names(requested, available)
+        if request.groups:  # groups are the files; naming one narrows the splits to it
+            wanted = set(request.groups)
+            unknown = sorted(wanted - {group_name(s) for s in self.split_names} - set(self.split_names))
+            if unknown:
+                raise UsageError(f"ubuntu: no group {unknown[0]!r} (groups are the files: valid.csv, test.csv)")
+            splits = [s for s in splits if s in wanted or group_name(s) in wanted]
+            if not splits:
+                raise UsageError("ubuntu: the requested groups are outside the requested splits")
+        matrix = Path(request.submission).suffix.lower() in (".npy", ".csv")
+        if matrix and len(splits) > 1:
+            raise UsageError("a score matrix answers one split: pass --split valid or --split test")
+        files = {s: data / f"{s}.csv" for s in splits}
+        sets = [item_set(s, count_eval_rows(files[s]), request.scoring) for s in splits]
+        table, problems, info = score_items(
+            request.submission,
+            sets,
+            benchmark=self.name,
+            split=splits[0],
+            ties=request.ties,
+            scoring=request.scoring,
+            nested=NESTED,
+        )
+        if table is not None and len(splits) > 1:
+            # one read covered every split; each row's split is its group's
+            split_of = {group_name(s): s for s in splits}
+            table.split = np.array([split_of[g] for g in table.group.tolist()], dtype=object)
+        fields = {"ties": request.ties}
+        notes = []
+        cols = info.get("columns")
+        if cols is not None and cols < len(CANDIDATE_IDS):
+            fields["nc"] = cols
+            notes.append(f"the score matrix has {cols} columns: items are ranked among their first {cols} candidates")
+        identity = data_identity(list(files.values()), data)
+        identity.split_digests = {s: data_identity([files[s]], data).digest for s in splits}
+        ev = Evaluation(table, problems, splits, [group_name(s) for s in splits], identity, info, fields)
+        if hasattr(ev, "notes"):
+            ev.notes.extend(notes)
+        return ev
