@@ -176,6 +176,11 @@ def read_npy_matrix(path: str | Path) -> tuple[np.ndarray | None, list[Fault]]:
     """
     path = Path(path)
     try:
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+        if magic != b"\x93NUMPY":
+            what = "an .npz archive" if magic.startswith(b"PK") else "no .npy header"
+            return None, [Fault("unreadable-matrix", "", f"not a .npy file ({what})")]
         m = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None

@@ -1,0 +1,120 @@
+"""Tie policies on constructed ties: ranks, and the metric values they give, against hand-computed numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dialeval import metrics
+from dialeval.benchmarks.items import ItemSet, score_items
+from dialeval.formats.scores import rank_in_vector, ranks_from_scores
+
+CANDS = ("gt", *(f"d{i}" for i in range(9)))
+
+# Row 0: all ten scores equal (s = 0, t = 9).
+# Row 1: gold 5.0, d0 5.0 (tied), d1 7.0 (above), the rest 1.0 (s = 1, t = 1).
+# Row 2: gold strictly best (s = 0, t = 0).
+# Row 3: gold 2.0 with d3 and d8 also 2.0, six others 3.0 above (s = 6, t = 2).
+MATRIX = np.array(
+    [
+        [0.5] * 10,
+        [5.0, 5.0, 7.0] + [1.0] * 7,
+        [9.0] + [1.0] * 9,
+        [2.0, 3.0, 3.0, 3.0, 2.0, 3.0, 3.0, 3.0, 1.0, 2.0],
+    ]
+)
+
+H10 = sum(1 / i for i in range(1, 11))
+EXPECTED = {
+    # policy: (gold_rank, ties, hits@1, hits@2, hits@5, mrr) per row
+    "pessimistic": ([10, 3, 1, 9], [0, 0, 0, 0], [0, 0, 1, 0], [0, 0, 1, 0], [0, 1, 1, 0], [1 / 10, 1 / 3, 1, 1 / 9]),
+    "optimistic": ([1, 2, 1, 7], [0, 0, 0, 0], [1, 0, 1, 0], [1, 1, 1, 0], [1, 1, 1, 0], [1, 1 / 2, 1, 1 / 7]),
+    "expected": (
+        [1, 2, 1, 7],
+        [9, 1, 0, 2],
+        [1 / 10, 0, 1, 0],  # row 0: 1 of 10 positions; row 1: needs position 1, but one candidate is above
+        [2 / 10, 1 / 2, 1, 0],
+        [5 / 10, 1, 1, 0],
+        [H10 / 10, (1 / 2 + 1 / 3) / 2, 1, (1 / 7 + 1 / 8 + 1 / 9) / 3],
+    ),
+}
+
+
+@pytest.mark.parametrize("policy", sorted(EXPECTED))
+def test_ranks_from_scores_hand_computed(policy):
+    rank, ties = ranks_from_scores(MATRIX, 0, policy)
+    exp_rank, exp_ties, *_ = EXPECTED[policy]
+    assert rank.tolist() == exp_rank
+    assert ties.tolist() == exp_ties
+
+
+@pytest.mark.parametrize("policy", sorted(EXPECTED))
+@pytest.mark.parametrize("form", ["npy", "csv", "json"])
+def test_metric_values_for_each_policy(tmp_path, policy, form):
+    ids = [f"test:{i}" for i in range(1, 5)]
+    s = ItemSet("test.csv", ids, CANDS, [frozenset({"gt"})] * 4)
+    if form == "npy":
+        sub = tmp_path / "s.npy"
+        np.save(sub, MATRIX)
+    elif form == "csv":
+        sub = tmp_path / "s.csv"
+        sub.write_text("\n".join(",".join(repr(float(x)) for x in row) for row in MATRIX) + "\n")
+    else:
+        sub = tmp_path / "s.json"
+        sub.write_text(json.dumps({"format": "scores", "items": {i: dict(zip(CANDS, row.tolist(), strict=True)) for i, row in zip(ids, MATRIX, strict=True)}}))
+    table, problems, info = score_items(sub, [s], benchmark="ubuntu", split="test", ties=policy, scoring=True, nested=(2, 10))
+    assert problems == []
+    assert info["format"] == ("scores" if form == "json" else form)
+    exp_rank, exp_ties, h1, h2, h5, rr = EXPECTED[policy]
+    assert table.gold_rank.tolist() == exp_rank
+    assert table.ties.tolist() == exp_ties
+    for name, per_row in (("hits@1", h1), ("hits@2", h2), ("hits@5", h5), ("mrr", rr), ("r10@1", h1), ("r10@5", h5)):
+        m = metrics.get(name)
+        assert np.allclose(m.per_unit(table), per_row), name
+        assert math.isclose(m.compute(table), sum(per_row) / 4), name
+
+
+@pytest.mark.parametrize(
+    "policy,want", [("pessimistic", [0, 0, 1, 0]), ("optimistic", [1, 1, 1, 0]), ("expected", [0.5, 0.5, 1, 0])]
+)
+def test_nested_one_in_two_ties(tmp_path, policy, want):
+    # 1-in-2 uses gt and d0 only: rows 0 and 1 tie there, row 2 has the gold ahead of d0, row 3 behind it
+    s = ItemSet("g", ["a", "b", "c", "d"], CANDS, [frozenset({"gt"})] * 4)
+    np.save(tmp_path / "s.npy", MATRIX)
+    table, problems, _ = score_items(tmp_path / "s.npy", [s], benchmark="u", split="t", ties=policy, scoring=True, nested=(2,))
+    assert problems == []
+    assert metrics.get("r2@1").per_unit(table).tolist() == want
+
+
+def test_several_golds_best_one_counts_and_tied_golds_form_one_block():
+    v = np.array([3.0, 5.0, 5.0, 5.0, 1.0])  # golds at columns 1 and 2 tie with column 3; column 0 below
+    assert rank_in_vector(v, [1, 2], "pessimistic") == (2, 0)  # one tied non-gold can come first
+    assert rank_in_vector(v, [1, 2], "optimistic") == (1, 0)
+    assert rank_in_vector(v, [1, 2], "expected") == (1, 1)
+    assert rank_in_vector(v, [0, 4], "pessimistic") == (4, 0)  # best gold (3.0) has three above
+    assert rank_in_vector(v, [], "expected") == (0, 0)
+
+
+def test_unscored_candidates_rank_below_and_tie_among_themselves(tmp_path):
+    s = ItemSet("g", ["q1", "q2"], ("a", "b", "c", "d"), [frozenset({"a"}), frozenset({"d"})])
+    sub = tmp_path / "s.json"
+    # q1: gold scored best, two unscored; q2: gold unscored, two scored above, one unscored tie (c)
+    sub.write_text(json.dumps({"format": "scores", "items": {"q1": {"a": 1, "b": 0}, "q2": {"a": 2, "b": 1}}}))
+    want = {"pessimistic": ([1, 4], [0, 0]), "optimistic": ([1, 3], [0, 0]), "expected": ([1, 3], [0, 1])}
+    for policy, (rank, ties) in want.items():
+        table, problems, _ = score_items(sub, [s], benchmark="b", split="t", ties=policy, scoring=True)
+        assert table.gold_rank.tolist() == rank and table.ties.tolist() == ties, policy
+        assert [p.code for p in problems] == ["unscored-candidate"]
+        assert problems[0].severity == "warning"
+
+
+def test_rank_submissions_have_no_ties(tmp_path):
+    s = ItemSet("g", ["q1"], ("a", "b", "c"), [frozenset({"b"})])
+    sub = tmp_path / "r.json"
+    sub.write_text(json.dumps([{"dialog_id": "q1", "lst_candidate_id": [{"candidate_id": "c", "rank": 1}, {"candidate_id": "b", "rank": 2}]}]))
+    for policy in ("pessimistic", "optimistic", "expected"):
+        table, problems, _ = score_items(sub, [s], benchmark="b", split="t", ties=policy, scoring=True)
+        assert problems == [] and table.gold_rank.tolist() == [2] and table.ties.tolist() == [0]
