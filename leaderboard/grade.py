@@ -1,0 +1,389 @@
+"""Grade a folder of team runs into the registry: discover, validate team.json, score (in parallel), record.
+
+A run folder ``RUNS`` holds one entry per submission:
+
+* ``RUNS/<name>/team.json`` plus the submission in that folder: ``submission.tgz`` / ``submission.json`` /
+  ``submission/`` if present, else its only ``.tgz``/``.tar.gz``/``.tar`` or only result ``.json``, else the
+  folder itself in the official layout (``tst1/<stem>.answers.json`` ...);
+* or ``RUNS/<name>.tgz`` (``.tar.gz``, ``.tar``, ``.json``) with ``RUNS/<name>.team.json`` beside it.
+
+Each entry is scored strictly through :mod:`dialeval.leaderboard.scoring` (worker processes with ``jobs`` > 1)
+and written by this process alone, one transaction per run. An unchanged submission (same bytes, team, system,
+benchmark, data and options) is found by its grading key and skipped; a changed one is a new run. Entries
+whose ``team.json`` is unusable are reported (one line each) and not recorded: a run needs an owner.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dialeval import __version__
+from dialeval.errors import DialevalError, UsageError
+
+ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar")
+TEAM_FILE = "team.json"
+MAX_TEAM_BYTES = 64 * 1024
+
+
+@dataclass
+class Entry:
+    name: str  # entry name inside RUNS (shown to the organizer)
+    submission: Path | None
+    team: dict | None
+    error: str | None = None  # why the entry cannot be graded (one line)
+    sha256: str | None = None
+    submitted_at: str | None = None
+
+
+@dataclass
+class Outcome:
+    entry: str
+    team: str
+    system: str
+    status: str  # "valid", "rejected", "unchanged", "skipped"
+    run_id: int | None = None
+    headline: float | None = None  # the board's main metric (micro over everything scored)
+    message: str = ""
+    n_errors: int = 0
+
+
+@dataclass
+class GradeSummary:
+    outcomes: list[Outcome] = field(default_factory=list)
+    metric: str = ""
+    registry: Path | None = None
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(o.status in ("rejected", "skipped") for o in self.outcomes) else 0
+
+
+# ---- team.json ----------------------------------------------------------------------------------------
+_FIELD_HELP = {
+    "team": "a non-empty name without control characters (at most 120)",
+    "system": "a non-empty name without control characters (at most 120)",
+    "description": "text of at most 4000 characters",
+    "url": "an http:// or https:// address",
+    "contact": "text of at most 320 characters",
+    "submitted_at": "an RFC 3339 date-time such as 2017-09-15T12:00:00Z",
+    "baseline": "true or false",
+}
+
+
+def read_team(path: Path) -> dict:
+    """team.json as a dict with defaults, or :class:`UsageError` with one line saying what is wrong."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        raise UsageError(f"{path}: missing (every run needs a team.json)") from None
+    if not path.is_file():
+        raise UsageError(f"{path}: not a regular file")
+    if size > MAX_TEAM_BYTES:
+        raise UsageError(f"{path}: larger than {MAX_TEAM_BYTES // 1024} KiB")
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: must be a JSON object with at least \"team\"")
+    from dialeval.schemacheck import validator
+
+    errors = sorted(validator("team").iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        if e.validator == "additionalProperties":
+            extra = sorted(set(data) - set(_FIELD_HELP))
+            raise UsageError(f"{path}: unknown key {extra[0][:40]!r} (known: {', '.join(_FIELD_HELP)})")
+        if e.validator == "required":
+            raise UsageError(f"{path}: \"team\" is required")
+        key = str(e.absolute_path[0]) if e.absolute_path else "team"
+        raise UsageError(f"{path}: \"{key}\" must be {_FIELD_HELP.get(key, 'valid')}")
+    if "submitted_at" in data:
+        try:
+            ts = _dt.datetime.fromisoformat(data["submitted_at"].replace("Z", "+00:00"))
+        except ValueError:
+            raise UsageError(f"{path}: \"submitted_at\" must be {_FIELD_HELP['submitted_at']}") from None
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=_dt.UTC)
+        data["submitted_at"] = _iso(ts)
+    data.setdefault("system", "primary")
+    return data
+
+
+def _iso(ts: _dt.datetime) -> str:
+    return ts.astimezone(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+# ---- discovery ----------------------------------------------------------------------------------------
+def _is_archive(p: Path) -> bool:
+    return p.name.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def _submission_in(folder: Path) -> Path | str:
+    for name in ("submission.tgz", "submission.tar.gz", "submission.tar", "submission.json", "submission"):
+        if (folder / name).exists() or (folder / name).is_symlink():
+            return folder / name
+    kids = [k for k in folder.iterdir() if not k.name.startswith(".") and k.name != TEAM_FILE]
+    archives = [k for k in kids if _is_archive(k)]
+    jsons = [k for k in kids if k.name.lower().endswith(".json") and k.is_file()]
+    dirs = [k for k in kids if k.is_dir()]
+    if len(archives) == 1 and not jsons and not dirs:
+        return archives[0]
+    if len(jsons) == 1 and not archives and not dirs:
+        return jsons[0]
+    if dirs and not archives and not jsons:
+        return folder
+    if not kids:
+        return "holds only team.json (no submission)"
+    return "holds several candidate submissions (name one submission.tgz, submission.json or submission/)"
+
+
+def discover(runs_dir: Path) -> list[Entry]:
+    """Every entry of ``runs_dir`` in name order, with its team and submission (or the reason it has none)."""
+    if not runs_dir.is_dir():
+        raise UsageError(f"{runs_dir}: not a folder of team runs")
+    entries: list[Entry] = []
+    for p in sorted(runs_dir.iterdir(), key=lambda q: q.name):
+        name = p.name
+        if name.startswith(".") or name.endswith(".team.json"):
+            continue
+        if p.is_symlink():
+            entries.append(Entry(name, None, None, f"{p}: a symbolic link; give the submission itself"))
+            continue
+        if p.is_dir():
+            team_path = p / TEAM_FILE
+            sub = _submission_in(p)
+        elif p.is_file() and (_is_archive(p) or name.lower().endswith(".json")):
+            stem = name
+            for suf in (*ARCHIVE_SUFFIXES, ".json"):
+                if stem.lower().endswith(suf):
+                    stem = stem[: -len(suf)]
+                    break
+            team_path = runs_dir / f"{stem}.team.json"
+            sub = p
+        else:
+            entries.append(Entry(name, None, None, f"{p}: not a submission (a folder, .tgz, .tar or .json)"))
+            continue
+        if isinstance(sub, str):
+            entries.append(Entry(name, None, None, f"{p}: {sub}"))
+            continue
+        try:
+            team = read_team(team_path)
+        except UsageError as e:
+            entries.append(Entry(name, None, None, str(e)))
+            continue
+        if sub.is_symlink():
+            entries.append(Entry(name, None, team, f"{sub}: a symbolic link; give the submission itself"))
+            continue
+        entries.append(Entry(name, sub, team))
+    return entries
+
+
+def submission_sha256(path: Path) -> str:
+    """sha256 of a file, or of a folder's relative file names and contents in sorted order (team.json excluded)."""
+    h = hashlib.sha256()
+    if path.is_file():
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    for f in sorted(q for q in path.rglob("*") if q.is_file() and not q.is_symlink()):
+        rel = f.relative_to(path).as_posix()
+        if rel == TEAM_FILE:
+            continue
+        h.update(rel.encode() + b"\0")
+        with open(f, "rb") as fh:
+            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                h.update(block)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def data_fingerprint(*folders: Path | None) -> str:
+    """Content hash of every file under the data (and keys) folders: part of the grading key."""
+    from dialeval.benchmarks.base import file_digest
+
+    h = hashlib.blake2b(digest_size=16)
+    for folder in folders:
+        if folder is None:
+            h.update(b"-\0")
+            continue
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise UsageError(f"{folder}: no such data folder")
+        for f in sorted(q for q in folder.rglob("*") if q.is_file()):
+            h.update(f.relative_to(folder).as_posix().encode() + b"\0" + file_digest(f).encode() + b"\0")
+    return h.hexdigest()
+
+
+def grading_key(entry: Entry, benchmark: str, fingerprint: str, options: dict) -> str:
+    payload = json.dumps([entry.sha256, entry.team["team"], entry.team["system"], benchmark, fingerprint,
+                          options, __version__], sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _mtime_iso(p: Path) -> str:
+    return _iso(_dt.datetime.fromtimestamp(p.stat().st_mtime, _dt.UTC))
+
+
+# ---- grading ------------------------------------------------------------------------------------------
+def _score_job(args):
+    """Worker: score one submission; never raises (usage faults become a rejected result)."""
+    submission, benchmark, data, keys, split = args
+    from dialeval.leaderboard.scoring import score_submission
+
+    try:
+        return "ok", score_submission(submission, benchmark, data, keys, split)
+    except DialevalError as e:
+        return "unreadable", str(e)
+    except MemoryError:
+        return "unreadable", "out of memory while reading the submission"
+
+
+def _unreadable(benchmark: str, message: str):
+    from dialeval.leaderboard.scoring import Graded
+
+    problem = {"severity": "error", "code": "unreadable-submission", "file": None, "pointer": "", "message": message}
+    return Graded(False, [problem], [], None, benchmark, [], [], [], None, None)
+
+
+def headline(records: list[dict], metric: str) -> float | None:
+    """The board's main number for a run: the metric over everything scored (micro across splits, else the split's)."""
+    rows = [r for r in records if r["metric"] == metric and r.get("subset") is None]
+    for pred in (lambda r: r["split"] == "all" and r.get("average") == "micro",
+                 lambda r: r["group"] == "all" and r.get("average") == "micro"):
+        hit = [r for r in rows if pred(r)]
+        if len(hit) == 1:
+            return hit[0]["value"]
+    if len(rows) == 1:
+        return rows[0]["value"]
+    return None
+
+
+def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: str | Path,
+          keys: str | Path | None = None, jobs: int = 1, split=None, board: str | None = None,
+          kind: str | None = None, progress: bool = True, metric: str | None = None) -> GradeSummary:
+    """Grade every entry of ``runs_dir`` into the registry; see the module docstring."""
+    from dialeval.leaderboard.registry import Registry
+    from dialeval.leaderboard.scoring import benchmark_info
+
+    runs_dir, data = Path(runs_dir), Path(data)
+    info = benchmark_info(benchmark)
+    metric = metric or info["default_metrics"][0]
+    if jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    entries = discover(runs_dir)
+    fingerprint = data_fingerprint(data, Path(keys) if keys else None)
+    board = board or default_board(benchmark, fingerprint)
+    options = {"split": split}
+    summary = GradeSummary(metric=metric)
+    with Registry(registry_dir) as reg:
+        summary.registry = reg.path
+        todo: list[tuple[Entry, str]] = []
+        for e in entries:
+            if e.error:
+                t = e.team or {}
+                summary.outcomes.append(Outcome(e.name, t.get("team", "?"), t.get("system", "?"), "skipped",
+                                                message=e.error))
+                continue
+            e.sha256 = submission_sha256(e.submission)
+            e.submitted_at = e.team.get("submitted_at") or _mtime_iso(e.submission)
+            key = grading_key(e, benchmark, fingerprint, options)
+            existing = reg.find_by_key(key)
+            if existing is not None:
+                summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"], "unchanged", existing,
+                                                headline(reg.records(existing), metric), f"already graded as run {existing}"))
+                continue
+            todo.append((e, key))
+
+        def record(e: Entry, key: str, result) -> None:
+            status, graded = result
+            if status != "ok":
+                graded = _unreadable(benchmark, graded)
+            run_kind = kind or ("baseline" if e.team.get("baseline") else "submission")
+            run_id, created = reg.record_run(team=e.team, graded=graded, grading_key=key, kind=run_kind, board=board,
+                                             submitted_at=e.submitted_at, source_name=e.name, sha256=e.sha256)
+            errors = [p for p in graded.problems if p.get("severity") == "error"]
+            if not created:
+                summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"], "unchanged", run_id,
+                                                headline(reg.records(run_id), metric), "graded meanwhile by another grader"))
+                return
+            msg = "" if graded.valid else _first_problem(errors)
+            summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"],
+                                            "valid" if graded.valid else "rejected", run_id,
+                                            headline(graded.records, metric), msg, len(errors)))
+
+        jobs_args = [(str(e.submission), benchmark, str(data), str(keys) if keys else None, split) for e, _ in todo]
+        with _progress(progress, len(todo)) as advance:
+            if jobs == 1 or len(todo) <= 1:
+                for (e, key), args in zip(todo, jobs_args):
+                    record(e, key, _score_job(args))
+                    advance(e.name)
+            else:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor, as_completed
+
+                # spawn: workers start clean (no copied locks or threads from the progress bar)
+                ctx = multiprocessing.get_context("spawn")
+                with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                    futures = {pool.submit(_score_job, a): i for i, a in enumerate(jobs_args)}
+                    for fut in as_completed(futures):
+                        e, key = todo[futures[fut]]
+                        record(e, key, fut.result())
+                        advance(e.name)
+    order = {e.name: i for i, e in enumerate(entries)}
+    summary.outcomes.sort(key=lambda o: order.get(o.entry, 0))
+    return summary
+
+
+def default_board(benchmark: str, fingerprint: str) -> str:
+    return f"{benchmark}-{fingerprint[:8]}"
+
+
+def _first_problem(errors: list[dict]) -> str:
+    if not errors:
+        return ""
+    p = errors[0]
+    where = p.get("file") or ""
+    if p.get("pointer"):
+        where = f"{where}#{p['pointer']}"
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where + ': ' if where else ''}[{p.get('code')}] {p.get('message')}{more}"
+
+
+class _progress:
+    """A rich progress bar on a terminal (stderr), nothing otherwise; ``advance(label)`` after each run."""
+
+    def __init__(self, enabled: bool, total: int):
+        self.enabled = enabled and total > 0 and os.environ.get("DIALEVAL_NO_PROGRESS") is None
+        self.total = total
+        self._p = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda label: None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(stderr=True)
+        if not console.is_terminal:
+            self.enabled = False
+            return lambda label: None
+        self._p = Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                           TextColumn("{task.description}"), console=console, transient=True)
+        self._p.start()
+        task = self._p.add_task("", total=self.total)
+        return lambda label: self._p.update(task, advance=1, description=label[:40])
+
+    def __exit__(self, *exc):
+        if self._p is not None:
+            self._p.stop()

@@ -1,0 +1,490 @@
+"""The registry: an SQLite database of teams, graded runs, score records and (private) per-item gold ranks.
+
+One file, ``<registry dir>/registry.sqlite``, written only through :class:`Registry`:
+
+* **WAL mode** (readers never block the writer; a crash leaves the last committed state) with
+  ``synchronous=NORMAL`` (durable against a killed process; WAL keeps the file consistent even on power loss),
+  ``foreign_keys=ON`` and a 30 s busy timeout, so two graders at once queue instead of failing.
+* **One transaction per graded run** (``BEGIN IMMEDIATE`` … ``COMMIT``): a run, its problems, records and
+  per-item ranks appear together or not at all. A kill at any point loses at most the run being written.
+* **Identity**: ``PRAGMA application_id`` marks the file as a dialeval registry, ``PRAGMA user_version`` is
+  the schema version; :data:`MIGRATIONS` upgrades older files in one transaction; a newer or foreign file is
+  refused with one line.
+* **Re-grading is idempotent**: ``runs.grading_key`` (submission sha256 + team + system + benchmark + data
+  fingerprint + options) is unique; grading an unchanged submission again finds it and writes nothing.
+* **Per-item ranks are private**: table ``run_items`` (gold rank, candidates, ties per item) and
+  ``item_sets`` (split, group, item id, conversation id — shared by every run scored on the same items) hold
+  what significance tests need. They are never exported to the public site. Blobs are zlib-compressed JSON
+  and raw little-endian numeric arrays (``allow_pickle`` never: a foreign file cannot run code).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import sqlite3
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dialeval.errors import UsageError
+
+if TYPE_CHECKING:
+    from dialeval.ranks import RankTable
+
+FILE_NAME = "registry.sqlite"
+APPLICATION_ID = 0x44457631  # "DEv1": marks a dialeval registry (PRAGMA application_id)
+SCHEMA_VERSION = 2
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+MIGRATIONS: dict[int, list[str]] = {
+    # version 1: teams, runs, problems, records, per-item ranks
+    1: [
+        """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+        """CREATE TABLE teams (
+            team_id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            url TEXT, contact TEXT, description TEXT,
+            created_at TEXT NOT NULL)""",
+        """CREATE TABLE runs (
+            run_id INTEGER PRIMARY KEY,
+            team_id INTEGER NOT NULL REFERENCES teams(team_id),
+            system TEXT NOT NULL,
+            description TEXT,
+            kind TEXT NOT NULL CHECK (kind IN ('submission', 'baseline', 'reported')),
+            source_name TEXT,
+            sha256 TEXT,
+            grading_key TEXT UNIQUE,
+            submitted_at TEXT NOT NULL,
+            graded_at TEXT NOT NULL,
+            benchmark TEXT NOT NULL,
+            board TEXT NOT NULL,
+            data_digest TEXT, data_location TEXT, data_json TEXT,
+            splits TEXT NOT NULL,
+            metrics TEXT NOT NULL,
+            version TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('valid', 'rejected')),
+            n_errors INTEGER NOT NULL DEFAULT 0,
+            n_warnings INTEGER NOT NULL DEFAULT 0,
+            reported_source TEXT)""",
+        """CREATE INDEX runs_board ON runs(board, status)""",
+        """CREATE TABLE problems (
+            run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            severity TEXT NOT NULL, code TEXT NOT NULL, file TEXT, pointer TEXT, message TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq))""",
+        """CREATE TABLE records (
+            run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            split TEXT NOT NULL, grp TEXT NOT NULL, subset TEXT, metric TEXT NOT NULL, average TEXT,
+            value REAL, n INTEGER, signature TEXT NOT NULL)""",
+        """CREATE INDEX records_run ON records(run_id)""",
+        """CREATE TABLE item_sets (
+            set_id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE, n INTEGER NOT NULL, blob BLOB NOT NULL)""",
+        """CREATE TABLE run_items (
+            run_id INTEGER PRIMARY KEY REFERENCES runs(run_id) ON DELETE CASCADE,
+            set_id INTEGER NOT NULL REFERENCES item_sets(set_id),
+            blob BLOB NOT NULL, digest TEXT NOT NULL)""",
+    ],
+    # version 2: the team's own words for a run (published, escaped) kept apart from the organizer's notes
+    2: [
+        """ALTER TABLE runs ADD COLUMN url TEXT""",
+        """ALTER TABLE runs ADD COLUMN organizer_note TEXT""",
+    ],
+}
+
+
+class RegistryError(UsageError):
+    """A registry that cannot be used (corrupt, foreign, newer): one line, exit 2."""
+
+
+def now_utc() -> str:
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+# ---- per-item blobs (no pickle) ---------------------------------------------------------------------------
+_DTYPES = {"<i4", "<i2", "<f8"}
+
+
+def _pack_arrays(arrays: dict) -> bytes:
+    """Raw little-endian arrays behind a JSON header {name: [dtype, length, offset, bytes]}, zlib-compressed."""
+    import numpy as np
+
+    header, chunks, offset = {}, [], 0
+    for name, arr in arrays.items():
+        a = np.asarray(arr)
+        dt = "<f8" if a.dtype.kind == "f" else ("<i2" if name == "turn" else "<i4")
+        b = np.ascontiguousarray(a.astype(dt)).tobytes()
+        header[name] = [dt, int(len(a)), offset, len(b)]
+        chunks.append(b)
+        offset += len(b)
+    head = json.dumps(header, sort_keys=True).encode()
+    return zlib.compress(struct.pack("<I", len(head)) + head + b"".join(chunks), 6)
+
+
+def _unpack_arrays(blob: bytes) -> dict:
+    import numpy as np
+
+    raw = zlib.decompress(blob)
+    (hl,) = struct.unpack_from("<I", raw, 0)
+    header = json.loads(raw[4:4 + hl])
+    body = memoryview(raw)[4 + hl:]
+    out = {}
+    for name, (dt, n, offset, length) in header.items():
+        if dt not in _DTYPES:
+            raise ValueError(f"unexpected array type {dt!r}")
+        a = np.frombuffer(body[offset:offset + length], dtype=dt)
+        if len(a) != n:
+            raise ValueError("array length mismatch")
+        out[name] = a
+    return out
+
+
+def _item_set_payload(table: RankTable) -> bytes:
+    cols = {c: [str(x) for x in getattr(table, c).tolist()] for c in ("split", "group", "item_id", "conversation_id")}
+    cols["benchmark"] = str(table.benchmark[0]) if len(table) else ""
+    return json.dumps(cols, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def encode_table(table: RankTable) -> tuple[bytes, bytes, str]:
+    """(item-set JSON, compressed numeric blob, blob digest) for one run's rank table."""
+    arrays = {"turn": table.turn, "n_candidates": table.n_candidates, "gold_rank": table.gold_rank, "ties": table.ties}
+    for k, (r, t) in table.nested.items():
+        arrays[f"nested:{k}:rank"] = r
+        arrays[f"nested:{k}:ties"] = t
+    for k, v in table.values.items():
+        arrays[f"value:{k}"] = v
+    blob = _pack_arrays(arrays)
+    return _item_set_payload(table), blob, hashlib.blake2b(blob, digest_size=16).hexdigest()
+
+
+def decode_table(item_set: bytes, blob: bytes) -> RankTable:
+    import numpy as np
+
+    from dialeval.ranks import RankTable
+
+    cols = json.loads(zlib.decompress(item_set))
+    arrs = _unpack_arrays(blob)
+    n = len(cols["item_id"])
+    nested, values = {}, {}
+    for name, a in arrs.items():
+        if len(a) != n:
+            raise ValueError("per-item arrays do not match the item set")
+        if name.startswith("nested:") and name.endswith(":rank"):
+            k = int(name.split(":")[1])
+            nested[k] = (a.astype(np.int32), arrs[f"nested:{k}:ties"].astype(np.int32))
+        elif name.startswith("value:"):
+            values[name[len("value:"):]] = a.astype(np.float64)
+    obj = lambda xs: np.asarray(xs, dtype=object)  # noqa: E731
+    return RankTable(
+        benchmark=np.full(n, cols.get("benchmark", ""), dtype=object), split=obj(cols["split"]),
+        group=obj(cols["group"]), item_id=obj(cols["item_id"]), conversation_id=obj(cols["conversation_id"]),
+        turn=arrs["turn"].astype(np.int16), n_candidates=arrs["n_candidates"].astype(np.int32),
+        gold_rank=arrs["gold_rank"].astype(np.int32), ties=arrs["ties"].astype(np.int32), nested=nested, values=values,
+    )
+
+
+# ---- the registry ---------------------------------------------------------------------------------------
+@dataclass
+class RunRow:
+    run_id: int
+    team: str
+    team_url: str | None
+    system: str
+    description: str | None
+    kind: str
+    status: str
+    benchmark: str
+    board: str
+    submitted_at: str
+    graded_at: str
+    sha256: str | None
+    data_digest: str | None
+    splits: list[str]
+    metrics: list[str]
+    version: str
+    n_errors: int
+    n_warnings: int
+    reported_source: str | None
+    source_name: str | None
+
+    def label(self) -> str:
+        return f"{self.team} / {self.system}"
+
+
+def registry_path(registry_dir: str | Path) -> Path:
+    p = Path(registry_dir)
+    return p if p.suffix == ".sqlite" else p / FILE_NAME
+
+
+class Registry:
+    """Open (creating or migrating) the registry at ``<dir>/registry.sqlite``. Use as a context manager."""
+
+    def __init__(self, registry_dir: str | Path, create: bool = True, readonly: bool = False):
+        self.path = registry_path(registry_dir)
+        self.readonly = readonly
+        if not self.path.exists():
+            if not create or readonly:
+                raise RegistryError(f"{self.path}: no registry here (grade runs into it first)")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise RegistryError(f"{self.path.parent}: cannot create the registry folder ({e.strerror})") from None
+        elif not self.path.is_file():
+            raise RegistryError(f"{self.path}: not a file")
+        else:
+            with open(self.path, "rb") as fh:
+                head = fh.read(16)
+            if head and head != SQLITE_MAGIC:
+                raise RegistryError(f"{self.path}: not a dialeval registry (not an SQLite database)")
+        try:
+            uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
+            self.db = sqlite3.connect(uri, timeout=30.0, isolation_level=None, uri=readonly)
+            self.db.execute("PRAGMA busy_timeout = 30000")
+            self._init()
+        except sqlite3.DatabaseError as e:
+            with contextlib.suppress(Exception):
+                self.db.close()
+            raise RegistryError(f"{self.path}: unusable registry database ({_sql_msg(e)})") from None
+
+    # -- lifecycle --
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.db.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _init(self) -> None:
+        db = self.db
+        app = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if app == 0 and version == 0 and tables == 0:
+            app = None  # a new, empty file
+        elif app != APPLICATION_ID:
+            raise RegistryError(f"{self.path}: not a dialeval registry (an SQLite database of another application)")
+        if version > SCHEMA_VERSION:
+            raise RegistryError(f"{self.path}: made by a newer dialeval (schema {version}, this one reads up to "
+                                f"{SCHEMA_VERSION}); upgrade dialeval")
+        if not self.readonly:
+            db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        if version < SCHEMA_VERSION:
+            if self.readonly:
+                raise RegistryError(f"{self.path}: schema {version} needs migrating; open it read-write once")
+            self.migrate(version, new=app is None)
+
+    def migrate(self, current: int, new: bool = False) -> None:
+        """Apply every migration after ``current`` in one transaction (a concurrent opener waits, then sees it)."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            current = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
+            for v in range(current + 1, SCHEMA_VERSION + 1):
+                for stmt in MIGRATIONS[v]:
+                    db.execute(stmt)
+            if current < SCHEMA_VERSION:
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                if new:
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('created_at', ?)", (now_utc(),))
+            db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                db.execute("ROLLBACK")
+            raise
+
+    @contextlib.contextmanager
+    def transaction(self):
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- writing --
+    def find_by_key(self, grading_key: str) -> int | None:
+        row = self.db.execute("SELECT run_id FROM runs WHERE grading_key = ?", (grading_key,)).fetchone()
+        return row[0] if row else None
+
+    def _team_id(self, db, team: dict) -> int:
+        name = team["team"]
+        row = db.execute("SELECT team_id FROM teams WHERE name = ?", (name,)).fetchone()
+        if row:
+            db.execute("UPDATE teams SET url = coalesce(?, url), contact = coalesce(?, contact), "
+                       "description = coalesce(?, description) WHERE team_id = ?",
+                       (team.get("url"), team.get("contact"), team.get("team_description"), row[0]))
+            return row[0]
+        cur = db.execute("INSERT INTO teams (name, url, contact, description, created_at) VALUES (?, ?, ?, ?, ?)",
+                         (name, team.get("url"), team.get("contact"), team.get("team_description"), now_utc()))
+        return cur.lastrowid
+
+    def record_run(self, *, team: dict, graded, grading_key: str | None, kind: str, board: str,
+                   submitted_at: str, source_name: str | None, sha256: str | None,
+                   reported_source: str | None = None) -> tuple[int, bool]:
+        """Write one graded run in one transaction. Returns (run id, created); created False = already there."""
+        from collections import Counter
+
+        problems = graded.problems
+        sev = Counter(p.get("severity", "error") for p in problems)
+        status = "valid" if graded.valid else "rejected"
+        item_payload = blob = blob_digest = None
+        if graded.valid and graded.table is not None and len(graded.table):
+            item_payload, blob, blob_digest = encode_table(graded.table)
+        with self.transaction() as db:
+            if grading_key is not None:
+                existing = self.find_by_key(grading_key)
+                if existing is not None:
+                    return existing, False
+            team_id = self._team_id(db, team)
+            cur = db.execute(
+                "INSERT INTO runs (team_id, system, description, kind, source_name, sha256, grading_key, submitted_at,"
+                " graded_at, benchmark, board, data_digest, data_location, data_json, splits, metrics, version,"
+                " status, n_errors, n_warnings, reported_source, url)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (team_id, team.get("system") or "", team.get("description"), kind, source_name, sha256, grading_key,
+                 submitted_at, now_utc(), graded.benchmark, board, graded.data_digest, graded.data_location,
+                 json.dumps(graded.data_json, sort_keys=True), json.dumps(graded.splits), json.dumps(graded.metrics),
+                 graded.version, status, sev.get("error", 0), sev.get("warning", 0), reported_source,
+                 team.get("url")),
+            )
+            run_id = cur.lastrowid
+            db.executemany(
+                "INSERT INTO problems VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, i, p.get("severity", "error"), p.get("code", ""), p.get("file"), p.get("pointer"),
+                  p.get("message", "")) for i, p in enumerate(problems)],
+            )
+            db.executemany(
+                "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, r["split"], str(r["group"]), r.get("subset"), r["metric"], r.get("average"), r["value"],
+                  r.get("n"), r["signature"]) for r in graded.records],
+            )
+            if blob is not None:
+                set_digest = hashlib.blake2b(item_payload, digest_size=16).hexdigest()
+                row = db.execute("SELECT set_id FROM item_sets WHERE digest = ?", (set_digest,)).fetchone()
+                if row:
+                    set_id = row[0]
+                else:
+                    set_id = db.execute("INSERT INTO item_sets (digest, n, blob) VALUES (?, ?, ?)",
+                                        (set_digest, len(graded.table), zlib.compress(item_payload, 6))).lastrowid
+                db.execute("INSERT INTO run_items VALUES (?, ?, ?, ?)", (run_id, set_id, blob, blob_digest))
+        return run_id, True
+
+    # -- reading --
+    _RUN_SQL = ("SELECT r.run_id, t.name, coalesce(r.url, t.url), r.system, r.description, r.kind, r.status, r.benchmark,"
+                " r.board, r.submitted_at, r.graded_at, r.sha256, r.data_digest, r.splits, r.metrics, r.version,"
+                " r.n_errors, r.n_warnings, r.reported_source, r.source_name FROM runs r JOIN teams t USING (team_id)")
+
+    def runs(self, board: str | None = None, status: str | None = None, kind: str | None = None) -> list[RunRow]:
+        sql, args, where = self._RUN_SQL, [], []
+        for col, val in (("r.board", board), ("r.status", status), ("r.kind", kind)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                args.append(val)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY r.submitted_at, r.run_id"
+        return [self._row(r) for r in self.db.execute(sql, args)]
+
+    def run(self, run_id: int) -> RunRow:
+        r = self.db.execute(self._RUN_SQL + " WHERE r.run_id = ?", (int(run_id),)).fetchone()
+        if r is None:
+            raise UsageError(f"no run {run_id} in {self.path}")
+        return self._row(r)
+
+    @staticmethod
+    def _row(r) -> RunRow:
+        return RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+                      json.loads(r[13]), json.loads(r[14]), r[15], r[16], r[17], r[18], r[19])
+
+    def boards(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT DISTINCT board FROM runs ORDER BY board")]
+
+    def records(self, run_id: int | None = None, board: str | None = None) -> list[dict]:
+        sql = ("SELECT rec.run_id, rec.split, rec.grp, rec.subset, rec.metric, rec.average, rec.value, rec.n,"
+               " rec.signature, r.benchmark FROM records rec JOIN runs r USING (run_id)")
+        args: list = []
+        if run_id is not None:
+            sql += " WHERE rec.run_id = ?"
+            args.append(int(run_id))
+        elif board is not None:
+            sql += " WHERE r.board = ?"
+            args.append(board)
+        sql += " ORDER BY rec.run_id, rec.rowid"
+        return [{"run_id": r[0], "benchmark": r[9], "split": r[1], "group": r[2], "subset": r[3], "metric": r[4],
+                 "average": r[5], "value": r[6], "n": r[7], "signature": r[8]} for r in self.db.execute(sql, args)]
+
+    def problems(self, run_id: int) -> list[dict]:
+        rows = self.db.execute("SELECT severity, code, file, pointer, message FROM problems WHERE run_id = ? ORDER BY seq",
+                               (int(run_id),))
+        return [{"severity": r[0], "code": r[1], "file": r[2], "pointer": r[3], "message": r[4]} for r in rows]
+
+    def table(self, run_id: int) -> RankTable | None:
+        """The run's per-item rank table (private: reveals the answer key through the gold ranks)."""
+        row = self.db.execute("SELECT s.blob, ri.blob FROM run_items ri JOIN item_sets s USING (set_id) WHERE ri.run_id = ?",
+                              (int(run_id),)).fetchone()
+        if row is None:
+            return None
+        try:
+            return decode_table(row[0], row[1])
+        except (ValueError, KeyError, zlib.error, struct.error, json.JSONDecodeError) as e:
+            raise RegistryError(f"{self.path}: per-item data of run {run_id} is damaged ({e}); run `dialeval registry check`") from None
+
+    def team_contact(self, name: str) -> str | None:
+        row = self.db.execute("SELECT contact FROM teams WHERE name = ?", (name,)).fetchone()
+        return row[0] if row else None
+
+    def meta(self) -> dict:
+        return dict(self.db.execute("SELECT key, value FROM meta"))
+
+    # -- checking --
+    def check(self) -> list[str]:
+        """Problems found, one line each (empty = healthy): SQLite integrity, foreign keys, and dialeval invariants."""
+        out: list[str] = []
+        db = self.db
+        try:
+            res = [r[0] for r in db.execute("PRAGMA integrity_check")]
+            if res != ["ok"]:
+                out.extend(f"integrity: {r}" for r in res[:20])
+                return out
+            for r in db.execute("PRAGMA foreign_key_check"):
+                out.append(f"foreign key: table {r[0]} row {r[1]} refers to a missing {r[2]} row")
+            for (run_id,) in db.execute("SELECT run_id FROM runs WHERE status = 'valid' AND kind != 'reported' "
+                                        "AND run_id NOT IN (SELECT run_id FROM run_items)"):
+                out.append(f"run {run_id}: valid but has no per-item ranks")
+            for (run_id,) in db.execute("SELECT run_id FROM runs WHERE status = 'valid' "
+                                        "AND run_id NOT IN (SELECT run_id FROM records)"):
+                out.append(f"run {run_id}: valid but has no score records")
+            for (run_id,) in db.execute("SELECT run_id FROM runs WHERE status = 'rejected' AND "
+                                        "run_id NOT IN (SELECT run_id FROM problems WHERE severity = 'error')"):
+                out.append(f"run {run_id}: rejected without an error")
+            for run_id, blob, digest, n in db.execute(
+                    "SELECT ri.run_id, ri.blob, ri.digest, s.n FROM run_items ri JOIN item_sets s USING (set_id)"):
+                if hashlib.blake2b(blob, digest_size=16).hexdigest() != digest:
+                    out.append(f"run {run_id}: per-item data does not match its digest")
+                    continue
+                try:
+                    arrays = _unpack_arrays(blob)
+                    if any(len(a) != n for a in arrays.values()):
+                        out.append(f"run {run_id}: per-item data does not match its item set")
+                except (ValueError, zlib.error, struct.error, json.JSONDecodeError):
+                    out.append(f"run {run_id}: per-item data cannot be decoded")
+        except sqlite3.DatabaseError as e:
+            out.append(f"database: {_sql_msg(e)}")
+        return out
+
+
+def _sql_msg(e: BaseException) -> str:
+    return " ".join(str(e).split())[:200] or type(e).__name__
