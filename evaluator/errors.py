@@ -23,3 +23,20 @@ class InvalidSubmission(DialevalError):
     def __init__(self, message: str, problems: list | None = None):
         super().__init__(message)
         self.problems = problems or []
+
+
+class UnreadableJSON(UsageError):
+    """A file that cannot be read as one JSON document (syntax error, empty, wrong encoding, compressed, ...).
+
+    For an organizer's file (test file, answer key) it is a usage error (exit 2); for a submitted file the
+    scorer turns it into a :class:`dialeval.problems.Problem` (exit 1) with ``code``, and ``line``/``column``
+    (1-based, ``None`` when the problem is the whole file). ``reason`` is the message without the file name.
+    """
+
+    def __init__(self, name: str, code: str, reason: str, line: int | None = None, column: int | None = None):
+        super().__init__(f"{name}: {reason}")
+        self.name = name
+        self.code = code
+        self.reason = reason
+        self.line = line
+        self.column = column

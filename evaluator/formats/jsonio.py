@@ -1,63 +1,261 @@
-"""JSON reading and writing shared by every format.
+"""JSON reading and writing shared by every format, and the safe output writer.
 
-Reading uses msgspec (faster than the standard library, and parsing dominates scoring time); a parse error
-is re-diagnosed with the standard library to report ``line:column``. The scorer's hot paths go further and
-decode straight into typed structs (:mod:`dialeval.fastpath`). Writing is atomic (temp file + rename), so an interrupted run never
-leaves a half-written file behind, and uses the standard library's default separators, which is the
-layout of the official DSTC6 files.
+Reading uses msgspec (faster than the standard library, and parsing dominates scoring time). A file that
+does not parse is diagnosed from its bytes, without building its objects (so a huge broken file costs no
+more memory than its text): what it is (empty, compressed, a ZIP, UTF-16, JSON Lines, truncated) and where
+the syntax error is (line and column), in this project's own words. The scorer's hot paths go further and
+decode straight into typed structs (:mod:`dialeval.fastpath`).
+
+Writing (:func:`atomic_writer`) is atomic (temp file + rename), so an interrupted run never leaves a
+half-written file, and safe for outputs a user names: ``-`` is standard output; a device or FIFO
+(``/dev/stdout``) is written through instead of being replaced by a regular file; a symbolic link to a
+file updates that file; an input of the run (:func:`protect`) is never overwritten; a missing parent
+folder is a usage error unless the caller asks for it to be created. Temp files live in a private folder
+beside the target (removed after use), and stale ones left by a killed run are swept on the next write.
+Output uses the standard library's default separators, the layout of the official DSTC6 files.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
+import shutil
+import stat
+import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.errors import UnreadableJSON, UsageError
 
 try:  # accelerator (a core dependency; the standard library still works without it)
     import msgspec as _msgspec
 except ImportError:  # pragma: no cover - exercised when msgspec is absent
     _msgspec = None
 
-MAX_JSON_BYTES = int(os.environ.get("DIALEVAL_MAX_JSON_BYTES", str(2 * 1024**3)))
-"""Refuse files above this size before reading them (2 GiB; override with DIALEVAL_MAX_JSON_BYTES)."""
+JSON_LIMIT_ENV = "DIALEVAL_MAX_JSON_BYTES"
+DEFAULT_MAX_JSON_BYTES = 2 * 1024**3
+MAX_JSON_BYTES: int | None = None
+"""Refuse files above this size before reading them. None: ``$DIALEVAL_MAX_JSON_BYTES``, else 2 GiB."""
+
+STDLIB_FALLBACK_BYTES = 16 * 1024**2
+"""Only files up to this size are re-parsed by the standard library (for NaN/Infinity and integers past 64
+bits, which msgspec refuses): its objects take about ten times the text, so a large file is diagnosed from
+its bytes instead."""
+
+STALE_SECONDS = 24 * 3600  # temp files of a killed run older than this are removed
 
 
+# ---- limits from the environment --------------------------------------------------------------------
+def env_bytes(name: str, default: int) -> int:
+    """A byte count from environment variable ``name`` (digits, ``_`` allowed); a bad value is a usage error."""
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    s = raw.strip().replace("_", "")
+    if not (s.isascii() and s.isdigit()) or int(s) < 1:
+        shown = raw if len(raw) <= 40 else raw[:40] + "..."
+        raise UsageError(f"{name}={shown!r} is not a size: give a whole number of bytes, e.g. {default}")
+    return int(s)
+
+
+def json_limit() -> int:
+    return MAX_JSON_BYTES if MAX_JSON_BYTES is not None else env_bytes(JSON_LIMIT_ENV, DEFAULT_MAX_JSON_BYTES)
+
+
+# ---- reading ------------------------------------------------------------------------------------------
 def parse_json_bytes(raw: bytes, name: str):
-    """Parse JSON bytes; raise UsageError('name: not valid JSON at line L column C: ...')."""
-    if _msgspec is not None:
-        try:
-            return _msgspec.json.decode(raw)
-        except (_msgspec.MsgspecError, ValueError, RecursionError):
-            pass  # fall through to the standard library for a line:column diagnosis
+    """Parse one JSON document; raise :class:`UnreadableJSON` (a UsageError) saying what is wrong and where."""
+    if _msgspec is None:  # pragma: no cover
+        return _stdlib_parse(raw, name)
+    try:
+        return _msgspec.json.decode(raw)
+    except RecursionError:
+        raise UnreadableJSON(name, "not-json", "not valid JSON: nested too deeply") from None
+    except _msgspec.ValidationError as e:  # a number msgspec cannot hold (integer past 64 bits, 1e999)
+        if len(raw) <= STDLIB_FALLBACK_BYTES:
+            return _stdlib_parse(raw, name)
+        raise UnreadableJSON(name, "not-json", f"not a readable JSON document: a number out of range "
+                             f"at {_msgspec_path(str(e))}") from None
+    except (_msgspec.DecodeError, UnicodeDecodeError, ValueError) as e:
+        failure = e
+    at = _malformed_at(failure)
+    python_reads_it = at is not None and (_nan_at(raw, at) or "surrogate" in str(failure))
+    if python_reads_it and len(raw) <= STDLIB_FALLBACK_BYTES:
+        # NaN/Infinity and lone surrogate escapes: Python's reading of them is the documented one (the
+        # checker then reports a rank that is not an integer, or an id that matches nothing)
+        return _stdlib_parse(raw, name)
+    raise _diagnose(raw, name, failure)
+
+
+def _malformed_at(failure: BaseException) -> int | None:
+    m = re.search(r"\(byte (\d+)\)", str(failure))
+    return int(m.group(1)) if m else None
+
+
+def _nan_at(raw: bytes, pos: int) -> bool:
+    return raw[pos:pos + 3] == b"NaN" or raw[pos:pos + 8] == b"Infinity" or raw[pos:pos + 9] == b"-Infinity"
+
+
+def _stdlib_parse(raw: bytes, name: str):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UsageError(f"{name}: not UTF-8 text (byte {e.start})") from None
+        line, col = _line_col(raw, e.start)
+        raise UnreadableJSON(name, "bad-encoding", f"not UTF-8 text (byte {e.start}, line {line} column {col})",
+                             line, col) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise UsageError(f"{name}: not valid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    except ValueError as e:  # e.g. an integer literal past Python's digit limit
-        raise UsageError(f"{name}: not a readable JSON document ({str(e).split(';')[0]})") from None
+        raise _diagnose(raw, name, e) from None
+    except ValueError:  # an integer literal past Python's digit limit
+        raise UnreadableJSON(name, "not-json", "not a readable JSON document (an integer with too many digits)") \
+            from None
     except RecursionError:
-        raise UsageError(f"{name}: JSON nested too deeply") from None
+        raise UnreadableJSON(name, "not-json", "not valid JSON: nested too deeply") from None
+
+
+_MAGIC = (
+    (b"\x1f\x8b", "looks gzip-compressed: decompress it (a directory or a .tgz of the official layout is "
+                  "accepted as it is)"),
+    (b"PK\x03\x04", "looks like a ZIP archive: submit one result JSON, a directory, or a .tgz"),
+    (b"PK\x05\x06", "looks like an empty ZIP archive: submit one result JSON, a directory, or a .tgz"),
+    (b"BZh", "looks bzip2-compressed: decompress it first"),
+    (b"\xfd7zXZ\x00", "looks xz-compressed: decompress it first"),
+    (b"\x28\xb5\x2f\xfd", "looks zstd-compressed: decompress it first"),
+    (b"\x93NUMPY", "looks like a NumPy .npy file, not JSON"),
+)
+
+_MSGSPEC_WORDS = {
+    "invalid character": "unexpected character",
+    "trailing characters": "extra text after the JSON value",
+    "trailing comma in array": "a comma before ']'",
+    "trailing comma in object": "a comma before '}'",
+    "invalid escape character in string": "an invalid backslash escape in a string",
+    "invalid utf-16 surrogate pair": "an invalid \\u escape (unpaired surrogate) in a string",
+    "expected ':'": "expected ':' after a key",
+    "expected ',' or ']'": "expected ',' or ']'",
+    "expected ',' or '}'": "expected ',' or '}'",
+    "object keys must be strings": "expected a key in double quotes",
+}
+
+_STDLIB_WORDS = {
+    "Expecting value": "expected a value",
+    "Expecting ',' delimiter": "expected ',' or a closing bracket",
+    "Expecting ':' delimiter": "expected ':' after a key",
+    "Expecting property name enclosed in double quotes": "expected a key in double quotes",
+    "Unterminated string starting at": "a string that is never closed starts here",
+    "Invalid control character at": "a raw control character inside a string (write it as an escape)",
+    "Invalid \\escape": "an invalid backslash escape in a string",
+    "Invalid \\uXXXX escape": "an invalid \\u escape in a string",
+    "Extra data": "extra text after the JSON value",
+}
+
+
+def _diagnose(raw: bytes, name: str, failure: BaseException | None) -> UnreadableJSON:
+    """What is wrong with bytes that did not parse, in our words, with a line and column where one exists."""
+    head = raw[:8]
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return UnreadableJSON(name, "wrong-file-type", what)
+    if len(raw) > 262 and raw[257:262] == b"ustar":
+        return UnreadableJSON(name, "wrong-file-type", "looks like a tar archive: name it .tar or .tgz")
+    if head.startswith(b"\xef\xbb\xbf"):
+        return UnreadableJSON(name, "bad-encoding", "starts with a UTF-8 BOM (byte-order mark): save it as UTF-8 "
+                              "without a BOM", 1, 1)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) >= 2 and (head[0] == 0) != (head[1] == 0)):
+        return UnreadableJSON(name, "bad-encoding", "looks UTF-16 encoded: the format is UTF-8 JSON", 1, 1)
+    if not raw.strip():
+        return UnreadableJSON(name, "empty-file", "not valid JSON: the file is empty" if not raw else
+                              "not valid JSON: the file holds only whitespace")
+    if isinstance(failure, UnicodeDecodeError):
+        start = _first_bad_utf8(raw)
+        line, col = _line_col(raw, start)
+        return UnreadableJSON(name, "bad-encoding", f"not UTF-8 text (byte {start}, line {line} column {col})",
+                              line, col)
+    pos, words = None, None
+    if isinstance(failure, json.JSONDecodeError):
+        pos = len(failure.doc[: failure.pos].encode("utf-8", "surrogatepass"))
+        words = next((w for k, w in _STDLIB_WORDS.items() if failure.msg.startswith(k)), "not valid JSON")
+    elif failure is not None:
+        msg = str(failure)
+        if "truncated" in msg:
+            end = len(raw.rstrip())
+            line, col = _line_col(raw, end)
+            return UnreadableJSON(name, "truncated-json", f"not valid JSON: the file ends before the JSON value "
+                                  f"does (truncated?) at line {line} column {col}", line, col)
+        m = re.search(r"malformed: (.*) \(byte (\d+)\)", msg)
+        if m:
+            pos = int(m.group(2))
+            if m.group(1) == "trailing characters":
+                pos -= 1  # msgspec counts the first trailing character as read
+            if _nan_at(raw, pos):  # only past STDLIB_FALLBACK_BYTES (smaller files were parsed by Python)
+                words = "NaN and Infinity are not JSON numbers"
+            elif m.group(1) == "trailing characters" and _looks_like_json_lines(raw, pos):
+                line, col = _line_col(raw, pos)
+                return UnreadableJSON(name, "json-lines", f"looks like JSON Lines (one object per line, line "
+                                      f"{line} starts the second): the format is one JSON list", line, col)
+            else:
+                words = _MSGSPEC_WORDS.get(m.group(1), "not valid JSON")
+    if pos is None:
+        return UnreadableJSON(name, "not-json", "not valid JSON")
+    line, col = _line_col(raw, pos)
+    if words.startswith("not valid JSON"):
+        return UnreadableJSON(name, "not-json", f"not valid JSON at line {line} column {col}", line, col)
+    return UnreadableJSON(name, "not-json", f"not valid JSON at line {line} column {col}: {words}", line, col)
+
+
+def _first_bad_utf8(raw: bytes) -> int:
+    """Offset of the first byte that is not valid UTF-8 (decoded in chunks: no full-size text copy)."""
+    import codecs
+
+    dec = codecs.getincrementaldecoder("utf-8")()
+    step = 1 << 20
+    for off in range(0, len(raw), step):
+        held = len(dec.getstate()[0])  # the start of a sequence held back from the previous chunk
+        try:
+            dec.decode(raw[off:off + step], final=off + step >= len(raw))
+        except UnicodeDecodeError as e:
+            return max(0, off - held + e.start)
+    return 0
+
+
+def _looks_like_json_lines(raw: bytes, pos: int) -> bool:
+    before = raw[:pos]
+    return raw.lstrip()[:1] == b"{" and raw[pos:pos + 1] in (b"{", b"[") and b"\n" in before[len(before.rstrip()):]
+
+
+def _line_col(raw: bytes, pos: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of byte offset ``pos``."""
+    pos = max(0, min(pos, len(raw)))
+    line_start = raw.rfind(b"\n", 0, pos) + 1
+    col = len(raw[line_start:pos].decode("utf-8", "replace")) + 1
+    return raw.count(b"\n", 0, pos) + 1, col
+
+
+def _msgspec_path(text: str) -> str:
+    """msgspec's ``$[0].rank`` as a JSON pointer (``/0/rank``)."""
+    m = re.search(r"`\$([^`]*)`", text)
+    if not m:
+        return "/"
+    parts = re.findall(r"\[(\d+)\]|\.([^.\[]+)", m.group(1))
+    return "".join("/" + (a or b) for a, b in parts) or "/"
 
 
 def read_bytes_checked(path: str | Path, max_bytes: int | None = None) -> bytes:
-    """A file's bytes, with one-line errors for a missing, unreadable or oversized file."""
+    """A file's bytes, with one-line errors for a missing, unreadable, special or oversized file.
+
+    The file is opened without blocking and checked with ``fstat`` on the open descriptor, so a FIFO or a
+    device (``/dev/zero``) is refused before a single byte is read, and a file that grows while it is read
+    is still cut at the limit.
+    """
     path = Path(path)
-    limit = MAX_JSON_BYTES if max_bytes is None else max_bytes
+    limit = json_limit() if max_bytes is None else max_bytes
     try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise UsageError(f"{path}: not a regular file")
-        if size > limit:
-            raise UsageError(f"{path}: {size} bytes is larger than the limit of {limit} bytes")
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -66,6 +264,39 @@ def read_bytes_checked(path: str | Path, max_bytes: int | None = None) -> bytes:
         raise UsageError(f"{path}: permission denied") from None
     except OSError as e:
         raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"{path}: is a directory, expected a JSON file")
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{path}: not a regular file ({file_kind(st.st_mode)})")
+        if st.st_size > limit:
+            raise UsageError(f"{path}: {st.st_size} bytes is larger than the limit of {limit} bytes "
+                             f"(set {JSON_LIMIT_ENV} to allow more)")
+        try:
+            data = f.read(limit + 1)
+        except OSError as e:
+            raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise UsageError(f"{path}: larger than the limit of {limit} bytes (set {JSON_LIMIT_ENV} to allow more)")
+    return data
+
+
+def file_kind(mode: int) -> str:
+    """A plain name for a file type (for messages)."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a regular file"
 
 
 def load_json_file(path: str | Path, max_bytes: int | None = None):
@@ -73,16 +304,139 @@ def load_json_file(path: str | Path, max_bytes: int | None = None):
     return parse_json_bytes(read_bytes_checked(path, max_bytes), str(Path(path)))
 
 
+# ---- inputs an output must not overwrite -------------------------------------------------------------------
+_PROTECTED: dict[tuple[int, int], str] = {}
+
+
+def protect(path: str | Path, what: str = "the submission") -> None:
+    """Refuse, for the rest of the process, to write any output onto ``path`` (the same file, by inode).
+
+    A directory protects every file in it (an output named like one of its result files is refused too).
+    """
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except OSError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        count = 0
+        for root, _dirs, files in os.walk(p):
+            for name in files:
+                try:
+                    s = os.lstat(os.path.join(root, name))
+                except OSError:
+                    continue
+                _PROTECTED[(s.st_dev, s.st_ino)] = what
+                count += 1
+                if count > 100_000:
+                    return
+    elif stat.S_ISREG(st.st_mode):
+        _PROTECTED[(st.st_dev, st.st_ino)] = what
+
+
+def unprotect_all() -> None:
+    _PROTECTED.clear()
+
+
+# ---- writing ---------------------------------------------------------------------------------------------
+def _uid() -> str:
+    return str(os.getuid()) if hasattr(os, "getuid") else "user"
+
+
+def _owned(st: os.stat_result) -> bool:
+    return not hasattr(os, "getuid") or st.st_uid == os.getuid()
+
+
+def sweep_stale(folder: Path, pattern: str = "*") -> None:
+    """Remove entries of ``folder`` matching ``pattern`` that this user owns and that are over a day old.
+
+    Links are removed, never followed; anything else is left alone (another user's, or a live run's).
+    """
+    now = time.time()
+    try:
+        entries = list(folder.glob(pattern))
+    except OSError:
+        return
+    for e in entries:
+        try:
+            st = os.lstat(e)
+            if not _owned(st) or now - st.st_mtime < STALE_SECONDS:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(e, ignore_errors=True)
+            else:
+                os.unlink(e)
+        except OSError:
+            pass
+
+
+def _private_dir(parent: Path) -> Path | None:
+    """``parent/.dialeval-tmp-<uid>/`` (mode 0700, ours, not a link), created if needed; None if unusable."""
+    d = parent / f".dialeval-tmp-{_uid()}"
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        st = os.lstat(d)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or not _owned(st):
+        return None
+    sweep_stale(d)
+    return d
+
+
 @contextmanager
-def atomic_writer(path: str | Path, mode: str = "wb"):
-    """Open a temp file beside ``path`` for writing; rename it into place only if the block succeeds."""
+def atomic_writer(path: str | Path, mode: str = "wb", *, parents: bool = True):
+    """Open ``path`` for writing; the content appears there only if the block succeeds.
+
+    ``-`` writes to standard output; an existing device, FIFO or socket (or a link to one) is written
+    through; a link to a regular file updates the file it points to. ``parents=False`` (outputs a user
+    named) makes a missing parent folder a usage error instead of creating it.
+    """
+    text = "b" not in mode
+    if str(path) == "-":
+        yield from _to_stdout(text)
+        return
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        st = os.stat(path)  # follows links: what a write would reach
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise UsageError(f"{path}: a parent of it is a file, not a folder") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write: {e.strerror or e}") from None
+    if st is not None:
+        what = _PROTECTED.get((st.st_dev, st.st_ino))
+        if what:
+            raise UsageError(f"{path}: is {what}, an input of this run; refusing to overwrite it")
+        if stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"{path}: is a directory; give a file name")
+        if not stat.S_ISREG(st.st_mode):  # /dev/stdout, a FIFO, /dev/null: write through, never replace
+            with open(path, mode, **({"encoding": "utf-8"} if text else {})) as f:
+                yield f
+            return
+        if path.is_symlink():
+            path = Path(os.path.realpath(path))
+    elif path.is_symlink():
+        raise UsageError(f"{path}: is a symbolic link to a missing file; refusing to create its target")
+    parent = path.parent
+    if not parent.is_dir():
+        if parent.exists() or os.path.lexists(parent):
+            raise UsageError(f"{path}: {parent} is not a folder")
+        if not parents:
+            raise UsageError(f"{path}: the folder {parent} does not exist (create it first)")
+        parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale(parent, f".{path.name}.*.tmp")  # left beside the target by earlier versions
+    fd, tmp, tmpdir = _mkstemp(parent, path.name)
     try:
         # mkstemp creates 0600 files; give the result the permissions a plain open() would (0666 & ~umask).
         os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+        with os.fdopen(fd, mode, **({"encoding": "utf-8"} if text else {})) as f:
             yield f
         os.replace(tmp, path)
     except BaseException:
@@ -91,11 +445,61 @@ def atomic_writer(path: str | Path, mode: str = "wb"):
         except OSError:
             pass
         raise
+    finally:
+        if tmpdir is not None:
+            try:
+                os.rmdir(tmpdir)  # fails (and stays) while another run writes beside us
+            except OSError:
+                pass
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same directory and an atomic rename."""
-    with atomic_writer(path, "wb") as f:
+def _mkstemp(parent: Path, name: str) -> tuple[int, str, Path | None]:
+    for _ in range(5):  # another run may remove the private folder between our mkdir and mkstemp
+        d = _private_dir(parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name[:60]}.", suffix=".tmp", dir=d or parent)
+            return fd, tmp, d
+        except FileNotFoundError:
+            if d is None:
+                raise
+    fd, tmp = tempfile.mkstemp(prefix=f".{name[:60]}.", suffix=".tmp", dir=parent)
+    return fd, tmp, None
+
+
+def _to_stdout(text: bool):
+    sys.stdout.flush()
+    buf = sys.stdout.buffer
+    if not text:
+        yield _NoClose(buf)
+        buf.flush()
+        return
+    w = io.TextIOWrapper(buf, encoding="utf-8", newline="", write_through=True)
+    try:
+        yield w
+        w.flush()
+    finally:
+        w.detach()
+
+
+class _NoClose(io.RawIOBase):
+    """Standard output as a writable binary file that a ``with`` block does not close."""
+
+    def __init__(self, buf):
+        self._buf = buf
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        return self._buf.write(b)
+
+    def close(self):
+        self._buf.flush()
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, *, parents: bool = True) -> None:
+    """Write ``data`` to ``path`` via :func:`atomic_writer`."""
+    with atomic_writer(path, "wb", parents=parents) as f:
         f.write(data)
 
 
@@ -105,8 +509,8 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: str | Path, text: str, *, parents: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), parents=parents)
 
 
 def dump_json_file(path: str | Path, obj) -> None:
