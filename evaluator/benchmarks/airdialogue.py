@@ -1,0 +1,622 @@
+"""AirDialogue (Wei et al. 2018): the final state an agent submits, scored against the computed ground truth.
+
+Data: ``DIR/<split>_data.json`` and ``DIR/<split>_kb.json`` (JSON lines aligned by line, the release's names).
+Submission: JSON lines, one per data line in the same order,
+``{"action": {"name": str, "flight": [int], "status": str}}`` with an optional ``"id"`` (the 0-based line
+number; if present it must match) and an optional ``"dialogue"`` (self-play: a list of "speaker: text" turns,
+scored with BLEU when every line has one).
+
+Strict (default): a line-count mismatch, blank or non-JSON lines, wrong types, a status outside the five
+values and missing keys are errors, each reported with its line (pointer ``/<0-based line>/...``, message
+"line N"); the submission is then not scored. A flight outside the KB or several flights are wrong answers:
+valid and scored 0, as the toolkit scores them. Lenient (``options["lenient"]``): the toolkit's numbers on
+whatever it accepts (its fill-ins for missing fields, unknown statuses as mismatches, extra or missing lines
+dropped), each quirk listed as a warning; where the toolkit crashes, an ``official-crash`` error.
+
+Options (``Request.options``, all in the signature): ``flight_distance`` current|legacy, ``exact_name``
+tokens|whole, ``lenient`` bool, ``source`` submission|human (score the data file's own ``action``, the
+toolkit's ``--task human``), ``bleu`` auto|yes|no.
+
+Per-item numbers go to ``RankTable.values`` (metrics ``score``, ``exact``, ``name``, ``name-exact``, ``flight``,
+``flight-exact``, ``status``, ``bleu``); ``values["gold-status-code"]`` is the index of the gold status in
+:data:`STATUSES` (-1 for another value), used by :meth:`AirDialogue.breakdown`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import ClassVar
+
+import msgspec
+import numpy as np
+
+from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
+from dialeval.errors import UsageError
+from dialeval.formats import airdialogue as fmt
+from dialeval.metrics import Metric, register, value_metric
+from dialeval.metrics import airdialogue as adm
+from dialeval.problems import Problem, json_type, short
+
+STATUSES = adm.STATUSES
+METRICS = ("score", "exact", "name", "name-exact", "flight", "flight-exact", "status")
+GROUP = "state"
+QUIRK_LIST_LIMIT = 20  # per quirk kind; the rest is summarised in one warning
+
+
+def _register_metrics() -> None:
+    for name in (*METRICS, "bleu"):
+        desc = adm.METRIC_DESCRIPTIONS.get(name, "sentence BLEU per dialogue (sacrebleu), averaged")
+        register(value_metric(name, desc))
+
+
+_register_metrics()
+
+
+# ------------------------------------------------------------------------------------------ predictions
+class _FastAction(msgspec.Struct, forbid_unknown_fields=True):
+    name: str
+    flight: list[int]
+    status: str
+
+
+class _FastLine(msgspec.Struct, forbid_unknown_fields=True):
+    action: _FastAction
+    id: int | msgspec.UnsetType = msgspec.UNSET
+    dialogue: list[str] | msgspec.UnsetType = msgspec.UNSET
+
+
+_FAST = msgspec.json.Decoder(_FastLine)
+_STATUS_SET = frozenset(STATUSES)
+_LINE_KEYS = ("action", "id", "dialogue")
+_ACTION_KEYS = ("name", "flight", "status")
+
+
+class _Preds:
+    """Predictions of the scored lines: name, flight (as raw numbers or the toolkit's strings), status."""
+
+    def __init__(self):
+        self.names: list[str] = []
+        self.flights: list = []  # list[int] (strict) or ("tok", [str...]) / ("unk",) (lenient)
+        self.statuses: list[str] = []
+        self.dialogues: list = []  # list[str] or None
+
+    def add(self, name, flight, status, dialogue=None):
+        self.names.append(name)
+        self.flights.append(flight)
+        self.statuses.append(status)
+        self.dialogues.append(dialogue)
+
+
+def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
+    """Check one decoded line; return (name, flights, status, dialogue) or None when it has errors."""
+    line = idx + 1
+    ok = True
+
+    def err(code, ptr, msg, severity="error"):
+        nonlocal ok
+        problems.append(Problem(code, ptr, f"line {line}: {msg}", severity, file))
+        if severity == "error":
+            ok = False
+
+    base = f"/{idx}"
+    if not isinstance(obj, dict):
+        err("item-not-object", base, f"each line must be a JSON object, got a {json_type(obj)}")
+        return None
+    for k in obj:
+        if k not in _LINE_KEYS:
+            err("unknown-key", f"{base}/{_esc(k)}", f"unknown key {short(k)} (ignored)", "warning")
+    if "id" in obj:
+        v = obj["id"]
+        if not isinstance(v, int) or isinstance(v, bool):
+            err("wrong-type", f"{base}/id", f"id must be an integer (the 0-based line number), got a {json_type(v)}")
+        elif v != idx:
+            err("id-mismatch", f"{base}/id", f"id {v} does not match the line's position (expected {idx})")
+    dialogue = obj.get("dialogue")
+    if "dialogue" in obj and not (isinstance(dialogue, list) and all(isinstance(t, str) for t in dialogue)):
+        err("wrong-type", f"{base}/dialogue", "dialogue must be an array of strings")
+    if "action" not in obj:
+        err("missing-key", f"{base}/action", 'missing "action" ({"name": ..., "flight": [...], "status": ...})')
+        return None
+    a = obj["action"]
+    if not isinstance(a, dict):
+        err("wrong-type", f"{base}/action", f"action must be an object, got a {json_type(a)}")
+        return None
+    for k in a:
+        if k not in _ACTION_KEYS:
+            err("unknown-key", f"{base}/action/{_esc(k)}", f"unknown key {short(k)} (ignored)", "warning")
+    for k in _ACTION_KEYS:
+        if k not in a:
+            err("missing-key", f"{base}/action/{k}", f"action has no {k!r}")
+    name, flight, status = a.get("name"), a.get("flight"), a.get("status")
+    if "name" in a and not isinstance(name, str):
+        err("wrong-type", f"{base}/action/name", f"name must be a string, got a {json_type(name)}")
+    if "flight" in a:
+        if not isinstance(flight, list):
+            err("wrong-type", f"{base}/action/flight",
+                f"flight must be an array of flight numbers ([] for none), got a {json_type(flight)}")
+        else:
+            for j, f in enumerate(flight):
+                if not isinstance(f, int) or isinstance(f, bool):
+                    err("wrong-type", f"{base}/action/flight/{j}", f"a flight number is an integer, got a {json_type(f)}")
+    if "status" in a:
+        if not isinstance(status, str):
+            err("wrong-type", f"{base}/action/status", f"status must be a string, got a {json_type(status)}")
+        elif status not in _STATUS_SET:
+            err("unknown-status", f"{base}/action/status",
+                f"status {short(status)} is not one of {', '.join(STATUSES)}")
+    if not ok:
+        return None
+    return name, flight, status, dialogue
+
+
+def _esc(k) -> str:
+    return str(k).replace("~", "~0").replace("/", "~1")
+
+
+def read_strict(path: Path, n_data: int, file: str, problems: list[Problem]) -> _Preds | None:
+    """Every line checked; None when the submission has errors (problems appended)."""
+    preds = _Preds()
+    n_lines = 0
+    bad = False
+    for lineno, raw in fmt.iter_raw_lines(path):
+        idx = lineno - 1
+        n_lines = lineno
+        try:
+            fast = _FAST.decode(raw)
+        except (msgspec.MsgspecError, ValueError):
+            fast = None
+        if fast is not None and fast.action.status in _STATUS_SET and (fast.id is msgspec.UNSET or fast.id == idx):
+            a = fast.action
+            if not bad:
+                preds.add(a.name, a.flight, a.status, None if fast.dialogue is msgspec.UNSET else fast.dialogue)
+            continue
+        # The full checker explains what the fast path refused.
+        if not raw.strip():
+            problems.append(Problem("blank-line", f"/{idx}", f"line {lineno}: blank line (one prediction per data "
+                                    "line, in order)", "error", file))
+            bad = True
+            continue
+        try:
+            obj = msgspec.json.decode(raw)
+        except (msgspec.MsgspecError, ValueError, RecursionError):
+            problems.append(Problem("not-json", f"/{idx}", f"line {lineno}: not a JSON value", "error", file))
+            bad = True
+            continue
+        r = _strict_check(obj, idx, file, problems)
+        if r is None:
+            bad = True
+        elif not bad:
+            preds.add(*r)
+    if n_lines != n_data:
+        first = min(n_lines, n_data)
+        problems.append(Problem(
+            "line-count", f"/{first}",
+            f"the submission has {n_lines} lines, the split has {n_data} data lines (one prediction per data line, "
+            f"in order); {'missing from' if n_lines < n_data else 'extra from'} line {first + 1}", "error", file))
+        bad = True
+    return None if bad else preds
+
+
+def _toolkit_flight_strings(v) -> list[str] | None:
+    """What ``[str(f) for f in o['flight']]`` gives for a truthy value; None where iterating it crashes."""
+    if isinstance(v, list):
+        return [_py_str(x) for x in v]
+    if isinstance(v, str):
+        return list(v)
+    if isinstance(v, dict):
+        return [str(k) for k in v]
+    return None
+
+
+def _py_str(x) -> str:
+    """Python's ``str()`` of a decoded JSON value (what the toolkit puts inside ``<fl_...>``)."""
+    if isinstance(x, str):
+        return x
+    return str(x)
+
+
+class _Quirks:
+    def __init__(self, file: str):
+        self.file = file
+        self.seen: dict[str, list[int]] = {}
+        self.problems: list[Problem] = []
+
+    def add(self, kind: str, ptr: str, msg: str):
+        lines = self.seen.setdefault(kind, [])
+        lines.append(0)
+        if len(lines) <= QUIRK_LIST_LIMIT:
+            self.problems.append(Problem("official-quirk", ptr, msg, "warning", self.file))
+
+    def crash(self, ptr: str, msg: str):
+        self.problems.append(Problem("official-crash", ptr, msg, "error", self.file))
+
+    def finish(self) -> list[Problem]:
+        for kind, lines in self.seen.items():
+            if len(lines) > QUIRK_LIST_LIMIT:
+                self.problems.append(Problem("official-quirk", "", f"{kind}: {len(lines) - QUIRK_LIST_LIMIT} more "
+                                             "lines (not listed)", "warning", self.file))
+        return self.problems
+
+
+def _lenient_object(obj, idx: int, q: _Quirks, preds: _Preds, want_dialogue: bool) -> bool:
+    """The toolkit's ``action_obj_to_str`` fill-ins on one line; False where it would crash."""
+    line = idx + 1
+    base = f"/{idx}"
+    if not isinstance(obj, dict):
+        q.crash(base, f"line {line}: a {json_type(obj)}, not an object: the toolkit crashes on it")
+        return False
+    if "id" in obj and obj["id"] != idx:
+        q.add("id ignored", f"{base}/id", f"line {line}: id does not match the line's position; the toolkit "
+              "ignores ids and scores lines by position")
+    dialogue = obj.get("dialogue")
+    if want_dialogue and not (isinstance(dialogue, list) and all(isinstance(t, str) for t in dialogue)):
+        q.crash(f"{base}/dialogue", f"line {line}: no dialogue (array of strings): the toolkit's BLEU crashes")
+        return False
+    if "action" not in obj:
+        q.add("missing action", f"{base}/action", f"line {line}: no action: scored as the toolkit's "
+              "'<unk> <unk> <unk> <unk>' (name '<unk> <unk>', a flight matching nothing, status '<unk>')")
+        preds.add("<unk> <unk>", ("unk",), "<unk>", dialogue)
+        return True
+    a = obj["action"]
+    if not isinstance(a, dict):
+        q.crash(f"{base}/action", f"line {line}: action is a {json_type(a)}: the toolkit crashes on it")
+        return False
+    ok = True
+    if "name" not in a:
+        q.add("missing name", f"{base}/action/name", f"line {line}: no name: filled in as '<unk> <unk>'")
+        name = "<unk> <unk>"
+    else:
+        name = a["name"]
+        if not isinstance(name, str):
+            q.crash(f"{base}/action/name", f"line {line}: name is a {json_type(name)}: the toolkit crashes")
+            ok = False
+    if "status" not in a:
+        q.add("missing status", f"{base}/action/status", f"line {line}: no status: filled in as 'unk' (a mismatch)")
+        status = "unk"
+    else:
+        status = a["status"]
+        if not isinstance(status, str):
+            q.crash(f"{base}/action/status", f"line {line}: status is a {json_type(status)}: the toolkit crashes")
+            ok = False
+        elif status not in _STATUS_SET:
+            q.add("unknown status", f"{base}/action/status",
+                  f"line {line}: status {short(status)} is not one of the five values: scored as a mismatch")
+    v = a.get("flight")
+    if not v:
+        if "flight" not in a or v is None or not isinstance(v, list):
+            q.add("missing flight", f"{base}/action/flight",
+                  f"line {line}: flight is {'missing' if 'flight' not in a else short(v)}: scored as no flight")
+        flight = ("tok", [])
+    else:
+        strs = _toolkit_flight_strings(v)
+        if strs is None:
+            q.crash(f"{base}/action/flight", f"line {line}: flight is a bare {json_type(v)}: the toolkit crashes "
+                    "iterating over it")
+            ok = False
+            flight = None
+        else:
+            if not (isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)):
+                q.add("flight strings", f"{base}/action/flight", f"line {line}: flight {short(v)} is not an array of "
+                      "integers: matched as the toolkit's strings " + short("_".join(f"<fl_{s}>" for s in strs)))
+            flight = ("tok", strs)
+    if ok:
+        preds.add(name, flight, status, dialogue)
+    return ok
+
+
+def read_lenient(path: Path, n_data: int, file: str, want_dialogue: bool) -> tuple[_Preds, list[Problem], int]:
+    """The toolkit's reading: lines zipped with the data (extra or missing lines dropped), fill-ins applied."""
+    q = _Quirks(file)
+    preds = _Preds()
+    n_lines = 0
+    crashed = False
+    for lineno, raw in fmt.iter_raw_lines(path):
+        n_lines = lineno
+        if lineno > n_data:
+            continue  # zip() stops before parsing it
+        idx = lineno - 1
+        try:
+            obj = msgspec.json.decode(raw)
+        except (msgspec.MsgspecError, ValueError, RecursionError):
+            what = "a blank line" if not raw.strip() else "not JSON"
+            q.crash(f"/{idx}", f"line {lineno}: {what}: the toolkit's json.loads crashes")
+            crashed = True
+            continue
+        if not _lenient_object(obj, idx, q, preds, want_dialogue):
+            crashed = True
+    if n_lines > n_data:
+        q.add("extra lines", f"/{n_data}", f"lines {n_data + 1}-{n_lines} have no data line: the toolkit drops them "
+              "silently")
+    elif n_lines < n_data:
+        q.add("missing lines", f"/{n_lines}", f"data lines {n_lines + 1}-{n_data} have no prediction: the toolkit "
+              "drops them silently (they do not count in the means)")
+    problems = q.finish()
+    return (preds if not crashed else None), problems, min(n_lines, n_data)
+
+
+_INT = re.compile(r"-?\d+")
+
+
+def _resolve_flights(kb: adm.KBArrays, flights: list) -> tuple[np.ndarray, np.ndarray]:
+    """(kind, KB column) per item: EMPTY, IN_KB with its column, or INVALID (several, outside the KB, <unk>)."""
+    n = len(flights)
+    kind = np.full(n, adm.INVALID, np.int8)
+    col = np.full(n, -1, np.int64)
+    single_rows: list[int] = []
+    single_num: list[int] = []
+    for i, f in enumerate(flights):
+        if isinstance(f, list):  # strict: integers
+            if not f:
+                kind[i] = adm.EMPTY
+            elif len(f) == 1:
+                single_rows.append(i)
+                single_num.append(f[0])
+        elif f[0] == "tok":  # lenient: the toolkit's strings
+            strs = f[1]
+            if not strs or (len(strs) == 1 and strs[0] == "empty"):
+                kind[i] = adm.EMPTY
+            elif len(strs) == 1 and _INT.fullmatch(strs[0]) and str(int(strs[0])) == strs[0]:
+                single_rows.append(i)
+                single_num.append(int(strs[0]))
+    if single_rows:
+        rows = np.asarray(single_rows)
+        nums = np.asarray(single_num, dtype=object)
+        # Numbers beyond int64 cannot be KB flights.
+        fits = np.fromiter((-(2**62) < x < 2**62 for x in single_num), bool, count=len(single_num))
+        rows, nums = rows[fits], nums[fits].astype(np.int64)
+        eq = (kb.number[rows] == nums[:, None]) & kb.valid[rows]
+        found = eq.any(axis=1)
+        kind[rows[found]] = adm.IN_KB
+        col[rows[found]] = eq[found].argmax(axis=1)
+    return kind, col
+
+
+# ---------------------------------------------------------------------------------------------- KB
+def read_kb_arrays(path: Path) -> adm.KBArrays:
+    """The whole KB file as (items × flights) numpy columns (padding where a line has fewer flights)."""
+    counts: list[int] = []
+    reservation: list[int] = []
+    cols: dict[str, list] = {k: [] for k in (*adm.FEATURES, "number")}
+    for first, block in fmt.read_kb_blocks(path):
+        c, r, bc = fmt.kb_block_columns(path, first, block)
+        counts.extend(c)
+        reservation.extend(r)
+        for k, v in bc.items():
+            cols[k].extend(v)
+        del block, bc
+    n = len(counts)
+    kmax = max(counts) if counts else 0
+    cnt = np.asarray(counts, np.int64)
+    uniform = n == 0 or bool((cnt == kmax).all())
+    if uniform:
+        valid = np.ones((n, kmax), bool)
+    else:
+        valid = np.arange(kmax)[None, :] < cnt[:, None]
+
+    def shape(values, dtype, fill):
+        arr = np.asarray(values, dtype=dtype) if dtype is not object else _obj(values)
+        if uniform:
+            return arr.reshape(n, kmax)
+        out = np.full((n, kmax), fill, dtype=dtype)
+        out[valid] = arr
+        return out
+
+    out = {}
+    for k in adm.FEATURES:
+        if k in ("a1", "a2", "cl"):
+            out[k] = shape(cols[k], object, None)
+        else:
+            out[k] = shape(cols[k], np.int64, 0)
+        cols[k] = None
+    try:
+        number = shape(cols["number"], np.int64, -1)
+    except OverflowError:
+        raise UsageError(f"{path.name}: a flight_number does not fit in 64 bits") from None
+    return adm.KBArrays(**out, number=number, valid=valid, reservation=np.asarray(reservation, np.int64))
+
+
+def _obj(values: list) -> np.ndarray:
+    a = np.empty(len(values), dtype=object)
+    a[:] = values
+    return a
+
+
+def gold_columns(kb: adm.KBArrays, gold_flights: list[list[int]], data_name: str) -> list[list[int]]:
+    """KB columns of each item's gold flights; a gold flight missing from its KB is a data error."""
+    n_gold = np.fromiter(map(len, gold_flights), np.int64, count=len(gold_flights))
+    owner = np.repeat(np.arange(len(gold_flights)), n_gold)
+    flat = np.fromiter((f for fl in gold_flights for f in fl), np.int64, count=int(n_gold.sum()))
+    eq = (kb.number[owner] == flat[:, None]) & kb.valid[owner]
+    found = eq.any(axis=1)
+    if not found.all():
+        bad = int(owner[~found][0])
+        raise UsageError(f"{data_name} line {bad + 1}: a gold flight of expected_action is not in the line's KB "
+                         f"({int((~found).sum())} such gold flights in the split)")
+    cols = eq.argmax(axis=1).tolist()
+    out: list[list[int]] = []
+    pos = 0
+    for k in n_gold.tolist():
+        out.append(cols[pos : pos + k])
+        pos += k
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- benchmark
+OPTION_DEFAULTS = {"flight_distance": "current", "exact_name": "tokens", "lenient": False, "source": "submission",
+                   "bleu": "auto"}
+
+
+def _options(options: dict) -> dict:
+    o = {**OPTION_DEFAULTS, **{k: v for k, v in (options or {}).items() if v is not None}}
+    if o["flight_distance"] not in adm.FLIGHT_DISTANCES:
+        raise UsageError(f"--flight-distance must be one of {', '.join(adm.FLIGHT_DISTANCES)}")
+    if o["exact_name"] not in adm.EXACT_NAMES:
+        raise UsageError(f"--exact-name must be one of {', '.join(adm.EXACT_NAMES)}")
+    if o["source"] not in ("submission", "human"):
+        raise UsageError("source must be 'submission' or 'human'")
+    if o["bleu"] not in ("auto", "yes", "no", True, False):
+        raise UsageError("bleu must be auto, yes or no")
+    o["bleu"] = {True: "yes", False: "no"}.get(o["bleu"], o["bleu"])
+    o["lenient"] = bool(o["lenient"])
+    return o
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+class AirDialogue(Benchmark):
+    name: ClassVar[str] = "airdialogue"
+    title: ClassVar[str] = "AirDialogue"
+    group_label: ClassVar[str] = "task"
+    split_names: ClassVar[tuple[str, ...]] = ("train", "dev", "test")
+    default_metrics: ClassVar[tuple[str, ...]] = METRICS
+    submission_formats: ClassVar[tuple[str, ...]] = ("airdialogue-prediction",)
+
+    def splits(self, data: Path) -> list[str]:
+        return fmt.available_splits(data)
+
+    def group_sort_key(self, group: str):
+        return (0, group)
+
+    def metrics_for(self, evaluation: Evaluation) -> list[str]:
+        t = evaluation.table
+        extra = ["bleu"] if t is not None and "bleu" in t.values else []
+        return [*METRICS, *extra]
+
+    def evaluate(self, request: Request) -> Evaluation:
+        o = _options(request.options)
+        splits = self.check_split_names(request.split, self.splits(request.data))
+        if len(splits) != 1:
+            raise UsageError("airdialogue: a submission answers one split; choose it with --split")
+        split = splits[0]
+        data_path, kb_path = fmt.split_paths(request.data, split)
+        problems: list[Problem] = []
+        fields = {"task": GROUP, "mode": "lenient" if o["lenient"] else "strict", "source": o["source"],
+                  "flight-distance": o["flight_distance"], "exact-name": o["exact_name"]}
+        identity = data_identity([data_path, kb_path], request.data)
+
+        # Gold first (one pass), KB only when scoring.
+        if o["source"] == "human":
+            human = fmt.read_human(data_path)
+            gold_names = [h.expected_action.name for h in human]
+            gold_flights = [h.expected_action.flight for h in human]
+            gold_status = [h.expected_action.status for h in human]
+            gold_dialogues = None
+            sub_path = data_path
+        else:
+            want_bleu = o["bleu"] == "yes"
+            gold_names, gold_flights, gold_status, gold_dialogues = fmt.read_gold(data_path, with_dialogue=want_bleu)
+            sub_path = Path(request.submission)
+            if not sub_path.is_file():
+                raise UsageError(f"{sub_path}: no such file" if not sub_path.exists() else f"{sub_path}: not a file")
+        n_data = len(gold_names)
+        file = sub_path.name
+        submission = {"path": str(sub_path), "kind": "file" if o["source"] == "submission" else "data-actions",
+                      "sha256": _sha256(sub_path), "files": [file]}
+
+        n_scored = n_data
+        correct_sample_mask = None
+        if o["source"] == "human":
+            preds, extra, correct_sample_mask = self._human_predictions(human, o["lenient"], file)
+            problems.extend(extra)
+        elif o["lenient"]:
+            preds, extra, n_scored = read_lenient(sub_path, n_data, file, want_dialogue=o["bleu"] == "yes")
+            problems.extend(extra)
+        else:
+            preds = read_strict(sub_path, n_data, file, problems)
+
+        def done(table):
+            return Evaluation(table=table, problems=problems, splits=[split], groups=[GROUP], data=identity,
+                              submission=submission, signature_fields=fields)
+
+        if preds is None or any(p.severity == "error" for p in problems) or not request.scoring:
+            return done(None)
+
+        kb = read_kb_arrays(kb_path)
+        if len(kb) != n_data:
+            raise UsageError(f"{kb_path.name} has {len(kb)} lines but {data_path.name} has {n_data}: the two files of "
+                             "a split must align line by line")
+        gold_cols = gold_columns(kb, gold_flights, data_path.name)
+        if n_scored < n_data:  # lenient: lines the toolkit's zip() drops
+            kb = kb.take(slice(0, n_scored))
+            gold_names, gold_cols, gold_status = gold_names[:n_scored], gold_cols[:n_scored], gold_status[:n_scored]
+            if gold_dialogues is not None:
+                gold_dialogues = gold_dialogues[:n_scored]
+        kind, col = _resolve_flights(kb, preds.flights)
+        values = adm.state_scores(kb, gold_names, gold_cols, gold_status, preds.names, kind, col, preds.statuses,
+                                  o["flight_distance"], o["exact_name"])
+        if correct_sample_mask is not None:  # --lenient human: lines marked correct count 1 without checking
+            for k in values:
+                values[k] = np.where(correct_sample_mask[:n_scored], 1.0, values[k])
+        code = {s: i for i, s in enumerate(STATUSES)}
+        values["gold-status-code"] = np.fromiter((code.get(s, -1) for s in gold_status), np.float64,
+                                                 count=len(gold_status))
+        bleu_wanted = o["bleu"] == "yes" or (o["bleu"] == "auto" and o["source"] == "submission" and n_scored > 0
+                                             and all(d is not None for d in preds.dialogues))
+        if bleu_wanted:
+            if gold_dialogues is None:
+                gold_dialogues = fmt.read_gold(data_path, with_dialogue=True)[3][:n_scored]
+            from dialeval.metrics.bleu import selfplay_bleu
+
+            per_item, bleu_sig = selfplay_bleu([d or [] for d in preds.dialogues], gold_dialogues)
+            values["bleu"] = per_item
+            fields["bleu"] = bleu_sig
+        from dialeval.ranks import RankTable
+
+        table = RankTable.build(benchmark=self.name, split=split, group=GROUP, item_ids=[str(i) for i in range(n_scored)],
+                                gold_rank=np.zeros(n_scored, np.int32), n_candidates=1, values=values)
+        return done(table)
+
+    def _human_predictions(self, human, lenient: bool, file: str):
+        """The data file's own ``action`` lines as predictions (the toolkit's ``--task human``)."""
+        preds = _Preds()
+        problems: list[Problem] = []
+        mask = np.zeros(len(human), bool)
+        if lenient:
+            q = _Quirks(file)
+            crashed = False
+            for i, h in enumerate(human):
+                if h.correct_sample is True:
+                    mask[i] = True
+                    q.add("correct_sample", f"/{i}/correct_sample", f"line {i + 1}: correct_sample is true: the "
+                          "toolkit counts 1 everywhere without checking the action")
+                obj = {"action": h.action} if h.action is not None else {}
+                if not _lenient_object(obj, i, q, preds, False):
+                    crashed = True
+            problems = q.finish()
+            return (None if crashed else preds), problems, mask
+        for i, h in enumerate(human):
+            obj = {"action": h.action} if h.action is not None else {}
+            r = _strict_check(obj, i, file, problems)
+            if r is not None:
+                preds.add(*r)
+        return preds, problems, None
+
+    def breakdown(self, evaluation: Evaluation, metrics=None) -> list[dict]:
+        """Records ``{status, metric, value, n}``: each metric's mean over the items of each gold status
+        (book, change, cancel, no_flight, no_reservation; statuses absent from the split are left out)."""
+        t = evaluation.table
+        if t is None or not len(t):
+            return []
+        names = [m for m in (metrics or self.metrics_for(evaluation)) if m in t.values]
+        code = t.values["gold-status-code"]
+        out = []
+        for i, status in enumerate(STATUSES):
+            mask = code == i
+            n = int(mask.sum())
+            if not n:
+                continue
+            for m in names:
+                out.append({"status": status, "metric": m, "value": float(t.values[m][mask].mean()), "n": n})
+        return out
+
+
+def metric(name: str) -> Metric:
+    """The registered value metric (importing this module registers them)."""
+    from dialeval.metrics import get
+
+    return get(name)
