@@ -40,6 +40,12 @@ CODES: dict[str, str] = {
     "unreadable-matrix": "a .npy file that cannot be read (bad header, truncated, an .npz archive)",
     "unknown-format": "a JSON submission that is neither a DSTC6 result array nor a {\"format\": \"scores\"} document",
     "unscored-candidate": "(warning) candidates without a score rank below every scored one, tied among themselves",
+    # JSON-lines submissions (AirDialogue)
+    "blank-line": "a blank line in a JSON-lines file (one prediction per data line, in order)",
+    "not-json": "a line that is not a JSON value",
+    "line-count": "a JSON-lines submission whose number of lines differs from the split's data lines",
+    "unknown-status": "an AirDialogue status outside book, change, cancel, no_flight, no_reservation",
+    "id-mismatch": "an optional line id that differs from the line's 0-based position",
 }
 
 

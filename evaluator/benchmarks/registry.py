@@ -9,6 +9,7 @@ from dialeval.errors import UsageError
 
 BUILTIN: dict[str, str] = {
     "dstc6": "dialeval.benchmarks.dstc6:DSTC6",
+    "airdialogue": "dialeval.benchmarks.airdialogue:AirDialogue",
     "ubuntu": "dialeval.benchmarks.ubuntu:Ubuntu",
 }
 
