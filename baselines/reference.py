@@ -37,7 +37,7 @@ def pack_directory(src: Path) -> bytes:
     return gzip.compress(raw.getvalue(), compresslevel=9, mtime=0)
 
 
-def build_reference(name: str, challenge: Path, out_dir: Path, seed: int = SEED) -> dict:
+def build_reference(name: str, challenge: Path, out_dir: Path, seed: int = SEED, embedded_default: bool = True) -> dict:
     """Run baseline ``name`` on every test split of ``challenge``; write the archive and the report."""
     from dialeval.baselines.cli import run_baseline
     from dialeval.api import score
@@ -50,7 +50,7 @@ def build_reference(name: str, challenge: Path, out_dir: Path, seed: int = SEED)
             run_baseline(name, challenge, split, sub, seed=seed, top_k=TOP_K)
         archive = pack_directory(sub)
         atomic_write_bytes(out_dir / "submission.tgz", archive)
-    report = score(out_dir / "submission.tgz", "all", challenge)
+    report = score(out_dir / "submission.tgz", "all", challenge, options={"embedded_default": embedded_default})
     if not report.valid:
         raise RuntimeError(f"reference submission of {name} is invalid: {report.errors[0].format()}")
     stored = stored_report(report)
@@ -66,6 +66,7 @@ def stored_report(report) -> dict:
     full = report.to_json()
     return {
         "signature": full["signature"],
+        "data": {"hash": full["data"]["hash"], "embedded_default": full["data"]["embedded_default"]},
         "submission_sha256": full["submission"]["sha256"],
         "valid": full["valid"],
         "counts": full["counts"],

@@ -7,7 +7,6 @@ names the file and a JSON pointer, and never a gold id.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,8 +14,6 @@ from dialeval.errors import UsageError
 from dialeval.formats.dstc6 import Challenge, Split
 from dialeval.formats.jsonio import parse_json_bytes, read_bytes_checked
 from dialeval.problems import Problem
-
-ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
 
 
 @dataclass
@@ -45,18 +42,8 @@ class AnswerKey:
     gold: dict[str, str | None]
 
 
-def resolve_challenge(challenge: str | Path | None, keys: str | Path | None = None) -> Challenge:
-    """The challenge to score against: ``--challenge``, else $DIALEVAL_CHALLENGE, else the embedded default."""
-    root = challenge or os.environ.get(ENV_CHALLENGE)
-    if not root:
-        try:
-            from dialeval.simulator.default import ensure_default_challenge
-        except ImportError:
-            raise UsageError(
-                "no challenge given: pass --challenge DIR (a folder with tst1/ ... tst4/ dataset files, "
-                f"e.g. ../shared/data/dstc6) or set {ENV_CHALLENGE}=DIR"
-            ) from None
-        root = ensure_default_challenge()
+def open_challenge(root: str | Path, keys: str | Path | None = None) -> Challenge:
+    """A challenge directory in the DSTC6 layout (the caller decides which: no hidden default here)."""
     root = Path(root)
     if not root.is_dir():
         raise UsageError(f"challenge directory {root} does not exist")

@@ -14,7 +14,8 @@ from dialeval import __version__
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("dialeval.commands.score", "validate_cmd", "Check a submission against a split; exit 1 if invalid."),
-    "score": ("dialeval.commands.score", "score_cmd", "Validate and score a submission (P@1/2/5, MRR)."),
+    "score": ("dialeval.commands.score", "score_cmd", "Validate and score a submission on a benchmark (dstc6 by default)."),
+    "benchmarks": ("dialeval.commands.score", "benchmarks_cmd", "List the benchmarks with their splits and metrics."),
     "schema": ("dialeval.commands.schema", "schema_cmd", "List or print the published JSON Schemas."),
     "simulate": ("dialeval.simulator.cli", "simulate_cmd", "Generate a DSTC6-style challenge with the dialog simulator."),
     "stats": ("dialeval.simulator.cli", "stats_cmd", "Describe a challenge directory (items, candidates, vocabulary)."),
@@ -50,7 +51,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dialeval")
 def main():
-    """Validate and score submissions for end-to-end dialog benchmarks (DSTC6 Track 1, bAbI dialog)."""
+    """Validate and score submissions for end-to-end dialog benchmarks (DSTC6, bAbI, Movie Dialog, Ubuntu v2, AirDialogue)."""
 
 
 def run() -> None:

@@ -1,16 +1,15 @@
-"""ScoreReport: tidy result records with signatures, and their renderings (rich table, JSON, CSV, pandas).
+"""ScoreReport: compute tidy result records (one per number) from a RankTable and a list of metrics.
 
-A record is one number: ``{split, task, metric, average, value, n, signature}``. ``task`` is 1-6 for a
-test file, or ``"all"`` for an aggregate; ``average`` is ``"micro"`` (pooled over items) or ``"macro"``
-(mean of the per-file values) on aggregates and null otherwise. The JSON form follows
-``schemas/score-report.schema.json``.
+A record is ``{benchmark, split, group, subset, metric, average, value, n, signature}``. ``group`` is the
+benchmark's task / file (``"1"`` ... ``"5"`` for DSTC6) or ``"all"`` for an aggregate; ``subset`` narrows a
+group further (``"turn=2"``, ``"status=book"``) and is null otherwise; ``average`` is ``"micro"`` (pooled
+over items) or ``"macro"`` (mean of the per-group values) on aggregates and null otherwise; ``n`` counts
+the items behind the number. Renderings (rich table, JSON, CSV, pandas) live in :mod:`dialeval.render`.
+The JSON form follows ``schemas/score-report.schema.json``.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -19,82 +18,93 @@ from dialeval.problems import Problem
 from dialeval.signature import Signature
 
 if TYPE_CHECKING:  # numpy is imported only when numbers are computed (validate never needs it)
-    import numpy as np
+    from dialeval.benchmarks.base import DataIdentity
+    from dialeval.metrics import Metric
+    from dialeval.ranks import RankTable
 
-    from dialeval.ranks import GoldRanks
-
-METRICS = ("p@1", "p@2", "p@5", "mrr")
-RECORD_FIELDS = ("split", "task", "metric", "average", "value", "n", "signature")
-
-
-def metric_values(gold_rank: np.ndarray, conversation_id: np.ndarray | None = None) -> dict[str, float]:
-    """Every reported metric of one group of predictions."""
-    from dialeval.metrics.ranking import hit_rate_at_k, mrr, per_dialog_accuracy
-    out = {
-        "p@1": hit_rate_at_k(gold_rank, 1),
-        "p@2": hit_rate_at_k(gold_rank, 2),
-        "p@5": hit_rate_at_k(gold_rank, 5),
-        "mrr": mrr(gold_rank),
-    }
-    if conversation_id is not None:
-        out["per-dialog"] = per_dialog_accuracy(gold_rank, conversation_id)
-    return out
+RECORD_FIELDS = ("benchmark", "split", "group", "subset", "metric", "average", "value", "n", "signature")
 
 
 @dataclass
 class ScoreReport:
-    signature: Signature  # options shared by every record (no split/task/metric/avg)
+    signature: Signature  # options shared by every record (no split/group/metric/avg)
     submission: dict
     splits: list[str]
-    tasks: list[int]
+    groups: list[str]
     valid: bool
     problems: list[Problem] = field(default_factory=list)
-    ranks: GoldRanks | None = None
+    table: RankTable | None = None
+    data: DataIdentity | None = None
+    metrics: list[str] = field(default_factory=list)
+    group_label: str = "task"
     records: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # lines a reader must see under the numbers
+
+    @property
+    def benchmark(self) -> str:
+        return self.signature.benchmark
+
+    @property
+    def ranks(self) -> RankTable | None:
+        """The per-item rank table (alias kept for the 0.1 API)."""
+        return self.table
 
     # ---- building -------------------------------------------------------------------------------
-    def compute(self) -> ScoreReport:
-        """Fill ``records`` from ``ranks``: per file, per split (micro + macro) and across splits."""
+    def compute(self, metrics: list[Metric], subsets=None) -> ScoreReport:
+        """Fill ``records``: per group, per split (micro + macro over groups) and across splits.
+
+        ``subsets(table) -> [(label, mask)]`` optionally adds breakdowns inside each group (e.g. by turn).
+        """
         self.records = []
-        r = self.ranks
-        if r is None or not self.valid:
+        self.metrics = [m.name for m in metrics]
+        t = self.table
+        if t is None or not self.valid:
             return self
-        per_dialog = r.has_conversations()
-        files: list[tuple[str, int, dict[str, float], int]] = []
+        per_group: list[tuple[str, str, dict[str, float], int]] = []
         for split in self.splits:
-            in_split = r.split == split
-            split_files = []
-            for task in self.tasks:
-                m = in_split & (r.task == task)
-                if not m.any():
+            in_split = t.split == split
+            split_groups = []
+            for group in self.groups:
+                mask = in_split & (t.group == group)
+                if not mask.any():
                     continue
-                vals = metric_values(r.gold_rank[m], r.conversation_id[m] if per_dialog else None)
-                n = int(m.sum())
-                self._add(split, task, None, vals, n)
-                split_files.append((split, task, vals, n))
-            files.extend(split_files)
-            if split_files:
-                m = in_split
-                self._aggregate(split, split_files, r.gold_rank[m], r.conversation_id[m] if per_dialog else None)
-        if len(self.splits) > 1 and files:
-            self._aggregate("all", files, r.gold_rank, r.conversation_id if per_dialog else None)
+                sub = t.take(mask)
+                vals = _values(metrics, sub)
+                self._add(split, group, None, None, vals, len(sub))
+                split_groups.append((split, group, vals, len(sub)))
+                for label, smask in (subsets(sub) if subsets else []):
+                    if smask.any():
+                        part = sub.take(smask)
+                        self._add(split, group, label, None, _values(metrics, part), len(part))
+            per_group.extend(split_groups)
+            if split_groups:  # always present, so 'all' can be looked up whatever the groups
+                self._aggregate(split, split_groups, t.take(in_split), metrics)
+        if len(self.splits) > 1 and per_group:
+            self._aggregate("all", per_group, t, metrics)
         return self
 
-    def _aggregate(self, split, files, gold_rank, conv) -> None:
+    def _aggregate(self, split, groups, table, metrics) -> None:
         import numpy as np
 
-        n = int(gold_rank.shape[0])
-        self._add(split, "all", "micro", metric_values(gold_rank, conv), n)
-        macro = {k: float(np.mean([f[2][k] for f in files])) for k in files[0][2]}
-        self._add(split, "all", "macro", macro, n)
+        n = len(table)
+        self._add(split, "all", None, "micro", _values(metrics, table), n)
+        macro = {m.name: float(np.mean([g[2][m.name] for g in groups])) for m in metrics}
+        self._add(split, "all", None, "macro", macro, n)
 
-    def _add(self, split, task, average, values: dict[str, float], n: int) -> None:
+    def _add(self, split, group, subset, average, values: dict[str, float], n: int) -> None:
+        data = self.data.label(split) if self.data is not None else None
+        base = self.signature.with_fields(data=data) if data else self.signature
         for metric, value in values.items():
-            sig = self.signature.with_fields(split=split, task=task, metric=metric, avg=average)
+            fields = {"split": split, self.group_label: group}
+            if subset:
+                fields["subset"] = subset
+            sig = base.with_fields(**fields, metric=metric, avg=average)
             self.records.append(
                 {
+                    "benchmark": self.benchmark,
                     "split": split,
-                    "task": task,
+                    "group": group,
+                    "subset": subset,
                     "metric": metric,
                     "average": average,
                     "value": round(float(value), 6),
@@ -104,15 +114,27 @@ class ScoreReport:
             )
 
     # ---- access ---------------------------------------------------------------------------------
-    def value(self, metric: str, split: str | None = None, task: int | str = "all", average: str | None = None):
-        """Look one number up, e.g. ``report.value("p@1", "tst1", 3)`` or ``report.value("mrr", average="micro")``."""
+    def value(self, metric: str, split: str | None = None, group: int | str = "all", average: str | None = None,
+              subset: str | None = None):
+        """One number, e.g. ``report.value("p@1", "tst1", 3)`` or ``report.value("mrr", average="micro")``.
+
+        Without ``split``: the only split, or the cross-split aggregate. Without ``group``: the split's
+        aggregate (micro), or the only group when the split has one.
+        """
         split = split or (self.splits[0] if len(self.splits) == 1 else "all")
-        if task == "all" and average is None:
-            average = "micro"
-        for rec in self.records:
-            if rec["split"] == split and rec["task"] == task and rec["metric"] == metric and rec["average"] == average:
+        group = str(group)
+        if metric == "per-dialog":
+            metric = "per-dialog-accuracy"
+        rows = [r for r in self.records if r["split"] == split and r["metric"] == metric and r["subset"] == subset]
+        if group == "all" and average is None:
+            if not any(r["group"] == "all" for r in rows) and len({r["group"] for r in rows}) == 1:
+                group = rows[0]["group"]
+            else:
+                average = "micro"
+        for rec in rows:
+            if rec["group"] == group and rec["average"] == average:
                 return rec["value"]
-        raise KeyError(f"no {metric} for split={split} task={task} average={average}")
+        raise KeyError(f"no {metric} for split={split} group={group} average={average}")
 
     @property
     def errors(self) -> list[Problem]:
@@ -123,60 +145,53 @@ class ScoreReport:
         return [p for p in self.problems if p.severity == "warning"]
 
     def rank_distribution(self) -> list[dict]:
+        """Counts of gold ranks per split and group (rank-based benchmarks only)."""
         from dialeval.metrics.ranking import rank_distribution
 
         out = []
-        r = self.ranks
-        if r is None or not self.valid:
+        t = self.table
+        if t is None or not self.valid or t.values:
             return out
         for split in self.splits:
-            for task in self.tasks:
-                m = (r.split == split) & (r.task == task)
+            for group in self.groups:
+                m = (t.split == split) & (t.group == group)
                 if m.any():
-                    for rank, count in rank_distribution(r.gold_rank[m]).items():
-                        out.append({"split": split, "task": task, "rank": rank, "count": count})
+                    for rank, count in rank_distribution(t.gold_rank[m]).items():
+                        out.append({"split": split, "group": group, "rank": rank, "count": count})
         return out
 
-    # ---- renderings -----------------------------------------------------------------------------
+    # ---- renderings (see dialeval.render) -------------------------------------------------------
     def to_json(self) -> dict:
-        return {
-            "dialeval_version": __version__,
-            "signature": self.signature.format(),
-            "submission": self.submission,
-            "splits": self.splits,
-            "tasks": self.tasks,
-            "valid": self.valid,
-            "counts": {"errors": len(self.errors), "warnings": len(self.warnings)},
-            "problems": [p.to_json() for p in self.problems],
-            "results": self.records,
-            "rank_distribution": self.rank_distribution(),
-        }
+        from dialeval.render import report_json
+
+        return report_json(self)
 
     def to_json_text(self) -> str:
-        return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+        from dialeval.render import json_text
+
+        return json_text(self)
 
     def to_csv_text(self) -> str:
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=RECORD_FIELDS, lineterminator="\n")
-        w.writeheader()
-        for rec in self.records:
-            w.writerow({**rec, "average": rec["average"] or ""})
-        return buf.getvalue()
+        from dialeval.render import csv_text
+
+        return csv_text(self)
 
     def to_dataframe(self):
         """The records as a pandas DataFrame (one row per number), columns as in the JSON records."""
-        import pandas as pd
+        from dialeval.render import dataframe
 
-        return pd.DataFrame(self.records, columns=list(RECORD_FIELDS))
+        return dataframe(self)
 
     def per_item_lines(self) -> list[str]:
-        """JSONL rows (dialog id, split, task, candidates, gold rank). Reveals the key: organizers only."""
-        r = self.ranks
-        if r is None:
-            return []
-        return [
-            json.dumps(
-                {"dialog_id": d, "split": s, "task": int(t), "n_candidates": int(n), "gold_rank": int(g)}
-            )
-            for d, s, t, n, g in zip(r.dialog_id, r.split, r.task, r.n_candidates, r.gold_rank)
-        ]
+        """JSONL rows (item id, split, group, candidates, gold rank). Reveals the key: organizers only."""
+        from dialeval.render import per_item_lines
+
+        return per_item_lines(self)
+
+
+def _values(metrics: list[Metric], table: RankTable) -> dict[str, float]:
+    return {m.name: m.compute(table) for m in metrics}
+
+
+def version() -> str:
+    return __version__

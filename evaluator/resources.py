@@ -5,6 +5,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from dialeval.errors import UsageError
+
 
 @cache
 def schemas_dir() -> Path:
@@ -25,3 +27,22 @@ def schemas_dir() -> Path:
         if any(p.glob("*.schema.json")):
             return p
     return Path(__file__).resolve().parent.parent / "schemas"
+
+
+def schema_names() -> list[str]:
+    return sorted(p.name[: -len(".schema.json")] for p in schemas_dir().glob("*.schema.json"))
+
+
+def schema_path(name: str) -> Path:
+    """The file of a published schema; a name that is not one of :func:`schema_names` is a usage error."""
+    names = schema_names()
+    if name not in names:
+        raise UsageError(f"unknown schema {name!r} (available: {', '.join(names)})")
+    return schemas_dir() / f"{name}.schema.json"
+
+
+def load_schema(name: str) -> dict:
+    """A published schema by name (``dstc6-result``, ``dstc6-dataset``, ``score-report``, ...)."""
+    import json
+
+    return json.loads(schema_path(name).read_text(encoding="utf-8"))

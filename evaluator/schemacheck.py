@@ -16,7 +16,7 @@ from dialeval.problems import Problem, pointer
 def validator(name: str):
     from jsonschema import Draft202012Validator
 
-    from dialeval.commands.schema import load_schema
+    from dialeval.resources import load_schema
 
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)

@@ -41,9 +41,11 @@ def test_score_defaults_to_embedded_challenge(isolated_cache):
     res = CliRunner().invoke(main, ["score", str(key), "--split", "tst4", "--json"], catch_exceptions=False)
     # The key ranks only task 3's items: 4 other files' items are missing (warnings), task 3 is perfect.
     assert res.exit_code == 0, res.output
-    report = json.loads(res.output)
-    p1 = {r["task"]: r["value"] for r in report["results"] if r["metric"] == "p@1" and r["average"] is None}
-    assert p1[3] == 1.0 and p1[1] == 0.0
+    report = json.loads(res.stdout)
+    assert "embedded default challenge" in res.stderr  # said, not silent
+    assert report["data"]["embedded_default"] is True
+    p1 = {r["group"]: r["value"] for r in report["results"] if r["metric"] == "p@1" and r["average"] is None}
+    assert p1["3"] == 1.0 and p1["1"] == 0.0
     assert report["counts"]["warnings"] >= 4 * 200
 
 

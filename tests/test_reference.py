@@ -31,7 +31,7 @@ def test_stored_archive_scores_to_stored_report(name, default_challenge):
     from dialeval.api import score
 
     stored = json.loads((STORED / name / "report.json").read_text())
-    report = score(STORED / name / "submission.tgz", "all", default_challenge)
+    report = score(STORED / name / "submission.tgz", "all", default_challenge, options={"embedded_default": True})
     assert stored_report(report) == stored
 
 

@@ -82,17 +82,17 @@ def _score(sub, **kw):
 
 
 def _values(report):
-    return {(r["split"], r["task"], r["metric"], r["average"]): r["value"] for r in report.records}
+    return {(r["split"], r["group"], r["metric"], r["average"]): r["value"] for r in report.records}
 
 
 def test_keys_as_submission_score_one_everywhere(real, tmp_path):
     report = _score(write_json(tmp_path / "gold.json", real.submission(gold_first)))
     assert report.valid and report.problems == []
-    assert report.tasks == [1, 2, 3, 4, 5]
+    assert report.groups == ["1", "2", "3", "4", "5"]
     values = _values(report)
     assert len(values) == 4 * (5 + 2)  # 4 metrics x (5 files + micro + macro)
     assert set(values.values()) == {1.0}
-    assert all(r["n"] == (5000 if r["task"] == "all" else 1000) for r in report.records)
+    assert all(r["n"] == (5000 if r["group"] == "all" else 1000) for r in report.records)
     assert report.ranks.gold_rank.tolist() == [1] * 5000
 
 
@@ -140,12 +140,12 @@ def test_task_subset_cli(real, shuffle_sub):
     r = run_cli("score", shuffle_sub, "--challenge", REAL_CHALLENGE, "--split", "tst1", "--task", "3", "--json")
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
-    assert rep["tasks"] == [3]
-    assert {rec["task"] for rec in rep["results"]} == {3, "all"}
+    assert rep["groups"] == ["3"]
+    assert {rec["group"] for rec in rep["results"]} == {"3", "all"}
     assert all(rec["n"] == 1000 for rec in rep["results"])
     full = _score(shuffle_sub)
     for rec in rep["results"]:
-        if rec["task"] == 3:
+        if rec["group"] == "3":
             assert rec["value"] == full.value(rec["metric"], "tst1", 3)
         assert "tasks:3|" in rec["signature"]
     assert [p["code"] for p in rep["problems"]] == ["other-task"]  # 4000 items of other tasks, one warning
@@ -171,7 +171,7 @@ def test_csv_has_the_json_columns_and_values(shuffle_sub):
     assert tuple(csv.DictReader(io.StringIO(r.stdout)).fieldnames) == RECORD_FIELDS
     assert len(rows) == len(j["results"])
     for row, rec in zip(rows, j["results"]):
-        assert row["split"] == rec["split"] and row["task"] == str(rec["task"]) and row["metric"] == rec["metric"]
+        assert row["split"] == rec["split"] and row["group"] == rec["group"] and row["metric"] == rec["metric"]
         assert row["average"] == (rec["average"] or "")
         assert float(row["value"]) == rec["value"] and int(row["n"]) == rec["n"]
         assert row["signature"] == rec["signature"]
@@ -182,9 +182,9 @@ def test_dataframe(shuffle_sub):
     df = report.to_dataframe()
     assert list(df.columns) == list(RECORD_FIELDS)
     assert len(df) == len(report.records) == 28
-    micro = df[(df.task == "all") & (df.average == "micro") & (df.metric == "p@1")]
+    micro = df[(df.group == "all") & (df.average == "micro") & (df.metric == "p@1")]
     assert micro.value.item() == report.value("p@1")
-    assert report.ranks.to_dataframe().shape == (5000, 6)
+    assert report.table.to_dataframe().shape == (5000, 9)
 
 
 def test_every_record_carries_a_full_signature(shuffle_sub):
@@ -193,7 +193,7 @@ def test_every_record_carries_a_full_signature(shuffle_sub):
         sig = Signature.parse(rec["signature"])
         f = dict(sig.fields)
         assert sig.benchmark == "dstc6" and sig.version == __version__
-        assert f["split"] == rec["split"] and f["task"] == str(rec["task"]) and f["metric"] == rec["metric"]
+        assert f["split"] == rec["split"] and f["task"] == rec["group"] and f["metric"] == rec["metric"]
         assert f["avg"] == (rec["average"] or "none") and f["mode"] == "strict"
         assert rec["signature"].endswith(f"|v:{__version__}")
     lenient = _score(shuffle_sub, lenient=True)
@@ -234,8 +234,8 @@ def test_missing_items_warn_and_count_as_misses(real, tmp_path):
     rep = json.loads(r.stdout)
     assert rep["valid"] and rep["counts"] == {"errors": 0, "warnings": 13}
     assert {p["code"] for p in rep["problems"]} == {"missing-dialog"}
-    vals = {(x["task"], x["metric"], x["average"]): x["value"] for x in rep["results"]}
-    assert vals[(2, "p@1", None)] == 0.99 and vals[(5, "p@5", None)] == 0.997 and vals[(1, "mrr", None)] == 1.0
+    vals = {(x["group"], x["metric"], x["average"]): x["value"] for x in rep["results"]}
+    assert vals[("2", "p@1", None)] == 0.99 and vals[("5", "p@5", None)] == 0.997 and vals[("1", "mrr", None)] == 1.0
     assert vals[("all", "p@1", "micro")] == pytest.approx(4987 / 5000)
 
 
@@ -249,4 +249,4 @@ def test_keys_in_a_separate_directory(real, tmp_path, shuffle_sub):
     rep = score(shuffle_sub, split="tst1", challenge=ch.parent, keys=real.dir)
     assert rep.records == _score(shuffle_sub).records
     r = run_cli("score", shuffle_sub, "--challenge", ch.parent, "--split", "tst1", "--keys", real.dir, "--csv")
-    assert r.returncode == 0 and r.stdout.startswith("split,task,metric")
+    assert r.returncode == 0 and r.stdout.startswith("benchmark,split,group,subset,metric")

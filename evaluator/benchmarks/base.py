@@ -51,10 +51,15 @@ class DataIdentity:
     location: str
     files: list[str]
     embedded_default: bool = False
+    split_digests: dict[str, str] = field(default_factory=dict)  # the same hash over each split's files alone
+
+    def label(self, split: str) -> str:
+        """The signature's ``data`` field: ``tst1#3f9a2c1b`` (a split's own files) or ``all#…`` (every file used)."""
+        return f"{split}#{self.split_digests.get(split, self.digest)}"
 
     def to_json(self) -> dict:
         return {"hash": self.digest, "location": self.location, "files": self.files,
-                "embedded_default": self.embedded_default}
+                "splits": dict(self.split_digests), "embedded_default": self.embedded_default}
 
 
 @dataclass
@@ -68,6 +73,7 @@ class Evaluation:
     data: DataIdentity
     submission: dict  # path, kind, sha256, files
     signature_fields: dict  # options that change a number, benchmark-specific (mode, ties, nc, ...)
+    notes: list[str] = field(default_factory=list)  # lines a reader must see under the numbers (e.g. text matching)
 
     @property
     def valid(self) -> bool:
@@ -94,6 +100,13 @@ class Benchmark:
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         """Default metrics for this evaluation (e.g. per-dialog accuracy only where conversations exist)."""
         return list(self.default_metrics)
+
+    def subsets(self, table: RankTable) -> list[tuple[str, object]]:
+        """Breakdowns inside one group's table: ``[(label, boolean mask), ...]`` (e.g. ``("turn=2", mask)``).
+
+        Reported as extra rows under the group; none by default.
+        """
+        return []
 
     def group_sort_key(self, group: str):
         return (0, int(group)) if group.isdigit() else (1, group)

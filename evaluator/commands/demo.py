@@ -21,12 +21,12 @@ from dialeval.errors import UsageError
 @click.option("--seed", type=int, default=0, show_default=True)
 def demo_cmd(out, baseline, seed):
     """Generate (or reuse) the embedded default challenge, run a baseline on tst1-tst4, validate and score it."""
+    from dialeval.api import score, validate
     from dialeval.baselines import registry
     from dialeval.baselines.cli import run_baseline
-    from dialeval.api import score, validate
-    from dialeval.commands.score import render_summary
     from dialeval.formats.dstc6 import Challenge
     from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.render import print_summary as render_summary
     from dialeval.simulator.default import ensure_default_challenge
 
     t0 = time.perf_counter()
@@ -40,11 +40,11 @@ def demo_cmd(out, baseline, seed):
     for split in splits:
         files += run_baseline(baseline, challenge, split, sub_dir, seed=seed, top_k=10)
     click.echo(f"2. submission: {sub_dir}  ({len(files)} files by baseline {baseline!r}, seed {seed}, top-10 ranks)")
-    v = validate(sub_dir, "all", challenge)
+    v = validate(sub_dir, "all", challenge, options={"embedded_default": True})
     if not v.valid:
         raise UsageError(f"the demo submission is invalid ({len(v.errors)} errors): {v.errors[0].format()}")
     click.echo(f"3. validate:   valid ({len(v.warnings)} warnings)")
-    report = score(sub_dir, "all", challenge)
+    report = score(sub_dir, "all", challenge, options={"embedded_default": True})
     report_path = out_dir / "report.json"
     atomic_write_text(report_path, report.to_json_text())
     click.echo(f"4. score:      {report_path}")

@@ -7,8 +7,11 @@ from collections import defaultdict
 
 import click
 
+from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES
 from dialeval.errors import UsageError
 from dialeval.problems import CODES, Problem
+
+ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
 
 SCREEN_PER_CODE = 5
 
@@ -32,22 +35,54 @@ def _tasks(values: tuple[str, ...]) -> list[int] | None:
     return sorted(set(out)) or None
 
 
+
 def common_options(f):
+    f = click.option("--benchmark", "benchmark", default="dstc6", show_default=True,
+                     help="Benchmark to score against (see `dialeval benchmarks`).")(f)
+    f = click.option("--data", type=click.Path(file_okay=False), default=None,
+                     help="The benchmark's data folder (test files). For dstc6 also --challenge; default for dstc6: "
+                          "$DIALEVAL_CHALLENGE, else the embedded default challenge.")(f)
     f = click.option("--challenge", type=click.Path(file_okay=False), default=None,
-                     help="Challenge directory (tst1/ ... folders). Default: $DIALEVAL_CHALLENGE, else the embedded default.")(f)
+                     help="DSTC6 challenge directory (tst1/ ... folders); the same as --data.")(f)
     f = click.option("--split", default=None,
-                     help="Split(s) to check: tst1, 'tst1,tst2' or 'all'. Default: all splits for a directory or "
-                          "archive; for one file, the challenge's only split.")(f)
-    f = click.option("--task", "task", multiple=True, help="Only these tasks, e.g. --task 1 or --task 1,3-5.")(f)
+                     help="Split(s): tst1, 'tst1,tst2' or 'all'. Default: every split the submission covers; for "
+                          "one DSTC6 result file, the challenge's only split.")(f)
+    f = click.option("--task", "task", multiple=True, help="Only these tasks/groups, e.g. --task 1 or --task 1,3-5.")(f)
+    f = click.option("--ties", type=click.Choice(TIE_POLICIES), default=DEFAULT_TIES, show_default=True,
+                     help="Score-based submissions: where a gold tied with other candidates ranks (pessimistic: after "
+                          "all of them; optimistic: before; expected: the mean over the tied positions). Always in "
+                          "the signature of such runs.")(f)
     f = click.option("--lenient", is_flag=True,
-                     help="Official-compatible mode: reproduce the official DSTC6 scorer, listing every quirk applied.")(f)
-    f = click.option("--candidate-limit", type=int, default=10, show_default=True,
+                     help="dstc6: reproduce the official DSTC6 scorer, listing every quirk applied.")(f)
+    f = click.option("--candidate-limit", type=click.IntRange(1, 10_000), default=10, show_default=True,
                      help="Slots per dialog in --lenient mode (the official nb_candidate).")(f)
     f = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schemas/score-report).")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the report (JSON or CSV) to FILE.")(f)
     f = click.option("--max-problems", type=int, default=SCREEN_PER_CODE, show_default=True,
                      help="Problems shown on screen per code (all of them are in --json).")(f)
     return f
+
+
+def resolve_data(benchmark: str, data: str | None, challenge: str | None) -> tuple[str, bool]:
+    """The data folder and whether it is the embedded default (only the command line knows that default)."""
+    import os
+
+    if data and challenge and data != challenge:
+        raise UsageError("give --data or --challenge, not both")
+    chosen = data or challenge
+    if chosen:
+        return chosen, False
+    if benchmark != "dstc6":
+        raise UsageError(f"--data DIR is required for benchmark {benchmark} (its test files' folder)")
+    env = os.environ.get(ENV_CHALLENGE)
+    if env:
+        return env, False
+    from dialeval.simulator.default import ensure_default_challenge
+
+    root = ensure_default_challenge()
+    click.echo("dialeval: no --challenge given: using the embedded default challenge (simulated data; "
+               f"pass --challenge DIR or set {ENV_CHALLENGE} for a real one)", err=True)
+    return str(root), True
 
 
 def _print_problems(problems: list[Problem], per_code: int) -> None:
@@ -72,60 +107,6 @@ def _print_problems(problems: list[Problem], per_code: int) -> None:
             write(f"    ... and {len(items) - per_code} more (all are listed in --json)\n")
 
 
-def _fmt(v) -> str:
-    return "-" if v is None else f"{v:.4f}"
-
-
-def render_table(report) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(highlight=False)
-    metrics = ["p@1", "p@2", "p@5", "mrr"]
-    if any(r["metric"] == "per-dialog" for r in report.records):
-        metrics.append("per-dialog")
-    for split in report.splits + (["all"] if len(report.splits) > 1 else []):
-        table = Table(title=f"{split}" + (" (all splits)" if split == "all" else ""), title_justify="left")
-        table.add_column("task")
-        for m in metrics:
-            table.add_column(m.upper() if m != "per-dialog" else "per-dialog", justify="right")
-        table.add_column("n", justify="right")
-        rows: dict[tuple, dict] = defaultdict(dict)
-        for r in report.records:
-            if r["split"] == split:
-                rows[(r["task"], r["average"])][r["metric"]] = r
-        for (task, avg), vals in rows.items():
-            label = f"task {task}" if task != "all" else f"all ({avg})"
-            n = next(iter(vals.values()))["n"]
-            table.add_row(label, *(_fmt(vals[m]["value"]) if m in vals else "-" for m in metrics), str(n),
-                          end_section=(task == "all" and avg == "micro") or False)
-        console.print(table)
-    console.print(f"signature: {report.signature.format()}")
-    console.print("(P@k is a hit rate: gold among the top k, over the answer-key items; micro pools items, macro "
-                  "averages per file)", style="dim")
-
-
-def render_summary(report) -> None:
-    """One compact table: a row per split (micro over its tasks) and the overall micro/macro rows."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(highlight=False)
-    metrics = ["p@1", "p@2", "p@5", "mrr"]
-    table = Table(title="all tasks", title_justify="left")
-    for col in ["split", "average", *[m.upper() for m in metrics], "n"]:
-        table.add_column(col, justify="left" if col in ("split", "average") else "right")
-    rows: dict[tuple, dict] = defaultdict(dict)
-    for r in report.records:
-        if r["task"] == "all":
-            rows[(r["split"], r["average"])][r["metric"]] = r
-    for (split, avg), vals in rows.items():
-        if split != "all" and avg == "macro":
-            continue
-        n = next(iter(vals.values()))["n"]
-        table.add_row(split, avg, *(_fmt(vals[m]["value"]) if m in vals else "-" for m in metrics), str(n))
-    console.print(table)
-    console.print(f"signature: {report.signature.format()}")
 
 
 def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
@@ -141,50 +122,62 @@ def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
         sys.stdout.write(report.to_csv_text())
 
 
+
+
 @click.command("validate")
 @click.argument("submission", type=click.Path())
 @common_options
-def validate_cmd(submission, challenge, split, task, lenient, candidate_limit, as_json, out, max_problems):
-    """Check SUBMISSION (a result JSON, a directory in the official layout, or a .tgz) against the test files.
+def validate_cmd(submission, benchmark, data, challenge, split, task, ties, lenient, candidate_limit, as_json, out,
+                 max_problems):
+    """Check SUBMISSION against a benchmark's test files (no answer keys needed).
 
-    Needs no answer keys. Exit 0 valid, 1 invalid, 2 usage or I/O error.
+    SUBMISSION is a result JSON, a directory in the official layout, a .tgz of one, or (where the benchmark takes
+    them) a score file. Exit 0 valid, 1 invalid, 2 usage or I/O error.
     """
     from dialeval.api import validate
 
-    report = validate(submission, split, challenge, _tasks(task), lenient, candidate_limit)
+    root, embedded = resolve_data(benchmark, data, challenge)
+    report = validate(submission, split, tasks=_tasks(task), lenient=lenient, candidate_limit=candidate_limit,
+                      benchmark=benchmark, data=root, ties=ties, options={"embedded_default": embedded})
     _emit(report, as_json, False, out)
     if not as_json or out:
         _print_problems(report.problems, max_problems)
         n = len(report.warnings)
         status = "valid" if report.valid else "INVALID"
         click.echo(f"{submission}: {status} ({len(report.errors)} error(s), {n} warning(s); "
-                   f"split {', '.join(report.splits)}; mode {'lenient' if lenient else 'strict'})")
+                   f"{benchmark} split {', '.join(report.splits)}; mode {'lenient' if lenient else 'strict'})")
     return 0 if report.valid else 1
 
 
 @click.command("score")
 @click.argument("submission", type=click.Path())
 @common_options
+@click.option("--metrics", default=None,
+              help="Comma-separated metrics (e.g. p@1,mrr,hits@10,r10@2); default: the benchmark's own list.")
 @click.option("--keys", type=click.Path(file_okay=False), default=None,
               help="Directory holding the answer keys (<stem>.answers.json), if not beside the test files.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the results as CSV (same columns as the JSON records).")
 @click.option("--per-item", type=click.Path(dir_okay=False), default=None,
-              help="Write JSONL (dialog id, task, gold rank) to FILE. ORGANIZERS ONLY: it reveals the answer key.")
-def score_cmd(submission, challenge, split, task, lenient, candidate_limit, as_json, out, max_problems, keys, as_csv,
-              per_item):
-    """Validate and score SUBMISSION: P@1, P@2, P@5 and MRR per task file, per split (micro and macro).
+              help="Write JSONL (item id, group, gold rank) to FILE. ORGANIZERS ONLY: it reveals the answer key.")
+def score_cmd(submission, benchmark, data, challenge, split, task, ties, lenient, candidate_limit, as_json, out,
+              max_problems, metrics, keys, as_csv, per_item):
+    """Validate and score SUBMISSION on a benchmark (default dstc6: P@1, P@2, P@5, MRR per task and split).
 
     Exit 0 scored, 1 invalid (strict mode) or a submission the official scorer would crash on (--lenient),
     2 usage or I/O error.
     """
     from dialeval.api import score
 
-    report = score(submission, split, challenge, keys, _tasks(task), lenient, candidate_limit)
+    root, embedded = resolve_data(benchmark, data, challenge)
+    report = score(submission, split, keys=keys, tasks=_tasks(task), lenient=lenient, candidate_limit=candidate_limit,
+                   benchmark=benchmark, data=root, metrics=metrics, ties=ties, options={"embedded_default": embedded})
     _emit(report, as_json, as_csv, out)
     if not (as_json or as_csv) or out:
         _print_problems(report.problems, max_problems)
         if report.valid:
-            render_table(report)
+            from dialeval.render import print_table
+
+            print_table(report)
         else:
             click.echo(f"{submission}: INVALID, not scored ({len(report.errors)} error(s)); "
                        "see above, or --json for the full list", err=True)
@@ -193,3 +186,32 @@ def score_cmd(submission, challenge, split, task, lenient, candidate_limit, as_j
 
         atomic_write_text(per_item, "".join(line + "\n" for line in report.per_item_lines()))
     return 0 if report.valid else 1
+
+
+@click.command("benchmarks")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def benchmarks_cmd(as_json):
+    """List the registered benchmarks with their splits, default metrics and submission formats."""
+    import json
+
+    from dialeval.benchmarks import registry
+
+    rows = []
+    for name in registry.names():
+        b = registry.get(name)
+        rows.append({"name": name, "title": b.title, "splits": list(b.split_names),
+                     "metrics": list(b.default_metrics), "group": b.group_label,
+                     "submissions": list(b.submission_formats)})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="benchmarks", title_justify="left")
+    for col in ("name", "splits", "default metrics", "submissions", "description"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], " ".join(r["splits"]), ", ".join(r["metrics"]), "; ".join(r["submissions"]), r["title"])
+    Console(highlight=False).print(table)
+    return 0

@@ -1,0 +1,260 @@
+"""DSTC6 Track 1 (and any challenge in its layout): test-file index + cache, typed fast path, full checker,
+lenient emulation of the official scorer — all behind :meth:`DSTC6.evaluate`.
+
+Layout: ``<data>/<split>/dialog-task{N}{NAME}-....json`` test files with ``<stem>.answers.json`` keys beside
+them or under ``--keys``. Groups are the task numbers as strings (``"1"`` ... ``"5"``).
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
+from dialeval.challenge import LoadedSplit, load_split, open_challenge
+from dialeval.errors import UsageError
+from dialeval.fastpath import check_result_items, decode_result
+from dialeval.formats.jsonio import parse_json_bytes
+from dialeval.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
+from dialeval.problems import Problem
+from dialeval.submission import Submission, SubmittedFile, open_submission
+from dialeval.validate import check_result_file
+
+if TYPE_CHECKING:
+    from dialeval.formats.dstc6 import Challenge
+    from dialeval.ranks import RankTable
+
+
+class DSTC6(Benchmark):
+    name = "dstc6"
+    title = "DSTC6 Track 1 end-to-end goal-oriented dialog (restaurant booking), P@k over 7-11 candidates"
+    split_names = ("tst1", "tst2", "tst3", "tst4")
+    default_metrics = ("p@1", "p@2", "p@5", "mrr")
+    submission_formats = ("dstc6-result (file, official directory layout, or .tgz)",)
+
+    def splits(self, data: Path) -> list[str]:
+        return open_challenge(data).splits
+
+    def metrics_for(self, evaluation: Evaluation) -> list[str]:
+        t = evaluation.table
+        extra = ["per-dialog-accuracy"] if t is not None and t.has_conversations() else []
+        return [*self.default_metrics, *extra]
+
+    def evaluate(self, request: Request) -> Evaluation:
+        opts = request.options
+        lenient = bool(opts.get("lenient", False))
+        candidate_limit = opts.get("candidate_limit", DEFAULT_CANDIDATE_LIMIT)
+        if lenient and (not isinstance(candidate_limit, int) or candidate_limit < 1):
+            raise UsageError("--candidate-limit must be at least 1")
+        tasks = _tasks(request.groups)
+        ch = open_challenge(request.data, request.keys)
+        # The run builds many small objects and no reference cycles: the cyclic GC would only rescan them
+        # (about a third of the time on large splits).
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._evaluate(request, ch, tasks, lenient, candidate_limit)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _evaluate(self, request: Request, ch: Challenge, tasks, lenient: bool, candidate_limit: int) -> Evaluation:
+        scoring = request.scoring
+        with open_submission(request.submission) as sub:
+            splits = parse_splits(request.split, ch, sub)
+            problems: list[Problem] = []
+            parts: list[RankTable] = []
+            all_tasks: set[int] = set()
+            used: dict[str, list[Path]] = {}
+            for name in splits:
+                loaded = load_split(ch, name, tasks, with_keys=scoring)
+                all_tasks.update(loaded.tasks)
+                used[name] = [loaded.indexes[t].path for t in loaded.tasks] + [k.path for k in loaded.keys.values()]
+                p, ranks = _check_split(sub, loaded, len(splits), lenient, candidate_limit, scoring)
+                problems.extend(p)
+                if ranks is not None:
+                    parts.append(ranks)
+            info = {"path": str(request.submission), "kind": sub.kind, "sha256": _sha256(sub),
+                    "files": [f.name for f in sub.files]}
+        table = None
+        if scoring:
+            from dialeval.ranks import RankTable
+
+            table = RankTable.concat(parts)
+        fields = {
+            "tasks": sorted(all_tasks),
+            "mode": "lenient" if lenient else "strict",
+            "nc": candidate_limit if lenient else "all",
+            "gold": "id",
+        }
+        identity = data_identity([p for s in splits for p in used[s]], request.data,
+                                 embedded_default=bool(request.options.get("embedded_default")))
+        identity.split_digests = {s: data_identity(used[s], request.data).digest for s in splits}
+        return Evaluation(table, problems, splits, [str(t) for t in sorted(all_tasks)], identity, info, fields)
+
+
+def _tasks(groups: list[str] | None) -> list[int] | None:
+    if not groups:
+        return None
+    out = []
+    for g in groups:
+        s = str(g)
+        if not (s.isascii() and s.isdigit()) or not 1 <= int(s) <= 9:
+            raise UsageError(f"--task must be a task number from 1 to 9, got {s[:20]!r}")
+        out.append(int(s))
+    return sorted(set(out))
+
+
+def parse_splits(split: str | list[str] | None, challenge: Challenge, submission: Submission) -> list[str]:
+    """``"tst1"``, ``"tst1,tst3"``, a list, or ``"all"``/None.
+
+    None and ``all``: every split of the challenge the submission covers (a directory or archive), or the
+    challenge's only split for a single result file.
+    """
+    have = challenge.splits
+    if split is None:
+        if submission.kind != "file":
+            split = "all"
+        elif len(have) == 1:
+            split = have[0]
+        else:
+            raise UsageError(f"give --split for a single result file (one of: {', '.join(have)})")
+    if isinstance(split, str):
+        names = [s.strip() for s in split.split(",") if s.strip()]
+    else:
+        names = [str(s).strip() for s in split if str(s).strip()]
+    names = list(dict.fromkeys(names))  # tst1,tst1 would count every item twice
+    if names == ["all"]:
+        names = [s for s in submission.splits() if s in have] if submission.kind != "file" else have[:1]
+        if not names:
+            raise UsageError("--split all: the submission has no folder named after a split of the challenge")
+    if not names:
+        raise UsageError("--split is empty")
+    if submission.kind == "file" and len(names) > 1:
+        raise UsageError("a single result file is scored against one split; give one --split")
+    return names
+
+
+def _files_for_split(sub: Submission, split: str, n_splits: int) -> list[SubmittedFile]:
+    if sub.kind == "file":
+        return sub.files
+    return [f for f in sub.files if f.split == split or (f.split is None and n_splits == 1)]
+
+
+def _sha256(sub: Submission) -> str:
+    h = hashlib.sha256()
+    if sub.kind == "archive" or sub.kind == "file":
+        with open(sub.source, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    for f in sub.files:  # a directory: hash of names and contents, in sorted order, read in chunks
+        h.update(f.name.encode() + b"\0")
+        with open(f.path, "rb") as fh:
+            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                h.update(block)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _check_split(
+    sub: Submission,
+    loaded: LoadedSplit,
+    n_splits: int,
+    lenient: bool,
+    candidate_limit: int,
+    scoring: bool,
+) -> tuple[list[Problem], RankTable | None]:
+    problems: list[Problem] = list(loaded.key_warnings)
+    files = _files_for_split(sub, loaded.name, n_splits)
+    if not files:
+        problems.append(Problem("missing-dialog", "", f"the submission has no result files for split {loaded.name}", "warning"))
+    stem_task = {tf.path.name[: -len(".json")]: t for t, tf in loaded.split.files.items()}
+    seen: dict[str, str] = {}
+    gold_rank: dict[str, int] = {}
+    other = 0
+    score_tasks = set(loaded.tasks)
+    for f in files:
+        file_task = None
+        if sub.kind != "file":
+            file_task = stem_task.get(f.stem or "")
+            if file_task is None:
+                # --lenient: the official scorer reads only the five expected files; an extra one is ignored
+                problems.append(
+                    Problem("unknown-file", "", f"{f.name} matches no test file of split {loaded.name} "
+                            "(expected <test file stem>.answers.json)", "warning" if lenient else "error", f.name)
+                )
+                continue
+            if file_task not in score_tasks:
+                other += 1
+                continue
+        raw = f.read_bytes()
+        if not lenient:
+            items = decode_result(raw)
+            if items is not None:
+                del raw  # release the text before checking: peak memory is text or structs, not both
+                fast = check_result_items(items, loaded, seen, f.name, file_task, score_tasks)
+                del items
+                if fast is not None:  # proven valid: no need to build the generic JSON objects
+                    gold_rank.update(fast[0])
+                    other += fast[1]
+                    continue
+                raw = f.read_bytes()  # invalid after all: the full checker explains why
+        data = parse_json_bytes(raw, str(f.path))
+        del raw
+        if lenient:
+            _lenient_file(data, f, loaded, candidate_limit, problems, gold_rank, seen, file_task)
+        else:
+            check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks)
+            problems.extend(check.problems)
+            gold_rank.update(check.gold_rank)
+            other += check.other_task_items
+        del data
+    if other:
+        problems.append(Problem("other-task", "", f"{other} item(s) or file(s) of tasks outside --task were ignored", "warning"))
+    parts = []
+    if scoring:
+        from dialeval.ranks import RankTable
+    for t in loaded.tasks:
+        idx = loaded.indexes[t]
+        key = loaded.keys.get(t)
+        ids = key.dialog_ids if key is not None else idx.dialog_ids
+        missing = [d for d in ids if d not in seen]
+        for d in missing:
+            problems.append(Problem("missing-dialog", "", f"dialog {d} (task {t}) is not ranked: scored as a miss", "warning"))
+        if scoring and key is not None:
+            pos = [idx.position[d] for d in ids]
+            parts.append(
+                RankTable.build(
+                    benchmark="dstc6",
+                    split=loaded.name,
+                    group=str(t),
+                    item_ids=ids,
+                    conversation_ids=[idx.conversation_ids[p] for p in pos],
+                    n_candidates=[len(idx.candidate_ids[p]) for p in pos],
+                    gold_rank=[gold_rank.get(d, 0) for d in ids],
+                )
+            )
+    if not scoring:
+        return problems, None
+    from dialeval.ranks import RankTable
+
+    return problems, RankTable.concat(parts)
+
+
+def _lenient_file(data, f, loaded: LoadedSplit, limit, problems, gold_rank, seen, file_task) -> None:
+    def candidates_of(did):
+        t = loaded.dialog_task.get(did)
+        return loaded.indexes[t].candidate_ids[loaded.indexes[t].position[did]] if t is not None else None
+
+    res = emulate_official(data, f.name, limit, candidates_of)
+    problems.extend(res.problems)
+    for did, slots in res.slots.items():
+        t = loaded.dialog_task.get(did)
+        if t is None or (file_task is not None and t != file_task):
+            problems.append(Problem("official-quirk", "", f"dialog {did[:60]!r} is not in this answer key: ignored", "warning", f.name))
+            continue
+        seen[did] = f.name
+        key = loaded.keys.get(t)
+        if key is not None:
+            gold_rank[did] = gold_rank_from_slots(slots, key.gold.get(did))
