@@ -119,9 +119,9 @@ def read_dataset(path: str | Path) -> list[DialogItem]:
     """Read a dataset file (test or training) into DialogItems.
 
     Structural problems raise :class:`dialeval.errors.UsageError` with a JSON pointer; use
-    :func:`dialeval.validate.validate_dataset_json` for a full report of every problem.
+    :func:`dialeval.formats.dstc6_check.validate_dataset_json` for a full report of every problem.
     """
-    from dialeval.validate import validate_dataset_json
+    from dialeval.formats.dstc6_check import validate_dataset_json
 
     path = Path(path)
     data = load_json_file(path)
