@@ -17,6 +17,9 @@ from dialeval import __version__
 if TYPE_CHECKING:
     from dialeval.report import ScoreReport
 
+RECORD_FIELDS = ("benchmark", "split", "group", "subset", "metric", "average", "value", "n", "signature")
+"""Columns of a result record (JSON ``results`` entries, CSV header, DataFrame columns)."""
+
 
 def report_json(report: ScoreReport) -> dict:
     return {
@@ -42,8 +45,6 @@ def json_text(report: ScoreReport) -> str:
 
 
 def csv_text(report: ScoreReport) -> str:
-    from dialeval.report import RECORD_FIELDS
-
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=RECORD_FIELDS, lineterminator="\n")
     w.writeheader()
@@ -54,8 +55,6 @@ def csv_text(report: ScoreReport) -> str:
 
 def dataframe(report: ScoreReport):
     import pandas as pd
-
-    from dialeval.report import RECORD_FIELDS
 
     return pd.DataFrame(report.records, columns=list(RECORD_FIELDS))
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # numpy is imported only when numbers are computed (validate 
     from dialeval.metrics import Metric
     from dialeval.ranks import RankTable
 
-RECORD_FIELDS = ("benchmark", "split", "group", "subset", "metric", "average", "value", "n", "signature")
+from dialeval.render import RECORD_FIELDS  # noqa: E402,F401 (re-exported: the record's columns)
 
 
 @dataclass
