@@ -1,54 +1,88 @@
-"""Reading a submission: one result JSON, a directory in the official layout, or a ``.tgz`` of one.
+"""Reading a submission: one result JSON, a directory in the official layout, a ``.tgz`` of one, or ``-``.
 
 Official layout: ``<root>/<split>/<test file stem>.answers.json`` (five files per split). A directory
-that holds ``*.answers.json`` files directly is taken as one split's folder. Archives are unpacked into a
-private temporary directory after every member has been checked: regular files and folders only (no links,
-devices or FIFOs), relative paths without ``..``, and a total size and member count under fixed limits, so
-a hostile archive is refused before anything is written.
+that holds ``*.answers.json`` files directly is taken as one split's folder. Only regular files are
+read: a FIFO or a device given as the submission is refused before it is opened for reading, and links
+inside a directory submission are refused (a link could point at the answer key). macOS debris
+(``__MACOSX/``, AppleDouble ``._*`` files, ``.DS_Store``) and hidden folders are ignored.
+
+Archives are read as one stream, member by member: each header is checked before its member is written
+(regular files and folders only, relative paths without ``..``, no duplicate names, a total size and a
+member count under fixed limits) and extracted with :mod:`tarfile`'s ``data`` filter as a second guard,
+into a private temporary directory that is removed afterwards. Extended headers (pax, GNU long names)
+are capped before :mod:`tarfile` reads their payloads into memory, and GNU sparse members are refused,
+so a small archive cannot claim gigabytes of header. ``-`` reads the submission from standard input
+(a result JSON, or a tar/tgz recognised by its first bytes) into the same private directory.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from dialeval.errors import UsageError
 from dialeval.formats.dstc6 import ANSWERS_SUFFIX
-from dialeval.formats.jsonio import load_json_file, read_bytes_checked
+from dialeval.formats.jsonio import (
+    env_bytes,
+    file_kind,
+    json_limit,
+    load_json_file,
+    read_bytes_checked,
+    sweep_stale,
+)
 
-MAX_ARCHIVE_BYTES = int(os.environ.get("DIALEVAL_MAX_ARCHIVE_BYTES", str(1024**3)))
+ARCHIVE_LIMIT_ENV = "DIALEVAL_MAX_ARCHIVE_BYTES"
+DEFAULT_MAX_ARCHIVE_BYTES = 1024**3
+MAX_ARCHIVE_BYTES: int | None = None
+"""Refuse archives that expand past this. None: ``$DIALEVAL_MAX_ARCHIVE_BYTES``, else 1 GiB."""
 MAX_ARCHIVE_MEMBERS = 10_000
+MAX_HEADER_BYTES = 64 * 1024
+"""Largest pax or GNU long-name header payload read (real ones hold a path and a few numbers)."""
+MAX_CHAINED_HEADERS = 8
+"""Extended headers allowed in a row before a member (tarfile handles each chain by recursion)."""
+ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar")
+IGNORED_NAMES = ("__MACOSX", ".DS_Store", "Thumbs.db")
+STDIN = "-"
+
+
+def archive_limit() -> int:
+    if MAX_ARCHIVE_BYTES is not None:
+        return MAX_ARCHIVE_BYTES
+    return env_bytes(ARCHIVE_LIMIT_ENV, DEFAULT_MAX_ARCHIVE_BYTES)
 
 
 @dataclass
 class SubmittedFile:
     """One result file of a submission. ``split``/``stem`` are known for the directory layout only."""
 
-    name: str  # shown in messages, relative to the submission
+    name: str  # shown in messages, relative to the submission (never a private temp path)
     path: Path
     split: str | None = None
     stem: str | None = None  # test-file stem this answers ("dialog-task1API-...-tst1000")
 
     def load(self):
-        return load_json_file(self.path)
+        return load_json_file(self.path, shown=self.name)
 
     def read_bytes(self) -> bytes:
-        return read_bytes_checked(self.path)
+        return read_bytes_checked(self.path, shown=self.name)
 
 
 @dataclass
 class Submission:
-    source: Path
+    source: Path  # the file to hash: the submission itself, or stdin's private copy
     kind: str  # "file" | "directory" | "archive"
     files: list[SubmittedFile]
     _tmp: str | None = None
+    shown: str | None = None  # how messages name the submission ("-" for standard input)
 
     def close(self) -> None:
         if self._tmp:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            release_private_dir(Path(self._tmp))
             self._tmp = None
 
     def __enter__(self):
@@ -63,99 +97,321 @@ class Submission:
 
 def open_submission(path: str | Path) -> Submission:
     """Open a submission of any supported kind (use as a context manager to clean up archives)."""
+    if str(path) == STDIN:
+        return _from_stdin()
     p = Path(path)
-    if not p.exists():
-        raise UsageError(f"{p}: no such file or directory")
-    if p.is_dir():
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise UsageError(f"{p}: no such file or directory") from None
+    except OSError as e:
+        raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
         return Submission(p, "directory", _scan_directory(p))
-    name = p.name.lower()
-    if name.endswith((".tgz", ".tar.gz", ".tar")):
-        tmp = tempfile.mkdtemp(prefix="dialeval-sub-")
-        try:
-            _safe_extract(p, Path(tmp))
-            root = Path(tmp)
-            # An archive of a folder ("submission/tst1/...") is accepted like one of its contents.
-            entries = [e for e in root.iterdir() if not e.name.startswith(".")]
-            if len(entries) == 1 and entries[0].is_dir() and not _has_answers(entries[0]):
-                root = entries[0]
-            files = _scan_directory(root, display_root=root)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return Submission(p, "archive", files, tmp)
-    if not p.is_file():
-        raise UsageError(f"{p}: not a regular file")
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{p}: not a regular file ({file_kind(st.st_mode)}); give a result JSON, a directory "
+                         "or a .tgz")
+    if p.name.lower().endswith(ARCHIVE_SUFFIXES):
+        return _open_archive(p, p)
     return Submission(p, "file", [SubmittedFile(p.name, p)])
 
 
+def _open_archive(archive: Path, shown: Path, tmp: Path | None = None) -> Submission:
+    tmp = tmp or make_private_dir("sub-")
+    try:
+        dest = tmp / "x"
+        dest.mkdir()
+        _safe_extract(archive, dest, shown)
+        root = dest
+        # An archive of a folder ("submission/tst1/...") is accepted like one of its contents.
+        entries = [e for e in root.iterdir() if not _ignored(e.name)]
+        if len(entries) == 1 and entries[0].is_dir() and not _has_answers(entries[0]):
+            root = entries[0]
+        files = _scan_directory(root, display_root=root, shown=shown)
+    except BaseException:
+        release_private_dir(tmp)
+        raise
+    return Submission(archive, "archive", files, str(tmp), str(shown))
+
+
+# ---- private temporary folders --------------------------------------------------------------------------
+def _uid() -> str:
+    return str(os.getuid()) if hasattr(os, "getuid") else "user"
+
+
+def make_private_dir(prefix: str) -> Path:
+    """A fresh folder under ``$TMPDIR/dialeval-<uid>/`` (0700, ours); stale ones of killed runs are swept."""
+    base = Path(tempfile.gettempdir())
+    root = base / f"dialeval-{_uid()}"
+    sweep_stale(base, "dialeval-sub-*")  # left by earlier versions
+    try:
+        os.mkdir(root, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix=f"dialeval-{prefix}"))
+    st = os.lstat(root)
+    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()) or st.st_mode & 0o077:
+        # another user's (or a link): never put a submission there
+        return Path(tempfile.mkdtemp(prefix=f"dialeval-{prefix}"))
+    sweep_stale(root)
+    for _ in range(5):  # a concurrent run may remove the (empty) root between mkdir and mkdtemp
+        try:
+            return Path(tempfile.mkdtemp(prefix=prefix, dir=root))
+        except FileNotFoundError:
+            os.makedirs(root, 0o700, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"dialeval-{prefix}"))
+
+
+def release_private_dir(tmp: Path) -> None:
+    shutil.rmtree(tmp, ignore_errors=True)
+    if tmp.parent.name == f"dialeval-{_uid()}":
+        try:
+            tmp.parent.rmdir()  # only when empty: other runs may be using it
+        except OSError:
+            pass
+
+
+# ---- standard input -----------------------------------------------------------------------------------------
+def _from_stdin() -> Submission:
+    stream = sys.stdin.buffer if sys.stdin is not None else None
+    if stream is None:
+        raise UsageError("-: standard input is closed")
+    if stream.isatty():
+        raise UsageError("-: reads the submission from standard input, which is a terminal (pipe a file into it)")
+    tmp = make_private_dir("stdin-")
+    try:
+        head = stream.read(512)
+        is_archive = head.startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")) or head[257:262] == b"ustar"
+        limit = archive_limit() if is_archive else json_limit()
+        target = tmp / ("stdin.tgz" if is_archive else "stdin.json")
+        total = len(head)
+        with open(target, "wb") as out:
+            out.write(head)
+            while True:
+                block = stream.read(1 << 20)
+                if not block:
+                    break
+                total += len(block)
+                if total > limit:
+                    env = ARCHIVE_LIMIT_ENV if is_archive else "DIALEVAL_MAX_JSON_BYTES"
+                    raise UsageError(f"-: standard input is larger than the limit of {limit} bytes (set {env} to "
+                                     "allow more)")
+                out.write(block)
+        if is_archive:
+            return _open_archive(target, Path(STDIN), tmp)
+    except BaseException:
+        release_private_dir(tmp)
+        raise
+    return Submission(target, "file", [SubmittedFile("<stdin>", target)], str(tmp), STDIN)
+
+
+# ---- directories ------------------------------------------------------------------------------------------
+def _ignored(name: str) -> bool:
+    """macOS and Windows debris, and hidden entries: never part of a submission."""
+    return name in IGNORED_NAMES or name.startswith(".")
+
+
+def _entries(d: Path, display_root: Path, shown: Path) -> list[os.DirEntry]:
+    """The entries of ``d`` that count, sorted; a link among them refuses the whole submission."""
+    try:
+        with os.scandir(d) as it:
+            entries = sorted((e for e in it if not _ignored(e.name)), key=lambda e: e.name)
+    except OSError as e:
+        raise UsageError(f"{shown}: cannot read folder {d.name}: {e.strerror or e}") from None
+    for e in entries:
+        if e.is_symlink():
+            rel = Path(e.path).relative_to(display_root)
+            raise UsageError(f"{shown}: {rel} is a symbolic link; links are not accepted in a submission")
+    return entries
+
+
 def _has_answers(d: Path) -> bool:
-    return any(f.name.endswith(ANSWERS_SUFFIX) for f in d.iterdir() if f.is_file())
+    try:
+        with os.scandir(d) as it:
+            return any(e.name.endswith(ANSWERS_SUFFIX) and not _ignored(e.name) for e in it)
+    except OSError:
+        return False
 
 
-def _scan_directory(root: Path, display_root: Path | None = None) -> list[SubmittedFile]:
+def _scan_directory(root: Path, display_root: Path | None = None, shown: Path | None = None) -> list[SubmittedFile]:
     display_root = display_root or root
+    shown = shown or root
     files: list[SubmittedFile] = []
-    if _has_answers(root):
-        for f in sorted(root.iterdir()):
-            if f.is_file() and f.name.endswith(".json"):
-                files.append(_submitted(f, display_root, None))
-    for sub in sorted(p for p in root.iterdir() if p.is_dir()):
-        for f in sorted(sub.iterdir()):
-            if f.is_file() and f.name.endswith(".json"):
-                files.append(_submitted(f, display_root, sub.name))
+    top = _entries(root, display_root, shown)
+    if any(e.name.endswith(ANSWERS_SUFFIX) for e in top):
+        for e in top:
+            if e.name.endswith(".json"):
+                files.append(_submitted(e, display_root, None, shown))
+    for sub in top:
+        if sub.is_dir(follow_symlinks=False):
+            for e in _entries(Path(sub.path), display_root, shown):
+                if e.name.endswith(".json"):
+                    files.append(_submitted(e, display_root, sub.name, shown))
     if not files:
-        raise UsageError(f"{root}: no result files (expected <split>/<test file stem>.answers.json)")
+        raise UsageError(f"{shown}: no result files (expected <split>/<test file stem>.answers.json)")
     return files
 
 
-def _submitted(f: Path, display_root: Path, split: str | None) -> SubmittedFile:
-    stem = f.name[: -len(ANSWERS_SUFFIX)] if f.name.endswith(ANSWERS_SUFFIX) else None
-    return SubmittedFile(str(f.relative_to(display_root)), f, split, stem)
+def _submitted(e: os.DirEntry, display_root: Path, split: str | None, shown: Path) -> SubmittedFile:
+    f = Path(e.path)
+    rel = str(f.relative_to(display_root))
+    st = e.stat(follow_symlinks=False)
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{shown}: {rel} is not a regular file ({file_kind(st.st_mode)})")
+    limit = json_limit()
+    if st.st_size > limit:  # before anything reads or hashes it
+        raise UsageError(f"{shown}: {rel} is {st.st_size} bytes, larger than the limit of {limit} bytes "
+                         "(set DIALEVAL_MAX_JSON_BYTES to allow more)")
+    stem = e.name[: -len(ANSWERS_SUFFIX)] if e.name.endswith(ANSWERS_SUFFIX) else None
+    return SubmittedFile(rel, f, split, stem)
 
 
-def _safe_extract(archive: Path, dest: Path) -> None:
-    """Check every member first, then extract; refuse the whole archive on the first bad member."""
+# ---- archives ---------------------------------------------------------------------------------------------
+class _Capped:
+    """A read-only stream that refuses to deliver more than ``limit`` bytes (headers and padding included)."""
+
+    def __init__(self, raw, limit: int, shown: Path):
+        self.raw, self.limit, self.shown, self.count = raw, limit, shown, 0
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            n = self.limit + 1 - self.count
+        data = self.raw.read(n)
+        self.count += len(data)
+        if self.count > self.limit:
+            raise UsageError(f"{self.shown}: expands past {self.limit} bytes (set {ARCHIVE_LIMIT_ENV} to allow more)")
+        return data
+
+
+def _decompressed(f, shown: Path):
+    """The tar stream inside ``f`` (gzip, bzip2, xz or none), recognised by its first bytes."""
+    head = f.read(6)
+    f.seek(0)
+    if head.startswith(b"\x1f\x8b"):
+        import gzip
+
+        return gzip.GzipFile(fileobj=f, mode="rb")
+    if head.startswith(b"BZh"):
+        import bz2
+
+        return bz2.BZ2File(f, "rb")
+    if head.startswith(b"\xfd7zXZ\x00"):
+        import lzma
+
+        return lzma.LZMAFile(f, "rb")
+    return f
+
+
+def _safe_tarinfo():
+    import tarfile
+
+    class SafeTarInfo(tarfile.TarInfo):
+        """TarInfo that checks an extended header's size before tarfile reads its payload into memory."""
+
+        def _chain(self, tf) -> None:
+            n = getattr(tf, "_dialeval_chain", 0) + 1
+            tf._dialeval_chain = n
+            if n > MAX_CHAINED_HEADERS:
+                raise UsageError(f"{tf._dialeval_shown}: more than {MAX_CHAINED_HEADERS} extended headers in a row; "
+                                 "refusing to unpack")
+            if self.size > MAX_HEADER_BYTES:
+                raise UsageError(f"{tf._dialeval_shown}: an extended (pax or long-name) header of {self.size} bytes, "
+                                 f"over the limit of {MAX_HEADER_BYTES}; refusing to unpack")
+
+        def _proc_gnulong(self, tf):
+            self._chain(tf)
+            return super()._proc_gnulong(tf)
+
+        def _proc_pax(self, tf):
+            self._chain(tf)
+            return super()._proc_pax(tf)
+
+        def _proc_builtin(self, tf):
+            tf._dialeval_chain = 0
+            return super()._proc_builtin(tf)
+
+        def _proc_sparse(self, tf):
+            raise UsageError(f"{tf._dialeval_shown}: member {self.name!r} is a GNU sparse file; "
+                             "only regular files and folders are accepted")
+
+        def _proc_gnusparse_00(self, next, pax_headers, buf):
+            raise UsageError(f"{self.name!r}: GNU sparse members are not accepted")
+
+        _proc_gnusparse_01 = _proc_gnusparse_10 = lambda self, *a: self._proc_gnusparse_00(None, None, None)
+
+    return SafeTarInfo
+
+
+def _safe_extract(archive: Path, dest: Path, shown: Path | None = None) -> None:
+    """Stream the archive: check each member's header, then extract it; the first bad member refuses all."""
     import tarfile  # only archives need it (keeps plain-file scoring start-up short)
+    import zlib
 
+    shown = shown or archive
+    limit = archive_limit()
     try:
-        tf = tarfile.open(archive, "r:*")
-    except (tarfile.TarError, OSError, EOFError) as e:
-        raise UsageError(f"{archive}: not a readable tar/tgz archive ({_one_line(e)})") from None
-    with tf:
-        total = 0
-        members = []
+        fd = os.open(archive, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise UsageError(f"{shown}: cannot read: {e.strerror or e}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{shown}: not a regular file ({file_kind(st.st_mode)})")
+        bad = (tarfile.TarError, EOFError, OSError, zlib.error, ValueError)
         try:
-            for count, m in enumerate(tf, 1):
-                if count > MAX_ARCHIVE_MEMBERS:
-                    raise UsageError(f"{archive}: more than {MAX_ARCHIVE_MEMBERS} members; refusing to unpack")
-                _check_member(archive, m)
-                total += m.size
-                if total > MAX_ARCHIVE_BYTES:
-                    raise UsageError(
-                        f"{archive}: expands past {MAX_ARCHIVE_BYTES} bytes (set DIALEVAL_MAX_ARCHIVE_BYTES to allow more)"
-                    )
-                members.append(m)
-        except (tarfile.TarError, EOFError, OSError) as e:
-            raise UsageError(f"{archive}: corrupt archive ({_one_line(e)})") from None
-        try:
-            for m in members:
-                if m.isdir():
-                    (dest / m.name).mkdir(parents=True, exist_ok=True)
-                    continue
-                target = dest / m.name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                src = tf.extractfile(m)
-                if src is None:  # pragma: no cover - regular files always have data
-                    continue
-                with src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out)
-        except (tarfile.TarError, EOFError, OSError) as e:
-            raise UsageError(f"{archive}: corrupt archive ({_one_line(e)})") from None
+            # Headers and block padding add to the members' sizes; past that slack the stream is hostile.
+            stream = _Capped(_decompressed(f, shown), limit + 64 * MAX_ARCHIVE_MEMBERS * 1024, shown)
+            tf = tarfile.open(fileobj=stream, mode="r|", tarinfo=_safe_tarinfo())
+        except UsageError:
+            raise
+        except bad as e:
+            raise UsageError(f"{shown}: not a readable tar/tgz archive ({_one_line(e)})") from None
+        tf._dialeval_shown = shown
+        with tf:
+            total = 0
+            names: set[str] = set()
+            try:
+                for count, m in enumerate(tf, 1):
+                    if count > MAX_ARCHIVE_MEMBERS:
+                        raise UsageError(f"{shown}: more than {MAX_ARCHIVE_MEMBERS} members; refusing to unpack")
+                    _check_member(shown, m)
+                    key = m.name.rstrip("/")
+                    if key in names and not m.isdir():
+                        raise UsageError(f"{shown}: member {m.name!r} appears twice; refusing to unpack")
+                    names.add(key)
+                    total += m.size
+                    if total > limit:
+                        raise UsageError(f"{shown}: expands past {limit} bytes (set {ARCHIVE_LIMIT_ENV} to allow more)")
+                    if _skipped_member(m.name):
+                        continue
+                    try:
+                        tf.extract(m, dest, set_attrs=False, filter="data")
+                    except tarfile.FilterError as e:
+                        raise UsageError(f"{shown}: member {m.name!r} refused ({_one_line(e)})") from None
+                # The end marker must end the archive: anything but zeros after it is damage (tarfile
+                # stops quietly at an unreadable header). Reading to the end also checks the gzip CRC.
+                while True:
+                    rest = stream.read(1 << 20)
+                    if not rest:
+                        break
+                    if rest.count(0) != len(rest):
+                        raise UsageError(f"{shown}: corrupt archive (unreadable data after member {count})")
+            except UsageError:
+                raise
+            except bad as e:
+                raise UsageError(f"{shown}: corrupt archive ({_one_line(e)})") from None
+
+
+def _skipped_member(name: str) -> bool:
+    """macOS tar's AppleDouble files (``._x``) and ``__MACOSX/``: metadata, never results."""
+    parts = PurePosixPath(name).parts
+    return any(p == "__MACOSX" for p in parts) or (bool(parts) and parts[-1].startswith("._"))
 
 
 def _one_line(e: BaseException) -> str:
     """tarfile's 'r:*' errors span several lines (one per compression tried): keep messages to one line."""
-    return " ".join(str(e).split())
+    return " ".join(str(e).split())[:200]
 
 
 def _check_member(archive: Path, m) -> None:

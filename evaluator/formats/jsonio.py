@@ -245,40 +245,41 @@ def _msgspec_path(text: str) -> str:
     return "".join("/" + (a or b) for a, b in parts) or "/"
 
 
-def read_bytes_checked(path: str | Path, max_bytes: int | None = None) -> bytes:
+def read_bytes_checked(path: str | Path, max_bytes: int | None = None, shown: str | None = None) -> bytes:
     """A file's bytes, with one-line errors for a missing, unreadable, special or oversized file.
 
     The file is opened without blocking and checked with ``fstat`` on the open descriptor, so a FIFO or a
     device (``/dev/zero``) is refused before a single byte is read, and a file that grows while it is read
-    is still cut at the limit.
+    is still cut at the limit. Messages name the file ``shown`` (e.g. an archive member) when given.
     """
     path = Path(path)
+    name = shown or str(path)
     limit = json_limit() if max_bytes is None else max_bytes
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
+        raise UsageError(f"{name}: no such file") from None
     except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, expected a JSON file") from None
+        raise UsageError(f"{name}: is a directory, expected a JSON file") from None
     except PermissionError:
-        raise UsageError(f"{path}: permission denied") from None
+        raise UsageError(f"{name}: permission denied") from None
     except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+        raise UsageError(f"{name}: cannot read: {e.strerror or e}") from None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            raise UsageError(f"{path}: is a directory, expected a JSON file")
+            raise UsageError(f"{name}: is a directory, expected a JSON file")
         if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{path}: not a regular file ({file_kind(st.st_mode)})")
+            raise UsageError(f"{name}: not a regular file ({file_kind(st.st_mode)})")
         if st.st_size > limit:
-            raise UsageError(f"{path}: {st.st_size} bytes is larger than the limit of {limit} bytes "
+            raise UsageError(f"{name}: {st.st_size} bytes is larger than the limit of {limit} bytes "
                              f"(set {JSON_LIMIT_ENV} to allow more)")
         try:
             data = f.read(limit + 1)
         except OSError as e:
-            raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
+            raise UsageError(f"{name}: cannot read: {e.strerror or e}") from None
     if len(data) > limit:
-        raise UsageError(f"{path}: larger than the limit of {limit} bytes (set {JSON_LIMIT_ENV} to allow more)")
+        raise UsageError(f"{name}: larger than the limit of {limit} bytes (set {JSON_LIMIT_ENV} to allow more)")
     return data
 
 
@@ -299,9 +300,9 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def load_json_file(path: str | Path, max_bytes: int | None = None):
+def load_json_file(path: str | Path, max_bytes: int | None = None, shown: str | None = None):
     """Read and parse one JSON file with one-line errors for every failure."""
-    return parse_json_bytes(read_bytes_checked(path, max_bytes), str(Path(path)))
+    return parse_json_bytes(read_bytes_checked(path, max_bytes, shown), shown or str(Path(path)))
 
 
 # ---- inputs an output must not overwrite -------------------------------------------------------------------
