@@ -23,6 +23,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("dialeval.commands.demo", "demo_cmd", "Run the whole chain on the embedded default challenge."),
     "baseline": ("dialeval.baselines.cli", "baseline_group", "List and run the reference baselines."),
     "reproduce": ("dialeval.baselines.cli", "reproduce_group", "Reproduce published baseline tables."),
+    "grade": ("dialeval.commands.organizer", "grade_cmd", "Grade a folder of team runs into the registry (organizers)."),
+    "compare": ("dialeval.commands.organizer", "compare_cmd", "Paired significance tests between two runs."),
+    "rank": ("dialeval.commands.organizer", "rank_cmd", "Rank a board's runs with significance bands."),
+    "registry": ("dialeval.commands.organizer", "registry_group", "Check, export or import into the registry database."),
+    "leaderboard": ("dialeval.commands.organizer", "leaderboard_group", "Build the static leaderboard site."),
 }
 
 
@@ -55,41 +60,69 @@ def main():
 
 
 def run() -> None:
-    """Console-script entry point: turn library errors into one-line messages and exit codes."""
+    """Console-script entry point: turn library errors into one-line messages and exit codes.
+
+    Every message is one line with control characters escaped (:func:`dialeval.termsafe.safe`): ids and
+    file names come from files the organizer did not write. ``DIALEVAL_DEBUG=1`` adds the traceback and
+    keeps the exit code the run would have had.
+    """
+    import os
+
     from dialeval.errors import DialevalError
+    from dialeval.termsafe import safe
+
+    debug = bool(os.environ.get("DIALEVAL_DEBUG"))
+
+    def fail(message: str, code: int) -> None:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        try:
+            click.echo(safe(message), err=True)
+        except OSError:  # stderr closed: the exit code still tells
+            pass
+        sys.exit(code)
 
     try:
         rv = main.main(standalone_mode=False)
+        sys.stdout.flush()  # a closed pipe surfaces here, inside the handlers
     except DialevalError as e:
-        click.echo(f"dialeval: error: {e}", err=True)
-        sys.exit(e.exit_code)
+        fail(f"dialeval: error: {e}", e.exit_code)
     except click.exceptions.Abort:
-        click.echo("dialeval: aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as e:
-        e.show()
-        sys.exit(2 if e.exit_code == 1 else e.exit_code)
+        fail("dialeval: aborted", 130)
+    except click.ClickException as e:  # bad options: one line, and where to look
+        ctx = getattr(e, "ctx", None)
+        hint = ""
+        if ctx is not None and isinstance(e, click.UsageError):
+            sub = ctx.command_path.split(" ", 1)[1:]  # the program name differs under `python -m`
+            hint = f" (see 'dialeval {sub[0] + ' ' if sub else ''}--help')"
+        fail(f"dialeval: error: {e.format_message()}{hint}", 2 if e.exit_code == 1 else e.exit_code)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
-        click.echo("dialeval: interrupted", err=True)
-        sys.exit(130)
+        fail("dialeval: interrupted", 130)
     except BrokenPipeError:
+        # the reader went away (| head): nothing more to say; keep Python from complaining at exit
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
         sys.exit(0)
     except MemoryError:
-        click.echo("dialeval: error: out of memory", err=True)
-        sys.exit(2)
+        fail("dialeval: error: out of memory", 2)
+    except RecursionError:
+        fail("dialeval: internal error: nested too deeply (set DIALEVAL_DEBUG=1 for the traceback, and please "
+             "report it)", 3)
     except OSError as e:  # unwritable cache or output folder, full disk, ...: the OS's own words, one line
         where = f": {e.filename}" if getattr(e, "filename", None) else ""
-        click.echo(f"dialeval: error: {e.strerror or e}{where}", err=True)
-        sys.exit(2)
+        fail(f"dialeval: error: {e.strerror or e}{where}", 2)
     except Exception as e:  # a bug: still one line; DIALEVAL_DEBUG=1 shows the traceback
-        import os
-
-        if os.environ.get("DIALEVAL_DEBUG"):
-            raise
-        click.echo(f"dialeval: internal error: {type(e).__name__}: {str(e)[:300]} "
-                   "(set DIALEVAL_DEBUG=1 for the traceback, and please report it)", err=True)
-        sys.exit(3)
+        text = " ".join(str(e).split())
+        if len(text) > 300:
+            text = text[:300].rsplit(" ", 1)[0] + " ..."
+        fail(f"dialeval: internal error: {type(e).__name__}: {text} "
+             "(set DIALEVAL_DEBUG=1 for the traceback, and please report it)", 3)
     # Commands return their exit status (0 valid, 1 invalid); None means success.
     sys.exit(rv if isinstance(rv, int) else 0)
