@@ -295,8 +295,11 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
         d, lo, hi, p_bs = paired_bootstrap(va, vb, cl, resamples, seed, confidence)
         p_ar = approximate_randomization(va, vb, cl, resamples, seed)
         n_clusters = len(np.unique(cl))
-        sig = (base_signature + f"|metric:{m.name}" if base_signature else f"metric:{m.name}") + settings_suffix(
-            test="ar+bs", resamples=resamples, seed=seed, confidence=confidence, level=ua.level)
+        parts = [p for p in base_signature.split("|") if p] if base_signature else []
+        version = [p for p in parts if p.startswith("v:")]  # the version stays last (signature convention)
+        head = "|".join([p for p in parts if not p.startswith("v:")] + [f"metric:{m.name}"])
+        sig = head + settings_suffix(test="ar+bs", resamples=resamples, seed=seed, confidence=confidence,
+                                     level=ua.level) + "".join("|" + v for v in version)
         out.append(PairedResult(
             m.name, float(va.mean()), float(vb.mean()), d, lo, hi, p_bs, p_ar, len(va), n_clusters, resamples,
             seed, confidence, ua.level, interval(va, cl, resamples, seed, confidence),

@@ -89,10 +89,10 @@ MIGRATIONS: dict[int, list[str]] = {
             set_id INTEGER NOT NULL REFERENCES item_sets(set_id),
             blob BLOB NOT NULL, digest TEXT NOT NULL)""",
     ],
-    # version 2: the team's own words for a run (published, escaped) kept apart from the organizer's notes
+    # version 2: a run's own URL and a published note (e.g. the band an overview gave a reported result)
     2: [
         """ALTER TABLE runs ADD COLUMN url TEXT""",
-        """ALTER TABLE runs ADD COLUMN organizer_note TEXT""",
+        """ALTER TABLE runs ADD COLUMN note TEXT""",
     ],
 }
 
@@ -210,6 +210,7 @@ class RunRow:
     n_warnings: int
     reported_source: str | None
     source_name: str | None
+    note: str | None = None
 
     def label(self) -> str:
         return f"{self.team} / {self.system}"
@@ -333,7 +334,7 @@ class Registry:
 
     def record_run(self, *, team: dict, graded, grading_key: str | None, kind: str, board: str,
                    submitted_at: str, source_name: str | None, sha256: str | None,
-                   reported_source: str | None = None) -> tuple[int, bool]:
+                   reported_source: str | None = None, note: str | None = None) -> tuple[int, bool]:
         """Write one graded run in one transaction. Returns (run id, created); created False = already there."""
         from collections import Counter
 
@@ -352,13 +353,13 @@ class Registry:
             cur = db.execute(
                 "INSERT INTO runs (team_id, system, description, kind, source_name, sha256, grading_key, submitted_at,"
                 " graded_at, benchmark, board, data_digest, data_location, data_json, splits, metrics, version,"
-                " status, n_errors, n_warnings, reported_source, url)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " status, n_errors, n_warnings, reported_source, url, note)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (team_id, team.get("system") or "", team.get("description"), kind, source_name, sha256, grading_key,
                  submitted_at, now_utc(), graded.benchmark, board, graded.data_digest, graded.data_location,
                  json.dumps(graded.data_json, sort_keys=True), json.dumps(graded.splits), json.dumps(graded.metrics),
                  graded.version, status, sev.get("error", 0), sev.get("warning", 0), reported_source,
-                 team.get("url")),
+                 team.get("url"), note),
             )
             run_id = cur.lastrowid
             db.executemany(
@@ -385,7 +386,7 @@ class Registry:
     # -- reading --
     _RUN_SQL = ("SELECT r.run_id, t.name, coalesce(r.url, t.url), r.system, r.description, r.kind, r.status, r.benchmark,"
                 " r.board, r.submitted_at, r.graded_at, r.sha256, r.data_digest, r.splits, r.metrics, r.version,"
-                " r.n_errors, r.n_warnings, r.reported_source, r.source_name FROM runs r JOIN teams t USING (team_id)")
+                " r.n_errors, r.n_warnings, r.reported_source, r.source_name, r.note FROM runs r JOIN teams t USING (team_id)")
 
     def runs(self, board: str | None = None, status: str | None = None, kind: str | None = None) -> list[RunRow]:
         sql, args, where = self._RUN_SQL, [], []
@@ -407,7 +408,7 @@ class Registry:
     @staticmethod
     def _row(r) -> RunRow:
         return RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-                      json.loads(r[13]), json.loads(r[14]), r[15], r[16], r[17], r[18], r[19])
+                      json.loads(r[13]), json.loads(r[14]), r[15], r[16], r[17], r[18], r[19], r[20])
 
     def boards(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT board FROM runs ORDER BY board")]

@@ -1,0 +1,273 @@
+"""Organizer commands: ``grade``, ``compare``, ``rank``, ``registry`` (check, export, import), ``leaderboard`` (build).
+
+They parse options, call :mod:`dialeval.leaderboard` and print; everything they do is callable from Python.
+Team-supplied text is printed through :func:`dialeval.termsafe.safe` (no terminal control sequences).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from dialeval.errors import UsageError
+
+REGISTRY_HELP = "Folder holding registry.sqlite (default: submissions/)."
+
+
+def _safe(text) -> str:
+    try:
+        from dialeval.termsafe import safe
+    except ImportError:  # pragma: no cover
+        return str(text)
+    return safe(text)
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.4f}"
+
+
+def _registry_option(f):
+    return click.option("--registry", "registry_dir", type=click.Path(file_okay=False), default="submissions",
+                        show_default=True, help=REGISTRY_HELP)(f)
+
+
+# ---- grade ----------------------------------------------------------------------------------------------
+@click.command("grade")
+@click.argument("runs", type=click.Path(exists=True, file_okay=False))
+@click.option("--benchmark", default="dstc6", show_default=True, help="Benchmark the runs answer.")
+@click.option("--data", type=click.Path(file_okay=False), default=None, help="The benchmark's data folder.")
+@click.option("--challenge", type=click.Path(file_okay=False), default=None, help="DSTC6 challenge folder (= --data).")
+@click.option("--keys", type=click.Path(file_okay=False), default=None, help="Answer keys in a separate folder.")
+@click.option("--split", default=None, help="Only these splits (default: every split each run covers).")
+@_registry_option
+@click.option("--board", default=None, help="Leaderboard name (default: <benchmark>-<data fingerprint>).")
+@click.option("--jobs", type=click.IntRange(1, 256), default=1, show_default=True, help="Grading processes.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board, jobs, as_json):
+    """Grade every team run in RUNS (each with a team.json) into the registry.
+
+    Unchanged submissions are skipped; invalid ones are recorded as rejected with their problems. Exit 1 when
+    a run was rejected or could not be graded (bad team.json), else 0.
+    """
+    from dialeval.leaderboard.grade import grade
+    from dialeval.leaderboard.scoring import resolve_data_dir
+
+    data_dir = resolve_data_dir(benchmark, data, challenge)
+    summary = grade(runs, benchmark, data_dir, registry_dir, keys=keys, jobs=jobs, split=split, board=board)
+    if as_json:
+        click.echo(json.dumps({"registry": str(summary.registry), "metric": summary.metric,
+                               "runs": [o.__dict__ for o in summary.outcomes]}, indent=2))
+        return summary.exit_code
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"graded into {_safe(summary.registry)}", title_justify="left")
+    for col in ("entry", "team", "system", "status", "run", summary.metric, "problems"):
+        t.add_column(col, overflow="fold")
+    for o in summary.outcomes:
+        style = {"valid": "green", "rejected": "red", "skipped": "red", "unchanged": "dim"}.get(o.status, "")
+        t.add_row(_safe(o.entry), _safe(o.team), _safe(o.system), f"[{style}]{o.status}[/]",
+                  str(o.run_id or "-"), _fmt(o.headline), _safe(o.message), style=None)
+    Console(highlight=False, markup=True, soft_wrap=False).print(t)
+    counts = ", ".join(f"{summary.count(s)} {s}" for s in ("valid", "rejected", "unchanged", "skipped") if summary.count(s))
+    click.echo(f"{len(summary.outcomes)} entries: {counts or 'none'}")
+    return summary.exit_code
+
+
+# ---- compare ----------------------------------------------------------------------------------------------
+def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys, split):
+    """(label, table, records) for a run id in the registry or a submission file scored on the fly."""
+    if ref.isdigit() and not Path(ref).exists():
+        from dialeval.leaderboard.registry import Registry
+
+        with Registry(reg_dir, create=False) as reg:
+            row = reg.run(int(ref))
+            if row.status != "valid":
+                raise UsageError(f"run {ref} was rejected: nothing to compare")
+            table = reg.table(row.run_id)
+            if table is None:
+                raise UsageError(f"run {ref} has no per-item results (a reported result?)")
+            return f"run {row.run_id} ({row.team} / {row.system})", table, reg.records(row.run_id)
+    from dialeval.leaderboard.scoring import resolve_data_dir, score_submission
+
+    g = score_submission(ref, benchmark, resolve_data_dir(benchmark, data_dir, None), keys, split)
+    if not g.valid:
+        raise UsageError(f"{ref}: invalid submission ({sum(p['severity'] == 'error' for p in g.problems)} errors); "
+                         f"see `dialeval validate {ref}`")
+    return ref, g.table, g.records
+
+
+@click.command("compare")
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--metric", "metrics", default=None, help="Comma-separated metrics (default: the runs' metrics).")
+@click.option("--split", "scope", default=None, help="Compare on one split only (default: every common item).")
+@click.option("--resamples", type=click.IntRange(100, 1_000_000), default=1000, show_default=True)
+@click.option("--seed", type=int, default=12345, show_default=True)
+@_registry_option
+@click.option("--benchmark", default="dstc6", show_default=True, help="For runs given as files.")
+@click.option("--data", type=click.Path(file_okay=False), default=None, help="For runs given as files.")
+@click.option("--keys", type=click.Path(file_okay=False), default=None)
+@click.option("--json", "as_json", is_flag=True)
+def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, benchmark, data, keys, as_json):
+    """Paired bootstrap and approximate randomization of RUN_A against RUN_B (run ids or submission files)."""
+    from dialeval.leaderboard.bands import common_signature, compare_runs
+
+    la, ta, ra = _load_run(run_a, registry_dir, benchmark, data, keys, None)
+    lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data, keys, None)
+    names = metrics or ",".join(dict.fromkeys(r["metric"] for r in ra if r["metric"] in {x["metric"] for x in rb}))
+    if not names:
+        raise UsageError("the two runs share no metric; give --metric")
+    base = common_signature(ra, rb)
+    results = compare_runs(ta, tb, names.split(","), resamples, seed, scope=scope, base_signature=base)
+    if as_json:
+        click.echo(json.dumps({"a": la, "b": lb, "scope": scope or "all", "results": [r.to_json() for r in results]},
+                              indent=2))
+        return 0
+    click.echo(f"A: {_safe(la)}\nB: {_safe(lb)}\nscope: {scope or 'all common items'}")
+    click.echo(f"{'metric':<24}{'A':>9}{'B':>9}{'A-B':>9}  {'95% CI of A-B':<20}{'p (AR)':>9}{'p (boot)':>10}")
+    for r in results:
+        ci = f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}]"
+        click.echo(f"{r.metric:<24}{r.a:9.4f}{r.b:9.4f}{r.diff:+9.4f}  {ci:<20}{r.p_randomization:9.4f}{r.p_bootstrap:10.4f}")
+    click.echo(f"units: {results[0].n} ({results[0].clusters} clusters)")
+    for r in results:
+        click.echo(f"signature: {r.signature}")
+    return 0
+
+
+# ---- rank -----------------------------------------------------------------------------------------------------
+@click.command("rank")
+@_registry_option
+@click.option("--board", default=None, help="Leaderboard (default: the only one in the registry).")
+@click.option("--metric", default=None, help="Ranking metric (default: the benchmark's first).")
+@click.option("--split", "scope", default=None, help="Rank on one split (default: everything).")
+@click.option("--alpha", type=click.FloatRange(0.0001, 0.5), default=0.05, show_default=True)
+@click.option("--resamples", type=click.IntRange(100, 10_000_000), default=None,
+              help="Randomization resamples (default: enough for Holm over the neighbour tests).")
+@click.option("--seed", type=int, default=12345, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def rank_cmd(registry_dir, board, metric, scope, alpha, resamples, seed, as_json):
+    """Order runs by a metric and group them into bands of statistically indistinguishable systems."""
+    from dialeval.leaderboard.bands import rank_board
+    from dialeval.leaderboard.registry import Registry
+    from dialeval.leaderboard.scoring import benchmark_info
+
+    with Registry(registry_dir, create=False) as reg:
+        board = _pick_board(reg, board)
+        runs = reg.runs(board=board)
+        if not runs:
+            raise UsageError(f"board {board!r} has no runs")
+        metric = metric or benchmark_info(runs[0].benchmark)["default_metrics"][0]
+        ranking = rank_board(reg, board, metric, scope, alpha, resamples, seed)
+    if as_json:
+        click.echo(json.dumps(ranking.to_json(), indent=2))
+        return 0
+    click.echo(f"board {_safe(board)} · {ranking.metric} on {ranking.scope}")
+    click.echo(f"{'#':>3} {'band':>4}  {'team / system':<40}{ranking.metric:>9}  {'95% CI':<19}{'p next':>8}")
+    for i, r in enumerate(ranking.rows, 1):
+        label = _safe(f"{r.team} / {r.system}")[:39]
+        ci = f"[{_fmt(r.low)}, {_fmt(r.high)}]"
+        band = str(r.band) if r.band else "-"
+        badge = " (baseline)" if r.kind == "baseline" else ""
+        click.echo(f"{i:>3} {band:>4}  {label + badge:<40}{r.score:9.4f}  {ci:<19}{_fmt(r.p_next):>8}"
+                   + (f"  {r.note}" if r.note else ""))
+    for n in ranking.notes:
+        click.echo(f"note: {n}")
+    click.echo(f"signature: {ranking.signature}")
+    return 0
+
+
+def _pick_board(reg, board: str | None) -> str:
+    boards = reg.boards()
+    if board:
+        if board not in boards:
+            raise UsageError(f"no board {board!r} in the registry (have: {', '.join(boards) or 'none'})")
+        return board
+    if len(boards) == 1:
+        return boards[0]
+    raise UsageError(f"the registry holds several boards; give --board ({', '.join(boards) or 'none'})")
+
+
+# ---- registry ---------------------------------------------------------------------------------------------------
+@click.group("registry")
+def registry_group():
+    """Check, export and import into the organizer's registry database."""
+
+
+@registry_group.command("check")
+@_registry_option
+def registry_check_cmd(registry_dir):
+    """PRAGMA integrity_check, foreign keys and dialeval's own invariants; exit 1 on any problem."""
+    from dialeval.leaderboard.registry import Registry
+
+    with Registry(registry_dir, create=False) as reg:
+        found = reg.check()
+        n = len(reg.runs())
+        path = reg.path
+    for line in found:
+        click.echo(f"{path}: {line}")
+    if found:
+        return 1
+    click.echo(f"{path}: ok ({n} runs)")
+    return 0
+
+
+@registry_group.command("export")
+@_registry_option
+@click.option("--out", type=click.Path(dir_okay=False), required=True, help="File to write (.jsonl or .csv).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default=None,
+              help="Default: from the file name.")
+@click.option("--with-contact", is_flag=True, help="Include team contact addresses (organizer archive only).")
+def registry_export_cmd(registry_dir, out, fmt, with_contact):
+    """Write every run (JSONL, schemas/run-record) or every score record (CSV) for archiving."""
+    from dialeval.leaderboard.registry import Registry
+    from dialeval.leaderboard.site import export_csv, export_jsonl
+
+    fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
+    with Registry(registry_dir, create=False) as reg:
+        n = (export_csv if fmt == "csv" else export_jsonl)(reg, Path(out), with_contact=with_contact)
+    click.echo(f"wrote {out} ({n} {'records' if fmt == 'csv' else 'runs'})")
+    return 0
+
+
+@registry_group.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@_registry_option
+@click.option("--board", required=True, help="Leaderboard the reported results belong to (e.g. dstc6-2017).")
+@click.option("--benchmark", default="dstc6", show_default=True)
+@click.option("--team-prefix", default="", help="Prefix for team names (e.g. 'DSTC6 team ').")
+def registry_import_cmd(file, registry_dir, board, benchmark, team_prefix):
+    """Import reported results (a paper's or an overview's numbers) from CSV or JSON: shown, never re-scored."""
+    from dialeval.leaderboard.registry import Registry
+    from dialeval.leaderboard.reported import import_reported
+
+    with Registry(registry_dir) as reg:
+        created, unchanged = import_reported(reg, Path(file), board=board, benchmark=benchmark, team_prefix=team_prefix)
+    click.echo(f"imported {created} reported run(s) into board {board} ({unchanged} already there)")
+    return 0
+
+
+# ---- leaderboard ------------------------------------------------------------------------------------------------
+@click.group("leaderboard")
+def leaderboard_group():
+    """Build the static leaderboard site."""
+
+
+@leaderboard_group.command("build")
+@_registry_option
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Site folder to write.")
+@click.option("--private", is_flag=True, help="Include hidden splits (organizers only; never publish it).")
+@click.option("--hidden-splits", default="", help="Comma-separated splits shown only with --private.")
+@click.option("--title", default="dialeval leaderboard", show_default=True)
+def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title):
+    """Render the registry as a static site (no server, no CDN; opens from file://)."""
+    from dialeval.leaderboard.registry import Registry
+    from dialeval.leaderboard.site import build_site
+
+    hidden = [s.strip() for s in hidden_splits.split(",") if s.strip()]
+    with Registry(registry_dir, create=False) as reg:
+        index = build_site(reg, Path(out), private=private, hidden_splits=hidden, title=title)
+    click.echo(f"site: {index}  (open it in a browser{'; PRIVATE: do not publish' if private else ''})")
+    return 0

@@ -1,0 +1,307 @@
+"""The static leaderboard site: Jinja2 templates (autoescaped), vanilla JS, inline SVG — opens from ``file://``.
+
+Pages: ``index.html`` (every board), ``board-<slug>.html`` (ranking with significance bands and intervals,
+reported results beside it, one table per split x group, downloads), ``team-<n>.html`` (one per team).
+Downloads ``board-<slug>.csv`` / ``.json`` carry every published record with its signature.
+
+What is published, and what never is:
+* only score records and run metadata — never per-item results, answer keys or team contact addresses;
+* splits listed in ``hidden_splits`` appear only with ``private=True`` (then every page says PRIVATE);
+  aggregates that pool a hidden split are dropped and the ranking is recomputed on the public splits;
+* team-supplied text is escaped by Jinja2 autoescaping (element text and attributes), JSON embedded in pages
+  uses the ``tojson`` filter (``<``, ``>``, ``&``, ``'`` as ``\\u`` escapes), links must be http(s), and CSV
+  cells beginning with ``=``, ``+``, ``-``, ``@``, tab or CR are prefixed with ``'`` (no spreadsheet formulas).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from dialeval import __version__
+from dialeval.errors import UsageError
+
+HERE = Path(__file__).resolve().parent
+CSV_COLUMNS = ("run_id", "team", "system", "kind", "benchmark", "board", "split", "group", "subset", "metric",
+               "average", "value", "n", "signature")
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(v):
+    """A CSV cell that no spreadsheet reads as a formula (text beginning with = + - @ tab CR gets a ')."""
+    if isinstance(v, str) and v.startswith(_FORMULA):
+        return "'" + v
+    return "" if v is None else v
+
+
+def safe_url(url) -> str:
+    return url if isinstance(url, str) and re.match(r"^https?://[^\s\"'<>`]+$", url) else ""
+
+
+def slug(name: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "board"
+    return s[:60]
+
+
+# ---- collecting what a board publishes ----------------------------------------------------------------
+def _public_records(records: list[dict], run_splits: list[str], hidden: set[str]) -> list[dict]:
+    if not hidden:
+        return records
+    pools_hidden = bool(set(run_splits) & hidden)
+    return [r for r in records if r["split"] not in hidden and not (r["split"] == "all" and pools_hidden)]
+
+
+def _headline(records: list[dict], metric: str, split: str | None) -> float | None:
+    rows = [r for r in records if r["metric"] == metric and r.get("subset") is None
+            and (split is None or r["split"] == split)]
+    for avg in ("micro", "macro"):
+        hit = [r for r in rows if r["group"] == "all" and r.get("average") == avg
+               and (split is not None or r["split"] == "all")]
+        if hit:
+            return hit[0]["value"]
+    groups = [r for r in rows if r.get("average") is None]
+    if split is not None and len(groups) == 1:
+        return groups[0]["value"]
+    if split is None and len({r["split"] for r in groups}) == 1 and len(groups) == 1:
+        return groups[0]["value"]
+    return None
+
+
+def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
+    from dialeval.leaderboard.bands import rank_board
+    from dialeval.leaderboard.reported import threshold_band
+    from dialeval.leaderboard.scoring import benchmark_info
+
+    hidden = set() if private else set(hidden)
+    runs = reg.runs(board=board)
+    benchmark = runs[0].benchmark
+    try:
+        info = benchmark_info(benchmark)
+    except UsageError:
+        info = {"name": benchmark, "title": benchmark, "group_label": "group", "default_metrics": ["hits@1"]}
+    metric = info["default_metrics"][0]
+    records = {r.run_id: _public_records(reg.records(run_id=r.run_id), r.splits, hidden) for r in runs}
+    splits = sorted({s for r in runs for s in r.splits if s not in hidden})
+    graded_splits = sorted({s for r in runs if r.kind != "reported" and r.status == "valid" for s in r.splits})
+    scope = "all" if not hidden or not set(graded_splits) & hidden else [s for s in graded_splits if s not in hidden]
+    ranking = rank_board(reg, board, metric, scope) if graded_splits and scope else None
+    metrics = list(dict.fromkeys(m for r in runs if r.status == "valid" for m in r.metrics))
+    by_id = {r.run_id: r for r in runs}
+
+    def run_view(r, extra=None) -> dict:
+        recs = records[r.run_id]
+        return {"run_id": r.run_id, "team": r.team, "system": r.system, "kind": r.kind, "status": r.status,
+                "submitted_at": r.submitted_at, "url": safe_url(r.team_url), "description": r.description or "",
+                "sha256": (r.sha256 or "")[:12], "source": r.reported_source or "", "note": r.note or "",
+                "published_band": (r.note or "")[len("published band: "):] if (r.note or "").startswith(
+                    "published band: ") else "",
+                "team_page": f"team-{_team_index(reg, r.team)}.html",
+                "by_split": {s: _headline(recs, metric, s) for s in splits}, **(extra or {})}
+
+    ranked = []
+    if ranking is not None:
+        for pos, row in enumerate(ranking.rows, 1):
+            ranked.append(run_view(by_id[row.run_id], {"rank": pos, "band": row.band, "score": row.score,
+                                                       "low": row.low, "high": row.high, "p_next": row.p_next,
+                                                       "note_rank": row.note}))
+    reported = []
+    for r in runs:
+        if r.kind != "reported":
+            continue
+        score = _headline(records[r.run_id], metric, None)
+        reported.append(run_view(r, {"score": score, "threshold_band": threshold_band(score) if score is not None
+                                     and metric in ("p@1", "hits@1") else ""}))
+    reported.sort(key=lambda v: (-(v["score"] if v["score"] is not None else -1), v["team"]))
+    rejected = [run_view(r, {"n_errors": r.n_errors}) for r in runs if r.status == "rejected"]
+    groups = []
+    shown = [*ranked, *reported]
+    for split in splits:
+        gs = list(dict.fromkeys(rec["group"] for v in shown for rec in records[v["run_id"]]
+                                if rec["split"] == split and rec["group"] != "all" and rec.get("subset") is None))
+        for g in sorted(gs, key=lambda x: (0, int(x)) if x.isdigit() else (1, x)):
+            rows = []
+            for v in shown:
+                vals = {rec["metric"]: rec["value"] for rec in records[v["run_id"]]
+                        if rec["split"] == split and rec["group"] == g and rec.get("subset") is None
+                        and rec.get("average") is None}
+                if vals:
+                    rows.append({**v, "values": vals})
+            groups.append({"split": split, "group": g, "rows": rows})
+    table_metrics = [m for m in metrics if m != "per-dialog-accuracy"][:4] or metrics
+    downloads = []
+    for v in [*ranked, *reported]:
+        r = by_id[v["run_id"]]
+        for rec in records[r.run_id]:
+            downloads.append({"run_id": r.run_id, "team": r.team, "system": r.system, "kind": r.kind,
+                              "benchmark": r.benchmark, "board": board, "split": rec["split"], "group": rec["group"],
+                              "subset": rec.get("subset"), "metric": rec["metric"], "average": rec.get("average"),
+                              "value": rec["value"], "n": rec.get("n"), "signature": rec["signature"]})
+    return {"name": board, "slug": slug(board), "benchmark": benchmark, "title": info["title"],
+            "group_label": info["group_label"], "metric": metric, "splits": splits, "metrics": table_metrics,
+            "ranked": ranked, "reported": reported, "rejected": rejected, "groups": groups,
+            "ranking_signature": ranking.signature if ranking else "", "ranking_notes": ranking.notes if ranking else [],
+            "scope": ranking.scope if ranking else "", "downloads": downloads,
+            "hidden": sorted(hidden), "n_bands": max((v["band"] or 0 for v in ranked), default=0)}
+
+
+_TEAM_INDEX: dict[tuple[int, str], int] = {}
+
+
+def _team_index(reg, team: str) -> int:
+    key = (id(reg), team)
+    if key not in _TEAM_INDEX:
+        names = [r[0] for r in reg.db.execute("SELECT name FROM teams ORDER BY team_id")]
+        for i, n in enumerate(names, 1):
+            _TEAM_INDEX[(id(reg), n)] = i
+    return _TEAM_INDEX.get(key, 0)
+
+
+# ---- charts (numbers only; the template draws them) ---------------------------------------------------
+def interval_chart(rows: list[dict], width: int = 220) -> dict:
+    """x positions (0..width) of each row's estimate and interval on a shared 0..1 axis."""
+    def x(v):
+        return None if v is None else round(max(0.0, min(1.0, v)) * width, 1)
+    return {"width": width, "rows": {r["run_id"]: {"x": x(r.get("score")), "lo": x(r.get("low")), "hi": x(r.get("high"))}
+                                     for r in rows}}
+
+
+def split_bars(by_split: dict, height: int = 120, bar: int = 36, gap: int = 14) -> dict:
+    bars = []
+    for i, (split, v) in enumerate(by_split.items()):
+        h = 0 if v is None else round(max(0.0, min(1.0, v)) * height, 1)
+        bars.append({"split": split, "value": v, "x": gap + i * (bar + gap), "y": height - h + 10, "h": h, "w": bar})
+    return {"bars": bars, "width": gap + len(bars) * (bar + gap), "height": height + 40, "base": height + 10}
+
+
+# ---- rendering ----------------------------------------------------------------------------------------
+def _env():
+    import jinja2  # lazy: only the site needs it
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+    def num(v, digits=3):
+        return "–" if v is None else f"{v:.{digits}f}"
+
+    env.filters["num"] = num
+    env.filters["sortkey"] = lambda v: "" if v is None else f"{v:.6f}"
+    return env
+
+
+def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] | None = None,
+               title: str = "dialeval leaderboard") -> Path:
+    """Render every board of ``reg`` into ``out`` (replaced atomically); returns the path of index.html."""
+    hidden = set(hidden_splits or [])
+    boards = reg.boards()
+    if not boards:
+        raise UsageError(f"{reg.path}: no runs to publish")
+    env = _env()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".site-", dir=out.parent))
+    try:
+        (tmp / "static").mkdir()
+        for f in (HERE / "static").iterdir():
+            if f.is_file():
+                shutil.copyfile(f, tmp / "static" / f.name)
+        common = {"site_title": title, "private": private, "version": __version__}
+        views = []
+        team_runs: dict[str, list[dict]] = {}
+        for b in boards:
+            view = collect_board(reg, b, hidden, private)
+            view["chart"] = interval_chart(view["ranked"])
+            views.append(view)
+            _write(tmp / f"board-{view['slug']}.html",
+                   env.get_template("board.html").render(board=view, page_title=f"{b} · {title}", **common))
+            _write(tmp / f"board-{view['slug']}.json", json.dumps(
+                {"board": b, "benchmark": view["benchmark"], "generated_by": f"dialeval {__version__}",
+                 "private": private, "ranking_signature": view["ranking_signature"], "records": view["downloads"]},
+                indent=1, ensure_ascii=False) + "\n")
+            _write(tmp / f"board-{view['slug']}.csv", _csv(view["downloads"]))
+            for v in [*view["ranked"], *view["reported"], *view["rejected"]]:
+                team_runs.setdefault(v["team"], []).append({**v, "board": b, "board_slug": view["slug"],
+                                                            "metric": view["metric"]})
+        for team, rows in team_runs.items():
+            idx = _team_index(reg, team)
+            by_board = {}
+            for r in rows:
+                by_board.setdefault(r["board"], []).append({**r, "chart": split_bars(r["by_split"])})
+            _write(tmp / f"team-{idx}.html", env.get_template("team.html").render(
+                team=team, url=next((r["url"] for r in rows if r["url"]), ""), boards=by_board,
+                page_title=f"{team} · {title}", **common))
+        _write(tmp / "index.html", env.get_template("index.html").render(boards=views, page_title=title, **common))
+        if out.exists():
+            old = out.with_name(out.name + ".old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        _TEAM_INDEX.clear()
+    return out / "index.html"
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+
+
+def _csv(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in rows:
+        w.writerow([csv_cell(r.get(c)) for c in CSV_COLUMNS])
+    return buf.getvalue()
+
+
+# ---- organizer exports ----------------------------------------------------------------------------------
+def export_jsonl(reg, out: Path, with_contact: bool = False) -> int:
+    """One run per line (schemas/run-record.schema.json), records included; no per-item data."""
+    from dialeval.formats.jsonio import atomic_write_text
+
+    lines = []
+    for r in reg.runs():
+        rec = {"run_id": r.run_id, "team": r.team, "system": r.system, "description": r.description,
+               "url": r.team_url, "kind": r.kind, "status": r.status, "benchmark": r.benchmark, "board": r.board,
+               "submitted_at": r.submitted_at, "graded_at": r.graded_at, "sha256": r.sha256,
+               "data_digest": r.data_digest, "splits": r.splits, "dialeval_version": r.version,
+               "reported_source": r.reported_source, "note": r.note, "problems": reg.problems(r.run_id),
+               "records": [{k: x[k] for k in ("split", "group", "subset", "metric", "average", "value", "n",
+                                              "signature")} for x in reg.records(run_id=r.run_id)]}
+        if with_contact:
+            rec["contact"] = reg.team_contact(r.team)
+        lines.append(json.dumps(rec, ensure_ascii=False, sort_keys=True))
+    atomic_write_text(out, "".join(line + "\n" for line in lines))
+    return len(lines)
+
+
+def export_csv(reg, out: Path, with_contact: bool = False) -> int:
+    """Every score record with its run's team, system and board (formula-safe cells)."""
+    from dialeval.formats.jsonio import atomic_write_text
+
+    rows = []
+    for r in reg.runs():
+        for x in reg.records(run_id=r.run_id):
+            row = {**x, "team": r.team, "system": r.system, "kind": r.kind, "board": r.board}
+            if with_contact:
+                row["contact"] = reg.team_contact(r.team)
+            rows.append(row)
+    cols = CSV_COLUMNS + (("contact",) if with_contact else ())
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for row in rows:
+        w.writerow([csv_cell(row.get(c)) for c in cols])
+    atomic_write_text(out, buf.getvalue())
+    return len(rows)
