@@ -1,0 +1,141 @@
+"""Significance statistics: intervals, paired tests, cluster resampling, Holm, bands (dialeval.stats)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dialeval import stats
+from dialeval.metrics import get
+from dialeval.ranks import RankTable
+
+
+def bernoulli(p, n, seed):
+    return (np.random.default_rng(seed).random(n) < p).astype(float)
+
+
+def test_interval_matches_the_normal_approximation_and_is_deterministic():
+    v = bernoulli(0.7, 4000, 1)
+    iv = stats.interval(v)
+    se = np.sqrt(v.mean() * (1 - v.mean()) / len(v))
+    assert iv.estimate == pytest.approx(v.mean())
+    assert iv.low == pytest.approx(v.mean() - 1.96 * se, abs=0.004)
+    assert iv.high == pytest.approx(v.mean() + 1.96 * se, abs=0.004)
+    assert stats.interval(v) == iv  # same seed, same numbers
+    assert stats.interval(v, seed=7) != iv
+
+
+def test_cluster_resampling_widens_intervals_of_correlated_turns():
+    # 400 conversations of 10 identical turns: the effective sample is 400, not 4000
+    conv = bernoulli(0.6, 400, 2)
+    v = np.repeat(conv, 10)
+    clusters = np.repeat(np.arange(400), 10)
+    item = stats.interval(v)
+    cluster = stats.interval(v, clusters)
+    ratio = (cluster.high - cluster.low) / (item.high - item.low)
+    assert 2.5 < ratio < 3.8  # about sqrt(10)
+    assert cluster.clusters == 400 and cluster.n == 4000
+
+
+def test_degenerate_interval_when_every_item_is_a_hit():
+    iv = stats.interval(np.ones(50))
+    assert (iv.low, iv.estimate, iv.high) == (1.0, 1.0, 1.0)
+
+
+def test_paired_tests_detect_a_real_difference_and_not_a_null_one():
+    a = bernoulli(0.8, 3000, 3)
+    b = a.copy()
+    flip = np.random.default_rng(4).random(3000) < 0.1
+    b[flip] = 0.0  # B loses ~8 points on the same items
+    d, lo, hi, p_bs = stats.paired_bootstrap(a, b)
+    assert d == pytest.approx(a.mean() - b.mean())
+    assert 0 < lo < d < hi
+    assert p_bs < 0.01
+    assert stats.approximate_randomization(a, b) < 0.01
+    # identical runs: nothing to find
+    assert stats.approximate_randomization(a, a) == 1.0
+    assert stats.paired_bootstrap(a, a)[3] == 1.0
+    # two independent runs of the same system: not significant
+    c = bernoulli(0.8, 3000, 5)
+    e = bernoulli(0.8, 3000, 6)
+    assert stats.approximate_randomization(c, e) > 0.05
+
+
+def test_vectorised_pairwise_randomization_agrees_with_scipy_permutation_test():
+    # a borderline difference, where Monte Carlo error shows
+    a = bernoulli(0.75, 2000, 11)
+    b = a.copy()
+    ones, zeros = np.flatnonzero(a == 1), np.flatnonzero(a == 0)
+    b[ones[:24]] = 0  # 36 discordant items, net 12 against B: z about 2
+    b[zeros[:12]] = 1
+    clusters = np.repeat(np.arange(500), 4)
+    p_scipy = stats.approximate_randomization(a, b, clusters, resamples=4000)
+    p_ours = stats.pairwise_randomization(np.stack([a, b]), clusters, resamples=4000)[0, 1]
+    assert 0.005 < p_scipy < 0.9
+    assert p_ours == pytest.approx(p_scipy, abs=0.03)
+
+
+def test_holm_adjustment_by_hand():
+    # sorted p: 0.005 (x4), 0.01 (x3), 0.03 (x2), 0.04 (x1) -> 0.02, 0.03, 0.06, 0.06 (monotone)
+    assert stats.holm([0.01, 0.04, 0.03, 0.005]).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert stats.holm([0.9, 0.8]).tolist() == pytest.approx([1.0, 1.0])
+    assert len(stats.holm([])) == 0
+
+
+def test_bands_group_indistinguishable_runs_and_order_ties_by_submission():
+    base = bernoulli(0.7, 3000, 20)
+    rng = np.random.default_rng(21)
+
+    def variant(flip_share, seed):
+        v = base.copy()
+        r = np.random.default_rng(seed).random(3000)
+        v[(r < flip_share) & (v == 1)] = 0
+        return v
+
+    runs = [variant(0.0, 1), variant(0.003, 2), variant(0.3, 3), variant(0.302, 4), variant(0.7, 5)]
+    runs.append(runs[0].copy())  # an exact duplicate of run 0, submitted earlier
+    tiebreak = ["2017-09-05", "2017-09-02", "2017-09-03", "2017-09-04", "2017-09-06", "2017-09-01"]
+    del rng
+    b = stats.bands(np.stack(runs), tiebreak=tiebreak, metric="p@1")
+    assert b.order[:2] == [5, 0]  # equal scores: earliest submission first
+    band_of = dict(zip(b.order, b.band))
+    assert band_of[5] == band_of[0] == band_of[1] == 1
+    assert band_of[2] == band_of[3] == 2
+    assert band_of[4] == 3
+    assert "|ar:" in b.signature and "|seed:12345" in b.signature and "adj:holm" in b.signature
+    assert b.resamples == stats.band_resamples(6)
+
+
+def _table(split, ids, ranks, convs=None):
+    return RankTable.build(benchmark="x", split=split, group="1", item_ids=ids, gold_rank=ranks, n_candidates=10,
+                           conversation_ids=convs)
+
+
+def test_unit_values_are_keyed_by_split_and_item_and_align_across_runs():
+    t1 = RankTable.concat([_table("tst1", ["a", "b", "c"], [1, 2, 0]), _table("tst2", ["a"], [1])])
+    t2 = RankTable.concat([_table("tst1", ["c", "b", "a"], [1, 1, 1])])
+    m = get("p@1")
+    u1, u2 = stats.unit_values(t1, m), stats.unit_values(t2, m)
+    assert len(u1) == 4  # "a" of tst1 and "a" of tst2 are different items
+    va, vb, cl = stats.align(u1, u2)
+    assert va.tolist() == [1.0, 0.0, 0.0] and vb.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_conversation_level_metric_resamples_conversations():
+    t = _table("tst1", ["a1", "a2", "b1", "b2"], [1, 1, 1, 2], convs=["A", "A", "B", "B"])
+    u = stats.unit_values(t, get("per-dialog-accuracy"))
+    assert u.level == "conversation" and u.values.tolist() == [1.0, 0.0]
+    assert len(u) == 2
+
+
+def test_compare_tables_signature_holds_resamples_and_seed():
+    ids = [f"i{k}" for k in range(300)]
+    ra = np.where(bernoulli(0.8, 300, 30) == 1, 1, 3)
+    rb = np.where(bernoulli(0.5, 300, 31) == 1, 1, 3)
+    res = stats.compare_tables(_table("tst1", ids, ra), _table("tst1", ids, rb), [get("p@1"), get("mrr")],
+                               base_signature="x|mode:strict|v:0.1.0")
+    assert [r.metric for r in res] == ["p@1", "mrr"]
+    assert res[0].signature.startswith("x|mode:strict|metric:p@1|test:ar+bs|ar:1000|bs:1000|seed:12345")
+    assert res[0].signature.endswith("|v:0.1.0")
+    assert res[0].p_randomization < 0.01 and res[0].diff_low > 0
+    assert res[0].a_interval.low < res[0].a < res[0].a_interval.high
