@@ -61,20 +61,24 @@ def load_task_index(task: int, path: Path) -> TaskIndex:
     """A test file's TaskIndex: from the index cache when the file is unchanged, else parsed and cached."""
     from dialeval import cache
 
-    cached = cache.load_index(path)
+    raw = read_bytes_checked(path)
+    digest = cache.content_digest(raw)  # entries are keyed by the very bytes parsed below
+    cached = cache.load_index(path, digest)
     if cached is not None:
         dialog_ids, cand_lists, conversation_ids = cached
         return TaskIndex(task, path, dialog_ids, [tuple(c) for c in cand_lists], conversation_ids)
-    index = parse_task_index(task, path)
-    cache.store_index(path, (index.dialog_ids, index.candidate_ids, index.conversation_ids))
+    index = parse_task_index(task, path, raw)
+    del raw
+    cache.store_index(path, (index.dialog_ids, index.candidate_ids, index.conversation_ids), digest)
     return index
 
 
-def parse_task_index(task: int, path: Path) -> TaskIndex:
-    """Read a test file into a TaskIndex, checking the structure the scorer relies on."""
+def parse_task_index(task: int, path: Path, raw: bytes | None = None) -> TaskIndex:
+    """Read a test file (or its bytes ``raw``) into a TaskIndex, checking the structure the scorer relies on."""
     from dialeval.fastpath import decode_test_index
 
-    raw = read_bytes_checked(path)
+    if raw is None:
+        raw = read_bytes_checked(path)
     fast = decode_test_index(raw)
     if fast is not None:
         index = TaskIndex(task, path, *fast)

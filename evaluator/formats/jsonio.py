@@ -275,7 +275,11 @@ def read_bytes_checked(path: str | Path, max_bytes: int | None = None, shown: st
             raise UsageError(f"{name}: {st.st_size} bytes is larger than the limit of {limit} bytes "
                              f"(set {JSON_LIMIT_ENV} to allow more)")
         try:
-            data = f.read(limit + 1)
+            # read(n) allocates n bytes up front: ask for the size stat gave, then look for growth
+            data = f.read(st.st_size)
+            more = f.read(1)
+            if more:
+                data = b"".join([data, more, f.read(limit - len(data))])
         except OSError as e:
             raise UsageError(f"{name}: cannot read: {e.strerror or e}") from None
     if len(data) > limit:
