@@ -51,13 +51,22 @@ def evaluate(
         ties=ties,
         options=dict(options or {}),
     )
-    return bench, bench.evaluate(request)
+    ev = bench.evaluate(request)
+    ev.request = request
+    return bench, ev
 
 
-def build_report(bench, ev: Evaluation, metrics=None) -> ScoreReport:
-    """Compute the records of an Evaluation with ``metrics`` (names; default: the benchmark's)."""
+def build_report(bench, ev: Evaluation, metrics=None, embedding_preset: str | None = None) -> ScoreReport:
+    """Compute the records of an Evaluation with ``metrics`` (names; default: the benchmark's).
+
+    Text metrics (embedding similarity of the top-1 response to the gold response) make the benchmark read
+    the response texts; their options and the vectors' identity join the signature.
+    """
     from dialeval.metrics import resolve
 
+    chosen = resolve(metrics if metrics else bench.metrics_for(ev)) if ev.table is not None and ev.valid else []
+    if any(m.needs == "texts" for m in chosen):
+        ev.signature_fields = {**ev.signature_fields, **_add_text_values(bench, ev, embedding_preset)}
     head = {"data": ev.data.label(ev.splits[0] if len(ev.splits) == 1 else "all")} if ev.data is not None else {}
     sig = Signature(bench.name).with_fields(**head, **ev.signature_fields)
     report = ScoreReport(
@@ -74,8 +83,21 @@ def build_report(bench, ev: Evaluation, metrics=None) -> ScoreReport:
     )
     if ev.table is None:
         return report
-    chosen = resolve(metrics if metrics else bench.metrics_for(ev))
     return report.compute(chosen, subsets=bench.subsets)
+
+
+def _add_text_values(bench, ev: Evaluation, preset: str | None) -> dict:
+    """Per-item embedding similarities into ``ev.table.values``; returns the signature fields they add."""
+    from dialeval.metrics.embedding import DEFAULT_PRESET, registry_options, score_pairs
+
+    hyps, refs = bench.texts(ev.request, ev)
+    result = score_pairs(hyps, [[r] for r in refs], registry_options(preset or DEFAULT_PRESET))
+    ev.table.values.update(result.table_values())
+    vec = result.vectors or {}
+    fields = {"emb": preset or DEFAULT_PRESET, "empty": "zero"}
+    if vec:
+        fields["vectors"] = f"{vec.get('name', '?')}#{str(vec.get('sha256', ''))[:12]}"
+    return fields
 
 
 def score(
@@ -92,6 +114,7 @@ def score(
     metrics: str | list[str] | None = None,
     ties: str = DEFAULT_TIES,
     options: dict | None = None,
+    embedding_preset: str | None = None,
 ) -> ScoreReport:
     """Validate and score ``submission`` on ``split`` of a benchmark's data.
 
@@ -103,7 +126,7 @@ def score(
         submission, benchmark=benchmark, data=data if data is not None else challenge, split=split, keys=keys,
         groups=tasks, scoring=True, ties=ties, options=_options(benchmark, lenient, candidate_limit, options),
     )
-    return build_report(bench, ev, metrics)
+    return build_report(bench, ev, metrics, embedding_preset)
 
 
 def validate(

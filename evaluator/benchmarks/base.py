@@ -74,6 +74,7 @@ class Evaluation:
     submission: dict  # path, kind, sha256, files
     signature_fields: dict  # options that change a number, benchmark-specific (mode, ties, nc, ...)
     notes: list[str] = field(default_factory=list)  # lines a reader must see under the numbers (e.g. text matching)
+    request: Request | None = None  # what was asked (set by dialeval.api.evaluate; text metrics re-read from it)
 
     @property
     def valid(self) -> bool:
@@ -100,6 +101,14 @@ class Benchmark:
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         """Default metrics for this evaluation (e.g. per-dialog accuracy only where conversations exist)."""
         return list(self.default_metrics)
+
+    def texts(self, request: Request, evaluation: Evaluation) -> tuple[list[str], list[str]]:
+        """``(top-1 response text, gold response text)`` per row of ``evaluation.table``, for text metrics.
+
+        Read only when a metric needs texts (utterances are skipped otherwise). An item the submission does
+        not rank has an empty response text.
+        """
+        raise UsageError(f"benchmark {self.name} does not provide response texts (no text metrics)")
 
     def subsets(self, table: RankTable) -> list[tuple[str, object]]:
         """Breakdowns inside one group's table: ``[(label, boolean mask), ...]`` (e.g. ``("turn=2", mask)``).

@@ -42,6 +42,36 @@ class DSTC6(Benchmark):
         extra = ["per-dialog-accuracy"] if t is not None and t.has_conversations() else []
         return [*self.default_metrics, *extra]
 
+    def texts(self, request: Request, evaluation: Evaluation) -> tuple[list[str], list[str]]:
+        """Top-1 candidate text and gold text per scored item (test files are re-read with utterances)."""
+        from dialeval.formats.jsonio import read_bytes_checked
+
+        table = evaluation.table
+        ch = open_challenge(request.data, request.keys)
+        top: dict[tuple[str, str], str] = {}
+        with open_submission(request.submission) as sub:
+            for split in evaluation.splits:
+                for f in _files_for_split(sub, split, len(evaluation.splits)):
+                    for did, cid in _rank_one_entries(parse_json_bytes(f.read_bytes(), str(f.path))):
+                        top[(split, did)] = cid
+        texts: dict[tuple[str, str], dict[str, str]] = {}
+        gold: dict[tuple[str, str], str | None] = {}
+        for split in evaluation.splits:
+            tasks = sorted({int(g) for g, s in zip(table.group, table.split) if s == split})
+            loaded = load_split(ch, split, tasks, with_keys=True)
+            for t in tasks:
+                for item in parse_json_bytes(read_bytes_checked(loaded.indexes[t].path), str(loaded.indexes[t].path)):
+                    texts[(split, item["dialog_id"])] = {c["candidate_id"]: c["utterance"] for c in item["candidates"]}
+                for did, g in loaded.keys[t].gold.items():
+                    gold[(split, did)] = g
+        hyps, refs = [], []
+        for split, did in zip(table.split, table.item_id):
+            cands = texts[(split, did)]
+            hyps.append(cands.get(top.get((split, did), ""), ""))
+            g = gold.get((split, did))
+            refs.append(cands.get(g, "") if g is not None else "")
+        return hyps, refs
+
     def evaluate(self, request: Request) -> Evaluation:
         opts = request.options
         lenient = bool(opts.get("lenient", False))
@@ -93,6 +123,19 @@ class DSTC6(Benchmark):
                                  embedded_default=bool(request.options.get("embedded_default")))
         identity.split_digests = {s: data_identity(used[s], request.data).digest for s in splits}
         return Evaluation(table, problems, splits, [str(t) for t in sorted(all_tasks)], identity, info, fields)
+
+
+def _rank_one_entries(data):
+    """``(dialog_id, candidate id with the best rank)`` per well-formed item of a (validated) result file."""
+    if not isinstance(data, list):
+        return
+    for item in data:
+        if not isinstance(item, dict) or not isinstance(item.get("dialog_id"), str):
+            continue
+        entries = [e for e in item.get("lst_candidate_id") or [] if isinstance(e, dict)
+                   and isinstance(e.get("candidate_id"), str) and type(e.get("rank")) is int]
+        if entries:
+            yield item["dialog_id"], min(entries, key=lambda e: e["rank"])["candidate_id"]
 
 
 def _tasks(groups: list[str] | None) -> list[int] | None:

