@@ -40,6 +40,10 @@ CODES: dict[str, str] = {
     "unreadable-matrix": "a .npy file that cannot be read (bad header, truncated, an .npz archive)",
     "unknown-format": "a JSON submission that is neither a DSTC6 result array nor a {\"format\": \"scores\"} document",
     "unscored-candidate": "(warning) candidates without a score rank below every scored one, tied among themselves",
+    # organizer data (FB text benchmarks)
+    "answer-not-candidate": "(warning) a bot utterance in the data that is no line of the candidate file (counts as a miss)",
+    "answer-not-entity": "(warning) a Movie Dialog answer with parts that match no line of entities.txt",
+    "text-normalised": "(warning) candidates given as text matched after normalisation (lower-case, no punctuation or a/an/the)",
     # JSON-lines submissions (AirDialogue)
     "blank-line": "a blank line in a JSON-lines file (one prediction per data line, in order)",
     "not-json": "a line that is not a JSON value",

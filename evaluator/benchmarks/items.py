@@ -36,6 +36,7 @@ No message ever names a gold candidate: messages only echo what the submission i
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dialeval.errors import UsageError
-from dialeval.formats.scores import TIE_POLICIES, Fault, finite_faults, rank_in_vector, ranks_from_scores
+from dialeval.formats.scores import TIE_POLICIES, Fault, finite_faults, rank_in_vector, ranks_from_scores_nested
 from dialeval.problems import Problem, json_type, pointer, short
 
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ class ItemSet:
     texts: dict | None = None  # optional: candidate id -> text (for text-only formats / embedding metrics)
     gold_columns: np.ndarray | None = None
     """Optional fast path: the column of each item's single gold in its candidate list (Ubuntu: all 0)."""
+    optional: bool = False
+    """Items the submission may rank but need not (groups outside --task): no missing warnings, not in the table."""
 
     def __len__(self) -> int:
         return len(self.item_ids)
@@ -150,6 +153,10 @@ def score_items(
         raise UsageError(f"{path}: no such file")
     fname = path.name
     suffix = path.suffix.lower()
+    # hash the file on a second thread while it is read and ranked (hashlib releases the GIL)
+    digest: dict[str, str] = {}
+    hasher = threading.Thread(target=lambda: digest.setdefault("sha256", _sha256(path)), daemon=True)
+    hasher.start()
     nested = tuple(sorted({int(n) for n in nested}))
     out = _Out(item_sets, nested)
     golds = scoring
@@ -180,11 +187,12 @@ def score_items(
                 )
         if readable:
             _missing_warnings(item_sets, out, problems, fname, split)
-    info = {"path": str(path), "kind": "file", "sha256": _sha256(path), "format": fmt}
+    hasher.join()
+    info = {"path": str(path), "kind": "file", "sha256": digest.get("sha256") or _sha256(path), "format": fmt}
     if out.width is not None:
         info["columns"] = out.width
     table = None
-    if scoring and any(s.gold is not None for s in item_sets):
+    if scoring and any(s.gold is not None and not s.optional for s in item_sets):
         table = _table(item_sets, out, benchmark, split)
     return table, problems, info
 
@@ -197,7 +205,7 @@ def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str) -> RankTa
 
     parts = []
     for k, s in enumerate(sets):
-        if s.gold is None:
+        if s.gold is None or s.optional:
             continue
         ncand = s.n_candidates()
         if out.width is not None:
@@ -244,6 +252,8 @@ def _missing_warnings(sets, out: _Out, problems: list[Problem], fname: str, spli
     shown = 0
     total = 0
     for k, s in enumerate(sets):
+        if s.optional:
+            continue
         miss = np.flatnonzero(~out.seen[k])
         total += len(miss)
         for i in miss[: max(0, MAX_MISSING_WARNINGS - shown)].tolist():
@@ -515,21 +525,20 @@ def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem],
             continue
         block = m[a:row]
         gcol, multi = _gold_columns(s)
-        r, t = ranks_from_scores(block, np.where(gcol >= 0, np.minimum(gcol, k - 1), 0), ties)
-        # rows whose gold lies beyond the scored columns are misses; multi-gold rows are ranked one by one
-        r[(gcol >= k) | (gcol < 0)] = 0
-        t[(gcol >= k) | (gcol < 0)] = 0
-        out.rank[j], out.ties[j] = r, t
+        sizes = sorted({k, *(N for N in nested if N <= k)})
+        # rows whose gold lies beyond the scored columns get rank 0 (a miss); multi-gold rows (-1 here) are
+        # ranked one by one below
+        safe = np.where((gcol >= 0) & (gcol < k), gcol, k)
+        ranked = ranks_from_scores_nested(block, np.minimum(safe, k - 1), ties, sizes)
+        for N, (r, t) in ranked.items():
+            miss = safe >= N
+            if miss.any():
+                r[miss] = 0
+                t[miss] = 0
+        out.rank[j], out.ties[j] = ranked[k]
         for N in nested:
-            if N > k:
-                continue
-            if N == k:
-                out.nested[j][N] = (r.copy(), t.copy())
-                continue
-            rn, tn = ranks_from_scores(block[:, :N], np.where((gcol >= 0) & (gcol < N), gcol, 0), ties)
-            rn[(gcol >= N) | (gcol < 0)] = 0
-            tn[(gcol >= N) | (gcol < 0)] = 0
-            out.nested[j][N] = (rn, tn)
+            if N <= k:
+                out.nested[j][N] = ranked[N] if N < k else (ranked[k][0].copy(), ranked[k][1].copy())
         for i, cols in multi:
             v = np.asarray(block[i], dtype=np.float64)
             out.rank[j][i], out.ties[j][i] = rank_in_vector(v, [c for c in cols if c < k], ties)

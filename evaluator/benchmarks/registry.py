@@ -10,6 +10,8 @@ from dialeval.errors import UsageError
 BUILTIN: dict[str, str] = {
     "dstc6": "dialeval.benchmarks.dstc6:DSTC6",
     "airdialogue": "dialeval.benchmarks.airdialogue:AirDialogue",
+    "babi": "dialeval.benchmarks.babi:Babi",
+    "movie-dialog": "dialeval.benchmarks.movie_dialog:MovieDialog",
     "ubuntu": "dialeval.benchmarks.ubuntu:Ubuntu",
 }
 

@@ -4,6 +4,10 @@ Lines are ``ID text``; IDs restart at 1 for each conversation and a blank line a
 conversations. A line with a TAB is a turn ``user<TAB>bot``; a line without one is a KB / API-result
 fact (``resto_x R_attr value``). Candidate files hold one ``1 <utterance>`` per line.
 The data's own spelling is kept verbatim (typos included): never "fix" data.
+
+:func:`iter_lines` is the one parser: it yields every non-blank line with its position (file line number,
+1-based conversation number in file order, the line's own ID), which is what scorers key items by;
+:func:`read_conversations` groups its output.
 """
 
 from __future__ import annotations
@@ -57,33 +61,62 @@ def _split_id(raw: str, path: Path, lineno: int) -> tuple[int, str]:
     return int(head), rest
 
 
-def read_conversations(path: str | Path) -> list[Conversation]:
-    """Read an FB dialog file into conversations (a reset of the ID or a blank line starts a new one)."""
-    path = Path(path)
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path}: cannot read: {e}") from None
-    convs: list[Conversation] = []
-    current: Conversation | None = None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, not an FB dialog file") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read ({e.strerror or type(e).__name__})") from None
+
+
+@dataclass(frozen=True)
+class FBLine:
+    """One non-blank line with where it is: ``lineno`` in the file, ``conversation`` (1-based, file order),
+    ``lid`` (the line's own ID), and the text: a turn (``bot`` set) or a fact (``bot`` None)."""
+
+    lineno: int
+    conversation: int
+    lid: int
+    user: str
+    bot: str | None
+
+
+def iter_lines(path: str | Path) -> Iterator[FBLine]:
+    """Every non-blank line of an FB dialog file; a reset of the ID or a blank line starts a new conversation."""
+    path = Path(path)
+    text = _read_text(path)
+    conv = 0
+    new = True
     last_id = 0
     for lineno, raw in enumerate(text.split("\n"), 1):
         raw = raw.rstrip("\r")
         if not raw.strip():
-            current = None
+            new = True
             continue
         num, rest = _split_id(raw, path, lineno)
-        if current is None or num <= last_id:
-            current = Conversation()
-            convs.append(current)
+        if new or num <= last_id:
+            conv += 1
+            new = False
         last_id = num
         if "\t" in rest:
             user, bot = rest.split("\t", 1)
-            current.lines.append(Line(user, bot))
+            yield FBLine(lineno, conv, num, user, bot)
         else:
-            current.lines.append(Line(rest, None))
+            yield FBLine(lineno, conv, num, rest, None)
+
+
+def read_conversations(path: str | Path) -> list[Conversation]:
+    """Read an FB dialog file into conversations (a reset of the ID or a blank line starts a new one)."""
+    convs: list[Conversation] = []
+    for ln in iter_lines(path):
+        if ln.conversation > len(convs):
+            convs.append(Conversation())
+        convs[-1].lines.append(Line(ln.user, ln.bot))
     return convs
 
 
@@ -100,17 +133,23 @@ def write_conversations(path: str | Path, conversations: Iterable[Conversation])
 def read_candidates(path: str | Path) -> list[str]:
     """Read a candidates file (``1 <utterance>`` per line; blank lines ignored), in file order."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path}: cannot read: {e}") from None
+    lines = _read_text(path).split("\n")
     out = []
     for lineno, raw in enumerate(lines, 1):
         raw = raw.rstrip("\r")
         if raw.strip():
             out.append(_split_id(raw, path, lineno)[1])
+    return out
+
+
+def read_candidate_lines(path: str | Path) -> list[tuple[int, str]]:
+    """``(file line number, utterance)`` per non-blank line of a candidates file, in file order."""
+    path = Path(path)
+    out = []
+    for lineno, raw in enumerate(_read_text(path).split("\n"), 1):
+        raw = raw.rstrip("\r")
+        if raw.strip():
+            out.append((lineno, _split_id(raw, path, lineno)[1]))
     return out
 
 

@@ -1,0 +1,199 @@
+"""bAbI dialog tasks 1-6 (Bordes & Weston 2017), scored straight from the FB text files.
+
+Data: the release's folder (``dialog-babi-task{N}-{name}-{split}.txt``, splits ``trn dev tst tst-OOV``; task 6
+has no ``tst-OOV``; tasks 1-5 share ``dialog-babi-candidates.txt``, task 6 has its own). Every bot turn is one
+item, ranked against the task's whole candidate file.
+
+Ids (stable: they depend only on the data files):
+
+- item id ``<file stem>:<conversation>:<line ID>``, e.g. ``dialog-babi-task5-full-dialogs-tst:17:9`` =
+  the bot turn on the line with ID 9 of the 17th conversation (1-based, file order) of that file;
+- conversation id ``<file stem>:<conversation>``; turn = the bot turn's position in its conversation (1-based);
+- candidate id = the 1-based line number of the candidate in the task's candidate file, as a string (``"1"``
+  ... ``"4212"`` for tasks 1-5, ``"1"`` ... ``"2407"`` for task 6).
+
+Gold: the format has no answer ids, only the bot utterance, so the gold of an item is the candidate (or
+candidates) whose text equals the bot utterance exactly. Data text is never normalised.
+
+Submissions: the DSTC6 result format keyed by these ids (a top-k ranking is enough for accuracy), or JSON
+scores ``{"format": "scores", "items": {item id: {candidate id: score}}}`` under a tie policy, or (one task
+at a time) a ``.npy``/``.csv`` matrix with one row per item in file order and one column per candidate line.
+Metrics: per-response accuracy (hit@1 over every bot turn) and per-dialog accuracy (share of conversations
+whose every bot turn is a hit@1), as fractions.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
+from dialeval.errors import UsageError
+from dialeval.formats.convert import BABI_CANDIDATES, BABI_SPLITS, BABI_TASK_FILES, babi_splits
+from dialeval.problems import Problem
+
+TASKS = tuple(sorted(BABI_TASK_FILES))
+
+
+def task_file(data: Path, task: int, split: str) -> Path:
+    return Path(data) / f"{BABI_TASK_FILES[task]}-{split}.txt"
+
+
+def candidates_file(data: Path, task: int) -> Path:
+    return Path(data) / BABI_CANDIDATES[task]
+
+
+def present(data: Path) -> dict[str, list[int]]:
+    """``{split: [tasks whose file exists]}`` in the release's split order."""
+    data = Path(data)
+    if not data.is_dir():
+        raise UsageError(f"bAbI data directory {data} does not exist")
+    out: dict[str, list[int]] = {}
+    for split in BABI_SPLITS:
+        tasks = [t for t in TASKS if split in babi_splits(t) and task_file(data, t, split).is_file()]
+        if tasks:
+            out[split] = tasks
+    return out
+
+
+@lru_cache(maxsize=4)
+def _candidates(path: str, size: int, mtime_ns: int) -> tuple[tuple[str, ...], dict[str, frozenset[str]], dict]:
+    from dialeval.formats.fbdialog import read_candidate_lines
+
+    lines = read_candidate_lines(path)
+    ids = tuple(str(n) for n, _ in lines)
+    by_text: dict[str, set[str]] = {}
+    for cid, (_, text) in zip(ids, lines, strict=True):
+        by_text.setdefault(text, set()).add(cid)
+    return ids, {t: frozenset(c) for t, c in by_text.items()}, {cid: text for cid, (_, text) in zip(ids, lines, strict=True)}
+
+
+def load_candidates(data: Path, task: int) -> tuple[tuple[str, ...], dict[str, frozenset[str]], dict[str, str]]:
+    """``(candidate ids in file order, text -> ids, id -> text)`` of a task's candidate file (memoised)."""
+    path = candidates_file(data, task)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file (is {data} the bAbI dialog data directory?)") from None
+    return _candidates(str(path), st.st_size, st.st_mtime_ns)
+
+
+def load_items(data: Path, task: int, split: str, with_gold: bool = True, problems: list[Problem] | None = None):
+    """The :class:`~dialeval.benchmarks.items.ItemSet` of one task file (group = the task number as a string).
+
+    A bot utterance that is no candidate's text (never the case in the release) leaves its item without
+    gold (a miss for every system) and adds a warning naming the file and line.
+    """
+    from dialeval.benchmarks.items import ItemSet
+    from dialeval.formats.fbdialog import iter_lines
+
+    path = task_file(data, task, split)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file (is {data} the bAbI dialog data directory?)")
+    ids, by_text, texts = load_candidates(data, task)
+    stem = path.stem
+    item_ids: list[str] = []
+    conv_ids: list[str] = []
+    turns: list[int] = []
+    gold: list[frozenset[str]] = []
+    no_gold: list[int] = []
+    conv = 0
+    turn = 0
+    empty: frozenset[str] = frozenset()
+    for ln in iter_lines(path):
+        if ln.bot is None:
+            continue
+        if ln.conversation != conv:
+            conv, turn = ln.conversation, 0
+        turn += 1
+        item_ids.append(f"{stem}:{conv}:{ln.lid}")
+        conv_ids.append(f"{stem}:{conv}")
+        turns.append(turn)
+        if with_gold:
+            g = by_text.get(ln.bot, empty)
+            if not g:
+                no_gold.append(ln.lineno)
+            gold.append(g)
+    if not item_ids:
+        raise UsageError(f"{path}: no bot turns (not a bAbI dialog file?)")
+    if no_gold and problems is not None:
+        more = f" (and {len(no_gold) - 1} more lines)" if len(no_gold) > 1 else ""
+        problems.append(Problem(
+            "answer-not-candidate", "", f"line {no_gold[0]} of the data file: the bot utterance is not a line of "
+            f"{candidates_file(data, task).name}{more}; such items count as misses for every system", "warning",
+            path.name))
+    return ItemSet(str(task), item_ids, ids, gold if with_gold else None, conv_ids, turns, texts)
+
+
+def _tasks(groups: list[str] | None) -> list[int] | None:
+    if not groups:
+        return None
+    out = []
+    for g in groups:
+        s = str(g).strip()
+        if not (s.isascii() and s.isdigit()) or int(s) not in TASKS:
+            raise UsageError(f"--task: bAbI tasks are 1-6, got {s[:20]!r}")
+        out.append(int(s))
+    return sorted(set(out))
+
+
+def one_split(name: str, requested, available: dict[str, list]) -> str:
+    """The one split a submission file is scored against (a file holds the items of one split)."""
+    if requested is None:
+        if len(available) == 1:
+            return next(iter(available))
+        raise UsageError(f"{name}: give --split (one of: {', '.join(available) or 'none'})")
+    names = [s.strip() for s in requested.split(",")] if isinstance(requested, str) else [str(s).strip() for s in requested]
+    names = list(dict.fromkeys(n for n in names if n))
+    if names == ["all"] and len(available) == 1:
+        names = list(available)
+    if not names:
+        raise UsageError("--split is empty")
+    if len(names) > 1 or names == ["all"]:
+        raise UsageError(f"{name}: a submission file is scored against one split; give one --split "
+                         f"(one of: {', '.join(available)})")
+    if names[0] not in available:
+        raise UsageError(f"{name}: no split {names[0][:40]!r} in the data (available: {', '.join(available) or 'none'})")
+    return names[0]
+
+
+class Babi(Benchmark):
+    name = "babi"
+    title = "bAbI dialog tasks 1-6 (restaurant booking, DSTC2): per-response / per-dialog accuracy, full candidate file"
+    group_label = "task"
+    split_names = BABI_SPLITS
+    default_metrics = ("per-response-accuracy", "per-dialog-accuracy")
+    submission_formats = (
+        "dstc6-result keyed by bAbI item ids (<file stem>:<conversation>:<line ID>), candidate ids = line numbers",
+        'JSON scores {"format": "scores", "items": {item id: {candidate id: score}}}',
+        ".npy / headerless .csv matrix (one task: a row per bot turn, a column per candidate line)",
+    )
+
+    def splits(self, data: Path) -> list[str]:
+        return list(present(data))
+
+    def evaluate(self, request: Request) -> Evaluation:
+        data = Path(request.data)
+        available = present(data)
+        split = one_split(self.name, request.split, available)
+        wanted = _tasks(request.groups)
+        tasks = available[split] if wanted is None else [t for t in wanted if t in available[split]]
+        if not tasks:
+            raise UsageError(f"babi: split {split} has no file for task(s) {', '.join(map(str, wanted or []))}")
+        problems: list[Problem] = []
+        sets = []
+        for t in available[split]:
+            s = load_items(data, t, split, with_gold=request.scoring and t in tasks, problems=problems)
+            if t not in tasks:
+                s.optional = True  # other tasks' items may be in the file: neither errors nor missing warnings
+            sets.append(s)
+        from dialeval.benchmarks.items import score_items
+
+        table, sub_problems, info = score_items(
+            request.submission, sets, benchmark=self.name, split=split, ties=request.ties, scoring=request.scoring
+        )
+        used = [task_file(data, t, split) for t in tasks] + sorted({candidates_file(data, t) for t in tasks})
+        identity = data_identity(used, data)
+        identity.split_digests = {split: identity.digest}
+        fields = {"tasks": tasks, "gold": "text", "nc": "all", "ties": request.ties}
+        return Evaluation(table, problems + sub_problems, [split], [str(t) for t in tasks], identity, info, fields)
