@@ -182,7 +182,10 @@ class Babi(Benchmark):
             raise UsageError(f"babi: split {split} has no file for task(s) {', '.join(map(str, wanted or []))}")
         problems: list[Problem] = []
         sets = []
+        matrix = Path(request.submission).suffix.lower() in (".npy", ".csv")
         for t in available[split]:
+            if matrix and t not in tasks:
+                continue  # a matrix has rows for the scored tasks only
             s = load_items(data, t, split, with_gold=request.scoring and t in tasks, problems=problems)
             if t not in tasks:
                 s.optional = True  # other tasks' items may be in the file: neither errors nor missing warnings

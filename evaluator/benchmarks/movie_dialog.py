@@ -1,0 +1,465 @@
+"""Movie Dialog dataset (Dodge et al. 2016), tasks 1-4, scored with hits@k straight from the FB text files.
+
+Data: the release's files (see :mod:`dialeval.formats.movie`): ``task{N}_{name}_{split}.txt`` for the splits
+present (``train``, ``dev``, ``test``), ``entities.txt`` (candidates of tasks 1-3) and the Reddit candidate
+file of the split (task 4). Every exchange (``ID question<TAB>answer``) is one item.
+
+Ids (stable: they depend only on the data files):
+
+- item id ``<file stem>:<conversation>:<line ID>``, e.g. ``task1_qa_test:17:1`` = the exchange on the line with
+  ID 1 of the 17th conversation (1-based, file order); conversation id ``<file stem>:<conversation>``;
+  turn = the exchange's position in its conversation (task 3: 1, 2, 3);
+- tasks 1-3: candidate id ``e<N>`` = the entity on line N of ``entities.txt`` (75,542 candidates);
+- task 4: candidate id ``c<N>`` = the N-th candidate of the Reddit candidate file (1-based, blank lines not
+  counted) and ``reply`` = the item's own true reply: 10,001 candidates per item.
+
+Gold: tasks 1-3 answers are entity lists joined with ", "; they are split against ``entities.txt``
+(:func:`dialeval.formats.movie.split_answer`, never on the comma) and every entity of the answer is a gold
+(hits@k = any gold among the top k). Answer parts that match no entity are organizer-data faults: a warning
+names the file and lines, the item is scored against the entities that do match, and an item with none
+counts as a miss for every system. Task 4: ``reply`` plus any file candidate with exactly the reply's text.
+
+Submissions: the DSTC6 result format or JSON scores keyed by these ids, or a ``.npy``/``.csv`` matrix (one task
+at a time: a row per item in file order, a column per candidate in id order, ``reply`` last). In the two JSON
+forms a candidate may also be given by its text: the exact text of an entity / candidate maps to its id;
+any other string is compared after ParlAI-style normalisation (lower-case, punctuation -> space, a/an/the
+dropped, spaces collapsed) — then every candidate and gold of the submission is compared that way, texts
+normalising alike count as one candidate, and the report says so.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from dialeval.benchmarks.babi import one_split
+from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
+from dialeval.errors import UsageError
+from dialeval.formats import movie
+from dialeval.problems import Problem
+
+TASKS = tuple(sorted(movie.TASK_NAMES))
+TURN_GROUPS = ("3",)
+"""Groups whose report breaks the numbers down by turn position (QA+Recs: recommend, question, recommend)."""
+
+
+@lru_cache(maxsize=2)
+def _entities(path: str, size: int, mtime_ns: int):
+    ents = movie.read_entities(path)
+    return ents, tuple(ents.ids)
+
+
+_CANON: dict[int, dict[str, str]] = {}
+
+
+def entity_canon(ents) -> dict[str, str]:
+    """Normalised text -> id of the first entity (file order) with it; built on first text matching only."""
+    d = _CANON.get(id(ents))
+    if d is None:
+        d = {}
+        for eid, text in zip(ents.ids, ents.texts, strict=True):
+            d.setdefault(movie.normalize_text(text), eid)
+        _CANON[id(ents)] = d
+    return d
+
+
+def load_entities(data: Path):
+    """``(Entities, candidate id tuple)`` for ``data/entities.txt`` (memoised)."""
+    path = Path(data) / movie.ENTITIES
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file (the Movie Dialog entity list, candidates of tasks 1-3)") from None
+    return _entities(str(path), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=2)
+def _reddit(path: str, size: int, mtime_ns: int):
+    from dialeval.formats.fbdialog import read_candidate_lines
+
+    texts = [t for _, t in read_candidate_lines(path)]
+    ids = tuple(f"c{n}" for n in range(1, len(texts) + 1))
+    by_text: dict[str, list[str]] = {}
+    canon: dict[str, str] = {}
+    for cid, t in zip(ids, texts, strict=True):
+        by_text.setdefault(t, []).append(cid)
+        canon.setdefault(movie.normalize_text(t), cid)
+    return ids, texts, by_text, canon
+
+
+def load_reddit_candidates(data: Path, split: str):
+    """``(ids c1..cN, texts, text -> ids, normalised text -> first id)`` of the split's Reddit candidate file."""
+    path = movie.reddit_candidates_path(data, split)
+    st = path.stat()
+    return path, _reddit(str(path), st.st_size, st.st_mtime_ns)
+
+
+class _TaskData:
+    """One task file's items plus what text matching needs (kept beside the ItemSet)."""
+
+    def __init__(self, task: int, path: Path, item_set, replies: list[str] | None, cand_files: list[Path]):
+        self.task = task
+        self.path = path
+        self.items = item_set
+        self.replies = replies  # task 4: each item's reply text
+        self.cand_files = cand_files
+
+
+def load_task(data: Path, task: int, split: str, problems: list[Problem], with_gold: bool = True) -> _TaskData:
+    """Read one task file into an :class:`~dialeval.benchmarks.items.ItemSet` (group = the task number).
+
+    ``with_gold`` False: ids only (a task outside ``--task``, or validation), the answers are not split."""
+    from dialeval.benchmarks.items import ItemSet
+    from dialeval.formats.fbdialog import iter_lines
+
+    path = movie.task_path(data, task, split)
+    stem = path.stem
+    item_ids: list[str] = []
+    conv_ids: list[str] = []
+    turns: list[int] = []
+    gold: list[frozenset[str]] = []
+    conv = turn = 0
+    if task == 4:
+        cpath, (ids, texts, by_text, _) = load_reddit_candidates(data, split)
+        replies: list[str] | None = []
+        cand_files = [cpath]
+    else:
+        ents, ids = load_entities(data)
+        replies = None
+        cand_files = [ents.path]
+    partial: list[int] = []
+    unmatched_items = 0
+    for ln in iter_lines(path):
+        if ln.bot is None:
+            continue  # a fact / context line without an answer
+        if ln.conversation != conv:
+            conv, turn = ln.conversation, 0
+        turn += 1
+        item_ids.append(f"{stem}:{conv}:{ln.lid}")
+        conv_ids.append(f"{stem}:{conv}")
+        turns.append(turn)
+        if task == 4:
+            replies.append(ln.bot)  # type: ignore[union-attr]  (text matching needs it even without gold)
+        if not with_gold:
+            continue
+        if task == 4:
+            gold.append(frozenset((movie.REPLY_ID, *by_text.get(ln.bot, ()))))
+        else:
+            gids, missing = movie.split_answer(ln.bot, ents)
+            if missing:
+                partial.append(ln.lineno)
+                unmatched_items += not gids
+            gold.append(frozenset(gids))
+    if not item_ids:
+        raise UsageError(f"{path}: no exchanges (ID question<TAB>answer lines): not a Movie Dialog file?")
+    if partial:
+        lines = ", ".join(map(str, partial[:5])) + (", ..." if len(partial) > 5 else "")
+        none = (f"; {unmatched_items} of them match no entity at all and count as misses for every system"
+                if unmatched_items else "")
+        problems.append(Problem(
+            "answer-not-entity", "", f"line {partial[0]} of the data file: {len(partial)} answer(s) have parts "
+            f"that match no line of {movie.ENTITIES} (lines {lines}); those items are scored against the entities "
+            f"that do match{none}", "warning", path.name))
+    cands = (*ids, movie.REPLY_ID) if task == 4 else ids
+    s = ItemSet(str(task), item_ids, cands, gold if with_gold else None, conv_ids, turns)
+    return _TaskData(task, path, s, replies, cand_files)
+
+
+class MovieDialog(Benchmark):
+    name = "movie-dialog"
+    title = "Movie Dialog dataset: QA, recommendations, QA+recs (entity candidates), Reddit (10,001 candidates); hits@k"
+    group_label = "task"
+    split_names = movie.SPLITS
+    default_metrics = ("hits@1", "hits@10", "hits@100")
+    submission_formats = (
+        "dstc6-result keyed by item ids (<file stem>:<conversation>:<line ID>); candidates as ids or text",
+        'JSON scores {"format": "scores", "items": {item id: {candidate id or text: score}}}',
+        ".npy / headerless .csv matrix (one task: a row per item, a column per candidate)",
+    )
+
+    def splits(self, data: Path) -> list[str]:
+        return list(movie.present(data))
+
+    def subsets(self, table) -> list[tuple[str, object]]:
+        """Task 3 (QA+Recs): the numbers by turn position too (1 recommend, 2 question, 3 recommend)."""
+        if not len(table) or str(table.group[0]) not in TURN_GROUPS:
+            return []
+        return groups_by_turn(table)
+
+    def evaluate(self, request: Request) -> Evaluation:
+        data = Path(request.data)
+        available = movie.present(data)
+        split = one_split(self.name, request.split, available)
+        wanted = _tasks(request.groups)
+        tasks = available[split] if wanted is None else [t for t in wanted if t in available[split]]
+        if not tasks:
+            raise UsageError(f"movie-dialog: split {split} has no file for task(s) {', '.join(map(str, wanted or []))}")
+        problems: list[Problem] = []
+        loaded = []
+        matrix = Path(request.submission).suffix.lower() in (".npy", ".csv")
+        for t in available[split]:
+            if t not in tasks and (matrix or (t == 4 and not _has_reddit_candidates(data, split))):
+                continue  # a matrix has rows for the scored tasks only
+            td = load_task(data, t, split, problems, with_gold=request.scoring and t in tasks)
+            td.items.optional = t not in tasks
+            loaded.append(td)
+        sub_path = Path(request.submission)
+        notes: list[str] = []
+        with tempfile.TemporaryDirectory(prefix="dialeval-movie-") as tmp:
+            translated = translate_texts(sub_path, loaded, data, Path(tmp), problems, notes)
+            from dialeval.benchmarks.items import score_items
+
+            table, sub_problems, info = score_items(
+                translated or sub_path, [td.items for td in loaded], benchmark=self.name, split=split,
+                ties=request.ties, scoring=request.scoring,
+            )
+        if translated is not None:  # provenance is the participant's file, not the translated copy
+            info["path"] = str(sub_path)
+            info["sha256"] = _sha256(sub_path)
+        used = [td.path for td in loaded if td.task in tasks]
+        used += sorted({p for td in loaded if td.task in tasks for p in td.cand_files})
+        identity = data_identity(used, data)
+        identity.split_digests = {split: identity.digest}
+        normalised = any(p.code == "text-normalised" for p in problems)
+        fields = {"tasks": tasks, "gold": "normalised-text" if normalised else "id", "nc": "all", "ties": request.ties}
+        return Evaluation(table, problems + sub_problems, [split], [str(t) for t in tasks], identity, info, fields,
+                          notes)
+
+
+def groups_by_turn(table) -> list[tuple[str, np.ndarray]]:
+    """``[("turn 1", mask), ("turn 2", mask), ...]`` over the turn positions present (rows with turn 0 left out)."""
+    turns = sorted(int(t) for t in np.unique(table.turn) if t > 0)
+    if len(turns) < 2:
+        return []
+    return [(f"turn {t}", table.turn == t) for t in turns]
+
+
+def _has_reddit_candidates(data: Path, split: str) -> bool:
+    try:
+        movie.reddit_candidates_path(data, split)
+    except UsageError:
+        return False
+    return True
+
+
+def _tasks(groups: list[str] | None) -> list[int] | None:
+    if not groups:
+        return None
+    out = []
+    for g in groups:
+        s = str(g).strip()
+        if not (s.isascii() and s.isdigit()) or int(s) not in TASKS:
+            raise UsageError(f"--task: Movie Dialog tasks are 1-4, got {s[:20]!r}")
+        out.append(int(s))
+    return sorted(set(out))
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+# ---- candidates given as text -----------------------------------------------------------------------------
+
+
+class _Matcher:
+    """Maps one item's submitted candidate strings to candidate ids (exact id, exact text, normalised text)."""
+
+    def __init__(self, td: _TaskData, data: Path, split: str):
+        self.td = td
+        if td.task == 4:
+            _, (ids, texts, by_text, canon) = load_reddit_candidates(data, split)
+            self._canon = canon
+            self.ids = frozenset((*ids, movie.REPLY_ID))
+            self.by_text = by_text
+            self.texts = texts
+            self.pos = lambda cid: int(cid[1:]) - 1  # c<N> is the N-th candidate
+        else:
+            ents, ids = load_entities(data)
+            self._canon = None
+            self._ents = ents
+            self.ids = frozenset(ids)
+            self.by_text = {t: [i] for t, i in ents.by_text.items()}
+            self.texts = ents.texts
+            self.pos = _entity_positions(ents).__getitem__
+
+    @property
+    def canon(self) -> dict[str, str]:
+        if self._canon is None:
+            self._canon = entity_canon(self._ents)
+        return self._canon
+
+    def reply(self, i: int) -> str | None:
+        return self.td.replies[i] if self.td.replies is not None else None
+
+    def exact(self, i: int, strings: list[str]) -> list[str | None]:
+        """Ids for strings that are ids or exact texts (the k-th copy of a repeated text -> its k-th id)."""
+        used: dict[str, int] = {}
+        out: list[str | None] = []
+        reply = self.reply(i)
+        for s in strings:
+            if s in self.ids:
+                out.append(s)
+                continue
+            options = self.by_text.get(s, [])
+            if reply is not None and s == reply:
+                options = [movie.REPLY_ID, *options]
+            k = used.get(s, 0)
+            used[s] = k + 1
+            out.append(options[k] if k < len(options) else None)
+        return out
+
+    def text(self, cid: str, i: int) -> str:
+        if cid == movie.REPLY_ID:
+            return self.reply(i) or ""
+        return self.texts[self.pos(cid)]
+
+    def canonical(self, i: int, s: str) -> str | None:
+        """The id standing for every candidate whose text normalises like ``s`` (an id stands for its text)."""
+        if s in self.ids:
+            s = self.text(s, i)
+        n = movie.normalize_text(s)
+        reply = self.reply(i)
+        if reply is not None and n == movie.normalize_text(reply):
+            return movie.REPLY_ID
+        return self.canon.get(n)
+
+
+_POSITIONS: dict[int, dict[str, int]] = {}
+
+
+def _entity_positions(ents) -> dict[str, int]:
+    """id -> index into ``ents.texts`` (e<N> is line N; positions differ from N - 1 only if lines are blank)."""
+    d = _POSITIONS.get(id(ents))
+    if d is None:
+        d = _POSITIONS[id(ents)] = {c: j for j, c in enumerate(ents.ids)}
+    return d
+
+
+def _split_of(path: Path) -> str:
+    return path.stem.rsplit("_", 1)[1]
+
+
+def translate_texts(sub: Path, loaded: list[_TaskData], data: Path, tmp: Path, problems: list[Problem],
+                    notes: list[str]) -> Path | None:
+    """A copy of a JSON submission with candidate texts replaced by ids, or None when it names only ids.
+
+    Exact texts map to their ids and change nothing else. If some string is neither an id nor an exact text,
+    the whole submission is compared as normalised text: each string becomes the id of the first candidate
+    whose text normalises alike, each item's gold becomes the ids standing for its golds' normalised texts
+    (the ItemSets' gold is replaced), and candidates normalising alike are merged (best rank / highest
+    score kept). Anything that cannot be read here is left for the submission reader to report.
+    """
+    if sub.suffix.lower() in (".npy", ".csv") or not sub.is_file():
+        return None
+    try:
+        import msgspec
+
+        doc = msgspec.json.decode(sub.read_bytes())
+    except Exception:  # noqa: BLE001 - unreadable JSON is reported by the submission reader
+        return None
+    pos: dict[str, tuple[int, int]] = {}
+    for k, td in enumerate(loaded):
+        for i, iid in enumerate(td.items.item_ids):
+            pos[iid] = (k, i)
+    entries = list(_entries(doc))  # (item position, strings, setter)
+    entries = [(pos[iid], strings, apply) for iid, strings, apply in entries if iid in pos]
+    matchers: dict[int, _Matcher] = {}
+
+    def matcher(k: int) -> _Matcher:
+        if k not in matchers:
+            matchers[k] = _Matcher(loaded[k], data, _split_of(loaded[k].path))
+        return matchers[k]
+
+    if all(s in matcher(k).ids for (k, _), strings, _ in entries for s in strings):
+        return None
+    exact = [matcher(k).exact(i, strings) for (k, i), strings, _ in entries]
+    normalised = any(c is None for ids in exact for c in ids)
+    n_text_items = 0
+    if not normalised:
+        for (_, strings, apply), ids in zip(entries, exact, strict=True):
+            if ids != strings:
+                n_text_items += 1
+            apply([c if c is not None else s for c, s in zip(ids, strings, strict=True)])
+        notes.append(f"candidates given as text in {n_text_items} items were matched to ids by their exact text")
+    else:
+        golds_done: set[int] = set()
+        for ((k, i), strings, apply) in entries:
+            m = matcher(k)
+            apply([m.canonical(i, s) or s for s in strings])
+            n_text_items += any(s not in m.ids for s in strings)
+            if k not in golds_done and loaded[k].items.gold is not None:
+                golds_done.add(k)
+                s_ = loaded[k].items
+                s_.gold = [frozenset(c for g in gs if (c := m.canonical(j, g)) is not None) for j, gs in enumerate(s_.gold)]
+        notes.append("candidates were compared as normalised text (lower-case, punctuation -> space, a/an/the dropped, "
+                     "spaces collapsed): candidates whose texts normalise alike count as one")
+        problems.append(Problem("text-normalised", "", f"{n_text_items} items give candidates that are neither ids nor "
+                                "exact candidate texts: the whole submission was compared as normalised text",
+                                "warning", sub.name))
+    out = tmp / sub.name
+    import msgspec
+
+    out.write_bytes(msgspec.json.encode(doc))
+    os.chmod(out, 0o600)
+    return out
+
+
+def _entries(doc):
+    """``(item id, candidate strings, setter)`` for every well-formed item of a DSTC6 list or a score document.
+
+    The setter writes mapped strings back; strings mapping to the same id are merged (best rank kept and ranks
+    renumbered 1..m when all are integers; highest score kept).
+    """
+    if isinstance(doc, list):
+        for item in doc:
+            if not isinstance(item, dict) or not isinstance(item.get("dialog_id"), str):
+                continue
+            lst = item.get("lst_candidate_id")
+            if not isinstance(lst, list) or not all(isinstance(e, dict) and isinstance(e.get("candidate_id"), str)
+                                                    for e in lst):
+                continue
+
+            def apply(new, lst=lst, item=item):
+                for e, c in zip(lst, new, strict=True):
+                    e["candidate_id"] = c
+                if len(set(new)) == len(new):
+                    return
+                if not all(type(e.get("rank")) is int for e in lst):
+                    return  # the reader reports the bad ranks; duplicates are reported with them
+                keep, seen = [], set()
+                for e in sorted(lst, key=lambda e: e["rank"]):
+                    if e["candidate_id"] not in seen:
+                        seen.add(e["candidate_id"])
+                        keep.append(e)
+                for r, e in enumerate(keep, 1):
+                    e["rank"] = r
+                item["lst_candidate_id"] = keep
+
+            yield item["dialog_id"], [e["candidate_id"] for e in lst], apply
+    elif isinstance(doc, dict) and isinstance(doc.get("items"), dict):
+        items = doc["items"]
+        for iid, scores in list(items.items()):
+            if not isinstance(scores, dict):
+                continue
+
+            def apply(new, iid=iid, scores=scores):
+                merged: dict = {}
+                for c, v in zip(new, scores.values(), strict=True):
+                    if c in merged and _num(merged[c]) and _num(v):
+                        merged[c] = max(merged[c], v)
+                    elif c not in merged:
+                        merged[c] = v
+                items[iid] = merged
+
+            yield iid, list(scores), apply
+
+
+def _num(v) -> bool:
+    return type(v) in (int, float)
