@@ -29,6 +29,13 @@ NOT_RANKED = 0
 COLUMNS = ("benchmark", "split", "group", "item_id", "conversation_id", "turn", "n_candidates", "gold_rank", "ties")
 
 
+def _filled(n: int, value: object) -> np.ndarray:
+    """An object column holding ``value`` n times (``fill`` is ~50x faster than ``np.full`` for objects)."""
+    a = np.empty(n, dtype=object)
+    a.fill(value)
+    return a
+
+
 @dataclass
 class RankTable:
     benchmark: np.ndarray  # object (str)
@@ -66,9 +73,9 @@ class RankTable:
         n = len(item_ids)
         ids = np.asarray(item_ids, dtype=object) if n else np.empty(0, dtype=object)
         return cls(
-            benchmark=np.full(n, benchmark, dtype=object),
-            split=np.full(n, split, dtype=object),
-            group=np.full(n, str(group), dtype=object),
+            benchmark=_filled(n, benchmark),
+            split=_filled(n, split),
+            group=_filled(n, str(group)),
             item_id=ids,
             conversation_id=ids.copy() if conversation_ids is None else np.asarray(conversation_ids, dtype=object),
             turn=np.zeros(n, np.int16) if turns is None else np.asarray(turns, dtype=np.int16),

@@ -33,6 +33,9 @@ CHUNK_ELEMENTS = 1 << 22
 """Rows are processed in chunks of about this many cells, so temporary arrays stay small whatever the
 matrix size (a float64 copy of one chunk at most, never of the whole matrix)."""
 
+LOAD_LIMIT = 1 << 30
+""".npy files up to this size are read into memory; larger ones are memory-mapped and read chunk by chunk."""
+
 MAX_FAULTS = 20
 """At most this many faults of one kind per file, then one summary line (a broken file stays readable)."""
 
@@ -103,23 +106,68 @@ def ranks_from_scores(scores, gold_col, policy: str) -> tuple[np.ndarray, np.nda
 
     The scores must be finite (check with :func:`finite_faults` first): NaN compares unequal to itself.
     """
+    n = scores.shape[1] if scores.ndim == 2 else 0
+    return ranks_from_scores_nested(scores, gold_col, policy, (n,))[n]
+
+
+def ranks_from_scores_nested(scores, gold_col, policy: str, sizes) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """:func:`ranks_from_scores` among the first N columns, for every N in ``sizes``, in one pass.
+
+    ``{N: (gold_rank, ties)}``; a row whose gold column is N or beyond has rank 0 (not among them).
+    Counting "how many of the first N columns beat the gold" for several N at once is a running sum over
+    columns, read off at each N; for short rows (Ubuntu: 10 columns, a million rows) that is several times
+    faster than a row-wise reduction, whose inner loop would run over only n elements.
+    """
     m = scores
     if m.ndim != 2:
         raise ValueError("scores must be a 2-D matrix")
     rows, n = m.shape
+    sizes = [int(x) for x in sizes]
+    if any(not 1 <= x <= n for x in sizes):
+        raise ValueError("every N must be between 1 and the number of columns")
     g = np.broadcast_to(np.asarray(gold_col, dtype=np.intp), (rows,))
     if rows and (g.min() < 0 or g.max() >= n):
         raise ValueError("gold column outside the matrix")
-    above = np.empty(rows, np.int64)
-    tied = np.empty(rows, np.int64)
+    above = np.empty((rows, len(sizes)), np.int64)
+    same = np.empty((rows, len(sizes)), np.int64)
+    uniform = bool(rows) and g.min() == g.max()
+    few = n <= 64  # short rows: running column sums beat row-wise reductions (numpy's inner loop is per row)
     step = max(1, CHUNK_ELEMENTS // max(n, 1))
     for a in range(0, rows, step):
         c = np.asarray(m[a : a + step])
-        gc = g[a : a + step]
-        gv = c[np.arange(c.shape[0]), gc][:, None]
-        above[a : a + step] = np.count_nonzero(c > gv, axis=1)
-        tied[a : a + step] = np.count_nonzero(c == gv, axis=1) - 1
-    return _fold(above, tied, policy)
+        if uniform:
+            gv = c[:, g[0] : g[0] + 1]
+        else:
+            gv = c[np.arange(c.shape[0]), g[a : a + step]][:, None]
+        gt = c > gv
+        eq = c == gv
+        if few:
+            _prefix_counts(gt.view(np.uint8), sizes, above[a : a + step])
+            _prefix_counts(eq.view(np.uint8), sizes, same[a : a + step])
+        else:
+            for j, x in enumerate(sizes):
+                above[a : a + step, j] = np.count_nonzero(gt[:, :x], axis=1)
+                same[a : a + step, j] = np.count_nonzero(eq[:, :x], axis=1)
+    out = {}
+    for j, x in enumerate(sizes):
+        inside = g < x
+        r, t = _fold(above[:, j], np.maximum(same[:, j] - 1, 0), policy)
+        if not inside.all():
+            r[~inside] = 0
+            t[~inside] = 0
+        out[x] = (r, t)
+    return out
+
+
+def _prefix_counts(b: np.ndarray, sizes: list[int], out: np.ndarray) -> None:
+    """``out[:, j]`` = number of ones among the first ``sizes[j]`` columns of the 0/1 matrix ``b`` (n < 256)."""
+    acc = np.zeros(b.shape[0], np.uint8)
+    want = {x: j for j, x in enumerate(sizes)}
+    for col in range(max(sizes)):
+        acc += b[:, col]
+        j = want.get(col + 1)
+        if j is not None:
+            out[:, j] = acc
 
 
 def rank_in_vector(scores: np.ndarray, gold_cols, policy: str) -> tuple[int, int]:
@@ -151,9 +199,11 @@ def finite_faults(m, *, csv_lines: bool = False, line_offset: int = 1) -> list[F
         return out
     for a in range(0, rows, step):
         c = np.asarray(m[a : a + step])
+        if np.isfinite(np.add.reduce(c, axis=None)):
+            continue  # NaN and inf propagate through a sum, so a finite sum means every cell is finite
         ok = np.isfinite(c)
         if ok.all():
-            continue
+            continue  # the sum overflowed: every cell is finite after all
         rr, cc = np.nonzero(~ok)
         bad_total += len(rr)
         for r, col in zip(rr[: MAX_FAULTS - len(out)].tolist(), cc[: MAX_FAULTS - len(out)].tolist(), strict=False):
@@ -169,7 +219,7 @@ def finite_faults(m, *, csv_lines: bool = False, line_offset: int = 1) -> list[F
 
 
 def read_npy_matrix(path: str | Path) -> tuple[np.ndarray | None, list[Fault]]:
-    """A 2-D numeric ``.npy`` matrix, memory-mapped (read-only, nothing copied), or faults.
+    """A 2-D numeric ``.npy`` matrix (memory-mapped above :data:`LOAD_LIMIT`), or faults.
 
     Accepted dtypes: floating and integer. Refused: booleans, complex, strings, objects (pickles are
     never loaded), structured records, and anything not two-dimensional.
@@ -181,7 +231,9 @@ def read_npy_matrix(path: str | Path) -> tuple[np.ndarray | None, list[Fault]]:
         if magic != b"\x93NUMPY":
             what = "an .npz archive" if magic.startswith(b"PK") else "no .npy header"
             return None, [Fault("unreadable-matrix", "", f"not a .npy file ({what})")]
-        m = np.load(path, mmap_mode="r", allow_pickle=False)
+        # small enough: read it (one copy, and faster than page-faulting a map); larger: map it
+        mode = None if path.stat().st_size <= LOAD_LIMIT else "r"
+        m = np.load(path, mmap_mode=mode, allow_pickle=False)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except PermissionError:
