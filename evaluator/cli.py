@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "simulate": ("dialeval.simulator.cli", "simulate_cmd", "Generate a DSTC6-style challenge with the dialog simulator."),
     "stats": ("dialeval.simulator.cli", "stats_cmd", "Describe a challenge directory (items, candidates, vocabulary)."),
     "convert": ("dialeval.commands.convert", "convert_group", "Convert between bAbI (FB text) and DSTC6 JSON."),
+    "embed": ("dialeval.commands.embed", "embed_cmd", "Embedding average, greedy matching, vector extrema of hypotheses vs references."),
     "demo": ("dialeval.commands.demo", "demo_cmd", "Run the whole chain on the embedded default challenge."),
     "baseline": ("dialeval.baselines.cli", "baseline_group", "List and run the reference baselines."),
     "reproduce": ("dialeval.baselines.cli", "reproduce_group", "Reproduce published baseline tables."),

@@ -155,7 +155,7 @@ _TB_OPEN_QUOTES = [
     (re.compile(r'^"'), "``"),  # a straight double quote opening the text is an opening quote
     (re.compile(r"(``)"), r" \1 "),
     (re.compile(r"([ (\[{<])(\"|'')"), r"\1 `` "),  # ... and so is one after a space or an opening bracket
-    (re.compile(r"(?i)(')(?!re|ve|ll|m|t|s|d|n)(\w)\b"), r"\1 \2"),  # an opening single quote before a word
+    (re.compile(r"(?i)(?<![\w'])(')(?!(?:re|ve|ll|m|t|s|d|n)\b)(\w)"), r"\1 \2"),  # an opening ' (not a clitic)
 ]
 _TB_PUNCT = [
     (re.compile(r'([^.])(\.)([\])}>"\']*)\s*$'), r"\1 \2 \3 "),  # the sentence-final period
