@@ -10,14 +10,28 @@ import click
 from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES
 from dialeval.errors import UsageError
 from dialeval.problems import CODES, Problem
+from dialeval.termsafe import safe
 
 ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
 
 SCREEN_PER_CODE = 5
 
 
+MAX_TASK = 1000
+"""Task numbers are small: a range past this is refused before it is expanded (1-20000000 is a typo)."""
+
+
 def _tasks(values: tuple[str, ...]) -> list[int] | None:
-    out: list[int] = []
+    out: set[int] = set()
+
+    def number(text: str, part: str) -> int:
+        if not (text.isascii() and text.isdigit()) or len(text) > 12:  # "²" is a digit to Python, not a task
+            raise UsageError(f"--task: cannot read {part[:40]!r} (use e.g. 1,3 or 1-5)")
+        n = int(text)
+        if not 1 <= n <= MAX_TASK:
+            raise UsageError(f"--task: {n} is not a task number (1-{MAX_TASK})")
+        return n
+
     for v in values:
         for part in v.split(","):
             part = part.strip()
@@ -25,15 +39,13 @@ def _tasks(values: tuple[str, ...]) -> list[int] | None:
                 continue
             if "-" in part:
                 a, _, b = part.partition("-")
-                if not (a.isdigit() and b.isdigit()) or int(a) > int(b):
-                    raise UsageError(f"--task: cannot read {part!r} (use e.g. 1,3 or 1-5)")
-                out.extend(range(int(a), int(b) + 1))
-            elif part.isdigit():
-                out.append(int(part))
+                lo, hi = number(a, part), number(b, part)
+                if lo > hi:
+                    raise UsageError(f"--task: cannot read {part!r}: the range runs backwards (use e.g. 1-5)")
+                out.update(range(lo, hi + 1))
             else:
-                raise UsageError(f"--task: cannot read {part!r} (use e.g. 1,3 or 1-5)")
-    return sorted(set(out)) or None
-
+                out.add(number(part, part))
+    return sorted(out) or None
 
 
 def common_options(f):
@@ -90,23 +102,40 @@ def _print_problems(problems: list[Problem], per_code: int) -> None:
         return
     stream = click.get_text_stream("stderr")
 
-    def write(text: str) -> None:  # ids may hold lone surrogates (valid JSON escapes) no encoder accepts
-        stream.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+    def write(text: str) -> None:
+        # ids come from the submission: control characters (ESC, CR) and lone surrogates are escaped
+        stream.write(safe(text) + "\n")
 
     by_code: dict[tuple[str, str], list[Problem]] = defaultdict(list)
     for p in problems:
         by_code[(p.severity, p.code)].append(p)
     n_err = sum(1 for p in problems if p.severity == "error")
     n_warn = len(problems) - n_err
-    write(f"{n_err} error(s), {n_warn} warning(s)\n")
+    write(f"{n_err} error(s), {n_warn} warning(s)")
     for (sev, code), items in sorted(by_code.items(), key=lambda kv: (kv[0][0] != "error", kv[0][1])):
-        write(f"  {sev} [{code}] x{len(items)}: {CODES.get(code, '')}\n")
+        write(f"  {sev} [{code}] x{len(items)}: {CODES.get(code, '')}")
         for p in items[:per_code]:
-            write(f"    {p.where()}: {p.message}\n")
+            write(f"    {p.where()}: {p.message}")
         if len(items) > per_code:
-            write(f"    ... and {len(items) - per_code} more (all are listed in --json)\n")
+            write(f"    ... and {len(items) - per_code} more (all are listed in --json)")
 
 
+
+
+def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, as_csv: bool, *outs) -> None:
+    """Refuse option combinations and outputs that would clobber an input, before any work."""
+    from dialeval.formats.jsonio import protect
+
+    if as_json and as_csv:
+        raise UsageError("give --json or --csv, not both")
+    named = [o for o in outs if o and o != "-"]
+    if len(set(named)) < len(named):
+        raise UsageError("--out and --per-item name the same file")
+    if submission != "-":
+        protect(submission, "the submission")
+    for folder in (data, keys):
+        if folder:
+            protect(folder, "a file of the challenge")
 
 
 def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
@@ -114,8 +143,9 @@ def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
 
     if out:
         text = report.to_csv_text() if (as_csv or out.endswith(".csv")) and not as_json else report.to_json_text()
-        atomic_write_text(out, text)
-        click.echo(f"report written to {out}", err=True)
+        atomic_write_text(out, text, parents=False)
+        if out != "-":
+            click.echo(f"report written to {safe(out)}", err=True)
     if as_json and not out:
         sys.stdout.write(report.to_json_text())
     elif as_csv and not out:
@@ -137,15 +167,17 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, leni
     from dialeval.api import validate
 
     root, embedded = resolve_data(benchmark, data, challenge)
+    _guard_outputs(submission, root, None, as_json, False, out)
     report = validate(submission, split, tasks=_tasks(task), lenient=lenient, candidate_limit=candidate_limit,
                       benchmark=benchmark, data=root, ties=ties, options={"embedded_default": embedded})
     _emit(report, as_json, False, out)
-    if not as_json or out:
+    if not as_json or (out and out != "-"):
         _print_problems(report.problems, max_problems)
         n = len(report.warnings)
         status = "valid" if report.valid else "INVALID"
-        click.echo(f"{submission}: {status} ({len(report.errors)} error(s), {n} warning(s); "
-                   f"{benchmark} split {', '.join(report.splits)}; mode {'lenient' if lenient else 'strict'})")
+        click.echo(f"{safe(submission)}: {status} ({len(report.errors)} error(s), {n} warning(s); "
+                   f"{benchmark} split {', '.join(report.splits)}; mode {'lenient' if lenient else 'strict'})",
+                   err=out == "-")
     return 0 if report.valid else 1
 
 
@@ -169,22 +201,26 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, lenient
     from dialeval.api import score
 
     root, embedded = resolve_data(benchmark, data, challenge)
+    _guard_outputs(submission, root, keys, as_json, as_csv, out, per_item)
     report = score(submission, split, keys=keys, tasks=_tasks(task), lenient=lenient, candidate_limit=candidate_limit,
                    benchmark=benchmark, data=root, metrics=metrics, ties=ties, options={"embedded_default": embedded})
     _emit(report, as_json, as_csv, out)
-    if not (as_json or as_csv) or out:
+    to_file = bool(out) and out != "-"
+    if not as_json or to_file:
+        # problems go to stderr, so a --csv on stdout stays a clean table
         _print_problems(report.problems, max_problems)
+    if not (as_json or as_csv or out) or to_file:
         if report.valid:
             from dialeval.render import print_table
 
             print_table(report)
         else:
-            click.echo(f"{submission}: INVALID, not scored ({len(report.errors)} error(s)); "
+            click.echo(f"{safe(submission)}: INVALID, not scored ({len(report.errors)} error(s)); "
                        "see above, or --json for the full list", err=True)
     if per_item and report.valid:
         from dialeval.formats.jsonio import atomic_write_text
 
-        atomic_write_text(per_item, "".join(line + "\n" for line in report.per_item_lines()))
+        atomic_write_text(per_item, "".join(line + "\n" for line in report.per_item_lines()), parents=False)
     return 0 if report.valid else 1
 
 
