@@ -302,25 +302,42 @@ def run_cmd(name, challenge, split, out, seed, top_k):
 # reproduce babi
 
 
-SUBMISSION_TOP_K = 10
-"""Candidates written per item in the in-memory bAbI submission (accuracy needs rank 1 only)."""
+def best_candidates(model, items) -> list[str]:
+    """Each item's best candidate id under a fitted model (score descending, then candidate-file order).
+
+    Per-response and per-dialog accuracy depend on rank 1 only, so the reproduction submits top-1 rankings.
+    Scoring baselines take the row-wise ``argmax`` of their score blocks (its first-maximum rule is the
+    baselines' tie rule), the others their full ranking's head.
+    """
+    import numpy as np
+
+    from dialeval.baselines.data import BATCH_ROWS, candidate_groups
+
+    if not hasattr(model, "score_group"):
+        out_: list[str] = []
+        for a in range(0, len(items), BATCH_ROWS):
+            out_.extend(r[0] for r in model.rank_all(items[a : a + BATCH_ROWS]))
+        return out_
+    out: list[str | None] = [None] * len(items)
+    for cands, positions in candidate_groups(items):
+        for a in range(0, len(positions), BATCH_ROWS):
+            block = positions[a : a + BATCH_ROWS]
+            best = np.argmax(model.score_group(cands, [items[i] for i in block]), axis=1)
+            for i, j in zip(block, best.tolist(), strict=True):
+                out[i] = cands[j].candidate_id
+    return out  # type: ignore[return-value]
 
 
 def babi_submission(model, items, item_ids: list[str], candidate_ids: tuple[str, ...]) -> list[dict]:
-    """A fitted model's top-k rankings of bAbI ``items`` as a DSTC6 result list keyed by the bAbI benchmark's ids.
+    """A fitted model's top-1 rankings of bAbI ``items`` as a DSTC6 result list keyed by the bAbI benchmark's ids.
 
     ``items`` are the baseline's :class:`DialogItem` s (candidate ids = 0-based candidate-file positions);
     ``item_ids`` the benchmark's ids of the same bot turns in the same order, ``candidate_ids`` the benchmark's
-    candidate ids in candidate-file order. Ties follow the baselines' rule (score descending, file order).
+    candidate ids in candidate-file order.
     """
-    from dialeval.baselines.data import top_k_ids
-
-    ranked = top_k_ids(model, items, SUBMISSION_TOP_K)
-    return [
-        {"dialog_id": iid, "lst_candidate_id": [{"candidate_id": candidate_ids[int(c)], "rank": r}
-                                                for r, c in enumerate(ids, 1)]}
-        for iid, ids in zip(item_ids, ranked, strict=True)
-    ]
+    best = best_candidates(model, items)
+    return [{"dialog_id": iid, "lst_candidate_id": [{"candidate_id": candidate_ids[int(c)], "rank": 1}]}
+            for iid, c in zip(item_ids, best, strict=True)]
 
 
 def score_babi_submission(submission: list[dict], data_dir: str | Path, task: int, split: str) -> tuple[float, float]:
@@ -538,7 +555,7 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
            if any(_paper_column(m) in NEURAL_COLUMNS for m in models) else "")
         + ". ✗ marks a miss, ✓ a hit; Δ = ours − paper.",
         "- scored by the `babi` benchmark (`dialeval score SUB --benchmark babi --split tst --task N` on each model's "
-        "top-10 rankings): item ids `<file stem>:<conversation>:<line ID>`, gold = the candidate line whose text "
+        "top-1 rankings): item ids `<file stem>:<conversation>:<line ID>`, gold = the candidate line whose text "
         "equals the bot utterance.",
         "",
     ]

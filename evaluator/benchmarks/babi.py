@@ -78,28 +78,18 @@ def load_candidates(data: Path, task: int) -> tuple[tuple[str, ...], dict[str, f
     return _candidates(str(path), st.st_size, st.st_mtime_ns)
 
 
-def load_items(data: Path, task: int, split: str, with_gold: bool = True, problems: list[Problem] | None = None):
-    """The :class:`~dialeval.benchmarks.items.ItemSet` of one task file (group = the task number as a string).
-
-    A bot utterance that is no candidate's text (never the case in the release) leaves its item without
-    gold (a miss for every system) and adds a warning naming the file and line.
-    """
-    from dialeval.benchmarks.items import ItemSet
+@lru_cache(maxsize=32)
+def _parse(path: str, size: int, mtime_ns: int):
+    """(item ids, conversation ids, turns, bot utterances, file line numbers) of one task file (memoised)."""
     from dialeval.formats.fbdialog import iter_lines
 
-    path = task_file(data, task, split)
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file (is {data} the bAbI dialog data directory?)")
-    ids, by_text, texts = load_candidates(data, task)
-    stem = path.stem
+    stem = Path(path).stem
     item_ids: list[str] = []
     conv_ids: list[str] = []
     turns: list[int] = []
-    gold: list[frozenset[str]] = []
-    no_gold: list[int] = []
-    conv = 0
-    turn = 0
-    empty: frozenset[str] = frozenset()
+    bots: list[str] = []
+    linenos: list[int] = []
+    conv = turn = 0
     for ln in iter_lines(path):
         if ln.bot is None:
             continue
@@ -109,20 +99,41 @@ def load_items(data: Path, task: int, split: str, with_gold: bool = True, proble
         item_ids.append(f"{stem}:{conv}:{ln.lid}")
         conv_ids.append(f"{stem}:{conv}")
         turns.append(turn)
-        if with_gold:
-            g = by_text.get(ln.bot, empty)
-            if not g:
-                no_gold.append(ln.lineno)
-            gold.append(g)
+        bots.append(ln.bot)
+        linenos.append(ln.lineno)
+    return item_ids, conv_ids, turns, bots, linenos
+
+
+def load_items(data: Path, task: int, split: str, with_gold: bool = True, problems: list[Problem] | None = None):
+    """The :class:`~dialeval.benchmarks.items.ItemSet` of one task file (group = the task number as a string).
+
+    A bot utterance that is no candidate's text (never the case in the release) leaves its item without
+    gold (a miss for every system) and adds a warning naming the file and line. The parsed file is memoised
+    (keyed by path, size and modification time); each call returns a fresh ItemSet.
+    """
+    from dialeval.benchmarks.items import ItemSet
+
+    path = task_file(data, task, split)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file (is {data} the bAbI dialog data directory?)") from None
+    ids, by_text, texts = load_candidates(data, task)
+    item_ids, conv_ids, turns, bots, linenos = _parse(str(path), st.st_size, st.st_mtime_ns)
     if not item_ids:
         raise UsageError(f"{path}: no bot turns (not a bAbI dialog file?)")
-    if no_gold and problems is not None:
-        more = f" (and {len(no_gold) - 1} more lines)" if len(no_gold) > 1 else ""
-        problems.append(Problem(
-            "answer-not-candidate", "", f"line {no_gold[0]} of the data file: the bot utterance is not a line of "
-            f"{candidates_file(data, task).name}{more}; such items count as misses for every system", "warning",
-            path.name))
-    return ItemSet(str(task), item_ids, ids, gold if with_gold else None, conv_ids, turns, texts)
+    gold = None
+    if with_gold:
+        empty: frozenset[str] = frozenset()
+        gold = [by_text.get(b, empty) for b in bots]
+        no_gold = [n for n, g in zip(linenos, gold, strict=True) if not g]
+        if no_gold and problems is not None:
+            more = f" (and {len(no_gold) - 1} more lines)" if len(no_gold) > 1 else ""
+            problems.append(Problem(
+                "answer-not-candidate", "", f"line {no_gold[0]} of the data file: the bot utterance is not a line of "
+                f"{candidates_file(data, task).name}{more}; such items count as misses for every system", "warning",
+                path.name))
+    return ItemSet(str(task), list(item_ids), ids, gold, list(conv_ids), list(turns), texts)
 
 
 def _tasks(groups: list[str] | None) -> list[int] | None:

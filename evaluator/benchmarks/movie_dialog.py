@@ -30,6 +30,7 @@ normalising alike count as one candidate, and the report says so.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -346,6 +347,14 @@ def _split_of(path: Path) -> str:
     return path.stem.rsplit("_", 1)[1]
 
 
+_ID = rb'(?:e[0-9]+|c[0-9]+|reply)"'
+_NON_ID = {
+    b"[": re.compile(rb'"candidate_id"\s*:\s*"(?!' + _ID + rb')'),  # DSTC6 result entries
+    b"{": re.compile(rb'"(?!' + _ID + rb')(?:[^"\\]|\\.)*"\s*:\s*[-0-9]'),  # score documents: key -> number
+}
+"""A candidate string that does not look like an id (``e<N>``, ``c<N>``, ``reply``)."""
+
+
 def translate_texts(sub: Path, loaded: list[_TaskData], data: Path, tmp: Path, problems: list[Problem],
                     notes: list[str]) -> Path | None:
     """A copy of a JSON submission with candidate texts replaced by ids, or None when it names only ids.
@@ -358,12 +367,19 @@ def translate_texts(sub: Path, loaded: list[_TaskData], data: Path, tmp: Path, p
     """
     if sub.suffix.lower() in (".npy", ".csv") or not sub.is_file():
         return None
+    from dialeval.formats.jsonio import read_bytes_checked
+
+    raw = read_bytes_checked(sub)
+    head = raw[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if head not in _NON_ID or not _NON_ID[head].search(raw):
+        return None  # every candidate string has the shape of an id: one C-level scan, no second parse
     try:
         import msgspec
 
-        doc = msgspec.json.decode(sub.read_bytes())
+        doc = msgspec.json.decode(raw)
     except Exception:  # noqa: BLE001 - unreadable JSON is reported by the submission reader
         return None
+    del raw
     pos: dict[str, tuple[int, int]] = {}
     for k, td in enumerate(loaded):
         for i, iid in enumerate(td.items.item_ids):
