@@ -29,7 +29,7 @@ from dialeval.errors import UsageError
 
 TIE_POLICIES = ("pessimistic", "optimistic", "expected")
 
-CHUNK_ELEMENTS = 1 << 22
+CHUNK_ELEMENTS = 1 << 18
 """Rows are processed in chunks of about this many cells, so temporary arrays stay small whatever the
 matrix size (a float64 copy of one chunk at most, never of the whole matrix)."""
 
@@ -128,8 +128,8 @@ def ranks_from_scores_nested(scores, gold_col, policy: str, sizes) -> dict[int, 
     g = np.broadcast_to(np.asarray(gold_col, dtype=np.intp), (rows,))
     if rows and (g.min() < 0 or g.max() >= n):
         raise ValueError("gold column outside the matrix")
-    above = np.empty((rows, len(sizes)), np.int64)
-    same = np.empty((rows, len(sizes)), np.int64)
+    above = np.empty((rows, len(sizes)), np.int32)
+    same = np.empty((rows, len(sizes)), np.int32)
     uniform = bool(rows) and g.min() == g.max()
     few = n <= 64  # short rows: running column sums beat row-wise reductions (numpy's inner loop is per row)
     step = max(1, CHUNK_ELEMENTS // max(n, 1))
