@@ -50,6 +50,7 @@ class Outcome:
     headline: float | None = None  # the board's main metric (micro over everything scored)
     message: str = ""
     n_errors: int = 0
+    run_status: str = ""  # the recorded run's status ("valid"/"rejected"), also for unchanged entries
 
 
 @dataclass
@@ -63,7 +64,9 @@ class GradeSummary:
 
     @property
     def exit_code(self) -> int:
-        return 1 if any(o.status in ("rejected", "skipped") for o in self.outcomes) else 0
+        # an unchanged entry whose recorded run was rejected still fails: the exit code does not depend on
+        # whether this grader or an earlier (or concurrent) one did the work
+        return 1 if any(o.status == "skipped" or o.run_status == "rejected" for o in self.outcomes) else 0
 
 
 # ---- team.json ----------------------------------------------------------------------------------------
@@ -301,7 +304,8 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
             existing = reg.find_by_key(key)
             if existing is not None:
                 summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"], "unchanged", existing,
-                                                headline(reg.records(existing), metric), f"already graded as run {existing}"))
+                                                headline(reg.records(existing), metric), f"already graded as run {existing}",
+                                                run_status=reg.run(existing).status))
                 continue
             todo.append((e, key))
 
@@ -315,12 +319,14 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
             errors = [p for p in graded.problems if p.get("severity") == "error"]
             if not created:
                 summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"], "unchanged", run_id,
-                                                headline(reg.records(run_id), metric), "graded meanwhile by another grader"))
+                                                headline(reg.records(run_id), metric), "graded meanwhile by another grader",
+                                                run_status=reg.run(run_id).status))
                 return
             msg = "" if graded.valid else _first_problem(errors)
             summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"],
                                             "valid" if graded.valid else "rejected", run_id,
-                                            headline(graded.records, metric), msg, len(errors)))
+                                            headline(graded.records, metric), msg, len(errors),
+                                            run_status="valid" if graded.valid else "rejected"))
 
         jobs_args = [(str(e.submission), benchmark, str(data), str(keys) if keys else None, split) for e, _ in todo]
         with _progress(progress, len(todo)) as advance:

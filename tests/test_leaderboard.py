@@ -1,0 +1,393 @@
+"""Organizer workflow: grading into the registry, hostile inputs, bands, reported results, the static site."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from dialeval.leaderboard.demo import make_runs, organizer_demo
+from dialeval.leaderboard.grade import grade
+from dialeval.leaderboard.registry import APPLICATION_ID, MIGRATIONS, Registry, RegistryError
+
+REPO = Path(__file__).resolve().parents[1]
+BASELINES = REPO / "submissions" / "baselines" / "default"
+REPORTED = REPO / "submissions" / "reported" / "dstc6-2017.csv"
+
+
+@pytest.fixture(scope="module")
+def challenge():
+    from dialeval.simulator.default import ensure_default_challenge
+
+    return ensure_default_challenge()
+
+
+@pytest.fixture(scope="module")
+def demo(challenge, tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    index = organizer_demo(challenge, out, BASELINES)
+    return out, index
+
+
+def cli(*args, cwd=None, timeout=300):
+    env = dict(os.environ, DIALEVAL_NO_PROGRESS="1")
+    return subprocess.run([sys.executable, "-m", "dialeval", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+def gold_ids(challenge: Path) -> set[str]:
+    out = set()
+    for key in challenge.glob("tst*/*.answers.json"):
+        for item in json.loads(key.read_text()):
+            for c in item["lst_candidate_id"]:
+                if c["rank"] == 1:
+                    out.add(c["candidate_id"])
+    return out
+
+
+# ---- grading -----------------------------------------------------------------------------------------------
+def test_demo_grades_baselines_and_teams_into_bands(demo):
+    out, index = demo
+    with Registry(out / "registry") as reg:
+        assert reg.check() == []
+        runs = {(r.team, r.system): r for r in reg.runs()}
+        assert runs[("dialeval baselines", "rule-based")].kind == "baseline"
+        assert runs[("Team Epsilon", "late-night")].status == "rejected"
+        assert any(p["code"] == "rank-out-of-range" for p in reg.problems(runs[("Team Epsilon", "late-night")].run_id))
+        from dialeval.leaderboard.bands import rank_board
+
+        ranking = rank_board(reg, "demo", "p@1")
+    order = [(r.team, r.system) for r in ranking.rows]
+    assert order[0] == ("dialeval baselines", "rule-based")
+    assert order[-1] == ("dialeval baselines", "tfidf")
+    bands = [r.band for r in ranking.rows]
+    assert bands == sorted(bands) and bands[0] == 1 and bands[-1] >= 4
+    assert ranking.signature.startswith("metric:p@1|test:ar|ar:")
+    assert index.is_file()
+
+
+def test_regrading_is_a_noop_and_a_changed_submission_is_a_new_run(demo, challenge):
+    out, _ = demo
+    before = Registry(out / "registry").runs()
+    summary = grade(out / "runs", "dstc6", challenge, out / "registry", progress=False, board="demo")
+    assert {o.status for o in summary.outcomes} == {"unchanged"}
+    assert len(Registry(out / "registry").runs()) == len(before)
+    # the same team re-submits a changed file in a fresh folder
+    runs2 = out / "runs2"
+    (runs2 / "team-delta").mkdir(parents=True)
+    from dialeval.leaderboard.demo import _members, degrade, write_tgz
+
+    files = _members(BASELINES / "rule-based" / "submission.tgz")
+    write_tgz(runs2 / "team-delta" / "submission.tgz", degrade(files, 0.6, 99))
+    (runs2 / "team-delta" / "team.json").write_text(json.dumps({"team": "Team Delta", "system": "retrieval"}))
+    s2 = grade(runs2, "dstc6", challenge, out / "registry", progress=False, board="demo")
+    assert [o.status for o in s2.outcomes] == ["valid"]
+    with Registry(out / "registry") as reg:
+        delta = [r for r in reg.runs() if r.team == "Team Delta"]
+        assert len(delta) == 2 and delta[0].sha256 != delta[1].sha256
+        assert reg.check() == []
+
+
+def _tgz(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:
+    with tarfile.open(path, "w:gz") as tf:
+        for info, data in members:
+            tf.addfile(info, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def _info(name, type_=tarfile.REGTYPE, size=0, linkname=""):
+    i = tarfile.TarInfo(name)
+    i.type, i.size, i.linkname = type_, size, linkname
+    return i
+
+
+def test_hostile_entries_get_one_line_each_and_nothing_half_recorded(tmp_path, challenge, monkeypatch):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+
+    def entry(name, team, archive_members=None, raw_team=None):
+        d = runs / name
+        d.mkdir()
+        (d / "team.json").write_text(raw_team if raw_team is not None else json.dumps(team))
+        if archive_members is not None:
+            _tgz(d / "submission.tgz", archive_members)
+        return d
+
+    entry("a-traversal", {"team": "T1"}, [(_info("../evil.json", size=2), b"[]")])
+    entry("b-absolute", {"team": "T2"}, [(_info("/etc/evil.json", size=2), b"[]")])
+    entry("c-symlink", {"team": "T3"}, [(_info("tst1/x.answers.json", tarfile.SYMTYPE, linkname="/etc/passwd"), None)])
+    entry("d-hardlink", {"team": "T4"}, [(_info("tst1/x.answers.json", tarfile.LNKTYPE, linkname="team.json"), None)])
+    entry("e-device", {"team": "T5"}, [(_info("tst1/dev", tarfile.CHRTYPE), None)])
+    entry("f-many", {"team": "T6"}, [(_info(f"tst1/f{i}.json"), b"") for i in range(10_050)])
+    entry("g-notjson", None, [(_info("x.json", size=2), b"[]")], raw_team="{'team': 'single quotes'}")
+    entry("h-javascript-url", {"team": "T8", "url": "javascript:alert(1)"}, [(_info("x.json", size=2), b"[]")])
+    entry("i-html-team", {"team": "<script>alert(1)</script>"}, [(_info("x.json", size=2), b"[]")])
+    (runs / "j-corrupt.tgz").write_bytes(b"\x1f\x8b\x08\x00garbage")
+    (runs / "j-corrupt.team.json").write_text(json.dumps({"team": "T10"}))
+    bomb = runs / "k-bomb"
+    bomb.mkdir()
+    (bomb / "team.json").write_text(json.dumps({"team": "T11"}))
+    # a bomb: 4 MiB of zeros (a few KiB compressed) against a 1 MiB unpack limit
+    monkeypatch.setattr("dialeval.submission.MAX_ARCHIVE_BYTES", 1024**2)
+    _tgz(bomb / "submission.tgz", [(_info("tst1/big.answers.json", size=4 * 1024**2), bytes(4 * 1024**2))])
+    reg_dir = tmp_path / "reg"
+    s = grade(runs, "dstc6", challenge, reg_dir, progress=False)
+    by = {o.entry: o for o in s.outcomes}
+    for name in ("a-traversal", "b-absolute", "c-symlink", "d-hardlink", "e-device", "f-many", "j-corrupt.tgz",
+                 "k-bomb"):
+        assert by[name].status == "rejected", name
+        assert "\n" not in by[name].message and "Traceback" not in by[name].message
+    assert "points outside" in by["a-traversal"].message
+    assert "absolute path" in by["b-absolute"].message
+    assert "link" in by["c-symlink"].message and "link" in by["d-hardlink"].message
+    assert "more than" in by["f-many"].message
+    assert "expands past" in by["k-bomb"].message
+    assert by["g-notjson"].status == "skipped" and "not valid JSON (line 1, column 2)" in by["g-notjson"].message
+    assert by["h-javascript-url"].status == "skipped" and '"url" must be an http' in by["h-javascript-url"].message
+    assert by["i-html-team"].status in ("valid", "rejected")  # markup in a name is text, not a fault
+    assert s.exit_code == 1
+    assert not (tmp_path / "evil.json").exists()
+    with Registry(reg_dir) as reg:
+        assert reg.check() == []
+        assert all(r.status == "rejected" for r in reg.runs())
+    r = cli("registry", "check", "--registry", reg_dir)
+    assert r.returncode == 0 and r.stdout.strip().endswith("runs)")
+
+
+def test_corrupt_foreign_and_newer_registries_are_refused_in_one_line(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "registry.sqlite").write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(RegistryError, match="not an SQLite database"):
+        Registry(tmp_path / "a")
+    (tmp_path / "b").mkdir()
+    db = sqlite3.connect(tmp_path / "b" / "registry.sqlite")
+    db.execute("CREATE TABLE photos (id INTEGER)")
+    db.commit()
+    db.close()
+    with pytest.raises(RegistryError, match="another application"):
+        Registry(tmp_path / "b")
+    (tmp_path / "c").mkdir()
+    db = sqlite3.connect(tmp_path / "c" / "registry.sqlite")
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute("PRAGMA user_version = 99")
+    db.execute("CREATE TABLE meta (k)")
+    db.commit()
+    db.close()
+    with pytest.raises(RegistryError, match="newer dialeval"):
+        Registry(tmp_path / "c")
+    # a truncated database: SQLite header intact, pages gone
+    good = tmp_path / "d"
+    with Registry(good) as reg:
+        assert reg.check() == []
+    data = (good / "registry.sqlite").read_bytes()
+    (good / "registry.sqlite").write_bytes(data[:100] + b"\xff" * 3000)
+    r = cli("registry", "check", "--registry", good)
+    assert r.returncode in (1, 2)
+    assert len(r.stderr.strip().splitlines() + r.stdout.strip().splitlines()) >= 1
+    assert "Traceback" not in r.stderr
+    r = cli("rank", "--registry", tmp_path / "a")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not an SQLite database" in r.stderr
+
+
+def test_migration_from_schema_1_keeps_the_data(tmp_path):
+    path = tmp_path / "registry.sqlite"
+    db = sqlite3.connect(path)
+    for stmt in MIGRATIONS[1]:
+        db.execute(stmt)
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute("PRAGMA user_version = 1")
+    db.execute("INSERT INTO teams VALUES (1, 'Old Team', NULL, NULL, NULL, '2017-01-01T00:00:00Z')")
+    db.execute("INSERT INTO runs (run_id, team_id, system, kind, submitted_at, graded_at, benchmark, board, splits,"
+               " metrics, version, status) VALUES (1, 1, 's', 'reported', 'x', 'x', 'dstc6', 'b', '[]', '[]', '0', 'valid')")
+    db.execute("INSERT INTO records VALUES (1, 'tst1', '1', NULL, 'p@1', NULL, 0.5, NULL, 'sig')")
+    db.commit()
+    db.close()
+    with Registry(tmp_path) as reg:
+        assert reg.db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert reg.runs()[0].team == "Old Team" and reg.runs()[0].note is None
+        assert reg.check() == []
+
+
+def test_kill_mid_grading_leaves_a_valid_registry_and_regrading_completes(tmp_path, challenge):
+    runs = tmp_path / "runs"
+    make_runs(BASELINES, runs)
+    reg_dir = tmp_path / "reg"
+    env = dict(os.environ, DIALEVAL_NO_PROGRESS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "dialeval", "grade", str(runs), "--challenge", str(challenge),
+                             "--registry", str(reg_dir)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    db_path = reg_dir / "registry.sqlite"
+    deadline = time.time() + 120
+    while time.time() < deadline:  # kill it once the first runs are committed, while it writes the others
+        if db_path.exists():
+            try:
+                with sqlite3.connect(db_path, timeout=1) as db:
+                    if db.execute("SELECT count(*) FROM runs").fetchone()[0] >= 2:
+                        break
+            except sqlite3.Error:
+                pass
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert cli("registry", "check", "--registry", reg_dir).returncode == 0
+    with Registry(reg_dir) as reg:
+        partial = len(reg.runs())
+    assert 2 <= partial < 9
+    r = cli("grade", runs, "--challenge", challenge, "--registry", reg_dir)
+    assert r.returncode == 1  # the deliberately broken run is rejected
+    assert "unchanged" in r.stdout
+    with Registry(reg_dir) as reg:
+        assert len(reg.runs()) == 9 and reg.check() == []
+
+
+def test_two_graders_at_once_record_each_run_once(tmp_path, challenge):
+    runs = tmp_path / "runs"
+    make_runs(BASELINES, runs)
+    reg_dir = tmp_path / "reg"
+    env = dict(os.environ, DIALEVAL_NO_PROGRESS="1")
+    cmd = [sys.executable, "-m", "dialeval", "grade", str(runs), "--challenge", str(challenge), "--registry", str(reg_dir)]
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 1 for p in procs), outs  # 1: the broken run is rejected, nothing else fails
+    with Registry(reg_dir) as reg:
+        assert len(reg.runs()) == 9
+        assert reg.check() == []
+
+
+def test_parallel_grading_records_the_same_numbers(tmp_path, challenge, demo):
+    out, _ = demo
+    runs = tmp_path / "runs"
+    make_runs(BASELINES, runs)
+    s = grade(runs, "dstc6", challenge, tmp_path / "reg", jobs=2, progress=False, board="demo")
+    assert s.count("valid") == 8 and s.count("rejected") == 1
+    with Registry(tmp_path / "reg") as a, Registry(out / "registry") as b:
+        def key(reg):
+            return {(r.team, r.system): [(x["split"], x["group"], x["metric"], x["average"], x["value"], x["signature"])
+                                         for x in reg.records(run_id=r.run_id)] for r in reg.runs()
+                    if r.source_name and not r.source_name.startswith("team-delta")}
+        assert key(a) == key(b)
+
+
+# ---- commands ---------------------------------------------------------------------------------------------
+def test_compare_and_rank_commands(demo):
+    out, _ = demo
+    with Registry(out / "registry") as reg:
+        ids = {r.system: r.run_id for r in reg.runs()}
+    r = cli("compare", ids["memnet-v2"], ids["hybrid"], "--registry", out / "registry", "--json")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)["results"]
+    assert [x["metric"] for x in res] == ["p@1", "p@2", "p@5", "mrr"]
+    assert all("|bs:1000|seed:12345" in x["signature"] for x in res)
+    assert res[0]["diff_low"] <= res[0]["diff"] <= res[0]["diff_high"]
+    r = cli("rank", "--registry", out / "registry", "--board", "demo", "--json")
+    ranking = json.loads(r.stdout)
+    assert ranking["runs"][0]["system"] == "rule-based" and ranking["runs"][0]["band"] == 1
+    r = cli("rank", "--registry", out / "registry", "--board", "nope")
+    assert r.returncode == 2 and "no board 'nope'" in r.stderr
+
+
+def test_export_jsonl_matches_the_schema_and_csv_is_formula_safe(demo, tmp_path):
+    out, _ = demo
+    from dialeval.schemacheck import validator
+
+    r = cli("registry", "export", "--registry", out / "registry", "--out", tmp_path / "runs.jsonl")
+    assert r.returncode == 0, r.stderr
+    v = validator("run-record")
+    lines = (tmp_path / "runs.jsonl").read_text().splitlines()
+    for line in lines:
+        rec = json.loads(line)
+        assert not list(v.iter_errors(rec))
+        assert "contact" not in rec
+    r = cli("registry", "export", "--registry", out / "registry", "--out", tmp_path / "records.csv")
+    rows = list(csv.DictReader((tmp_path / "records.csv").open()))
+    assert rows and all(row["signature"] for row in rows)
+    from dialeval.leaderboard.site import csv_cell
+
+    assert csv_cell("=HYPERLINK(\"x\")") == "'=HYPERLINK(\"x\")" and csv_cell("-1+2") == "'-1+2"
+    assert csv_cell("@SUM(A1)") == "'@SUM(A1)" and csv_cell("+1") == "'+1" and csv_cell(0.5) == 0.5
+
+
+# ---- reported results and the site ----------------------------------------------------------------------
+def test_reported_dstc6_2017_import_and_page(tmp_path):
+    reg_dir = tmp_path / "reg"
+    r = cli("registry", "import", REPORTED, "--registry", reg_dir, "--board", "dstc6-2017", "--team-prefix", "team ")
+    assert r.returncode == 0 and "imported 10" in r.stdout, r.stderr
+    r = cli("registry", "import", REPORTED, "--registry", reg_dir, "--board", "dstc6-2017", "--team-prefix", "team ")
+    assert "imported 0" in r.stdout and "10 already there" in r.stdout
+    with Registry(reg_dir) as reg:
+        runs = {x.team: x for x in reg.runs() if x.team.startswith("team ")}
+        assert len(runs) == 10 and all(x.kind == "reported" for x in runs.values())
+        means = {t: next(rec["value"] for rec in reg.records(run_id=x.run_id)
+                         if rec["split"] == "all" and rec["metric"] == "p@1") for t, x in runs.items()}
+    # targets.md: mean P@1 over the 20 files
+    expected = {"1": 1.0, "2": 1.0, "4": 1.0, "9": 0.981, "7": 0.977, "3": 0.963, "6": 0.808, "8": 0.565,
+                "5": 0.596, "10": 0.336}
+    for team, value in expected.items():
+        assert means[f"team {team}"] == pytest.approx(value, abs=0.0006)
+    r = cli("leaderboard", "build", "--registry", reg_dir, "--out", tmp_path / "site")
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "site" / "board-dstc6-2017.html").read_text()
+    assert page.count('class="badge reported"') >= 10
+    # published bands and the bands the numbers give disagree for teams 6, 7, 8: both shown, flagged
+    assert page.count('class="disagree"') == 3
+    assert "band from the numbers" in page and "published band" in page
+
+
+def test_public_site_holds_no_keys_contacts_or_hidden_splits(demo, challenge, tmp_path):
+    out, _ = demo
+    with Registry(out / "registry") as reg:
+        from dialeval.leaderboard.site import build_site
+
+        build_site(reg, tmp_path / "public", hidden_splits=["tst4"])
+        build_site(reg, tmp_path / "private", private=True, hidden_splits=["tst4"])
+    text = "\n".join(p.read_text() for p in (tmp_path / "public").rglob("*") if p.is_file())
+    assert "@example.org" not in text  # contact addresses never published
+    golds = gold_ids(challenge)
+    assert golds and not any(g in text for g in golds)
+    items = {json.loads(k.read_text())[0]["dialog_id"] for k in challenge.glob("tst*/*.answers.json")}
+    assert not any(i in text for i in items)  # no per-item results
+    assert "tst4" not in text and "PRIVATE" not in text
+    private = (tmp_path / "private" / "board-demo.html").read_text()
+    assert "tst4" in private and "PRIVATE" in private
+    # the public ranking is recomputed on tst1-tst3 (records that pool tst4 are dropped)
+    data = json.loads((tmp_path / "public" / "board-demo.json").read_text())
+    assert {r["split"] for r in data["records"]} == {"tst1", "tst2", "tst3"}
+    assert "scope:tst1+tst2+tst3" in data["ranking_signature"]
+
+
+def test_team_text_is_escaped_everywhere(tmp_path, challenge):
+    runs = tmp_path / "runs"
+    (runs / "x").mkdir(parents=True)
+    (runs / "x" / "submission.tgz").write_bytes((BASELINES / "random" / "submission.tgz").read_bytes())
+    evil = "<img src=x onerror=alert(1)>\"'</script><script>alert(2)</script>"
+    (runs / "x" / "team.json").write_text(json.dumps({"team": evil, "system": "=cmd|' /C calc'!A0",
+                                                      "description": "\" onmouseover=\"alert(3)",
+                                                      "url": "https://example.org/\"><script>alert(4)</script>"}))
+    s = grade(runs, "dstc6", challenge, tmp_path / "reg", progress=False)
+    assert s.outcomes[0].status == "skipped"  # the URL with quotes and markup is refused by the schema
+    (runs / "x" / "team.json").write_text(json.dumps({"team": evil, "system": "=cmd|' /C calc'!A0",
+                                                      "description": "\" onmouseover=\"alert(3)"}))
+    s = grade(runs, "dstc6", challenge, tmp_path / "reg", progress=False)
+    assert s.outcomes[0].status == "valid"
+    with Registry(tmp_path / "reg") as reg:
+        from dialeval.leaderboard.site import build_site
+
+        build_site(reg, tmp_path / "site")
+    for page in (tmp_path / "site").glob("*.html"):
+        html = page.read_text()
+        assert "<img src=x" not in html and "<script>alert" not in html and 'onmouseover="alert' not in html
+    board = next((tmp_path / "site").glob("board-*.html")).read_text()
+    assert "&lt;img src=x onerror=alert(1)&gt;" in board
+    embedded = board.split('id="board-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in embedded and json.loads(embedded)["runs"] == [evil]
+    rows = list(csv.DictReader(next((tmp_path / "site").glob("board-*.csv")).open()))
+    assert rows[0]["system"] == "'=cmd|' /C calc'!A0"
