@@ -63,6 +63,9 @@ BUILTIN: tuple[BaselineSpec, ...] = (
     BaselineSpec(
         "rule-based", "dialeval.baselines.rules:RuleBased", "hand-written rules for the restaurant tasks", False, "rule-based"
     ),
+    BaselineSpec("supervised-embeddings", "dialeval.baselines.embeddings:SupervisedEmbeddings", "bag-of-words embeddings (AΦx)ᵀ(BΦy), margin ranking loss, SGD (torch)", True, "supervised embeddings"),  # noqa: E501
+    BaselineSpec("memn2n", "dialeval.baselines.memn2n:MemN2N", "end-to-end memory network over the conversation (torch)", True, "MemNN"),  # noqa: E501
+    BaselineSpec("memn2n-match", "dialeval.baselines.memn2n:MemN2NMatch", "MemN2N + 7 KB entity-type match features (torch)", True, "MemNN + match"),  # noqa: E501
 )
 
 REGISTRY: dict[str, BaselineSpec] = {s.name: s for s in BUILTIN}

@@ -1,0 +1,97 @@
+"""Supervised embeddings (Bordes & Weston 2017, Table 2 "supervised embeddings").
+
+    f(x, y) = (A Φ(x))ᵀ (B Φ(y))
+
+Φ(x) is the bag of words of the input (every earlier utterance of the conversation, KB facts included, plus the
+last user utterance), Φ(y) the bag of words of a candidate; A = B optionally (``tied``). Trained with the margin
+ranking loss f(x, y) > 1 + f(x, ȳ): for each example, ``negatives`` candidates ȳ are sampled uniformly from the
+training candidates (resampled when one is the gold) and the loss is Σ max(0, 1 − f(x, y) + f(x, ȳ)), with plain
+SGD. Ranking scores every candidate with one matrix product. Embedding size, learning rate and the epoch are
+chosen on dev from :data:`GRID`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dialeval.baselines._torchutil import TorchRanker, require_torch
+
+GRID = ({"lr": 0.05}, {"lr": 0.2})
+"""Dev grid per task (each entry overrides the defaults; the epoch is chosen on dev too)."""
+
+
+def _net(torch, n_vocab: int, d: int, tied: bool, negatives: int, margin: float):
+    nn = torch.nn
+    F = torch.nn.functional
+
+    class EmbedNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.A = nn.Embedding(n_vocab, d, padding_idx=0)
+            self.B = self.A if tied else nn.Embedding(n_vocab, d, padding_idx=0)
+            for emb in {id(self.A): self.A, id(self.B): self.B}.values():
+                nn.init.normal_(emb.weight, std=0.1)
+                with torch.no_grad():
+                    emb.weight[0].zero_()
+
+        def inputs(self, batch):
+            bags = F.embedding_bag(batch["rows"], self.A.weight, mode="sum", padding_idx=0)  # (U, d)
+            present = (batch["age"] > 0).unsqueeze(-1).float()  # memory slots in use
+            return bags[batch["query"]] + (bags[batch["memory"]] * present).sum(1)  # (B, d)
+
+        def candidates(self, cand_tokens):
+            return F.embedding_bag(cand_tokens, self.B.weight, mode="sum", padding_idx=0)
+
+        def scores(self, batch, cand_tokens, match):
+            return self.inputs(batch) @ self.candidates(cand_tokens).T
+
+        def loss(self, batch, cand_tokens, match, answer, gen):
+            x = self.inputs(batch)  # (B, d)
+            n_c = cand_tokens.shape[0]
+            neg = torch.randint(0, n_c, (x.shape[0], negatives), generator=gen)
+            neg = torch.where(neg == answer[:, None], (neg + 1) % n_c, neg)  # never the gold itself
+            used = torch.cat([answer, neg.reshape(-1)])
+            uniq, inv = torch.unique(used, return_inverse=True)
+            emb = self.candidates(cand_tokens[uniq])  # only the sampled candidates are embedded
+            pos = (x * emb[inv[: x.shape[0]]]).sum(-1)  # (B,)
+            negs = torch.einsum("bd,bkd->bk", x, emb[inv[x.shape[0] :]].view(x.shape[0], negatives, -1))
+            return F.relu(margin - pos[:, None] + negs).sum(1).mean()
+
+    return EmbedNet()
+
+
+@dataclass
+class SupervisedEmbeddings(TorchRanker):
+    """(AΦ(x))ᵀ(BΦ(y)) with a margin ranking loss over sampled negatives, SGD."""
+
+    name: str = "supervised-embeddings"
+    seed: int = 0
+    embedding_size: int = 32
+    lr: float = 0.05
+    epochs: int = 8
+    patience: int = 2
+    batch_size: int = 32
+    negatives: int = 100
+    margin: float = 1.0
+    tied: bool = False
+    memory_size: int = 250  # input = up to this many earlier lines + the last one (T6 dialogs reach 500 lines)
+    clip: float = 0.0
+    optimizer: str = "sgd"
+    max_tokens: int = 40
+    grid: tuple | list | None = field(default=GRID)
+    kb: str | None = None
+    progress: bool | None = None
+    match = False
+    needs_training = True
+    HYPERPARAMETERS = (
+        "embedding_size", "lr", "epochs", "patience", "batch_size", "negatives", "margin", "tied", "memory_size",
+        "clip", "optimizer",
+    )
+
+    def __post_init__(self):
+        require_torch()
+        self._init_common()
+
+    def make_module(self, config: dict, n_vocab: int):
+        torch = require_torch()
+        return _net(torch, n_vocab, config["embedding_size"], config["tied"], config["negatives"], config["margin"])
