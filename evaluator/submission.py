@@ -303,7 +303,7 @@ def _decompressed(f, shown: Path):
     return f
 
 
-def _safe_tarinfo():
+def _safe_tarinfo(shown: Path):
     import tarfile
 
     class SafeTarInfo(tarfile.TarInfo):
@@ -313,10 +313,10 @@ def _safe_tarinfo():
             n = getattr(tf, "_dialeval_chain", 0) + 1
             tf._dialeval_chain = n
             if n > MAX_CHAINED_HEADERS:
-                raise UsageError(f"{tf._dialeval_shown}: more than {MAX_CHAINED_HEADERS} extended headers in a row; "
+                raise UsageError(f"{shown}: more than {MAX_CHAINED_HEADERS} extended headers in a row; "
                                  "refusing to unpack")
             if self.size > MAX_HEADER_BYTES:
-                raise UsageError(f"{tf._dialeval_shown}: an extended (pax or long-name) header of {self.size} bytes, "
+                raise UsageError(f"{shown}: an extended (pax or long-name) header of {self.size} bytes, "
                                  f"over the limit of {MAX_HEADER_BYTES}; refusing to unpack")
 
         def _proc_gnulong(self, tf):
@@ -332,7 +332,7 @@ def _safe_tarinfo():
             return super()._proc_builtin(tf)
 
         def _proc_sparse(self, tf):
-            raise UsageError(f"{tf._dialeval_shown}: member {self.name!r} is a GNU sparse file; "
+            raise UsageError(f"{shown}: member {self.name!r} is a GNU sparse file; "
                              "only regular files and folders are accepted")
 
         def _proc_gnusparse_00(self, next, pax_headers, buf):
@@ -362,12 +362,11 @@ def _safe_extract(archive: Path, dest: Path, shown: Path | None = None) -> None:
         try:
             # Headers and block padding add to the members' sizes; past that slack the stream is hostile.
             stream = _Capped(_decompressed(f, shown), limit + 64 * MAX_ARCHIVE_MEMBERS * 1024, shown)
-            tf = tarfile.open(fileobj=stream, mode="r|", tarinfo=_safe_tarinfo())
+            tf = tarfile.open(fileobj=stream, mode="r|", tarinfo=_safe_tarinfo(shown))
         except UsageError:
             raise
         except bad as e:
             raise UsageError(f"{shown}: not a readable tar/tgz archive ({_one_line(e)})") from None
-        tf._dialeval_shown = shown
         with tf:
             total = 0
             names: set[str] = set()
