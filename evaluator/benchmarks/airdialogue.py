@@ -374,56 +374,80 @@ def _resolve_flights(kb: adm.KBArrays, flights: list) -> tuple[np.ndarray, np.nd
 
 
 # ---------------------------------------------------------------------------------------------- KB
-def read_kb_arrays(path: Path) -> adm.KBArrays:
-    """The whole KB file as (items × flights) numpy columns (padding where a line has fewer flights)."""
-    counts: list[int] = []
-    reservation: list[int] = []
-    cols: dict[str, list] = {k: [] for k in (*adm.FEATURES, "number")}
-    for first, block in fmt.read_kb_blocks(path):
-        c, r, bc = fmt.kb_block_columns(path, first, block)
-        counts.extend(c)
-        reservation.extend(r)
-        for k, v in bc.items():
-            cols[k].extend(v)
-        del block, bc
+def iter_kb_blocks(path: Path):
+    """``(0-based index of the block's first line, KBArrays of the block)`` for blocks of KB lines.
+
+    Scoring runs block by block, so the split's KB never exists whole: at most one block of structs and its
+    numpy columns are alive. The cyclic GC is paused while a block is decoded (the structs hold no cycles, and
+    millions of allocations would otherwise trigger it over and over).
+    """
+    import gc
+
+    codes = fmt.string_codes()
+    blocks = fmt.read_kb_blocks(path)
+    while True:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            item = next(blocks, None)
+            if item is None:
+                return
+            first, block = item
+            counts, reservation, cols = fmt.kb_block_columns(path, first, block, codes)
+            del block, item
+        finally:
+            if enabled:
+                gc.enable()
+        yield first - 1, _block_arrays(counts, reservation, cols)
+
+
+def _block_arrays(counts: list[int], reservation: list[int], cols: dict[str, np.ndarray]) -> adm.KBArrays:
     n = len(counts)
     kmax = max(counts) if counts else 0
     cnt = np.asarray(counts, np.int64)
     uniform = n == 0 or bool((cnt == kmax).all())
-    if uniform:
-        valid = np.ones((n, kmax), bool)
-    else:
-        valid = np.arange(kmax)[None, :] < cnt[:, None]
+    valid = np.ones((n, kmax), bool) if uniform else np.arange(kmax)[None, :] < cnt[:, None]
 
-    def shape(values, dtype, fill):
-        arr = np.asarray(values, dtype=dtype) if dtype is not object else _obj(values)
+    def shape(arr, fill):
         if uniform:
             return arr.reshape(n, kmax)
-        out = np.full((n, kmax), fill, dtype=dtype)
+        out = np.full((n, kmax), fill, dtype=arr.dtype)
         out[valid] = arr
         return out
 
-    out = {}
-    for k in adm.FEATURES:
-        if k in ("a1", "a2", "cl"):
-            out[k] = shape(cols[k], object, None)
-        else:
-            out[k] = shape(cols[k], np.int64, 0)
-        cols[k] = None
-    try:
-        number = shape(cols["number"], np.int64, -1)
-    except OverflowError:
-        raise UsageError(f"{path.name}: a flight_number does not fit in 64 bits") from None
-    return adm.KBArrays(**out, number=number, valid=valid, reservation=np.asarray(reservation, np.int64))
+    out = {k: shape(cols[k], -1 if k in ("a1", "a2", "cl") else 0) for k in adm.FEATURES}
+    return adm.KBArrays(**out, number=shape(cols["number"], -1), valid=valid,
+                        reservation=np.asarray(reservation, np.int64))
 
 
-def _obj(values: list) -> np.ndarray:
-    a = np.empty(len(values), dtype=object)
-    a[:] = values
-    return a
+def _pad(kb: adm.KBArrays, kmax: int) -> adm.KBArrays:
+    k = kb.number.shape[1] if kb.number.ndim == 2 else 0
+    if k == kmax:
+        return kb
+    fields = {}
+    for name in kb.__dataclass_fields__:
+        a = getattr(kb, name)
+        if name == "reservation":
+            fields[name] = a
+            continue
+        fill = False if name == "valid" else (-1 if name in ("a1", "a2", "cl", "number") else 0)
+        out = np.full((a.shape[0], kmax), fill, dtype=a.dtype)
+        out[:, :k] = a
+        fields[name] = out
+    return adm.KBArrays(**fields)
 
 
-def gold_columns(kb: adm.KBArrays, gold_flights: list[list[int]], data_name: str) -> list[list[int]]:
+def read_kb_arrays(path: Path) -> adm.KBArrays:
+    """The whole KB file as (items × flights) columns (for tools and tests; scoring streams the blocks)."""
+    blocks = [kb for _, kb in iter_kb_blocks(path)]
+    if not blocks:
+        return _block_arrays([], [], {k: np.empty(0, np.int64) for k in fmt.COLUMN_NAMES})
+    kmax = max(b.number.shape[1] for b in blocks)
+    blocks = [_pad(b, kmax) for b in blocks]
+    return adm.KBArrays(**{k: np.concatenate([getattr(b, k) for b in blocks]) for k in adm.KBArrays.__dataclass_fields__})
+
+
+def gold_columns(kb: adm.KBArrays, gold_flights: list[list[int]], data_name: str, offset: int = 0) -> list[list[int]]:
     """KB columns of each item's gold flights; a gold flight missing from its KB is a data error."""
     n_gold = np.fromiter(map(len, gold_flights), np.int64, count=len(gold_flights))
     owner = np.repeat(np.arange(len(gold_flights)), n_gold)
@@ -431,9 +455,9 @@ def gold_columns(kb: adm.KBArrays, gold_flights: list[list[int]], data_name: str
     eq = (kb.number[owner] == flat[:, None]) & kb.valid[owner]
     found = eq.any(axis=1)
     if not found.all():
-        bad = int(owner[~found][0])
+        bad = int(owner[~found][0]) + offset
         raise UsageError(f"{data_name} line {bad + 1}: a gold flight of expected_action is not in the line's KB "
-                         f"({int((~found).sum())} such gold flights in the split)")
+                         f"({int((~found).sum())} such gold flights in its block of lines)")
     cols = eq.argmax(axis=1).tolist()
     out: list[list[int]] = []
     pos = 0
@@ -536,19 +560,29 @@ class AirDialogue(Benchmark):
         if preds is None or any(p.severity == "error" for p in problems) or not request.scoring:
             return done(None)
 
-        kb = read_kb_arrays(kb_path)
-        if len(kb) != n_data:
-            raise UsageError(f"{kb_path.name} has {len(kb)} lines but {data_path.name} has {n_data}: the two files of "
-                             "a split must align line by line")
-        gold_cols = gold_columns(kb, gold_flights, data_path.name)
         if n_scored < n_data:  # lenient: lines the toolkit's zip() drops
-            kb = kb.take(slice(0, n_scored))
-            gold_names, gold_cols, gold_status = gold_names[:n_scored], gold_cols[:n_scored], gold_status[:n_scored]
+            gold_names, gold_flights, gold_status = gold_names[:n_scored], gold_flights[:n_scored], gold_status[:n_scored]
             if gold_dialogues is not None:
                 gold_dialogues = gold_dialogues[:n_scored]
-        kind, col = _resolve_flights(kb, preds.flights)
-        values = adm.state_scores(kb, gold_names, gold_cols, gold_status, preds.names, kind, col, preds.statuses,
-                                  o["flight_distance"], o["exact_name"])
+        flight = np.zeros(n_scored)
+        flight_ex = np.zeros(n_scored)
+        n_kb = 0
+        for start, kb in iter_kb_blocks(kb_path):
+            n_kb = start + len(kb)
+            stop = min(n_kb, n_scored)
+            if start >= stop:
+                continue
+            if stop - start < len(kb):
+                kb = kb.take(slice(0, stop - start))
+            gcols = gold_columns(kb, gold_flights[start:stop], data_path.name, start)
+            kind, col = _resolve_flights(kb, preds.flights[start:stop])
+            flight[start:stop], flight_ex[start:stop] = adm.flight_scores(kb, gcols, kind, col, o["flight_distance"])
+            del kb
+        if n_kb != n_data:
+            raise UsageError(f"{kb_path.name} has {n_kb} lines but {data_path.name} has {n_data}: the two files of "
+                             "a split must align line by line")
+        name, name_ex = adm.name_scores(preds.names, gold_names, o["exact_name"])
+        values = adm.combine(name, name_ex, flight, flight_ex, adm.status_scores(preds.statuses, gold_status))
         if correct_sample_mask is not None:  # --lenient human: lines marked correct count 1 without checking
             for k in values:
                 values[k] = np.where(correct_sample_mask[:n_scored], 1.0, values[k])

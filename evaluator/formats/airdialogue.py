@@ -15,9 +15,9 @@ lines into numpy columns (:class:`~dialeval.metrics.airdialogue.KBArrays` is bui
 from __future__ import annotations
 
 import operator
+from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, count
 from pathlib import Path
 
 import msgspec
@@ -32,7 +32,7 @@ AIRLINE_COST = {"UA": 0, "AA": 0, "Delta": 0, "Hawaiian": 0, "Southwest": 1, "Fr
 BLOCK = 2048  # lines decoded before a block is turned into columns (bounds the Python objects alive at once)
 
 
-class Flight(msgspec.Struct):
+class Flight(msgspec.Struct, gc=False):
     departure_airport: str
     return_airport: str
     departure_month: str
@@ -48,7 +48,7 @@ class Flight(msgspec.Struct):
     flight_number: int
 
 
-class KBLine(msgspec.Struct):
+class KBLine(msgspec.Struct, gc=False):
     kb: list[Flight]
     reservation: int = 0
 
@@ -89,17 +89,20 @@ def available_splits(data_dir: Path) -> list[str]:
     return sorted(names, key=lambda n: (order.get(n, 3), n))
 
 
-def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """``(1-based line number, bytes without the newline)``; a final newline does not make an extra line."""
+def _open(path: Path):
     try:
-        fh = open(path, "rb")
+        return open(path, "rb")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise UsageError(f"{path}: is a directory, expected a JSON-lines file") from None
     except PermissionError:
         raise UsageError(f"{path}: permission denied") from None
-    with fh:
+
+
+def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """``(1-based line number, bytes without the newline)``; a final newline does not make an extra line."""
+    with _open(path) as fh:
         for i, line in enumerate(fh, 1):
             if line.endswith(b"\n"):
                 line = line[:-1]
@@ -116,39 +119,24 @@ def _decode_error(path: Path, lineno: int, line: bytes, e: Exception) -> UsageEr
 
 
 def decode_lines(path: Path, typ) -> Iterator[tuple[int, object]]:
-    """Typed decoding of every line; a blank or malformed line is a UsageError naming the line."""
+    """Typed decoding of every line; a blank or malformed line is a UsageError naming the line.
+
+    Lines are decoded as read (JSON allows the trailing newline as whitespace), so nothing is copied.
+    """
     dec = msgspec.json.Decoder(typ)
-    for lineno, line in iter_raw_lines(path):
-        try:
-            yield lineno, dec.decode(line)
-        except (msgspec.MsgspecError, ValueError) as e:
-            raise _decode_error(path, lineno, line, e) from None
+    with _open(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            try:
+                yield lineno, dec.decode(line)
+            except (msgspec.MsgspecError, ValueError) as e:
+                raise _decode_error(path, lineno, line, e) from None
 
 
-@dataclass
-class KBColumns:
-    """KB features as flat per-flight lists plus per-line flight counts (numpy conversion is the caller's)."""
-
-    counts: list[int] = field(default_factory=list)
-    reservation: list[int] = field(default_factory=list)
-    columns: dict[str, list] = field(default_factory=dict)
-
-
-_GETTERS = {
-    "a1": operator.attrgetter("departure_airport"),
-    "a2": operator.attrgetter("return_airport"),
-    "m1": operator.attrgetter("departure_month"),
-    "m2": operator.attrgetter("return_month"),
-    "d1": operator.attrgetter("departure_day"),
-    "d2": operator.attrgetter("return_day"),
-    "t1": operator.attrgetter("departure_time_num"),
-    "t2": operator.attrgetter("return_time_num"),
-    "cl": operator.attrgetter("class_"),
-    "pr": operator.attrgetter("price"),
-    "cn": operator.attrgetter("num_connections"),
-    "al": operator.attrgetter("airline"),
-    "number": operator.attrgetter("flight_number"),
-}
+COLUMN_NAMES = ("a1", "a2", "m1", "m2", "d1", "d2", "t1", "t2", "cl", "pr", "cn", "al", "number")
+_FLIGHT_TUPLE = operator.attrgetter(
+    "departure_airport", "return_airport", "departure_month", "return_month", "departure_day", "return_day",
+    "departure_time_num", "return_time_num", "class_", "price", "num_connections", "airline", "flight_number")
+_DAY = {**{str(i): i for i in range(1, 32)}, **{i: i for i in range(1, 32)}}
 
 
 def read_kb_blocks(path: Path) -> Iterator[tuple[int, list[KBLine]]]:
@@ -166,21 +154,48 @@ def read_kb_blocks(path: Path) -> Iterator[tuple[int, list[KBLine]]]:
         yield first, block
 
 
-def kb_block_columns(path: Path, first: int, block: list[KBLine]):
-    """One block's flights as flat lists (months as 1-12, days as int, airline as its cost class)."""
-    flights = list(chain.from_iterable(map(operator.attrgetter("kb"), block)))
-    counts = list(map(len, map(operator.attrgetter("kb"), block)))
-    cols = {k: list(map(g, flights)) for k, g in _GETTERS.items()}
-    try:
-        cols["m1"] = list(map(_MONTH_INDEX.__getitem__, cols["m1"]))
-        cols["m2"] = list(map(_MONTH_INDEX.__getitem__, cols["m2"]))
-        cols["al"] = list(map(AIRLINE_COST.__getitem__, cols["al"]))
-        cols["d1"] = list(map(int, cols["d1"]))
-        cols["d2"] = list(map(int, cols["d2"]))
-    except (KeyError, ValueError):
-        raise UsageError(_locate_bad_value(path, first, block)) from None
+def string_codes() -> dict:
+    """A dict giving every new string the next integer (C-level through ``defaultdict``): equal codes = equal
+    strings, so airports and classes are compared as integers."""
+    return defaultdict(count().__next__)
+
+
+def kb_block_columns(path: Path, first: int, block: list[KBLine], codes: dict | None = None):
+    """One block's flights as flat int64 columns: months 1-12, days as numbers, airline as its cost class
+    (0 normal, 1 low), airports and class as codes from ``codes`` (shared across blocks).
+
+    One C-level attribute getter per flight, a transpose and ``np.fromiter`` over C-level maps: no Python code
+    runs per flight feature.
+    """
+    import numpy as np
+
+    codes = string_codes() if codes is None else codes
+    kbs = list(map(operator.attrgetter("kb"), block))
+    counts = list(map(len, kbs))
+    rows = list(map(_FLIGHT_TUPLE, chain.from_iterable(kbs)))
+    n = len(rows)
+    cols = dict(zip(COLUMN_NAMES, zip(*rows))) if rows else {k: () for k in COLUMN_NAMES}
+    del rows
+    maps = {"a1": codes.__getitem__, "a2": codes.__getitem__, "cl": codes.__getitem__,
+            "m1": _MONTH_INDEX.__getitem__, "m2": _MONTH_INDEX.__getitem__, "al": AIRLINE_COST.__getitem__,
+            "d1": _DAY.__getitem__, "d2": _DAY.__getitem__}
+    out = {}
+    for k, v in cols.items():
+        f = maps.get(k)
+        try:
+            out[k] = np.fromiter(v if f is None else map(f, v), np.int64, count=n)
+        except KeyError:
+            if k in ("d1", "d2"):  # a day spelt otherwise ("07"): the slow path
+                try:
+                    out[k] = np.fromiter(map(int, v), np.int64, count=n)
+                    continue
+                except ValueError:
+                    pass
+            raise UsageError(_locate_bad_value(path, first, block)) from None
+        except OverflowError:
+            raise UsageError(f"{path.name}: a number from line {first} on does not fit in 64 bits") from None
     reservation = [kb.reservation for kb in block]
-    return counts, reservation, cols
+    return counts, reservation, out
 
 
 def _locate_bad_value(path: Path, first: int, block: list[KBLine]) -> str:
