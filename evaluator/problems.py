@@ -46,10 +46,18 @@ CODES: dict[str, str] = {
     "text-normalised": "(warning) candidates given as text matched after normalisation (lower-case, no punctuation or a/an/the)",
     # JSON-lines submissions (AirDialogue)
     "blank-line": "a blank line in a JSON-lines file (one prediction per data line, in order)",
-    "not-json": "a line that is not a JSON value",
+    "not-json": "a submitted file (or a JSON-lines line) that is not valid JSON; the message gives line and column",
     "line-count": "a JSON-lines submission whose number of lines differs from the split's data lines",
     "unknown-status": "an AirDialogue status outside book, change, cancel, no_flight, no_reservation",
     "id-mismatch": "an optional line id that differs from the line's 0-based position",
+    # submitted files that are not one JSON document (the message says what the file looks like)
+    "empty-file": "a submitted file that is empty or holds only whitespace",
+    "bad-encoding": "a submitted file that is not UTF-8 without a BOM (UTF-16, a byte-order mark, invalid bytes)",
+    "wrong-file-type": "a submitted file that is compressed or an archive (gzip, ZIP, tar, ...) where JSON is expected",
+    "json-lines": "a JSON Lines file (one object per line) where the format is one JSON array",
+    "truncated-json": "a submitted file that ends before its JSON value does (cut short)",
+    "no-result-file": "a directory or archive without a result file for the split scored",
+    "nothing-ranked": "(warning) the submission ranks no item of the split",
 }
 
 

@@ -466,3 +466,39 @@ def test_cache_never_follows_links(tiny, cache_dir, tmp_path):
     entry.symlink_to(victim)
     load_task_index(1, path)  # stores the entry again: the link is replaced, the victim untouched
     assert victim.read_text() == "keep me" and not entry.is_symlink()
+
+
+# ---- wrong split, empty submissions (item 11) --------------------------------------------------------------------
+def test_folder_for_another_split_is_a_submission_problem(tmp_path, tiny):
+    d = tmp_path / "dir"
+    for t in tiny.tasks:
+        write_json(d / "tst2" / tiny.answers_name(t), tiny.perfect([t]))
+    rep = score(d, split="tst1", data=tiny.root)
+    assert not rep.valid and [(p.code, p.message.split(" (")[0]) for p in rep.errors] == [
+        ("no-result-file", "the folder has tst2/ not tst1/")]
+    assert not [p for p in rep.warnings if p.code == "missing-dialog"]
+    r = _cli(tiny, "score", d)
+    assert r.returncode == 1 and "the folder has tst2/ not tst1/" in r.stderr
+
+
+def test_empty_list_is_a_warning_not_silence(tmp_path, tiny):
+    rep = score(write_json(tmp_path / "sub.json", []), split="tst1", data=tiny.root)
+    assert rep.valid and [p.code for p in rep.warnings] == ["nothing-ranked"]
+    assert rep.value("p@1") == 0.0
+
+
+@pytest.mark.parametrize("bad", ["../x", "/etc", "tst9"])
+def test_split_names_are_validated(tmp_path, tiny, bad):
+    sub = write_json(tmp_path / "sub.json", tiny.perfect())
+    r = run_cli("score", sub, "--challenge", tiny.root, "--split", bad)
+    _one_line_error(r, 2, "is not a split of the challenge")
+
+
+def test_broken_file_is_a_problem_in_json_and_csv_reports(tmp_path, tiny):
+    sub = write_json(tmp_path / "run.json", b"\x1f\x8b\x08\x00" + bytes(30))
+    r = _cli(tiny, "score", sub, "--json")
+    assert r.returncode == 1
+    (p,) = json.loads(r.stdout)["problems"]
+    assert p["code"] == "wrong-file-type" and p["file"] == "run.json" and "gzip" in p["message"]
+    r = _cli(tiny, "score", sub, "--csv")
+    assert r.returncode == 1 and "wrong-file-type" in r.stderr

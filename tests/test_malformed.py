@@ -14,6 +14,7 @@ items each with 7, 8, 10 and 9 candidates; item ``i`` of the submission is item 
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import random
@@ -98,10 +99,11 @@ class Case:
     id: str
     build: Callable[[TinyChallenge], object]  # -> JSON data, raw bytes, or a Dir
     strict: set[tuple[str, str]] | str  # error (code, pointer) pairs, or "usage:<text in the message>"
-    lenient: set[str] | str = "score"  # "score", a set of official-crash pointers, or "usage"
+    lenient: set[str] | str = "score"  # "score", a set of official-crash pointers, "usage", or "same" (as strict)
     warnings: tuple[tuple[str, str], ...] = ()  # strict warnings that must be present (code, pointer)
     key_edit: Callable[[TinyChallenge], None] | None = None
     schema_valid: bool | None = None  # for single JSON files: what the published schema says
+    message: str = ""  # text that one strict error message must contain
 
 
 def E(i: int, j: int, field: str = "") -> str:
@@ -223,12 +225,27 @@ CASES = [
     Case("top-level-object", lambda ch: {"items": ch.perfect()}, {("not-a-list", "")}, {""}, schema_valid=False),
     Case("item-not-object", edit(lambda d, ch: d.insert(0, 7)), {("item-not-object", "/0")}, {"/0"},
          schema_valid=False),
-    Case("not-json", raw(lambda ch: b'[{"dialog_id": "x",\n  "lst_candidate_id" []}]'), "usage:line 2 column 22", "usage"),
-    Case("empty-file", raw(lambda ch: b""), "usage:not valid JSON", "usage"),
-    Case("non-utf8", raw(lambda ch: b'[{"dialog_id": "\xff\xfe", "lst_candidate_id": []}]'), "usage:not UTF-8", "usage"),
-    Case("deeply-nested", raw(lambda ch: b"[" * DEEP + b"]" * DEEP), "usage:nested too deeply", "usage"),
+    # a broken file is the participant's fault: a problem with a code and a position (exit 1), never exit 2
+    Case("not-json", raw(lambda ch: b'[{"dialog_id": "x",\n  "lst_candidate_id" []}]'), {("not-json", "")}, "same",
+         message="line 2 column 22"),
+    Case("empty-file", raw(lambda ch: b""), {("empty-file", "")}, "same", message="empty"),
+    Case("non-utf8", raw(lambda ch: b'[{"dialog_id": "\xff\xfe", "lst_candidate_id": []}]'), {("bad-encoding", "")},
+         "same", message="not UTF-8"),
+    Case("deeply-nested", raw(lambda ch: b"[" * DEEP + b"]" * DEEP), {("not-json", "")}, "same",
+         message="nested too deeply"),
+    Case("utf8-bom", raw(lambda ch: b"\xef\xbb\xbf" + json.dumps(ch.perfect()).encode()), {("bad-encoding", "")}, "same",
+         message="UTF-8 BOM"),
+    Case("utf16", raw(lambda ch: json.dumps(ch.perfect()).encode("utf-16")), {("bad-encoding", "")}, "same",
+         message="UTF-16"),
+    Case("gzip", raw(lambda ch: gzip.compress(json.dumps(ch.perfect()).encode(), mtime=0)), {("wrong-file-type", "")},
+         "same", message="gzip-compressed"),
+    Case("zip", raw(lambda ch: b"PK\x03\x04" + bytes(40)), {("wrong-file-type", "")}, "same", message="ZIP archive"),
+    Case("json-lines", raw(lambda ch: "\n".join(json.dumps(it) for it in ch.perfect()).encode()), {("json-lines", "")},
+         "same", message="one JSON list"),
+    Case("truncated", raw(lambda ch: json.dumps(ch.perfect()).encode()[:700]), {("truncated-json", "")}, "same",
+         message="truncated"),
     Case("integer-5000-digits", raw(lambda ch: json.dumps(ch.perfect()).replace('"rank": 2}', '"rank": ' + "7" * 5000 + "}", 1).encode()),
-         "usage:not a readable JSON", "usage"),
+         {("not-json", "")}, "same", message="not a readable JSON"),
     Case("rank-nan", raw(lambda ch: json.dumps(ch.perfect()).replace('"rank": 2}', '"rank": NaN}', 1).encode()),
          {("rank-not-integer", E(0, 1, "rank"))}, {E(0, 1, "rank")}),
     Case("rank-bool", set_rank(0, 0, True), {("rank-not-integer", E(0, 0, "rank"))}, schema_valid=False),
@@ -261,7 +278,7 @@ CASES = [
          {("unknown-dialog", "/4/dialog_id")}, warnings=(("missing-dialog", ""),)),
     Case("dir-unknown-file", lambda ch: _dir_files(ch, extra={"tst1/extra.json": []}), {("unknown-file", "")}),
     Case("dir-not-json-file", lambda ch: _dir_files(ch, extra={f"tst1/{ch.answers_name(3)}": b"[1, 2"}),
-         "usage:not valid JSON", "usage"),
+         {("truncated-json", "")}, "same", message="truncated"),
 ]
 CASE_IDS = [c.id for c in CASES]
 BY_ID = {c.id: c for c in CASES}
@@ -308,6 +325,8 @@ def test_strict_reports_every_expected_error(setup):
     report = run_score(ch, sub)
     got = {(p.code, p.pointer) for p in report.errors}
     assert got == case.strict, [p.format() for p in report.errors]
+    if case.message:
+        assert any(case.message in p.message for p in report.errors), [p.message for p in report.errors]
     warnings = {(p.code, p.pointer) for p in report.warnings}
     for w in case.warnings:
         assert w in warnings
@@ -393,6 +412,10 @@ def test_lenient_matches_the_official_algorithm(setup):
             run_score(ch, sub, lenient=True)
         return
     report = run_score(ch, sub, lenient=True)
+    if case.lenient == "same":  # not JSON at all: the same problem as in strict mode
+        assert not report.valid and report.records == []
+        assert {(p.code, p.pointer) for p in report.errors} == case.strict
+        return
     data = case.build(ch)
     if case.lenient == "score":
         ref = reference_values(data, ch)
@@ -474,7 +497,7 @@ def _expected_exit(case: Case, lenient: bool) -> int:
     if want == "usage" or (isinstance(want, str) and want.startswith("usage")):
         return 2
     if lenient:
-        return 0 if want == "score" else 1
+        return 0 if want == "score" else 1  # "same" and official crashes are invalid
     return 1 if want else 0
 
 
@@ -506,7 +529,8 @@ def test_cli_exit_codes_and_output(setup, tmp_path):
         assert not schema_problems(rep2, "score-report")
         assert rep2["valid"] == (want2 == 0)
         if want2 == 1:
-            assert {p["code"] for p in rep2["problems"] if p["severity"] == "error"} == {"official-crash"}
+            want_codes = {c for c, _ in case.strict} if case.lenient == "same" else {"official-crash"}
+            assert {p["code"] for p in rep2["problems"] if p["severity"] == "error"} == want_codes
     if case.id in ("partial-without-gold", "key-without-gold", "empty-ranking"):
         # the submission names no gold id (or the key has none), so nothing printed may contain one
         for text in (r.stdout, r.stderr, r2.stdout, r2.stderr):
@@ -526,8 +550,9 @@ def _common_cli_checks(r, want: int) -> None:
 def test_cli_not_json_message_has_line_and_column(tmp_path, tiny_shared):
     sub = materialize(BY_ID["not-json"], tiny_shared, tmp_path)
     r = run_cli("validate", sub, "--challenge", tiny_shared.root, "--split", "tst1")
-    assert r.returncode == 2
-    assert "line 2 column 22" in r.stderr and r.stderr.count("\n") == 1
+    assert r.returncode == 1  # the participant's file: invalid, not a usage error
+    assert "sub.json: not valid JSON at line 2 column 22" in r.stderr and "Traceback" not in r.stderr
+    assert "missing-dialog" not in r.stderr  # no per-item noise after a file-level error
 
 
 def test_cli_validate_needs_no_keys(tmp_path):

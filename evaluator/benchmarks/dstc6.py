@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
 from dialeval.challenge import LoadedSplit, load_split, open_challenge
-from dialeval.errors import UsageError
+from dialeval.errors import UnreadableJSON, UsageError
 from dialeval.fastpath import check_result_items, decode_result
 from dialeval.formats.jsonio import parse_json_bytes
 from dialeval.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
@@ -52,7 +52,7 @@ class DSTC6(Benchmark):
         with open_submission(request.submission) as sub:
             for split in evaluation.splits:
                 for f in _files_for_split(sub, split, len(evaluation.splits)):
-                    for did, cid in _rank_one_entries(parse_json_bytes(f.read_bytes(), str(f.path))):
+                    for did, cid in _rank_one_entries(parse_json_bytes(f.read_bytes(), f.name)):
                         top[(split, did)] = cid
         texts: dict[tuple[str, str], dict[str, str]] = {}
         gold: dict[tuple[str, str], str | None] = {}
@@ -175,6 +175,10 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
             raise UsageError("--split all: the submission has no folder named after a split of the challenge")
     if not names:
         raise UsageError("--split is empty")
+    for n in names:
+        if n not in have:  # also keeps "../x" and absolute paths out of path joins
+            shown = n if len(n) <= 40 else n[:40] + "..."
+            raise UsageError(f"--split: {shown!r} is not a split of the challenge (it has: {', '.join(have) or 'none'})")
     if submission.kind == "file" and len(names) > 1:
         raise UsageError("a single result file is scored against one split; give one --split")
     return names
@@ -211,7 +215,11 @@ def _check_split(
     problems: list[Problem] = list(loaded.key_warnings)
     files = _files_for_split(sub, loaded.name, n_splits)
     if not files:
-        problems.append(Problem("missing-dialog", "", f"the submission has no result files for split {loaded.name}", "warning"))
+        have = sorted({f.split for f in sub.files if f.split})
+        where = f"the folder has {', '.join(s + '/' for s in have)} not {loaded.name}/" if have else \
+            f"no {loaded.name}/ folder and no result file for it"
+        problems.append(Problem("no-result-file", "", f"{where} (expected {loaded.name}/<test file stem>.answers.json)",
+                                "error"))
     stem_task = {tf.path.name[: -len(".json")]: t for t, tf in loaded.split.files.items()}
     seen: dict[str, str] = {}
     gold_rank: dict[str, int] = {}
@@ -243,8 +251,13 @@ def _check_split(
                     other += fast[1]
                     continue
                 raw = f.read_bytes()  # invalid after all: the full checker explains why
-        data = parse_json_bytes(raw, str(f.path))
-        del raw
+        try:
+            data = parse_json_bytes(raw, f.name)
+        except UnreadableJSON as e:  # the participant's file, not the organizer's set-up: a problem, exit 1
+            problems.append(Problem(e.code, "", e.reason, "error", f.name))
+            continue
+        finally:
+            del raw
         if lenient:
             _lenient_file(data, f, loaded, candidate_limit, problems, gold_rank, seen, file_task)
         else:
@@ -258,11 +271,17 @@ def _check_split(
     parts = []
     if scoring:
         from dialeval.ranks import RankTable
+    # After a file-level error (not JSON, not an array, no result file) every item would be "missing":
+    # that error says it all.
+    file_level = any(p.severity == "error" and p.pointer == "" for p in problems)
+    if not seen and not file_level:
+        problems.append(Problem("nothing-ranked", "", f"the submission ranks no item of split {loaded.name}: "
+                                "every item is scored as a miss", "warning"))
     for t in loaded.tasks:
         idx = loaded.indexes[t]
         key = loaded.keys.get(t)
         ids = key.dialog_ids if key is not None else idx.dialog_ids
-        missing = [d for d in ids if d not in seen]
+        missing = [] if file_level or not seen else [d for d in ids if d not in seen]
         for d in missing:
             problems.append(Problem("missing-dialog", "", f"dialog {d} (task {t}) is not ranked: scored as a miss", "warning"))
         if scoring and key is not None:
