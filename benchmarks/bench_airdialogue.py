@@ -59,11 +59,6 @@ def measure(cmd: list[str]) -> tuple[float, int]:
     return float(dt), int(rss)
 
 
-def median_of(cmd: list[str], runs: int) -> tuple[float, int]:
-    res = [measure(cmd) for _ in range(runs)]
-    return statistics.median(r[0] for r in res), max(r[1] for r in res)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=40_000)
@@ -90,12 +85,12 @@ def main() -> None:
             ("dialeval score (current distance)", score),
             ("api evaluate, legacy distance", [py, "-c", API.format(sub=str(sub), data=str(d))]),
         ]
-        results = {}
-        for label, cmd in rows:
-            try:
-                results[label] = median_of(cmd, args.runs)
-            except (subprocess.CalledProcessError, SystemExit) as e:
-                print(f"{label}: failed ({e})")
+        # Runs are interleaved (baseline, score, baseline, ...) so a busy machine slows both alike.
+        samples: dict[str, list[tuple[float, int]]] = {label: [] for label, _ in rows}
+        for _ in range(args.runs):
+            for label, cmd in rows:
+                samples[label].append(measure(cmd))
+        results = {label: (statistics.median(t for t, _ in v), max(r for _, r in v)) for label, v in samples.items()}
         base_t, base_rss = results["json.loads, both files (kept nothing)"]
         keep_rss = results["json.loads, both files (kept all)"][1]
         print(f"{'command':44s} {'wall s':>8s} {'peak RSS MiB':>13s} {'t / loads':>10s} {'RSS / loads':>12s} "

@@ -470,3 +470,54 @@ def test_benchmark_registered():
     from dialeval.benchmarks import registry
 
     assert isinstance(registry.get("airdialogue"), AirDialogue)
+
+
+def test_ragged_kbs_and_blocks_match_item_by_item(tmp_path, monkeypatch):
+    """KB lines of different lengths, scored in several blocks, give each item's value scored alone."""
+    from dialeval.formats import airdialogue as fmt
+
+    monkeypatch.setattr(fmt, "BLOCK", 2)
+    gold = {"name": "A B", "flight": [1000], "status": "book"}
+    items = [([G, P, F], 0, gold), ([G, P], 0, gold), ([G, F, P, flight(1003, pr=5000)], 0, gold), ([G, P, F], 0, gold),
+             ([G, flight(1001, cn=2)], 0, gold)]
+    preds = [act("A B", [1001]), act("A B", [1001]), act("A B", [1001]), act("A B", [10**30]), act("A B", [1001])]
+    d = tmp_path / "all"
+    write_split(d, items)
+    together = score(write_preds(tmp_path / "p", preds), d).table.values["flight"]
+    for i, (item, pred) in enumerate(zip(items, preds)):
+        one = tmp_path / f"one{i}"
+        write_split(one, [item])
+        alone = score(write_preds(tmp_path / f"p{i}", [pred]), one).table.values["flight"][0]
+        assert together[i] == alone, i
+    assert together[3] == 0 and 0 < together[0] < 1
+
+
+def test_gold_outside_kb_names_the_line_in_a_later_block(tmp_path, monkeypatch):
+    from dialeval.formats import airdialogue as fmt
+
+    monkeypatch.setattr(fmt, "BLOCK", 2)
+    ok = ([G, P], 0, {"name": "A B", "flight": [1000], "status": "book"})
+    bad = ([G, P], 0, {"name": "A B", "flight": [1007], "status": "book"})
+    d = tmp_path / "d"
+    write_split(d, [ok, ok, ok, bad])
+    with pytest.raises(UsageError, match="dev_data.json line 4") as e:
+        score(write_preds(tmp_path / "p", [act("A B", [1000])] * 4), d)
+    assert "1007" not in str(e.value)
+
+
+def test_lenient_human_counts_correct_samples(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    gold = {"name": "A B", "flight": [1000], "status": "book"}
+    lines = [{"expected_action": gold, "action": {"name": "A B", "flight": [1001], "status": "book"},
+              "correct_sample": True},
+             {"expected_action": gold, "action": {"name": "A B", "flight": [1001], "status": "book"},
+              "correct_sample": False}]
+    (d / "dev_data.json").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (d / "dev_kb.json").write_text("".join(json.dumps({"kb": [G, P, F], "reservation": 0}) + "\n" for _ in lines))
+    _, strict = evaluate(d / "dev_data.json", benchmark="airdialogue", data=d, split="dev", options={"source": "human"})
+    _, lenient = evaluate(d / "dev_data.json", benchmark="airdialogue", data=d, split="dev",
+                          options={"source": "human", "lenient": True})
+    s, le = strict.table.values["score"], lenient.table.values["score"]
+    assert s[0] == s[1] < 1 and le[0] == 1.0 and le[1] == s[1]
+    assert any("correct_sample" in p.message for p in lenient.problems)
