@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("dialeval.commands.demo", "demo_cmd", "Run the whole chain on the embedded default challenge."),
     "baseline": ("dialeval.baselines.cli", "baseline_group", "List and run the reference baselines."),
     "reproduce": ("dialeval.baselines.cli", "reproduce_group", "Reproduce published baseline tables."),
+    "airdialogue": ("dialeval.commands.airdialogue", "airdialogue_group", "AirDialogue: simulate a split, baseline submissions, response-generation BLEU."),
     "grade": ("dialeval.commands.organizer", "grade_cmd", "Grade a folder of team runs into the registry (organizers)."),
     "compare": ("dialeval.commands.organizer", "compare_cmd", "Paired significance tests between two runs."),
     "rank": ("dialeval.commands.organizer", "rank_cmd", "Rank a board's runs with significance bands."),

@@ -521,3 +521,27 @@ def test_lenient_human_counts_correct_samples(tmp_path):
     s, le = strict.table.values["score"], lenient.table.values["score"]
     assert s[0] == s[1] < 1 and le[0] == 1.0 and le[1] == s[1]
     assert any("correct_sample" in p.message for p in lenient.problems)
+
+
+def test_cli_simulate_baseline_score_and_infer_bleu(tmp_path):
+    from click.testing import CliRunner
+
+    from dialeval.cli import main
+    from dialeval.metrics.bleu import infer_items
+
+    r = CliRunner()
+    d = tmp_path / "sim"
+    assert r.invoke(main, ["airdialogue", "simulate", "--out", str(d), "--n", "60", "--seed", "2"]).exit_code == 0
+    sub = tmp_path / "rb.jsonl"
+    assert r.invoke(main, ["airdialogue", "baseline", "rule-based", "--data", str(d), "--out", str(sub)]).exit_code == 0
+    assert score(sub, d).table.values["exact"].mean() == 1.0
+    dialogues = [json.loads(x)["dialogue"] for x in open(d / "dev_data.json")]
+    refs = [t for _, _, t in infer_items(dialogues)]
+    (tmp_path / "h.txt").write_text("".join(t + "\n" for t in refs))
+    res = r.invoke(main, ["airdialogue", "infer-bleu", str(tmp_path / "h.txt"), "--data", str(d), "--json"])
+    out = json.loads(res.output)
+    assert out["bleu"] == pytest.approx(100) and out["n"] == len(refs) and "|bleu:sacrebleu," in out["signature"]
+    (tmp_path / "s.txt").write_text("hello\n")
+    res = r.invoke(main, ["airdialogue", "infer-bleu", str(tmp_path / "s.txt"), "--data", str(d)],
+                   standalone_mode=False)
+    assert res.return_value == 1 and "line-count" in res.output

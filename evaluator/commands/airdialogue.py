@@ -1,0 +1,96 @@
+"""``dialeval airdialogue``: the AirDialogue tools besides ``dialeval score --benchmark airdialogue``.
+
+* ``simulate``: write a simulated split (``<split>_data.json`` + ``<split>_kb.json``).
+* ``baseline``: write a reference submission (random, cheapest-flight, rule-based).
+* ``infer-bleu``: response generation (the toolkit's ``--task infer``): corpus BLEU of one predicted line per
+  target turn (turn t >= 1 of every correct dialogue, in data order), through sacrebleu.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from dialeval.errors import UsageError
+
+
+@click.group("airdialogue")
+def airdialogue_group():
+    """AirDialogue: simulate a split, write baseline submissions, score response generation (BLEU)."""
+
+
+@airdialogue_group.command("simulate")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--n", "n", type=click.IntRange(1, 10_000_000), default=1000, show_default=True, help="Contexts.")
+@click.option("--split", default="dev", show_default=True)
+@click.option("--setting", type=click.Choice(["in-domain", "ood"]), default="in-domain", show_default=True)
+@click.option("--no-dialogues", is_flag=True, help="Contexts only (intent, KB, actions), as the toolkit's generator.")
+def simulate_cmd(out, seed, n, split, setting, no_dialogues):
+    """Write a simulated AirDialogue split (same seed -> byte-identical files)."""
+    from dialeval.simulator.airdialogue import write_airdialogue
+
+    data, kb = write_airdialogue(out, seed=seed, n=n, split=split, setting=setting, dialogues=not no_dialogues)
+    click.echo(f"wrote {data} and {kb} ({n} contexts, {setting}, seed {seed})")
+    return 0
+
+
+@airdialogue_group.command("baseline")
+@click.argument("name", type=click.Choice(["random", "cheapest-flight", "rule-based"]))
+@click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True)
+@click.option("--split", default="dev", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def baseline_cmd(name, data, split, out, seed):
+    """Write baseline NAME's submission for a split (one JSON line per data line)."""
+    from dialeval.baselines.airdialogue import write_submission
+
+    write_submission(name, data, split, out, seed)
+    click.echo(f"wrote {out}")
+    return 0
+
+
+@airdialogue_group.command("infer-bleu")
+@click.argument("predictions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True)
+@click.option("--split", default="dev", show_default=True)
+@click.option("--tokenize", default="13a", show_default=True,
+              help="sacrebleu tokenizer ('none' for pre-tokenised lines split on spaces).")
+@click.option("--json", "as_json", is_flag=True, help="Print {bleu, n, signature} as JSON.")
+def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
+    """Corpus BLEU of PREDICTIONS (one line per target turn) against the split's correct dialogues."""
+    from dialeval.formats.airdialogue import decode_lines, split_paths
+    from dialeval.metrics.bleu import corpus_bleu, infer_items
+    from dialeval.signature import Signature
+
+    data_path, _ = split_paths(data, split)
+    if not data_path.is_file():
+        raise UsageError(f"{data_path}: no such file")
+    dialogues, correct = [], []
+    for _, line in decode_lines(data_path, dict):
+        dialogues.append(line.get("dialogue") or [])
+        correct.append(line.get("correct_sample", True) is not False)
+    refs = [t for _, _, t in infer_items(dialogues, correct)]
+    try:
+        hyps = predictions.read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError:
+        raise UsageError(f"{predictions}: not UTF-8 text") from None
+    if hyps and hyps[-1] == "":
+        hyps.pop()
+    if len(hyps) != len(refs):
+        click.echo(f"{predictions.name}: error [line-count] {len(hyps)} lines, but the split has {len(refs)} target "
+                   "turns (turn t >= 1 of every correct dialogue, in order)", err=True)
+        return 1
+    from sacrebleu.metrics import BLEU
+
+    if tokenize not in BLEU.TOKENIZERS:
+        raise UsageError(f"--tokenize must be one of {', '.join(BLEU.TOKENIZERS)}")
+    score, bleu_sig = corpus_bleu([h.rstrip("\r") for h in hyps], refs, tokenize=tokenize)
+    sig = Signature("airdialogue").with_fields(task="infer", split=split, bleu=bleu_sig).format()
+    if as_json:
+        click.echo(json.dumps({"bleu": score, "n": len(refs), "signature": sig}))
+    else:
+        click.echo(f"BLEU {score:.2f} over {len(refs)} turns\nsignature: {sig}")
+    return 0
