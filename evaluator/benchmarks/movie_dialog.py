@@ -348,11 +348,44 @@ def _split_of(path: Path) -> str:
 
 
 _ID = rb'(?:e[0-9]+|c[0-9]+|reply)"'
-_NON_ID = {
-    b"[": re.compile(rb'"candidate_id"\s*:\s*"(?!' + _ID + rb')'),  # DSTC6 result entries
-    b"{": re.compile(rb'"(?!' + _ID + rb')(?:[^"\\]|\\.)*"\s*:\s*[-0-9]'),  # score documents: key -> number
-}
-"""A candidate string that does not look like an id (``e<N>``, ``c<N>``, ``reply``)."""
+_NON_ID = re.compile(rb'"candidate_id"\s*:\s*"(?!' + _ID + rb')')
+"""A DSTC6 result entry whose candidate string does not look like an id (``e<N>``, ``c<N>``, ``reply``)."""
+
+
+def _only_ids(raw: bytes, head: bytes, loaded: list[_TaskData]) -> bool:
+    """True when every candidate string of a JSON submission has the shape of an id (then no text pass is needed).
+
+    DSTC6 lists: one regex scan (the ``"candidate_id"`` literal makes it fast). Score documents: their keys
+    decoded alone (values kept raw) and checked against the candidate ids; anything unreadable -> False.
+    """
+    if head == b"[":
+        return not _NON_ID.search(raw)
+    if head != b"{":
+        return True  # neither form: the submission reader reports it
+    import msgspec
+
+    try:
+        doc = msgspec.json.decode(raw, type=_keys_only_type())
+    except Exception:  # noqa: BLE001 - the full pass (and then the reader) diagnoses it
+        return False
+    ids = frozenset().union(*(frozenset(td.items.candidates) for td in loaded if td.items.shared))
+    return all(ids.issuperset(v) for v in doc.items.values())
+
+
+_KEYS_ONLY = None
+
+
+def _keys_only_type():
+    """A score document with its values left undecoded (built on first use: msgspec is imported lazily)."""
+    global _KEYS_ONLY
+    if _KEYS_ONLY is None:
+        import msgspec
+
+        class KeysOnly(msgspec.Struct):
+            items: dict[str, dict[str, msgspec.Raw]]
+
+        _KEYS_ONLY = KeysOnly
+    return _KEYS_ONLY
 
 
 def translate_texts(sub: Path, loaded: list[_TaskData], data: Path, tmp: Path, problems: list[Problem],
@@ -371,8 +404,8 @@ def translate_texts(sub: Path, loaded: list[_TaskData], data: Path, tmp: Path, p
 
     raw = read_bytes_checked(sub)
     head = raw[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
-    if head not in _NON_ID or not _NON_ID[head].search(raw):
-        return None  # every candidate string has the shape of an id: one C-level scan, no second parse
+    if _only_ids(raw, head, loaded):
+        return None
     try:
         import msgspec
 
