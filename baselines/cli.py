@@ -254,7 +254,8 @@ def run_baseline(
 @baseline_group.command("reference")
 @click.option("--out", type=click.Path(file_okay=False), default="submissions/baselines/default", show_default=True,
               help="Where each baseline's submission.tgz, report.json and run.json go (one folder per baseline).")
-@click.option("--models", default=",".join(("random", "tfidf", "nearest-neighbor", "rule-based")), show_default=True)
+@click.option("--models", default=",".join(("random", "tfidf", "nearest-neighbor", "rule-based")), show_default=True,
+              help="Comma-separated baselines to rebuild (see `dialeval baseline list`).")
 def reference_cmd(out, models):
     """Rebuild the reference submissions on the embedded default challenge (top-10 ranks, seed 0)."""
     from dialeval.baselines.reference import build_all

@@ -32,3 +32,55 @@ def safe(text: object) -> str:
     """``text`` (anything, via ``str``) with control, bidi-override and unpaired-surrogate characters escaped."""
     s = text if isinstance(text, str) else str(text)
     return _UNSAFE.sub(_escape, s)
+
+
+class _Quiet:
+    """The progress handle when stderr is not a terminal: every call does nothing."""
+
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def describe(self, text: str) -> None:
+        pass
+
+
+class _Bar:
+    def __init__(self, progress, task):
+        self._p, self._t = progress, task
+
+    def advance(self, n: int = 1) -> None:
+        self._p.advance(self._t, n)
+
+    def describe(self, text: str) -> None:
+        self._p.update(self._t, description=safe(text))
+
+
+def progress(description: str, total: int | None = None):
+    """A context manager showing a rich progress bar (a spinner when ``total`` is None) on stderr.
+
+    Only when stderr is a terminal: in pipes, logs and CI the run stays quiet (no bar, no control
+    sequences), so automation sees the same output as before. Yields a handle with ``advance()`` and
+    ``describe(text)``. ``DIALEVAL_NO_PROGRESS=1`` turns the bar off on a terminal too.
+    """
+    import contextlib
+    import os
+    import sys
+
+    stream = sys.stderr
+    interactive = stream is not None and hasattr(stream, "isatty") and stream.isatty()
+    if not interactive or os.environ.get("DIALEVAL_NO_PROGRESS") or os.environ.get("TERM") == "dumb":
+        return contextlib.nullcontext(_Quiet())
+
+    @contextlib.contextmanager
+    def bar():
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        columns = [SpinnerColumn(), TextColumn("{task.description}")]
+        if total is not None:
+            columns += [BarColumn(), TextColumn("{task.completed}/{task.total}")]
+        columns.append(TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True) as p:
+            yield _Bar(p, p.add_task(safe(description), total=total))
+
+    return bar()

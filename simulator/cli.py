@@ -44,11 +44,13 @@ def simulate_cmd(out: Path, seed: int, n_train: int, n_test: int, candidates: st
         raise UsageError(f"--train must be >= 0 and --test >= 1 (got {n_train}, {n_test})")
     if not 0.0 <= context_distractors <= 1.0:
         raise UsageError(f"--context-distractors must be within 0..1, got {context_distractors}")
-    with atomic_output_dir(out, force=force) as tmp:
+    from dialeval.termsafe import progress, safe
+
+    with atomic_output_dir(out, force=force) as tmp, progress(f"simulating {out}"):
         generate_challenge(tmp, seed=seed, n_train=n_train, n_test=n_test, candidates=candidates,
                            context_distractors=context_distractors, full_conversations=full_conversations,
                            splits=splits, tasks=task_list)
-    click.echo(f"wrote challenge to {out}")
+    click.echo(f"wrote challenge to {safe(out)}")
     return 0
 
 
@@ -60,7 +62,14 @@ def stats_cmd(directory: Path, as_json: bool, split: str | None) -> int:
     """Describe a challenge directory: items, candidates, utterances, vocabulary, context distractors."""
     from dialeval.simulator.stats import challenge_stats
 
-    splits = [s.strip() for s in split.split(",") if s.strip()] if split else None
+    splits = list(dict.fromkeys(s.strip() for s in split.split(",") if s.strip())) if split else None
+    if not directory.is_dir():
+        raise UsageError(f"{directory}: no such challenge folder")
+    for name in splits or ():
+        if not (directory / name).is_dir() or name.startswith(".") or "/" in name or "\\" in name:
+            have = sorted(p.name for p in directory.iterdir() if p.is_dir() and not p.name.startswith("."))
+            raise UsageError(f"--split {name!r}: {directory} has no such split folder "
+                             f"(it has: {', '.join(have) or 'none'})")
     rows = challenge_stats(directory, splits)
     if as_json:
         click.echo(json.dumps([r.to_json() for r in rows], indent=2))

@@ -502,3 +502,37 @@ def test_broken_file_is_a_problem_in_json_and_csv_reports(tmp_path, tiny):
     assert p["code"] == "wrong-file-type" and p["file"] == "run.json" and "gzip" in p["message"]
     r = _cli(tiny, "score", sub, "--csv")
     assert r.returncode == 1 and "wrong-file-type" in r.stderr
+
+
+# ---- wording, help and progress (items 13, 14) ----------------------------------------------------------------------
+def test_convert_refuses_to_overwrite_without_force(tmp_path, tiny):
+    dataset = tiny.split_dir / tiny.file_name(1)
+    key = tiny.keys_dir / tiny.answers_name(1)
+    out = tmp_path / "conv.txt"
+    out.write_text("precious")
+    args = ("convert", "dstc6-to-babi", "--dataset", dataset, "--answers", key, "--out", out)
+    _one_line_error(run_cli(*args), 2, "--force")
+    assert out.read_text() == "precious"
+    r = run_cli(*args, "--force")
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() != "precious"
+    _one_line_error(run_cli("convert", "dstc6-to-babi", "--dataset", dataset, "--answers", key, "--out", dataset,
+                            "--force"), 2, "an input")
+
+
+def test_stats_names_a_missing_split(tiny):
+    _one_line_error(run_cli("stats", tiny.root, "--split", "tst2"), 2, "has no such split folder (it has: tst1)")
+
+
+def test_progress_is_quiet_off_a_terminal(tmp_path):
+    r = run_cli("simulate", "--out", tmp_path / "sim", "--train", "0", "--test", "3", "--splits", "tst1", "--tasks", "1")
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stderr and r.stderr == ""
+
+
+@pytest.mark.parametrize("args,option,words", [(("demo", "--help"), "--seed", "Seed of the baseline"),
+                                               (("baseline", "reference", "--help"), "--models", "baselines")])
+def test_options_have_help(args, option, words):
+    r = run_cli(*args)
+    text = " ".join(r.stdout.split())
+    assert option in text and words in text.split(option, 1)[1].split("--", 1)[0], r.stdout

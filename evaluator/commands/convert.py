@@ -7,6 +7,18 @@ import click
 from dialeval.formats.convert import babi_splits
 
 
+def _refuse_overwrite(paths, force: bool) -> None:
+    """Like ``simulate``: existing outputs are replaced only with --force (a typo must not eat a file)."""
+    from dialeval.errors import UsageError
+
+    existing = [str(p) for p in paths if p.exists() or p.is_symlink()]
+    if existing and not force:
+        raise UsageError(f"{existing[0]} already exists; pass --force to replace it")
+
+
+FORCE = click.option("--force", is_flag=True, help="Replace output files that already exist.")
+
+
 @click.group("convert")
 def convert_group():
     """Convert between bAbI dialog (FB text) and DSTC6 JSON."""
@@ -37,15 +49,22 @@ def convert_group():
 @click.option(
     "--max-conversations", type=click.IntRange(1), default=None, help="Convert only the first N conversations."
 )
-def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, seed, embed_answers, max_conversations):
+@FORCE
+def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, seed, embed_answers, max_conversations,
+                      force):
     """Write <out>/<split>/dialog-task{N}{NAME}-babi-{split}.json and its .answers.json key (gold at rank 1)."""
+    from pathlib import Path
+
     from dialeval.errors import UsageError
-    from dialeval.formats.convert import babi_to_dstc6
+    from dialeval.formats.convert import babi_dataset_name, babi_to_dstc6
+    from dialeval.formats.dstc6 import answers_file_name
 
     if task not in range(1, 7):
         raise UsageError(f"--task: bAbI tasks are 1-6, got {task}")
     if split not in babi_splits(task):
         raise UsageError(f"bAbI task {task} has no split {split!r} (valid: {', '.join(babi_splits(task))})")
+    dataset = Path(out_dir) / split / babi_dataset_name(task, split)
+    _refuse_overwrite([dataset, dataset.with_name(answers_file_name(dataset.name))], force)
     res = babi_to_dstc6(
         data_dir,
         task,
@@ -74,9 +93,20 @@ def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, 
 @click.option(
     "--candidates-out", type=click.Path(), default=None, help="Candidates file (default: <out stem>-candidates.txt)."
 )
-def dstc6_to_babi_cmd(dataset, answers, out_path, candidates_out):
+@FORCE
+def dstc6_to_babi_cmd(dataset, answers, out_path, candidates_out, force):
     """Write a DSTC6 dataset as FB dialogs (items with conversation_id regrouped) plus a candidates file."""
+    from pathlib import Path
+
     from dialeval.formats.convert import dstc6_to_babi
+    from dialeval.formats.jsonio import protect
+
+    out = Path(out_path)
+    cand = Path(candidates_out) if candidates_out else out.with_name(out.stem + "-candidates.txt")
+    _refuse_overwrite([out, cand], force)
+    for src in (dataset, answers):  # even with --force, never write over an input
+        if src:
+            protect(src, "an input of the conversion")
 
     res = dstc6_to_babi(dataset, answers, out_path, candidates_out)
     click.echo(f"wrote {res.dialogs} ({res.conversations} conversations from {res.items} items)")

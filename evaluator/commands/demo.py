@@ -18,7 +18,8 @@ from dialeval.errors import UsageError
 @click.option("--out", type=click.Path(file_okay=False), default="dialeval-demo", show_default=True,
               help="Where the submission and the report are written.")
 @click.option("--baseline", default="rule-based", show_default=True, help="Baseline that produces the submission.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the baseline run (the same seed writes byte-identical submissions).")
 def demo_cmd(out, baseline, seed):
     """Generate (or reuse) the embedded default challenge, run a baseline on tst1-tst4, validate and score it."""
     from dialeval.api import score, validate
@@ -36,9 +37,14 @@ def demo_cmd(out, baseline, seed):
     out_dir = Path(out)
     sub_dir = out_dir / "submission"
     splits = [s for s in Challenge(challenge).splits if s.startswith("tst")]
+    from dialeval.termsafe import progress
+
     files = []
-    for split in splits:
-        files += run_baseline(baseline, challenge, split, sub_dir, seed=seed, top_k=10)
+    with progress(f"baseline {baseline}", total=len(splits)) as bar:
+        for split in splits:
+            bar.describe(f"baseline {baseline} on {split}")
+            files += run_baseline(baseline, challenge, split, sub_dir, seed=seed, top_k=10)
+            bar.advance()
     click.echo(f"2. submission: {sub_dir}  ({len(files)} files by baseline {baseline!r}, seed {seed}, top-10 ranks)")
     v = validate(sub_dir, "all", challenge, options={"embedded_default": True})
     if not v.valid:
