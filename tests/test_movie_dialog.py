@@ -345,3 +345,15 @@ def test_real_reddit_candidate_file(tmp_path):
 
     path, (ids, texts, _, _) = load_reddit_candidates(MOVIE, "dev")
     assert path.name == "task4_reddit_cand-valid.txt" and len(ids) == 10000 and ids[-1] == "c10000"
+
+
+def test_id_only_score_document_needs_no_text_pass(tmp_path, data):
+    from dialeval.benchmarks.movie_dialog import _only_ids, load_task
+
+    loaded = [load_task(data, 1, "test", [])]
+    ids_doc = json.dumps({"format": "scores", "items": {"task1_qa_test:1:1": {"e2": 1.0, "e5": 0.5}}}).encode()
+    text_doc = json.dumps({"format": "scores", "items": {"task1_qa_test:1:1": {"Alien": 1.0}}}).encode()
+    assert _only_ids(ids_doc, b"{", loaded) is True
+    assert _only_ids(text_doc, b"{", loaded) is False
+    assert _only_ids(json.dumps(ranked(("x", ["e1", "reply"]))).encode(), b"[", loaded) is True
+    assert _only_ids(json.dumps(ranked(("x", ["e1", "300"]))).encode(), b"[", loaded) is False

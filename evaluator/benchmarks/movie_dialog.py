@@ -381,10 +381,8 @@ def _keys_only_type():
     if _KEYS_ONLY is None:
         import msgspec
 
-        class KeysOnly(msgspec.Struct):
-            items: dict[str, dict[str, msgspec.Raw]]
-
-        _KEYS_ONLY = KeysOnly
+        # defstruct with real types: a class body here would leave its annotation as a string (future annotations)
+        _KEYS_ONLY = msgspec.defstruct("KeysOnly", [("items", dict[str, dict[str, msgspec.Raw]])])
     return _KEYS_ONLY
 
 
