@@ -122,7 +122,7 @@ def _pack_arrays(arrays: dict) -> bytes:
         chunks.append(b)
         offset += len(b)
     head = json.dumps(header, sort_keys=True).encode()
-    return zlib.compress(struct.pack("<I", len(head)) + head + b"".join(chunks), 6)
+    return zlib.compress(struct.pack("<I", len(head)) + head + b"".join(chunks), 1)
 
 
 def _unpack_arrays(blob: bytes) -> dict:
@@ -143,14 +143,27 @@ def _unpack_arrays(blob: bytes) -> dict:
     return out
 
 
-def _item_set_payload(table: RankTable) -> bytes:
-    cols = {c: [str(x) for x in getattr(table, c).tolist()] for c in ("split", "group", "item_id", "conversation_id")}
+ITEM_COLUMNS = ("split", "group", "item_id", "conversation_id")
+
+
+def item_set_digest(table: RankTable) -> str:
+    """Identity of a table's items (benchmark, split, group, item id, conversation id, in row order)."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update((str(table.benchmark[0]) if len(table) else "").encode() + b"\0")
+    for c in ITEM_COLUMNS:
+        h.update("\x1f".join(map(str, getattr(table, c).tolist())).encode("utf-8", "surrogatepass") + b"\0")
+    return h.hexdigest()
+
+
+def item_set_payload(table: RankTable) -> bytes:
+    """The item columns as zlib-compressed JSON (stored once per distinct item set)."""
+    cols = {c: [str(x) for x in getattr(table, c).tolist()] for c in ITEM_COLUMNS}
     cols["benchmark"] = str(table.benchmark[0]) if len(table) else ""
-    return json.dumps(cols, separators=(",", ":"), ensure_ascii=False).encode()
+    return zlib.compress(json.dumps(cols, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass"), 1)
 
 
-def encode_table(table: RankTable) -> tuple[bytes, bytes, str]:
-    """(item-set JSON, compressed numeric blob, blob digest) for one run's rank table."""
+def encode_table(table: RankTable) -> tuple[bytes, str]:
+    """(compressed numeric blob, blob digest) for one run's rank table."""
     arrays = {"turn": table.turn, "n_candidates": table.n_candidates, "gold_rank": table.gold_rank, "ties": table.ties}
     for k, (r, t) in table.nested.items():
         arrays[f"nested:{k}:rank"] = r
@@ -158,7 +171,7 @@ def encode_table(table: RankTable) -> tuple[bytes, bytes, str]:
     for k, v in table.values.items():
         arrays[f"value:{k}"] = v
     blob = _pack_arrays(arrays)
-    return _item_set_payload(table), blob, hashlib.blake2b(blob, digest_size=16).hexdigest()
+    return blob, hashlib.blake2b(blob, digest_size=16).hexdigest()
 
 
 def decode_table(item_set: bytes, blob: bytes) -> RankTable:
@@ -341,9 +354,10 @@ class Registry:
         problems = graded.problems
         sev = Counter(p.get("severity", "error") for p in problems)
         status = "valid" if graded.valid else "rejected"
-        item_payload = blob = blob_digest = None
+        set_digest = blob = blob_digest = None
         if graded.valid and graded.table is not None and len(graded.table):
-            item_payload, blob, blob_digest = encode_table(graded.table)
+            blob, blob_digest = encode_table(graded.table)
+            set_digest = item_set_digest(graded.table)
         with self.transaction() as db:
             if grading_key is not None:
                 existing = self.find_by_key(grading_key)
@@ -373,13 +387,12 @@ class Registry:
                   r.get("n"), r["signature"]) for r in graded.records],
             )
             if blob is not None:
-                set_digest = hashlib.blake2b(item_payload, digest_size=16).hexdigest()
                 row = db.execute("SELECT set_id FROM item_sets WHERE digest = ?", (set_digest,)).fetchone()
                 if row:
                     set_id = row[0]
-                else:
+                else:  # the first run on these items stores them; later runs only point at them
                     set_id = db.execute("INSERT INTO item_sets (digest, n, blob) VALUES (?, ?, ?)",
-                                        (set_digest, len(graded.table), zlib.compress(item_payload, 6))).lastrowid
+                                        (set_digest, len(graded.table), item_set_payload(graded.table))).lastrowid
                 db.execute("INSERT INTO run_items VALUES (?, ?, ?, ?)", (run_id, set_id, blob, blob_digest))
         return run_id, True
 
