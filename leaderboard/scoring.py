@@ -110,26 +110,3 @@ def benchmark_info(name: str) -> dict:
     b = registry.get(name)
     return {"name": b.name, "title": getattr(b, "title", b.name), "group_label": getattr(b, "group_label", "task"),
             "default_metrics": list(getattr(b, "default_metrics", ("hits@1",)))}
-
-
-def resolve_data_dir(benchmark: str, data: str | None, challenge: str | None) -> str:
-    """``--data``/``--challenge`` or the command line's default for the benchmark (embedded default for dstc6)."""
-    from dialeval.errors import UsageError
-
-    try:
-        from dialeval.commands.score import resolve_data
-    except ImportError:
-        resolve_data = None
-    if resolve_data is not None:
-        out = resolve_data(benchmark, data, challenge)
-        return str(out[0] if isinstance(out, tuple) else out)
-    if data and challenge and data != challenge:
-        raise UsageError("give --data or --challenge, not both")
-    chosen = data or challenge
-    if chosen:
-        return chosen
-    if benchmark != "dstc6":
-        raise UsageError(f"--data DIR is required for benchmark {benchmark}")
-    from dialeval.simulator.default import ensure_default_challenge
-
-    return str(ensure_default_challenge())

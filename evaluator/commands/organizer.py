@@ -52,9 +52,9 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
     a run was rejected or could not be graded (bad team.json), else 0.
     """
     from dialeval.leaderboard.grade import grade
-    from dialeval.leaderboard.scoring import resolve_data_dir
+    from dialeval.commands.score import resolve_data
 
-    data_dir = resolve_data_dir(benchmark, data, challenge)
+    data_dir = resolve_data(benchmark, data, challenge)[0]
     summary = grade(runs, benchmark, data_dir, registry_dir, keys=keys, jobs=jobs, split=split, board=board)
     if as_json:
         click.echo(json.dumps({"registry": str(summary.registry), "metric": summary.metric,
@@ -90,9 +90,10 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
             if table is None:
                 raise UsageError(f"run {ref} has no per-item results (a reported result?)")
             return f"run {row.run_id} ({row.team} / {row.system})", table, reg.records(row.run_id)
-    from dialeval.leaderboard.scoring import resolve_data_dir, score_submission
+    from dialeval.commands.score import resolve_data
+    from dialeval.leaderboard.scoring import score_submission
 
-    g = score_submission(ref, benchmark, resolve_data_dir(benchmark, data_dir, None), keys, split)
+    g = score_submission(ref, benchmark, resolve_data(benchmark, data_dir, None)[0], keys, split)
     if not g.valid:
         raise UsageError(f"{ref}: invalid submission ({sum(p['severity'] == 'error' for p in g.problems)} errors); "
                          f"see `dialeval validate {ref}`")
