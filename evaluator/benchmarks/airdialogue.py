@@ -35,8 +35,8 @@ import numpy as np
 from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
 from dialeval.errors import UsageError
 from dialeval.formats import airdialogue as fmt
-from dialeval.metrics import Metric, register, value_metric
 from dialeval.metrics import airdialogue as adm
+from dialeval.metrics import register, value_metric
 from dialeval.problems import Problem, json_type, short
 
 STATUSES = adm.STATUSES
@@ -220,22 +220,21 @@ def _py_str(x) -> str:
 class _Quirks:
     def __init__(self, file: str):
         self.file = file
-        self.seen: dict[str, list[int]] = {}
+        self.seen: dict[str, int] = {}  # quirk kind -> lines it was applied to
         self.problems: list[Problem] = []
 
     def add(self, kind: str, ptr: str, msg: str):
-        lines = self.seen.setdefault(kind, [])
-        lines.append(0)
-        if len(lines) <= QUIRK_LIST_LIMIT:
+        self.seen[kind] = self.seen.get(kind, 0) + 1
+        if self.seen[kind] <= QUIRK_LIST_LIMIT:
             self.problems.append(Problem("official-quirk", ptr, msg, "warning", self.file))
 
     def crash(self, ptr: str, msg: str):
         self.problems.append(Problem("official-crash", ptr, msg, "error", self.file))
 
     def finish(self) -> list[Problem]:
-        for kind, lines in self.seen.items():
-            if len(lines) > QUIRK_LIST_LIMIT:
-                self.problems.append(Problem("official-quirk", "", f"{kind}: {len(lines) - QUIRK_LIST_LIMIT} more "
+        for kind, n in self.seen.items():
+            if n > QUIRK_LIST_LIMIT:
+                self.problems.append(Problem("official-quirk", "", f"{kind}: {n - QUIRK_LIST_LIMIT} more "
                                              "lines (not listed)", "warning", self.file))
         return self.problems
 
@@ -648,9 +647,3 @@ class AirDialogue(Benchmark):
                 out.append({"status": status, "metric": m, "value": float(t.values[m][mask].mean()), "n": n})
         return out
 
-
-def metric(name: str) -> Metric:
-    """The registered value metric (importing this module registers them)."""
-    from dialeval.metrics import get
-
-    return get(name)
