@@ -473,6 +473,7 @@ class TorchRanker(ScoringMixin, Baseline):
             opt = self.make_optimizer(torch, module, config)
             rng = np.random.default_rng(self.seed)
             best_cfg, since = -1.0, 0
+            diverged = False
             label = f"{self.name} " + (" ".join(f"{k}={v}" for k, v in overrides.items()) or "training")
             with epoch_progress(config["epochs"], label, self.progress) as advance:
                 for epoch in range(1, config["epochs"] + 1):
@@ -489,12 +490,19 @@ class TorchRanker(ScoringMixin, Baseline):
                         answer = torch.from_numpy(enc_tr.answer[idx]).to(device)
                         opt.zero_grad()
                         loss = module.loss(batch, cand_t, match, answer, gen)
+                        if not bool(torch.isfinite(loss)):
+                            diverged = True  # too large a learning rate: this configuration is dropped
+                            break
                         loss.backward()
                         if config.get("clip"):
                             torch.nn.utils.clip_grad_norm_(module.parameters(), config["clip"])
                         opt.step()
                         total += float(loss.detach()) * len(idx)
                         examples += len(idx)
+                    if diverged:
+                        self.selection.append({"config": overrides, "epoch": epoch, "diverged": True})
+                        advance("diverged")
+                        break
                     acc = (
                         self._dev_accuracy(torch, module, enc_dev, table_t, cand_t, pairs_dev, len(cands), device)
                         if enc_dev is not None
@@ -516,6 +524,8 @@ class TorchRanker(ScoringMixin, Baseline):
                             since += 1
                         if acc >= 1.0 or since >= config["patience"]:
                             break
+        if best is None:
+            raise UsageError(f"baseline {self.name!r}: training diverged in every configuration (lower lr)")
         _, config, state, epoch, acc = best
         self.config = {**config, "epoch": epoch}
         for k, v in config.items():
@@ -551,7 +561,7 @@ class TorchRanker(ScoringMixin, Baseline):
                 idx = np.arange(s, min(s + 512, len(enc.query)))
                 batch = {k: v.to(device) for k, v in self._batch(torch, enc, table_t, idx).items()}
                 match = match_tensor(torch, [pairs[i] for i in idx], n_cands, device) if pairs is not None else None
-                sc = module.scores(batch, cand_t, match)
+                sc = torch.nan_to_num(module.scores(batch, cand_t, match), nan=-float("inf"))
                 hits += int((sc.argmax(dim=1).cpu().numpy() == enc.answer[idx]).sum())
         module.train()
         return hits / max(1, len(enc.query))
@@ -578,7 +588,8 @@ class TorchRanker(ScoringMixin, Baseline):
                     else None
                 )
                 out[idx] = self.module.scores(batch, cand_t, match).double().cpu().numpy()
-        return out
+        # NaN would compare unequal to everything and so rank as if best; make it the worst score instead
+        return np.nan_to_num(out, nan=-np.inf)
 
     # -- persistence -------------------------------------------------------------------------------------------
     def save(self, directory: str | Path) -> None:

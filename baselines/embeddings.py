@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from dialeval.baselines._torchutil import TorchRanker, require_torch
 
-GRID = ({"lr": 0.05}, {"lr": 0.2})
+GRID = ({"lr": 0.01}, {"lr": 0.05})
 """Dev grid per task (each entry overrides the defaults; the epoch is chosen on dev too)."""
 
 
@@ -37,7 +37,9 @@ def _net(torch, n_vocab: int, d: int, tied: bool, negatives: int, margin: float)
         def inputs(self, batch):
             bags = F.embedding_bag(batch["rows"], self.A.weight, mode="sum", padding_idx=0)  # (U, d)
             present = (batch["age"] > 0).unsqueeze(-1).float()  # memory slots in use
-            return bags[batch["query"]] + (bags[batch["memory"]] * present).sum(1)  # (B, d)
+            x = bags[batch["query"]] + (bags[batch["memory"]] * present).sum(1)  # (B, d)
+            # Scaled by 1/sqrt(lines): a raw sum over a 100-line history explodes under SGD (loss 1e5 in epoch 1).
+            return x / torch.sqrt(1.0 + present.sum(1))
 
         def candidates(self, cand_tokens):
             return F.embedding_bag(cand_tokens, self.B.weight, mode="sum", padding_idx=0)
@@ -75,7 +77,7 @@ class SupervisedEmbeddings(TorchRanker):
     margin: float = 1.0
     tied: bool = False
     memory_size: int = 250  # input = up to this many earlier lines + the last one (T6 dialogs reach 500 lines)
-    clip: float = 0.0
+    clip: float = 5.0  # gradient-norm clipping keeps SGD on summed hinge losses from diverging
     optimizer: str = "sgd"
     max_tokens: int = 40
     grid: tuple | list | None = field(default=GRID)

@@ -1,0 +1,172 @@
+"""Reproduce the neural rows of Bordes & Weston Table 2 on the real bAbI dialog data (slow; run by hand).
+
+    DIALEVAL_TORCH_THREADS=1 python3 benchmarks/reproduce_neural.py run --models memn2n-match --tasks 1-6 \\
+        --data ../shared/data/babi-dialog --records /tmp/neural.jsonl [--save-models DIR]
+    python3 benchmarks/reproduce_neural.py render --records /tmp/neural.jsonl --out submissions/baselines
+
+``run`` trains each model per task on trn (grid + epoch chosen on dev, see the models' GRID), scores tst and
+tst-OOV and appends one record per (model, task, split) to the JSONL file as soon as it is known, so several
+``run`` processes (e.g. one per model) can fill one file and partial results survive an interruption.
+``render`` writes ``babi-neural.md`` / ``babi-neural.json``. Records use the fields of
+``submissions/baselines/babi-table2.json`` plus ``examples_per_second`` / ``wall_seconds``.
+The same rows come from ``dialeval reproduce babi --models supervised-embeddings,memn2n,memn2n-match``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BIG_TASKS = (2, 3, 5, 6)
+"""Time budget (~50 min of 2 shared cores for all 3 models × 6 tasks): on these tasks only the default
+configuration is trained (the epoch is still chosen on dev, at most BIG_EPOCHS); T1 and T4 use the full GRID."""
+BIG_EPOCHS = 6
+TOLERANCE = 5.0  # issue 12: per-response accuracy within ±5 points of the paper, per task
+COLUMNS = {"supervised-embeddings": "supervised embeddings", "memn2n": "MemNN", "memn2n-match": "MemNN + match"}
+
+
+def _tasks(spec: str) -> list[int]:
+    out: set[int] = set()
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return sorted(out)
+
+
+def _commit() -> str:
+    root = Path(__file__).resolve().parents[1]
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def run(args) -> None:
+    from dialeval.baselines.cli import PAPER_TABLE2
+    from dialeval.baselines.data import babi_test_splits, gold_ranks, load_babi_candidates, load_babi_items
+    from dialeval.baselines.registry import create
+    from dialeval.metrics.ranking import hit_rate_at_k, per_dialog_accuracy
+
+    kb = str(Path(args.data) / "dialog-babi-kb-all.txt")
+    for task in _tasks(args.tasks):
+        cands = load_babi_candidates(args.data, task)
+        trn = load_babi_items(args.data, task, "trn", None, cands)
+        dev = load_babi_items(args.data, task, "dev", None, cands)
+        for name in args.models.split(","):
+            params = {"kb": kb} if name == "memn2n-match" else {}
+            if task in BIG_TASKS and not args.full_grid:
+                params.update(grid=None, epochs=BIG_EPOCHS)
+            model = create(name, seed=args.seed, **params)
+            t0 = time.perf_counter()
+            model.fit(trn, dev)
+            fit_s = time.perf_counter() - t0
+            if args.save_models:
+                model.save(Path(args.save_models) / name / f"task{task}")
+            desc = model.describe()
+            for split in babi_test_splits(task):
+                items = load_babi_items(args.data, task, split, None, cands)
+                t1 = time.perf_counter()
+                ranks = gold_ranks(model, items)
+                infer_s = time.perf_counter() - t1
+                resp = 100.0 * hit_rate_at_k(ranks, 1)
+                dial = 100.0 * per_dialog_accuracy(ranks, [it.conversation_id for it in items])
+                p_resp, p_dial = PAPER_TABLE2.get((COLUMNS[name], task, split), (None, None))
+                rec = {
+                    "model": name,
+                    "task": task,
+                    "split": split,
+                    "per_response": round(resp, 2),
+                    "per_dialog": round(dial, 2),
+                    "paper_per_response": p_resp,
+                    "paper_per_dialog": p_dial,
+                    "train_seconds": round(fit_s, 3),
+                    "infer_seconds": round(infer_s, 3),
+                    "n_items": len(items),
+                    "n_conversations": len({it.conversation_id for it in items}),
+                    "config": {k: v for k, v in desc.items() if k != "dev_selection"},
+                    "meets_target": None if p_resp is None else abs(resp - p_resp) <= TOLERANCE,
+                    "examples_per_second": desc.get("examples_per_second"),
+                    "wall_seconds": round(fit_s + infer_s, 3),
+                    "dev_selection": desc.get("dev_selection"),
+                    "seed": args.seed,
+                    "torch_threads": desc.get("torch_threads"),
+                }
+                with open(args.records, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(rec, sort_keys=True) + "\n")
+                print(f"T{task} {split:<7} {name:<22} {resp:6.2f} ({dial:5.1f})  paper {p_resp}  "
+                      f"fit {fit_s:.0f}s {desc.get('examples_per_second')} ex/s", flush=True)
+
+
+def render(args) -> None:
+    recs = [json.loads(line) for line in open(args.records, encoding="utf-8") if line.strip()]
+    latest = {(r["model"], r["task"], r["split"]): r for r in recs}  # a re-run replaces older rows
+    order = {m: i for i, m in enumerate(COLUMNS)}
+    rows = sorted(latest.values(), key=lambda r: (order.get(r["model"], 9), r["task"], r["split"] != "tst"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "babi-neural.json").write_text(json.dumps(rows, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    lines = [
+        "# bAbI dialog: neural baselines vs Bordes & Weston Table 2",
+        "",
+        f"- command: `{args.command}`",
+        f"- commit: `{args.commit or _commit()}`; seed 0 (torch.manual_seed + numpy); "
+        f"torch threads per process: {sorted({r.get('torch_threads') for r in rows} - {None})}",
+        "- metric: test per-response accuracy % (per-dialog % in parentheses) over the full candidate file "
+        "(4,212 candidates T1-T5, 2,407 T6); target: within ±5 points of the paper (✓ hit, ✗ miss).",
+        "- examples/s = training examples processed per second (all grid configurations and epochs); wall = fit "
+        "(encoding, grid, dev evaluation) + scoring of the split, seconds, on the shared 2-core CPU.",
+        "",
+        "| model | task | ours | paper | Δ | target | dev % | chosen (grid / epoch) | examples/s | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        p = r["paper_per_response"]
+        cfg = r["config"].get("config", {})
+        chosen = ", ".join(f"{k}={cfg[k]}" for k in ("hops", "embedding_size", "lr", "epoch") if k in cfg)
+        lab = f"T{r['task']}" + (" OOV" if r["split"] == "tst-OOV" else "")
+        paper = "—" if p is None else f"{p:.1f} ({r['paper_per_dialog']:.1f})"
+        delta = "" if p is None else f"{r['per_response'] - p:+.1f}"
+        mark = {True: "✓", False: "✗", None: ""}[r["meets_target"]]
+        lines.append(
+            f"| {r['model']} | {lab} | {r['per_response']:.1f} ({r['per_dialog']:.1f}) | {paper} | {delta} | "
+            f"{mark} | {r['config'].get('dev_per_response')} | {chosen} | {r.get('examples_per_second')} | "
+            f"{r.get('wall_seconds', 0):.0f} |"
+        )
+    misses = [r for r in rows if r["meets_target"] is False]
+    lines += ["", f"Targets missed: {len(misses)} of {sum(r['meets_target'] is not None for r in rows)}.", ""]
+    if args.notes and os.path.exists(args.notes):
+        lines += [Path(args.notes).read_text(encoding="utf-8").rstrip(), ""]
+    (out / "babi-neural.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {out / 'babi-neural.md'} and .json ({len(rows)} rows)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--data", default="../shared/data/babi-dialog")
+    r.add_argument("--models", default="supervised-embeddings,memn2n,memn2n-match")
+    r.add_argument("--tasks", default="1-6")
+    r.add_argument("--records", required=True)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--save-models", default=None)
+    r.add_argument("--full-grid", action="store_true", help="Use each model's GRID on every task (slower).")
+    g = sub.add_parser("render")
+    g.add_argument("--records", required=True)
+    g.add_argument("--out", default="submissions/baselines")
+    g.add_argument("--command", default="DIALEVAL_TORCH_THREADS=1 python3 benchmarks/reproduce_neural.py run ...")
+    g.add_argument("--commit", default=None)
+    g.add_argument("--notes", default=None, help="Markdown file appended as the closing note.")
+    args = ap.parse_args(argv)
+    (run if args.cmd == "run" else render)(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
