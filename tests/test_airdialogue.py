@@ -545,3 +545,11 @@ def test_cli_simulate_baseline_score_and_infer_bleu(tmp_path):
     res = r.invoke(main, ["airdialogue", "infer-bleu", str(tmp_path / "s.txt"), "--data", str(d)],
                    standalone_mode=False)
     assert res.return_value == 1 and "line-count" in res.output
+
+
+def test_lenient_equals_strict_on_valid_files(sim, tmp_path):
+    sub = write_submission("random", sim, "dev", tmp_path / "r.jsonl", seed=4)
+    strict, lenient = score(sub, sim), score(sub, sim, lenient=True)
+    assert lenient.valid and not [p for p in lenient.problems if p.severity == "error"]
+    for m in ("score", "exact", "name", "name-exact", "flight", "flight-exact", "status"):
+        assert (strict.table.values[m] == lenient.table.values[m]).all(), m
