@@ -536,3 +536,14 @@ def test_options_have_help(args, option, words):
     r = run_cli(*args)
     text = " ".join(r.stdout.split())
     assert option in text and words in text.split(option, 1)[1].split("--", 1)[0], r.stdout
+
+
+def test_large_broken_files_are_diagnosed_from_a_syntax_scan(monkeypatch):
+    """Past SYNTAX_FIRST_BYTES the syntax is checked before objects are built; the diagnosis is the same."""
+    line = b'[' + b'{"dialog_id": "d\xc3\xa9", "lst_candidate_id": []}, ' * 2000
+    monkeypatch.setattr(jsonio, "SYNTAX_FIRST_BYTES", 10)
+    with pytest.raises(UnreadableJSON) as e:
+        jsonio.parse_json_bytes(line, "big.json")
+    assert e.value.code == "truncated-json"
+    assert (e.value.line, e.value.column) == (1, len(line.rstrip().decode()) + 1)
+    assert jsonio.parse_json_bytes(b"[NaN]", "x.json")[0] != 0  # NaN still read as Python reads it

@@ -16,7 +16,7 @@ from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identi
 from dialeval.challenge import LoadedSplit, load_split, open_challenge
 from dialeval.errors import UnreadableJSON, UsageError
 from dialeval.fastpath import check_result_items, decode_result
-from dialeval.formats.jsonio import parse_json_bytes
+from dialeval.formats.jsonio import SYNTAX_FIRST_BYTES, check_syntax, parse_json_bytes
 from dialeval.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
 from dialeval.problems import Problem
 from dialeval.submission import Submission, SubmittedFile, open_submission
@@ -240,6 +240,12 @@ def _check_split(
                 other += 1
                 continue
         raw = f.read_bytes()
+        if len(raw) > SYNTAX_FIRST_BYTES:  # a broken large file: refused before any struct is built
+            try:
+                check_syntax(raw, f.name)
+            except UnreadableJSON as e:
+                problems.append(Problem(e.code, "", e.reason, "error", f.name))
+                continue
         if not lenient:
             items = decode_result(raw)
             if items is not None:

@@ -67,10 +67,32 @@ def json_limit() -> int:
 
 
 # ---- reading ------------------------------------------------------------------------------------------
+SYNTAX_FIRST_BYTES = 1 << 20
+"""Above this size a document's syntax is checked before any object is built: a truncated or broken
+500 MB file is then refused at the cost of one scan, not after building gigabytes of objects."""
+
+
+def check_syntax(raw: bytes, name: str) -> None:
+    """Raise :class:`UnreadableJSON` if ``raw`` is not one JSON document; builds no objects."""
+    if _msgspec is None:  # pragma: no cover
+        return
+    try:
+        _msgspec.json.decode(raw, type=_msgspec.Raw)
+    except (_msgspec.DecodeError, UnicodeDecodeError, ValueError) as e:
+        at = _malformed_at(e)
+        if at is not None and (_nan_at(raw, at) or "surrogate" in str(e)) and len(raw) <= STDLIB_FALLBACK_BYTES:
+            return  # Python reads these (see parse_json_bytes)
+        raise _diagnose(raw, name, e) from None
+    except RecursionError:
+        raise UnreadableJSON(name, "not-json", "not valid JSON: nested too deeply") from None
+
+
 def parse_json_bytes(raw: bytes, name: str):
     """Parse one JSON document; raise :class:`UnreadableJSON` (a UsageError) saying what is wrong and where."""
     if _msgspec is None:  # pragma: no cover
         return _stdlib_parse(raw, name)
+    if len(raw) > SYNTAX_FIRST_BYTES:
+        check_syntax(raw, name)
     try:
         return _msgspec.json.decode(raw)
     except RecursionError:
@@ -168,7 +190,7 @@ def _diagnose(raw: bytes, name: str, failure: BaseException | None) -> Unreadabl
                               "without a BOM", 1, 1)
     if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) >= 2 and (head[0] == 0) != (head[1] == 0)):
         return UnreadableJSON(name, "bad-encoding", "looks UTF-16 encoded: the format is UTF-8 JSON", 1, 1)
-    if not raw.strip():
+    if _first_content(raw) == len(raw):
         return UnreadableJSON(name, "empty-file", "not valid JSON: the file is empty" if not raw else
                               "not valid JSON: the file holds only whitespace")
     if isinstance(failure, UnicodeDecodeError):
@@ -183,7 +205,7 @@ def _diagnose(raw: bytes, name: str, failure: BaseException | None) -> Unreadabl
     elif failure is not None:
         msg = str(failure)
         if "truncated" in msg:
-            end = len(raw.rstrip())
+            end = _last_content(raw)
             line, col = _line_col(raw, end)
             return UnreadableJSON(name, "truncated-json", f"not valid JSON: the file ends before the JSON value "
                                   f"does (truncated?) at line {line} column {col}", line, col)
@@ -223,17 +245,46 @@ def _first_bad_utf8(raw: bytes) -> int:
     return 0
 
 
+_WS = b" \t\r\n"
+
+
+def _first_content(raw: bytes) -> int:
+    """Index of the first non-whitespace byte (len(raw) if none); no copy of a large input."""
+    i = 0
+    while i < len(raw) and raw[i] in _WS:
+        i += 1
+    return i
+
+
+def _last_content(raw: bytes, end: int | None = None) -> int:
+    """One past the last non-whitespace byte before ``end``."""
+    i = len(raw) if end is None else end
+    while i > 0 and raw[i - 1] in _WS:
+        i -= 1
+    return i
+
+
 def _looks_like_json_lines(raw: bytes, pos: int) -> bool:
-    before = raw[:pos]
-    return raw.lstrip()[:1] == b"{" and raw[pos:pos + 1] in (b"{", b"[") and b"\n" in before[len(before.rstrip()):]
+    first = _first_content(raw)
+    gap = raw[_last_content(raw, pos):pos]
+    return raw[first:first + 1] == b"{" and raw[pos:pos + 1] in (b"{", b"[") and b"\n" in gap
 
 
 def _line_col(raw: bytes, pos: int) -> tuple[int, int]:
     """1-based line and column (in characters) of byte offset ``pos``."""
     pos = max(0, min(pos, len(raw)))
     line_start = raw.rfind(b"\n", 0, pos) + 1
-    col = len(raw[line_start:pos].decode("utf-8", "replace")) + 1
+    # characters = bytes that do not continue a UTF-8 sequence; counted in chunks (a 500 MB file is often
+    # one line, and must not be copied to find a column)
+    col = 1
+    view = memoryview(raw)
+    for off in range(line_start, pos, 1 << 20):
+        chunk = bytes(view[off:min(pos, off + (1 << 20))])
+        col += len(chunk.translate(None, _UTF8_CONTINUATION))
     return raw.count(b"\n", 0, pos) + 1, col
+
+
+_UTF8_CONTINUATION = bytes(range(0x80, 0xC0))
 
 
 def _msgspec_path(text: str) -> str:
