@@ -39,8 +39,8 @@ def pack_directory(src: Path) -> bytes:
 
 def build_reference(name: str, challenge: Path, out_dir: Path, seed: int = SEED, embedded_default: bool = True) -> dict:
     """Run baseline ``name`` on every test split of ``challenge``; write the archive and the report."""
-    from dialeval.baselines.cli import run_baseline
     from dialeval.api import score
+    from dialeval.baselines.cli import run_baseline
     from dialeval.formats.dstc6 import Challenge
 
     splits = [s for s in Challenge(challenge).splits if s.startswith("tst")]
