@@ -373,6 +373,9 @@ def test_lenient_fill_ins(tmp_path):
     unk = adm.name_f1("<unk> <unk>", "Sun Lee")
     assert v["score"].tolist() == pytest.approx([unk * 0.2 + 0.5 + 0.3, 1.0, unk * 0.2, 0.2 + 0.5, 0.2 + 0.5, 1.0])
     assert v["flight"][2] == 0  # '<unk>' matches nothing, not even an empty gold
+    # the toolkit's self-play printout: the mean of the (total, name, flight, status) rows
+    rows = np.stack([v["score"], v["name"], v["flight"], v["status"]], axis=1)
+    assert v["selfplay-mean4"].mean() == pytest.approx(rows.mean(), abs=1e-15)
     quirks = [p for p in ev.problems if p.code == "official-quirk"]
     assert len(quirks) == 8 and all(p.severity == "warning" for p in quirks)
     # missing lines: the toolkit's zip() drops the data lines too

@@ -18,7 +18,8 @@ tokens|whole, ``lenient`` bool, ``source`` submission|human (score the data file
 toolkit's ``--task human``), ``bleu`` auto|yes|no.
 
 Per-item numbers go to ``RankTable.values`` (metrics ``score``, ``exact``, ``name``, ``name-exact``, ``flight``,
-``flight-exact``, ``status``, ``bleu``); ``values["gold-status-code"]`` is the index of the gold status in
+``flight-exact``, ``status``, ``bleu``, and with --lenient ``selfplay-mean4``, the toolkit's self-play printout);
+``values["gold-status-code"]`` is the index of the gold status in
 :data:`STATUSES` (-1 for another value), used by :meth:`AirDialogue.breakdown`.
 """
 
@@ -45,10 +46,16 @@ GROUP = "state"
 QUIRK_LIST_LIMIT = 20  # per quirk kind; the rest is summarised in one warning
 
 
+EXTRA_DESCRIPTIONS = {
+    "bleu": "sentence BLEU per dialogue (sacrebleu), averaged",
+    "selfplay-mean4": "(score + name + flight + status) / 4: the number the toolkit's --task selfplay prints "
+                      "(= 0.3 name + 0.375 flight + 0.325 status), not the paper's total; --lenient only",
+}
+
+
 def _register_metrics() -> None:
-    for name in (*METRICS, "bleu"):
-        desc = adm.METRIC_DESCRIPTIONS.get(name, "sentence BLEU per dialogue (sacrebleu), averaged")
-        register(value_metric(name, desc))
+    for name in (*METRICS, *EXTRA_DESCRIPTIONS):
+        register(value_metric(name, adm.METRIC_DESCRIPTIONS.get(name) or EXTRA_DESCRIPTIONS[name]))
 
 
 _register_metrics()
@@ -507,7 +514,7 @@ class AirDialogue(Benchmark):
 
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         t = evaluation.table
-        extra = ["bleu"] if t is not None and "bleu" in t.values else []
+        extra = [m for m in EXTRA_DESCRIPTIONS if t is not None and m in t.values]
         return [*METRICS, *extra]
 
     def evaluate(self, request: Request) -> Evaluation:
@@ -586,6 +593,8 @@ class AirDialogue(Benchmark):
             for k in values:
                 values[k] = np.where(correct_sample_mask[:n_scored], 1.0, values[k])
         code = {s: i for i, s in enumerate(STATUSES)}
+        if o["lenient"]:  # the toolkit's self-play printout: np.mean over (total, name, flight, status) rows
+            values["selfplay-mean4"] = (values["score"] + values["name"] + values["flight"] + values["status"]) / 4
         values["gold-status-code"] = np.fromiter((code.get(s, -1) for s in gold_status), np.float64,
                                                  count=len(gold_status))
         bleu_wanted = o["bleu"] == "yes" or (o["bleu"] == "auto" and o["source"] == "submission" and n_scored > 0
