@@ -523,6 +523,8 @@ class AirDialogue(Benchmark):
         if len(splits) != 1:
             raise UsageError("airdialogue: a submission answers one split; choose it with --split")
         split = splits[0]
+        if request.groups and set(request.groups) != {GROUP}:
+            raise UsageError(f"airdialogue has one task, {GROUP!r}")
         data_path, kb_path = fmt.split_paths(request.data, split)
         problems: list[Problem] = []
         fields = {"task": GROUP, "mode": "lenient" if o["lenient"] else "strict", "source": o["source"],
