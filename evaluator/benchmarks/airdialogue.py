@@ -109,7 +109,7 @@ def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
 
     base = f"/{idx}"
     if not isinstance(obj, dict):
-        err("item-not-object", base, f"each line must be a JSON object, got a {json_type(obj)}")
+        err("item-not-object", base, f"each line must be a JSON object, got {_a(json_type(obj))}")
         return None
     for k in obj:
         if k not in _LINE_KEYS:
@@ -117,7 +117,7 @@ def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
     if "id" in obj:
         v = obj["id"]
         if not isinstance(v, int) or isinstance(v, bool):
-            err("wrong-type", f"{base}/id", f"id must be an integer (the 0-based line number), got a {json_type(v)}")
+            err("wrong-type", f"{base}/id", f"id must be an integer (the 0-based line number), got {_a(json_type(v))}")
         elif v != idx:
             err("id-mismatch", f"{base}/id", f"id {v} does not match the line's position (expected {idx})")
     dialogue = obj.get("dialogue")
@@ -128,7 +128,7 @@ def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
         return None
     a = obj["action"]
     if not isinstance(a, dict):
-        err("wrong-type", f"{base}/action", f"action must be an object, got a {json_type(a)}")
+        err("wrong-type", f"{base}/action", f"action must be an object, got {_a(json_type(a))}")
         return None
     for k in a:
         if k not in _ACTION_KEYS:
@@ -138,24 +138,29 @@ def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
             err("missing-key", f"{base}/action/{k}", f"action has no {k!r}")
     name, flight, status = a.get("name"), a.get("flight"), a.get("status")
     if "name" in a and not isinstance(name, str):
-        err("wrong-type", f"{base}/action/name", f"name must be a string, got a {json_type(name)}")
+        err("wrong-type", f"{base}/action/name", f"name must be a string, got {_a(json_type(name))}")
     if "flight" in a:
         if not isinstance(flight, list):
             err("wrong-type", f"{base}/action/flight",
-                f"flight must be an array of flight numbers ([] for none), got a {json_type(flight)}")
+                f"flight must be an array of flight numbers ([] for none), got {_a(json_type(flight))}")
         else:
             for j, f in enumerate(flight):
                 if not isinstance(f, int) or isinstance(f, bool):
-                    err("wrong-type", f"{base}/action/flight/{j}", f"a flight number is an integer, got a {json_type(f)}")
+                    err("wrong-type", f"{base}/action/flight/{j}", f"a flight number is an integer, got {_a(json_type(f))}")
     if "status" in a:
         if not isinstance(status, str):
-            err("wrong-type", f"{base}/action/status", f"status must be a string, got a {json_type(status)}")
+            err("wrong-type", f"{base}/action/status", f"status must be a string, got {_a(json_type(status))}")
         elif status not in _STATUS_SET:
             err("unknown-status", f"{base}/action/status",
                 f"status {short(status)} is not one of {', '.join(STATUSES)}")
     if not ok:
         return None
     return name, flight, status, dialogue
+
+
+def _a(word: str) -> str:
+    """``"an integer"``, ``"a string"``."""
+    return ("an " if word[:1] in "aeiou" else "a ") + word
 
 
 def _esc(k) -> str:
@@ -251,7 +256,7 @@ def _lenient_object(obj, idx: int, q: _Quirks, preds: _Preds, want_dialogue: boo
     line = idx + 1
     base = f"/{idx}"
     if not isinstance(obj, dict):
-        q.crash(base, f"line {line}: a {json_type(obj)}, not an object: the toolkit crashes on it")
+        q.crash(base, f"line {line}: {_a(json_type(obj))}, not an object: the toolkit crashes on it")
         return False
     if "id" in obj and obj["id"] != idx:
         q.add("id ignored", f"{base}/id", f"line {line}: id does not match the line's position; the toolkit "
@@ -267,7 +272,7 @@ def _lenient_object(obj, idx: int, q: _Quirks, preds: _Preds, want_dialogue: boo
         return True
     a = obj["action"]
     if not isinstance(a, dict):
-        q.crash(f"{base}/action", f"line {line}: action is a {json_type(a)}: the toolkit crashes on it")
+        q.crash(f"{base}/action", f"line {line}: action is {_a(json_type(a))}: the toolkit crashes on it")
         return False
     ok = True
     if "name" not in a:
@@ -276,7 +281,7 @@ def _lenient_object(obj, idx: int, q: _Quirks, preds: _Preds, want_dialogue: boo
     else:
         name = a["name"]
         if not isinstance(name, str):
-            q.crash(f"{base}/action/name", f"line {line}: name is a {json_type(name)}: the toolkit crashes")
+            q.crash(f"{base}/action/name", f"line {line}: name is {_a(json_type(name))}: the toolkit crashes")
             ok = False
     if "status" not in a:
         q.add("missing status", f"{base}/action/status", f"line {line}: no status: filled in as 'unk' (a mismatch)")
@@ -284,7 +289,7 @@ def _lenient_object(obj, idx: int, q: _Quirks, preds: _Preds, want_dialogue: boo
     else:
         status = a["status"]
         if not isinstance(status, str):
-            q.crash(f"{base}/action/status", f"line {line}: status is a {json_type(status)}: the toolkit crashes")
+            q.crash(f"{base}/action/status", f"line {line}: status is {_a(json_type(status))}: the toolkit crashes")
             ok = False
         elif status not in _STATUS_SET:
             q.add("unknown status", f"{base}/action/status",
