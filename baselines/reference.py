@@ -40,7 +40,7 @@ def pack_directory(src: Path) -> bytes:
 def build_reference(name: str, challenge: Path, out_dir: Path, seed: int = SEED, embedded_default: bool = True) -> dict:
     """Run baseline ``name`` on every test split of ``challenge``; write the archive and the report."""
     from dialeval.api import score
-    from dialeval.baselines.cli import run_baseline
+    from dialeval.baselines.run import run_baseline
     from dialeval.formats.dstc6 import Challenge
 
     splits = [s for s in Challenge(challenge).splits if s.startswith("tst")]
@@ -75,8 +75,6 @@ def stored_report(report) -> dict:
     }
 
 
-def build_all(out_root: Path, names=REFERENCE_BASELINES, seed: int = SEED) -> dict[str, dict]:
-    from dialeval.simulator.default import ensure_default_challenge
-
-    challenge = ensure_default_challenge()
+def build_all(out_root: Path, challenge: Path, names=REFERENCE_BASELINES, seed: int = SEED) -> dict[str, dict]:
+    """Rebuild every reference baseline on ``challenge`` (the embedded default: its caller resolves it)."""
     return {name: build_reference(name, challenge, out_root / name, seed) for name in names}

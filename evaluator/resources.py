@@ -8,25 +8,37 @@ from pathlib import Path
 from dialeval.errors import UsageError
 
 
+def _data_package_dir(name: str, marker: str, fallback: Path) -> Path:
+    """Where a data-only namespace package's files are (installed), else the repository folder it maps."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(name)
+    except ModuleNotFoundError:
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        p = Path(location)
+        if any(p.glob(marker)):
+            return p
+    return fallback
+
+
+@cache
+def reference_runs_dir() -> Path:
+    """The reference baselines' submissions on the embedded default challenge (``<name>/submission.tgz``)."""
+    repo = Path(__file__).resolve().parent.parent
+    return _data_package_dir("dialeval.reference_runs", "*/submission.tgz", repo / "submissions" / "baselines" / "default")
+
+
 @cache
 def schemas_dir() -> Path:
     """Directory of the published JSON Schemas.
 
     Installed, they ship as the data-only namespace package ``dialeval.schemas`` (mapped from the
-    top-level ``schemas/`` folder); in a source checkout imported from the repository root that
-    sub-package does not exist, so fall back to the folder itself.
+    top-level ``schemas/`` folder); in a source checkout that sub-package may not exist, so fall back to
+    the folder itself.
     """
-    from importlib.util import find_spec
-
-    try:
-        spec = find_spec("dialeval.schemas")
-    except ModuleNotFoundError:
-        spec = None
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        p = Path(location)
-        if any(p.glob("*.schema.json")):
-            return p
-    return Path(__file__).resolve().parent.parent / "schemas"
+    return _data_package_dir("dialeval.schemas", "*.schema.json", Path(__file__).resolve().parent.parent / "schemas")
 
 
 def schema_names() -> list[str]:

@@ -117,7 +117,9 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
 
     out_dir = Path(out_dir)
     if baselines_dir is None:
-        baselines_dir = Path(__file__).resolve().parents[1] / "submissions" / "baselines" / "default"
+        from dialeval.resources import reference_runs_dir
+
+        baselines_dir = reference_runs_dir()
     runs = out_dir / "runs"
     make_runs(Path(baselines_dir), runs, seed)
     grade(runs, "dstc6", challenge_dir, out_dir / "registry", jobs=jobs, progress=progress, board="demo")

@@ -167,7 +167,7 @@ def test_registered():
 
 def test_reproduce_scores_through_the_benchmark(tmp_path, data):
     """Nearest neighbour (trained on the same turns) is perfect here; numbers are percentages."""
-    from dialeval.baselines.cli import reproduce_babi
+    from dialeval.baselines.reproduce import reproduce_babi
 
     for split in ("trn", "tst-OOV"):
         (data / f"dialog-babi-task1-API-calls-{split}.txt").write_text(TST)
@@ -179,7 +179,7 @@ def test_reproduce_scores_through_the_benchmark(tmp_path, data):
 
 
 def test_merge_records_replaces_same_rows_and_keeps_run_order():
-    from dialeval.baselines.cli import merge_records
+    from dialeval.baselines.reproduce import merge_records
 
     old = [{"model": "tfidf", "task": 1, "split": s, "v": 0} for s in ("tst", "tst-OOV")]
     old += [{"model": "tfidf", "task": 2, "split": "tst", "v": 0}]
@@ -190,8 +190,8 @@ def test_merge_records_replaces_same_rows_and_keeps_run_order():
 
 
 def test_neural_targets():
-    from dialeval.baselines.cli import meets_target, target_for
     from dialeval.baselines.registry import REGISTRY, BaselineSpec
+    from dialeval.baselines.reproduce import meets_target, target_for
 
     spec = BaselineSpec("x-memn2n-match", "nowhere:X", "test", True, "MemNN + match")
     REGISTRY[spec.name] = spec
@@ -251,7 +251,7 @@ def test_real_splits_present():
 @pytest.mark.realdata
 def test_reproduction_numbers_equal_the_stored_table():
     """Task 4 (the smallest) with the fast models: the same numbers as submissions/baselines/babi-table2.json."""
-    from dialeval.baselines.cli import reproduce_babi
+    from dialeval.baselines.reproduce import reproduce_babi
 
     stored = json.loads((Path(__file__).resolve().parents[1] / "submissions/baselines/babi-table2.json").read_text())
     want = {(r["model"], r["split"]): (r["per_response"], r["per_dialog"]) for r in stored if r["task"] == 4}

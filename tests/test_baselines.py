@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dialeval.baselines.cli import PAPER_TABLE2, parse_tasks, render_markdown, reproduce_babi
 from dialeval.baselines.data import gold_ranks, gold_ranks_from_scores, load_babi_items, order_from_scores, top_k_ids
 from dialeval.baselines.nearest import NearestNeighborBaseline
 from dialeval.baselines.random import RandomBaseline
 from dialeval.baselines.registry import REGISTRY, BaselineSpec, create, register
+from dialeval.baselines.reproduce import PAPER_TABLE2, parse_tasks, render_markdown, reproduce_babi
 from dialeval.baselines.tfidf import TfidfBaseline
 from dialeval.errors import UsageError
 from dialeval.formats.dstc6 import Candidate, DialogItem, read_dataset, write_dataset

@@ -384,8 +384,8 @@ def test_unseen_restrictions_wording_is_found_from_the_file_name(tmp_path):
     """Real tst3/tst4 ask for dietary restrictions in a wording no training file shows: the file name says the
     slot is required, and the unseen question is the candidate that matches no known bot act."""
     pytest.importorskip("simulator")
-    from dialeval.baselines.cli import run_baseline
     from dialeval.api import score
+    from dialeval.baselines.run import run_baseline
     from dialeval.simulator import generate_challenge
 
     out = tmp_path / "sim"

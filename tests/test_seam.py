@@ -8,8 +8,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from conftest import REPO, make_challenge, ranking, run_cli, write_json
+
 from dialeval import metrics
 from dialeval.api import evaluate, score
 from dialeval.errors import UsageError

@@ -20,11 +20,15 @@ from dialeval.errors import UsageError
 @click.option("--baseline", default="rule-based", show_default=True, help="Baseline that produces the submission.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the baseline run (the same seed writes byte-identical submissions).")
-def demo_cmd(out, baseline, seed):
-    """Generate (or reuse) the embedded default challenge, run a baseline on tst1-tst4, validate and score it."""
+@click.option("--organizer/--no-organizer", default=True, show_default=True,
+              help="Also grade the reference baselines and simulated team runs into a registry and build the "
+                   "static leaderboard site.")
+def demo_cmd(out, baseline, seed, organizer):
+    """Generate (or reuse) the embedded default challenge, run a baseline on tst1-tst4, validate and score it;
+    then, as an organizer, grade a few team runs into a registry and build the leaderboard site."""
     from dialeval.api import score, validate
     from dialeval.baselines import registry
-    from dialeval.baselines.cli import run_baseline
+    from dialeval.baselines.run import run_baseline
     from dialeval.formats.dstc6 import Challenge
     from dialeval.formats.jsonio import atomic_write_text
     from dialeval.render import print_summary as render_summary
@@ -55,6 +59,14 @@ def demo_cmd(out, baseline, seed):
     atomic_write_text(report_path, report.to_json_text())
     click.echo(f"4. score:      {report_path}")
     render_summary(report)
+    if organizer:
+        from dialeval.leaderboard.demo import organizer_demo
+        from dialeval.resources import reference_runs_dir
+
+        site = organizer_demo(challenge, out_dir / "organizer", baselines_dir=reference_runs_dir(), seed=seed,
+                              progress=True)
+        click.echo(f"5. organizer:  graded the reference baselines and simulated teams into "
+                   f"{out_dir / 'organizer' / 'registry'}; leaderboard site: open {site.resolve().as_uri()}")
     click.echo(f"done in {time.perf_counter() - t0:.1f} s. Next: dialeval score {sub_dir} --split tst4 "
                "(the embedded default is used when no --challenge is given)")
     return 0

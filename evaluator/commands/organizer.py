@@ -51,8 +51,8 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
     Unchanged submissions are skipped; invalid ones are recorded as rejected with their problems. Exit 1 when
     a run was rejected or could not be graded (bad team.json), else 0.
     """
-    from dialeval.leaderboard.grade import grade
     from dialeval.commands.score import resolve_data
+    from dialeval.leaderboard.grade import grade
 
     data_dir = resolve_data(benchmark, data, challenge)[0]
     summary = grade(runs, benchmark, data_dir, registry_dir, keys=keys, jobs=jobs, split=split, board=board)

@@ -1,20 +1,16 @@
-"""``dialeval baseline list|run`` and ``dialeval reproduce babi``.
+"""Reproducing Bordes & Weston's Table 2 on the bAbI dialog tasks (the library behind ``dialeval reproduce babi``).
 
-Everything the commands do is callable from Python: :func:`run_baseline` writes result files for a challenge split,
-:func:`reproduce_babi` trains and evaluates baselines on bAbI tasks and returns the records, :func:`render_markdown`
-turns them into the report. The published numbers (Bordes & Weston 2017, Table 2) are data in :data:`PAPER_TABLE2`.
+:func:`reproduce_babi` trains and evaluates baselines on bAbI tasks through the ``babi`` benchmark and returns the
+records, :func:`render_markdown` turns them into the report. The published numbers (Bordes & Weston 2017, Table 2)
+are data in :data:`PAPER_TABLE2`.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
-import sys
 import time
 from pathlib import Path
-
-import click
 
 from dialeval.errors import UsageError
 
@@ -161,142 +157,6 @@ def _git_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head + ("-dirty" if dirty else "")
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# baseline list / run
-
-
-@click.group("baseline")
-def baseline_group():
-    """List and run the reference baselines."""
-
-
-@baseline_group.command("list")
-def list_cmd():
-    """List the registered baselines (name, needs training, availability, description)."""
-    from dialeval.baselines.registry import REGISTRY
-
-    for spec in REGISTRY.values():
-        ok, why = spec.available()
-        train = "needs training" if spec.needs_training else "no training"
-        click.echo(f"{spec.name:<18} {train:<15} {'available' if ok else why}  — {spec.description}")
-    return 0
-
-
-def run_baseline(
-    name: str,
-    challenge: str | Path,
-    split: str,
-    out: str | Path,
-    seed: int = 0,
-    top_k: int | None = 10,
-    echo=None,
-) -> list[Path]:
-    """Rank every dataset file of ``<challenge>/<split>`` with baseline ``name`` and write result files.
-
-    Training: per task, on ``<challenge>/trn`` (items with ``answer``) with ``<challenge>/dev`` for selection when
-    present. ``out`` ending in ``.json`` = one result file for all tasks (dialog ids must be unique across files);
-    otherwise a directory in the official layout ``<out>/<split>/<stem>.answers.json``. Returns the written paths.
-    """
-    from dialeval.baselines.data import load_challenge_split_items, top_k_ids
-    from dialeval.baselines.registry import create, needs_training
-    from dialeval.formats.dstc6 import Challenge, read_dataset, write_results
-
-    echo = echo or (lambda s: None)
-    root = Path(challenge)
-    if not root.is_dir():
-        raise UsageError(f"challenge directory {root} does not exist")
-    sp = Challenge(root).split(split)
-    model0 = create(name, seed=seed)
-    train = load_challenge_split_items(root, "trn", require_answers=True) if split != "trn" else {}
-    dev_all = load_challenge_split_items(root, "dev", require_answers=False) if split != "dev" else {}
-    single = str(out).endswith(".json")
-    all_rankings: list[tuple[str, list[str]]] = []
-    seen: dict[str, str] = {}
-    written: list[Path] = []
-    for task, tf in sorted(sp.files.items()):
-        model = model0 if task == min(sp.files) else create(name, seed=seed)
-        tr = train.get(task, [])
-        dev = [it for it in dev_all.get(task, []) if it.answer is not None] or None
-        if needs_training(name, model) and not tr:
-            raise UsageError(
-                f"baseline {name!r} needs training data: {root / 'trn'} has no dialog-task{task}*.json file with "
-                "'answer' fields (random and rule-based need none)"
-            )
-        t0 = time.perf_counter()
-        model.fit(tr, dev)
-        t1 = time.perf_counter()
-        items = read_dataset(tf.path)
-        model.prepare_file(tf.path.name)
-        ranked = top_k_ids(model, items, top_k)
-        t2 = time.perf_counter()
-        rankings = [(it.dialog_id, r) for it, r in zip(items, ranked)]
-        echo(f"task {task}: {len(items)} items ranked (fit {t1 - t0:.1f}s, rank {t2 - t1:.1f}s) from {tf.path.name}")
-        if single:
-            for d, _ in rankings:
-                if d in seen:
-                    raise UsageError(
-                        f"dialog id {d!r} occurs in both {seen[d]} and {tf.path.name}: use a directory --out"
-                    )
-                seen[d] = tf.path.name
-            all_rankings.extend(rankings)
-        else:
-            path = Path(out) / split / tf.answers_name
-            write_results(path, rankings)
-            written.append(path)
-    if single:
-        write_results(out, all_rankings)
-        written.append(Path(out))
-    return written
-
-
-@baseline_group.command("reference")
-@click.option("--out", type=click.Path(file_okay=False), default="submissions/baselines/default", show_default=True,
-              help="Where each baseline's submission.tgz, report.json and run.json go (one folder per baseline).")
-@click.option("--models", default=",".join(("random", "tfidf", "nearest-neighbor", "rule-based")), show_default=True,
-              help="Comma-separated baselines to rebuild (see `dialeval baseline list`).")
-def reference_cmd(out, models):
-    """Rebuild the reference submissions on the embedded default challenge (top-10 ranks, seed 0)."""
-    from dialeval.baselines.reference import build_all
-
-    names = parse_models(models)
-    for name, rep in build_all(Path(out), names).items():
-        p1 = next(r["value"] for r in rep["results"] if r["split"] == "all" and r["metric"] == "p@1"
-                  and r["average"] == "micro")
-        click.echo(f"{name:<18} P@1 (all splits, micro) {p1:.4f}  -> {Path(out) / name}")
-    return 0
-
-
-@baseline_group.command("run")
-@click.argument("name")
-@click.option(
-    "--challenge", required=True, type=click.Path(), help="Challenge directory (split folders; trn/ to train)."
-)
-@click.option("--split", required=True, help="Split folder to rank, e.g. tst1 or tst.")
-@click.option(
-    "--out",
-    required=True,
-    type=click.Path(),
-    help="A .json file (one result file for every task) or a directory (<out>/<split>/<stem>.answers.json).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
-@click.option(
-    "--top-k",
-    type=click.IntRange(1),
-    default=10,
-    show_default=True,
-    help="Write the k best candidates per item (ranks 1..k); 10 covers every DSTC6 item's candidates.",
-)
-def run_cmd(name, challenge, split, out, seed, top_k):
-    """Run baseline NAME on every dataset file of a challenge split and write a standard result file (top-k ranks)."""
-    from dialeval.baselines.registry import get_spec
-
-    get_spec(name)
-    paths = run_baseline(name, challenge, split, out, seed=seed, top_k=top_k, echo=click.echo)
-    for p in paths:
-        click.echo(f"wrote {p}")
-    return 0
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -622,99 +482,6 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
             label = f"T{v['task']}" + (" OOV" if v["split"] == "tst-OOV" else "")
             lines.append(f"| {v['model']} | {label} | {settings} | {v['per_response']:.1f} | {_fmt(p)} | {d} |")
     return "\n".join(lines) + "\n"
-
-
-@click.group("reproduce")
-def reproduce_group():
-    """Reproduce published baseline tables."""
-
-
-@reproduce_group.command("babi")
-@click.option("--data", "data_dir", required=True, type=click.Path(), help="bAbI dialog data directory.")
-@click.option("--out", "out_dir", required=True, type=click.Path(), help="Directory for babi-table2.md / .json.")
-@click.option(
-    "--models",
-    default="random,tfidf,nearest-neighbor,rule-based",
-    show_default=True,
-    help="Comma-separated names of registered baselines (see `dialeval baseline list`).",
-)
-@click.option("--tasks", default="1-6", show_default=True, help="Tasks, e.g. 1-6 or 1,3.")
-@click.option(
-    "--max-conversations", type=click.IntRange(1), default=None, help="Use only the first N conversations per split."
-)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "--variants", is_flag=True, help="Also score the paper-plausible TF-IDF / NN variants on tst (documented)."
-)
-@click.option(
-    "--merge",
-    is_flag=True,
-    help="Keep the rows of other models (and tasks) already in OUT/babi-table2.json; rows of this run replace "
-    "the ones with the same model, task and split.",
-)
-@click.option("--check", is_flag=True, help="Exit 1 when a row misses its target (the table marks it ✗).")
-def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed, variants, merge, check):
-    """Train (trn, selecting on dev) and test every baseline on bAbI tasks × (tst, tst-OOV); write Table 2.
-
-    Each model's rankings are scored by the babi benchmark. Progress goes to stderr; exit 0 when written,
-    1 with --check when a target is missed, 2 on usage errors.
-    """
-    from dialeval.formats.jsonio import atomic_write_text, dump_json_file, load_json_file
-
-    model_list = parse_models(models)
-    task_list = parse_tasks(tasks)
-    if not Path(data_dir).is_dir():
-        raise UsageError(f"bAbI data directory {data_dir} does not exist")
-    command = (
-        "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-        if sys.argv[1:2] == ["reproduce"]
-        else (
-            "dialeval reproduce babi "
-            + shlex.join(
-                ["--data", str(data_dir), "--out", str(out_dir), "--models", models, "--tasks", tasks]
-                + (["--max-conversations", str(max_conversations)] if max_conversations else [])
-                + (["--variants"] if variants else [])
-                + (["--merge"] if merge else [])
-            )
-        )
-    )
-    out = Path(out_dir)
-    old_records: list[dict] = []
-    old_variants: list[dict] | None = None
-    if merge:
-        if (out / "babi-table2.json").is_file():
-            old_records = load_json_file(out / "babi-table2.json")
-            if not isinstance(old_records, list) or not all(isinstance(r, dict) and "model" in r for r in old_records):
-                raise UsageError(f"{out / 'babi-table2.json'}: not a reproduction table (a list of records)")
-        if (out / "babi-table2.variants.json").is_file():
-            old_variants = load_json_file(out / "babi-table2.variants.json")
-
-    def progress(line: str) -> None:
-        click.echo(line, err=True)
-
-    records = reproduce_babi(data_dir, model_list, task_list, max_conversations, seed, echo=progress)
-    var = run_variants(data_dir, model_list, task_list, max_conversations, seed, echo=progress) if variants else None
-    if merge:
-        records = merge_records(old_records, records)
-        if var is None:
-            var = old_variants
-        elif old_variants:
-            var = merge_records(old_variants, var, key=("model", "task", "split", "params"))
-    dump_json_file(out / "babi-table2.json", records)
-    if var is not None:
-        dump_json_file(out / "babi-table2.variants.json", var)
-    atomic_write_text(out / "babi-table2.md", render_markdown(records, command, _git_commit(), var))
-    click.echo(f"wrote {out / 'babi-table2.md'}")
-    click.echo(f"wrote {out / 'babi-table2.json'}")
-    misses = [r for r in records if r["meets_target"] is False]
-    if misses:
-        click.echo(f"{len(misses)} target(s) missed (see the report)", err=True)
-        if check:
-            for r in misses:
-                click.echo(f"  {r['model']} T{r['task']} {r['split']}: {r['per_response']:.1f} vs paper "
-                           f"{_fmt(r['paper_per_response'])}", err=True)
-            return 1
-    return 0
 
 
 def merge_records(old: list[dict], new: list[dict], key=("model", "task", "split")) -> list[dict]:
