@@ -440,6 +440,15 @@ class TorchRanker(ScoringMixin, Baseline):
         import time
 
         torch, device = setup_torch(self.seed)
+        if getattr(self, "load_from", None):  # a saved model: rank with it, no retraining
+            saved = type(self).load(self.load_from)
+            for k in ("vocab", "lexicon", "config", "train_stats", "module", "_device"):
+                setattr(self, k, getattr(saved, k))
+            for k, v in self.config.items():
+                if k != "epoch":
+                    setattr(self, k, v)
+            self._cand_cache = {}
+            return self
         train = [it for it in train if it.answer is not None]
         if not train:
             raise UsageError(f"baseline {self.name!r} needs training items with answers")
@@ -613,7 +622,7 @@ class TorchRanker(ScoringMixin, Baseline):
         torch = require_torch()
         meta = load_meta(directory)
         config = {k: v for k, v in meta["config"].items() if k != "epoch"}
-        obj = cls(seed=meta.get("seed", 0), **{**config, **params})
+        obj = cls(seed=meta.get("seed", 0), **{**config, **params, "load_from": None})
         obj.vocab = Vocab(meta["vocabulary"][1:])
         obj.lexicon = Lexicon.from_json(meta.get("lexicon", {}))
         obj.config = meta["config"]

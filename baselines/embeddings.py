@@ -83,6 +83,7 @@ class SupervisedEmbeddings(TorchRanker):
     grid: tuple | list | None = field(default=GRID)
     kb: str | None = None
     progress: bool | None = None
+    load_from: str | None = None  # directory written by save(): fit() loads it instead of training
     match = False
     needs_training = True
     HYPERPARAMETERS = (

@@ -90,6 +90,7 @@ class MemN2N(TorchRanker):
     grid: tuple | list | None = field(default=GRID)
     kb: str | None = None  # KB file for the match features (else $DIALEVAL_KB; facts and api_call slots always)
     progress: bool | None = None  # rich bar on stderr; None = only when stderr is a terminal
+    load_from: str | None = None  # directory written by save(): fit() loads it instead of training
     match = False
     needs_training = True
     HYPERPARAMETERS = (

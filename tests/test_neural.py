@@ -38,6 +38,21 @@ CANDS = [
 BY_ID = {c.candidate_id: c for c in CANDS}
 
 
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch):
+    """One torch thread: CI runs other jobs on the same cores, where 2 spinning threads measured 20x slower."""
+    monkeypatch.setenv("DIALEVAL_TORCH_THREADS", "1")
+
+
+def test_thread_count_defaults_to_the_cpu_count(monkeypatch):
+    from dialeval.baselines._torchutil import torch_threads
+
+    monkeypatch.delenv("DIALEVAL_TORCH_THREADS")
+    assert torch_threads() == (os.cpu_count() or 1)
+    monkeypatch.setenv("DIALEVAL_TORCH_THREADS", "3")
+    assert torch_threads() == 3
+
+
 def it(utterances, answer=None, conv=None):
     return DialogItem(f"d{abs(hash(tuple(utterances))) % 10**8}", list(utterances), CANDS,
                       BY_ID[answer] if answer else None, conv)
@@ -56,6 +71,7 @@ TRAIN = [
 
 def run_cli(*args, env_extra=None, pre=""):
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIALEVAL_")}
+    env["DIALEVAL_TORCH_THREADS"] = "1"
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(env_extra or {})
     code = pre + "from dialeval.cli import run; run()"
@@ -139,6 +155,8 @@ def test_same_seed_same_scores_and_save_load_roundtrip(tmp_path, cls):
     c = cls.load(tmp_path / "m")
     assert np.array_equal(c.score_group(CANDS, TRAIN), sa)
     assert c.rank(TRAIN[0])[0] == "0"
+    d = cls(seed=0, load_from=str(tmp_path / "m")).fit([])  # regenerating a submission needs no training data
+    assert np.array_equal(d.score_group(CANDS, TRAIN), sa)
 
 
 def test_dev_grid_selects_a_configuration_and_records_every_epoch():
@@ -171,11 +189,11 @@ def test_small_memn2n_match_on_task1_beats_tfidf():
     from dialeval.baselines.tfidf import TfidfBaseline
 
     cands = load_babi_candidates(BABI, 1)
-    trn = load_babi_items(BABI, 1, "trn", 150, cands)
+    trn = load_babi_items(BABI, 1, "trn", 100, cands)
     tst = load_babi_items(BABI, 1, "tst", 100, cands)
     oov = load_babi_items(BABI, 1, "tst-OOV", 100, cands)
     tfidf = TfidfBaseline().fit(trn)
-    model = MemN2NMatch(seed=0, embedding_size=32, hops=1, epochs=4, grid=None, progress=False,
+    model = MemN2NMatch(seed=0, embedding_size=32, hops=1, epochs=3, grid=None, progress=False,
                         kb=str(BABI / "dialog-babi-kb-all.txt")).fit(trn)
     for items in (tst, oov):
         ours = hit_rate_at_k(gold_ranks(model, items), 1)
