@@ -86,7 +86,10 @@ def run_cmd(name, challenge, split, out, seed, top_k):
     from dialeval.baselines.registry import get_spec
 
     get_spec(name)
-    paths = run_baseline(name, challenge, split, out, seed=seed, top_k=top_k, echo=lambda s: click.echo(s, err=True))
+    from dialeval.termsafe import progress
+
+    with progress(f"baseline {name} on {split}") as bar:
+        paths = run_baseline(name, challenge, split, out, seed=seed, top_k=top_k, echo=bar.describe)
     for p in paths:
         click.echo(f"wrote {p}")
     return 0
