@@ -86,8 +86,6 @@ GREEDY_SIMS = ("cosine", "dot")
 MULTI_REF = ("max", "mean")
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
 
-_CHUNK_TOKENS = 1 << 16  # rows gathered at once for sums/extrema (about 26 MB at 50 dims in float64)
-_CHUNK_ELEMS = 1 << 22  # float64 elements per greedy batch (about 32 MB)
 
 
 # ---- options and presets ------------------------------------------------------------------------------
@@ -333,66 +331,61 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
         i = int(np.argmin(ref_counts))
         raise UsageError(f"hypothesis {i + 1} has no reference (each needs a non-empty list of texts)")
 
-    # Distinct sentences, each tokenised once.
-    sid_of: dict[str, int] = {}
-    hyp_sid = np.fromiter((sid_of.setdefault(h, len(sid_of)) for h in hyps), np.int64, len(hyps))
+    # Sentence k: hypotheses first, then every reference in order (no de-duplication: hashing 200,000 texts
+    # costs more than it saves, and every later step is linear in the tokens anyway).
     flat_refs = list(chain.from_iterable(refs))
-    ref_sid = np.fromiter((sid_of.setdefault(r, len(sid_of)) for r in flat_refs), np.int64, len(flat_refs))
-    texts = list(sid_of)
-    for t in (texts[:1] if texts and not isinstance(texts[0], str) else ()):
-        raise UsageError(f"texts must be strings, not {type(t).__name__}")
-    tok = tokenizer_function(opts.tokenizer, opts.lowercase)
-    toks = [tok(t) for t in texts]
-    lengths = np.fromiter(map(len, toks), np.int64, len(toks))
-    flat_tokens = list(chain.from_iterable(toks))
-    words = list(dict.fromkeys(flat_tokens))
+    texts = [*hyps, *flat_refs]
+    n_h = len(hyps)
+    words, tok_word, raw_lengths = corpus_tokens(texts, opts)
 
     if vectors is None:
         from dialeval.vectors import load_vectors
 
         vectors = load_vectors("default", words=words, need_mean=opts.oov == "mean")
     word_rows = vectors.rows(words)  # row in vectors.matrix, -1 when unknown
-    matrix = vectors.matrix.astype(np.float64, copy=False)
+    matrix = vectors.matrix
     oov_row = -1
-    if opts.oov == "mean":
-        matrix = np.vstack([matrix, vectors.mean_vector()[None, :].astype(np.float64)])
+    if opts.oov in ("mean", "zero"):
+        extra = vectors.mean_vector() if opts.oov == "mean" else np.zeros(matrix.shape[1])
+        matrix = np.vstack([matrix.astype(np.float64), np.asarray(extra, np.float64)[None, :]])
         oov_row = len(matrix) - 1
-    elif opts.oov == "zero":
-        matrix = np.vstack([matrix, np.zeros((1, matrix.shape[1]))])
-        oov_row = len(matrix) - 1
-    word_id = dict(zip(words, range(len(words))))
-    tok_word = np.fromiter(map(word_id.__getitem__, flat_tokens), np.int64, len(flat_tokens))
-    rows = word_rows[tok_word] if len(tok_word) else np.empty(0, np.int64)
+    if not np.issubdtype(matrix.dtype, np.floating) or matrix.dtype.itemsize > 8:
+        matrix = matrix.astype(np.float64)
+    rows = word_rows[tok_word]
     known = rows >= 0
-
-    # Occurrence counts (a distinct sentence used k times counts k times).
-    occ = np.bincount(np.concatenate([hyp_sid, ref_sid]), minlength=len(texts))
-    tok_sent = np.repeat(np.arange(len(texts)), lengths)
-    oov_per_sent = np.bincount(tok_sent[~known], minlength=len(texts))
+    n_tokens = len(rows)
+    n_oov = int(n_tokens - np.count_nonzero(known))
     if opts.oov == "skip":
-        rows = rows[known]
-        lengths = np.bincount(tok_sent[known], minlength=len(texts)).astype(np.int64)
+        if n_oov:
+            tok_sent = np.repeat(np.arange(len(texts)), raw_lengths)
+            lengths = np.bincount(tok_sent[known], minlength=len(texts))
+            rows = rows[known]
+        else:
+            lengths = raw_lengths
     else:
         rows = np.where(known, rows, oov_row)
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        lengths = raw_lengths
+    lengths = lengths.astype(np.int64, copy=False)
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    starts = offsets[:-1]
 
-    sums, maxs, mins = _sentence_reductions(matrix, rows, offsets, lengths)
-    extrema = _extrema(maxs, mins, opts.extrema_tie)
-
-    ph = np.repeat(hyp_sid, ref_counts)
-    pr = ref_sid
-    owner = np.repeat(np.arange(len(hyps)), ref_counts)
+    ph = np.repeat(np.arange(n_h), ref_counts) if len(flat_refs) != n_h else np.arange(n_h)
+    pr = np.arange(n_h, len(texts))
     empty_h = lengths[ph] == 0
     empty_r = lengths[pr] == 0
     both = ~(empty_h | empty_r)
-
-    raw = {
-        "embedding-average": _rowwise_cosine(sums[ph], sums[pr]),
-        "vector-extrema": _rowwise_cosine(extrema[ph], extrema[pr]),
-        "greedy-matching": _greedy(matrix, rows, offsets, lengths, ph, pr, both, opts.greedy),
-    }
     if opts.empty == "error" and not both.all():
+        owner = np.repeat(np.arange(n_h), ref_counts)
         _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines)
+
+    sums = _sentence_sums(matrix, rows, offsets)
+    extrema = _sentence_extrema(matrix, rows, starts, lengths, opts.extrema_tie)
+    raw = {
+        "embedding-average": _pair_cosine(sums, ph, pr),
+        "vector-extrema": _pair_cosine(extrema, ph, pr),
+        "greedy-matching": _greedy(matrix, rows, starts, lengths, ph, pr, both, opts.greedy),
+    }
     per_pair: dict[str, np.ndarray] = {}
     for m, scores in raw.items():
         s = np.where(both, scores, 0.0)
@@ -403,12 +396,12 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
         per_pair[m] = _reduce_refs(s, ref_counts, opts.multi_ref)
 
     counts = {
-        "hypotheses": len(hyps),
+        "hypotheses": n_h,
         "references": len(flat_refs),
-        "tokens": int((np.fromiter(map(len, toks), np.int64, len(toks)) * occ).sum()),
-        "oov_tokens": int((oov_per_sent * occ).sum()),
-        "empty_hypotheses": int((lengths[hyp_sid] == 0).sum()),
-        "empty_references": int((lengths[ref_sid] == 0).sum()),
+        "tokens": int(n_tokens),
+        "oov_tokens": n_oov,
+        "empty_hypotheses": int(np.count_nonzero(lengths[:n_h] == 0)),
+        "empty_references": int(np.count_nonzero(lengths[n_h:] == 0)),
     }
     vec_fields = vectors.signature_fields()
     sigs = {}
@@ -419,33 +412,184 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     return EmbeddingResult(opts, per_pair, summaries, counts, sigs, vectors.identity_json())
 
 
-def _sentence_reductions(matrix: np.ndarray, rows: np.ndarray, offsets: np.ndarray, lengths: np.ndarray):
-    """Per sentence: sum, max and min of its token vectors (zeros for a sentence without tokens).
+# ---- tokens to word ids -------------------------------------------------------------------------------
+# str.split() splits on these ASCII bytes, and on the non-ASCII characters of _UNICODE_SPACE (str.isspace()).
+_ASCII_SPACE = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+_UNICODE_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_WS_TABLE = bytes(0 if i in _ASCII_SPACE else 1 for i in range(256))  # bytes.translate: separator -> 0
+_SP_TABLE = bytes(0 if i == 0x20 else 1 for i in range(256))
+_LOW_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+_LONG = 16  # tokens of at most this many bytes are keyed by their bytes (two uint64), longer ones by a dict
 
-    Sentences are grouped by length, so each group is one dense (g, L, d) gather reduced over axis 1
-    (``ufunc.reduceat`` over rows of a 2-D array is several times slower)."""
+
+def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Tokenise every text: ``(words, token_word, lengths)`` with ``words`` the distinct tokens in order of first
+    occurrence, ``token_word[t]`` the index in ``words`` of token t (all tokens of all texts, in order) and
+    ``lengths[k]`` the number of tokens of text k.
+
+    The whitespace and space tokenizers run on the joined corpus at the byte level (one ``bytes.translate`` and
+    one ``flatnonzero`` find every token; tokens are keyed by their bytes as integers and numbered with one hash
+    table pass), exactly as ``str.split()`` / ``str.split(" ")`` would split each text: texts holding a non-ASCII
+    whitespace character take the per-text path, like the regex and treebank tokenizers."""
+    if not all(type(t) is str for t in texts):
+        bad = next(t for t in texts if not isinstance(t, str))
+        raise UsageError(f"texts must be strings, not {type(bad).__name__}")
+    if opts.lowercase:
+        texts = list(map(str.lower, texts))
+    if opts.tokenizer in ("whitespace", "space"):
+        if opts.tokenizer == "space":
+            texts = list(map(str.strip, texts))  # the hed-dlg script strips, then splits on " " only
+        got = _split_bytes(texts, _SP_TABLE if opts.tokenizer == "space" else _WS_TABLE,
+                           check_unicode=opts.tokenizer == "whitespace")
+        if got is not None:
+            return got
+    tok = tokenizer_function(opts.tokenizer)
+    toks = list(map(tok, texts))
+    lengths = np.fromiter(map(len, toks), np.int64, len(toks))
+    flat = list(chain.from_iterable(toks))
+    words = list(dict.fromkeys(flat))
+    word_id = dict(zip(words, range(len(words))))
+    return words, np.fromiter(map(word_id.__getitem__, flat), np.int64, len(flat)), lengths
+
+
+def _split_bytes(texts: list[str], table: bytes, check_unicode: bool):
+    """The byte-level split (see :func:`corpus_tokens`); None when the per-text path must be taken."""
+    joined = " ".join(texts)
+    if joined.isascii():
+        body = joined.encode("ascii")
+        nbytes = np.fromiter(map(len, texts), np.int64, len(texts))
+    else:
+        if check_unicode and _UNICODE_SPACE.search(joined):
+            return None
+        try:
+            encoded = [t.encode("utf-8") for t in texts]
+        except UnicodeEncodeError:  # lone surrogates: keep Python's own handling
+            return None
+        body = b" ".join(encoded)
+        nbytes = np.fromiter(map(len, encoded), np.int64, len(encoded))
+    del joined
+    # one separator before, and enough after for the 16-byte key reads of the last token
+    buf = b" " + body + b" " * (_LONG + 1)
+    del body
+    flags = np.frombuffer(buf.translate(table), np.int8)
+    edges = np.flatnonzero(np.diff(flags))  # token start - 1, token end - 1, alternately
+    del flags
+    start = edges[0::2] + 1
+    end = edges[1::2] + 1
+    del edges
+    n_tok = len(start)
+    text_start = np.ones(len(texts), np.int64)
+    if len(texts) > 1:
+        np.cumsum(nbytes[:-1] + 1, out=text_start[1:])
+        text_start[1:] += 1
+    first = np.searchsorted(start, text_start)
+    lengths = np.diff(np.append(first, n_tok))
+    if n_tok == 0:
+        return [], np.zeros(0, np.int64), lengths
+
+    # key of a token of at most 16 bytes: its bytes as two little-endian integers (zero-padded) and its length
+    size = end - start
+    win = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
+    k0 = win[start] & _LOW_MASKS[np.minimum(size, 8)]
+    k1 = win[start + 8] & _LOW_MASKS[np.clip(size - 8, 0, 8)]
+    long_tok = np.flatnonzero(size > _LONG)
+    if len(long_tok):  # rare (URLs, ...): number them by a dict, in a key space of their own (length 255)
+        ids: dict[bytes, int] = {}
+        k0[long_tok] = [ids.setdefault(buf[s:e], len(ids)) for s, e in zip(start[long_tok].tolist(),
+                                                                            end[long_tok].tolist())]
+        k1[long_tok] = 0
+        size[long_tok] = 255
+    h = k0 * np.uint64(0x9E3779B97F4A7C15)
+    h ^= k1 * np.uint64(0xC2B2AE3D27D4EB4F)
+    h ^= size.astype(np.uint64) * np.uint64(0x165667B19E3779F9)
+    import pandas as pd
+
+    codes, uniq = pd.factorize(h)
+    rep = np.empty(len(uniq), np.int64)
+    rep[codes[::-1]] = np.arange(n_tok - 1, -1, -1)  # first occurrence of each key
+    # a hash collision (two distinct tokens, one code) would show here: then take the per-text path
+    if not ((k0[rep][codes] == k0).all() and (k1[rep][codes] == k1).all() and (size[rep][codes] == size).all()):
+        return None
+    words = [buf[s:e].decode("utf-8") for s, e in zip(start[rep].tolist(), end[rep].tolist())]
+    return words, codes.astype(np.int64, copy=False), lengths
+
+
+# ---- sentence statistics ------------------------------------------------------------------------------
+_BLOCK = 1 << 17  # elements per gathered block (1 MB in float64): temporaries stay in cache and get reused
+
+
+def _sentence_sums(matrix: np.ndarray, rows: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per sentence, the float64 sum of its token vectors (zeros for a sentence without tokens): one sparse
+    (sentences x rows) count matrix times the vectors."""
+    from scipy.sparse import csr_matrix
+
+    n = len(offsets) - 1
+    counts = csr_matrix((np.ones(len(rows)), rows, offsets), shape=(n, matrix.shape[0]))
+    return np.asarray(counts @ matrix.astype(np.float64, copy=False))
+
+
+def _padded_index(starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
+    """(n, width) token positions: sentence i's tokens, then its first token again up to ``width`` (a repeated
+    token changes no maximum)."""
+    return starts[:, None] + np.minimum(np.arange(width), lengths[:, None] - 1)
+
+
+def _length_blocks(lengths: np.ndarray, per_block: int):
+    """Indices of the non-empty sentences sorted by length, cut into blocks of about ``per_block`` elements."""
+    order = np.flatnonzero(lengths > 0)
+    order = order[np.argsort(lengths[order], kind="stable")]
+    out, a = [], 0
+    while a < len(order):
+        w = int(lengths[order[min(a + 64, len(order) - 1)]])  # the widest of the block is near its start
+        step = max(1, per_block // max(w, 1))
+        b = min(a + step, len(order))
+        out.append(order[a:b])
+        a = b
+    return out
+
+
+def _fold(op, block: np.ndarray, axis: int) -> np.ndarray:
+    """``op.reduce(block, axis)`` as a loop of elementwise ``op`` over a short axis (numpy's own reduction over
+    a short axis is several times slower)."""
+    index = [slice(None)] * block.ndim
+    index[axis] = 0
+    acc = block[tuple(index)].copy()
+    for j in range(1, block.shape[axis]):
+        index[axis] = j
+        op(acc, block[tuple(index)], out=acc)
+    return acc
+
+
+def _sentence_extrema(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                      tie: str) -> np.ndarray:
+    """Per sentence, the extrema vector (see :func:`_extrema`); zeros for a sentence without tokens.
+
+    For ties to max or min, the element of largest magnitude is found with one maximum over integer keys:
+    the bits of |x| shifted left, plus one bit that prefers the sign the tie goes to (exact, one gather)."""
     ns, d = len(lengths), matrix.shape[1]
-    # float32 vectors are gathered as float32 (half the memory traffic); widening to float64 is exact
-    source = matrix.astype(np.float32) if np.array_equal(matrix.astype(np.float32), matrix) else matrix
-    sums = np.zeros((ns, d))
-    maxs = np.zeros((ns, d))
-    mins = np.zeros((ns, d))
-    order = np.argsort(lengths, kind="stable")
-    sl = lengths[order]
-    bounds = np.flatnonzero(np.diff(sl)) + 1
-    for a, b in zip(np.concatenate([[0], bounds]).tolist(), np.concatenate([bounds, [ns]]).tolist()):
-        n = int(sl[a])
-        if n == 0:
-            continue
-        step = max(1, _CHUNK_ELEMS // (n * d))
-        ar = np.arange(n)
-        for c in range(a, b, step):
-            sel = order[c:min(c + step, b)]
-            block = source[rows[offsets[sel][:, None] + ar]]  # (g, n, d) in the vectors' own dtype
-            sums[sel] = block.sum(axis=1, dtype=np.float64)  # each float32 widened exactly, summed in float64
-            maxs[sel] = block.max(axis=1)  # max/min are exact in any float type
-            mins[sel] = block.min(axis=1)
-    return sums, maxs, mins
+    out = np.zeros((ns, d))
+    ibits = np.uint32 if matrix.dtype == np.float32 else np.uint64
+    if matrix.dtype not in (np.float32, np.float64):
+        matrix = matrix.astype(np.float64)
+        ibits = np.uint64
+    sign_shift = ibits(8 * np.dtype(ibits).itemsize - 1)
+    if tie in ("max", "min"):
+        bits = matrix.view(ibits)
+        mag = bits & ~(ibits(1) << sign_shift)
+        neg = bits >> sign_shift
+        keys = (mag << ibits(1)) | (neg if tie == "min" else ibits(1) - neg)
+        for sel in _length_blocks(lengths, _BLOCK // d):
+            w = int(lengths[sel[-1]])
+            best = _fold(np.maximum, np.take(keys, rows[_padded_index(starts[sel], lengths[sel], w)], axis=0), 1)
+            is_neg = (best & ibits(1)) == (ibits(1) if tie == "min" else ibits(0))
+            value_bits = (best >> ibits(1)) | (is_neg.astype(ibits) << sign_shift)
+            out[sel] = value_bits.view(matrix.dtype)
+        return out
+    for sel in _length_blocks(lengths, _BLOCK // d):
+        w = int(lengths[sel[-1]])
+        block = np.take(matrix, rows[_padded_index(starts[sel], lengths[sel], w)], axis=0)
+        out[sel] = _extrema(_fold(np.maximum, block, 1), _fold(np.minimum, block, 1), tie)
+    return out
 
 
 def _extrema(maxs: np.ndarray, mins: np.ndarray, tie: str) -> np.ndarray:
@@ -461,48 +605,61 @@ def _extrema(maxs: np.ndarray, mins: np.ndarray, tie: str) -> np.ndarray:
     return out
 
 
-def _rowwise_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    dot = np.einsum("ij,ij->i", a, b)
-    den = np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
-    out = np.zeros(len(dot))
-    np.divide(dot, den, out=out, where=den > 0)
+def _pair_cosine(vecs: np.ndarray, ph: np.ndarray, pr: np.ndarray) -> np.ndarray:
+    """cos(vecs[ph[k]], vecs[pr[k]]) per pair; 0 when either is the zero vector."""
+    norms = np.sqrt(np.einsum("ij,ij->i", vecs, vecs))
+    out = np.zeros(len(ph))
+    step = max(1, _BLOCK // max(vecs.shape[1], 1))
+    for a in range(0, len(ph), step):
+        h, r = ph[a:a + step], pr[a:a + step]
+        dot = np.einsum("ij,ij->i", np.take(vecs, h, axis=0), np.take(vecs, r, axis=0))
+        den = norms[h] * norms[r]
+        np.divide(dot, den, out=out[a:a + step], where=den > 0)
     return out
 
 
-def _greedy(matrix, rows, offsets, lengths, ph, pr, both, sim: str) -> np.ndarray:
-    """Greedy matching of every pair with both sides non-empty (others get 0), grouped by lengths."""
+def _greedy(matrix, rows, starts, lengths, ph, pr, both, sim: str) -> np.ndarray:
+    """Greedy matching of every pair with both sides non-empty (others get 0).
+
+    Pairs sorted by (hypothesis length, reference length) are cut into blocks; in a block every side is padded
+    to the block's widest with repeats of its first token (a repeat changes no maximum; padded rows are left
+    out of the mean), and one batched matrix product gives all similarities."""
     out = np.zeros(len(ph))
+    m64 = matrix.astype(np.float64, copy=False)
     if sim == "cosine":
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        vecs = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+        norms = np.sqrt(np.einsum("ij,ij->i", m64, m64))[:, None]
+        vecs = np.divide(m64, norms, out=np.zeros_like(m64), where=norms > 0)
     else:
-        vecs = matrix
+        vecs = m64
     d = vecs.shape[1]
     pairs = np.flatnonzero(both)
     if not len(pairs):
         return out
     lh, lr = lengths[ph[pairs]], lengths[pr[pairs]]
-    key = lh * (int(lr.max()) + 1) + lr
-    order = np.argsort(key, kind="stable")
-    pairs, lh, lr, key = pairs[order], lh[order], lr[order], key[order]
-    bounds = np.flatnonzero(np.diff(key)) + 1
-    starts = np.concatenate([[0], bounds])
-    ends = np.concatenate([bounds, [len(pairs)]])
-    for a, b in zip(starts.tolist(), ends.tolist()):
-        nh, nr = int(lh[a]), int(lr[a])
-        step = max(1, _CHUNK_ELEMS // (nh * nr + (nh + nr) * d))
-        ar_h, ar_r = np.arange(nh), np.arange(nr)
-        for c in range(a, b, step):
-            p = pairs[c:min(c + step, b)]  # never past this group: the next one has other lengths
-            H = vecs[rows[offsets[ph[p]][:, None] + ar_h]]  # (g, nh, d)
-            R = vecs[rows[offsets[pr[p]][:, None] + ar_r]]  # (g, nr, d)
-            S = np.matmul(H, R.transpose(0, 2, 1))  # (g, nh, nr)
-            best_h = S.max(axis=2)  # each hypothesis token's best reference token
-            best_r = S.max(axis=1)
-            if sim == "dot":  # the hed-dlg script's similarity row starts with a zero column
-                np.maximum(best_h, 0.0, out=best_h)
-                np.maximum(best_r, 0.0, out=best_r)
-            out[p] = (best_h.mean(axis=1) + best_r.mean(axis=1)) / 2
+    order = np.lexsort((lr, lh))
+    pairs, lh, lr = pairs[order], lh[order], lr[order]
+    sh, sr = starts[ph[pairs]], starts[pr[pairs]]
+    a = 0
+    while a < len(pairs):
+        wh0, wr0 = int(lh[a]), int(lr[min(a + 32, len(pairs) - 1)])
+        step = max(1, _BLOCK // ((wh0 + wr0) * d + wh0 * wr0))
+        b = min(a + step, len(pairs))
+        h_len, r_len = lh[a:b], lr[a:b]
+        wh, wr = int(h_len.max()), int(r_len.max())
+        H = np.take(vecs, rows[_padded_index(sh[a:b], h_len, wh)], axis=0)  # (g, wh, d)
+        R = np.take(vecs, rows[_padded_index(sr[a:b], r_len, wr)], axis=0)  # (g, wr, d)
+        S = np.matmul(H, R.transpose(0, 2, 1))  # (g, wh, wr)
+        best_h = _fold(np.maximum, S, 2)  # each hypothesis token's best reference token
+        best_r = _fold(np.maximum, S, 1)
+        if sim == "dot":  # the hed-dlg script's similarity row starts with a zero column
+            np.maximum(best_h, 0.0, out=best_h)
+            np.maximum(best_r, 0.0, out=best_r)
+        if wh > h_len[0]:
+            best_h[np.arange(wh) >= h_len[:, None]] = 0.0
+        if wr > r_len.min():
+            best_r[np.arange(wr) >= r_len[:, None]] = 0.0
+        out[pairs[a:b]] = (best_h.sum(axis=1) / h_len + best_r.sum(axis=1) / r_len) / 2
+        a = b
     return out
 
 
