@@ -53,6 +53,8 @@ def evaluate(
     )
     ev = bench.evaluate(request)
     ev.request = request
+    if ev.data is not None and request.options.get("embedded_default"):
+        ev.data.embedded_default = True
     return bench, ev
 
 

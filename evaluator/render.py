@@ -90,14 +90,22 @@ def print_table(report: ScoreReport, console=None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    console = console or Console(highlight=False)
     metrics = report.metrics
+    has_subsets = any(r["subset"] for r in report.records)
+    if console is None:
+        console = Console(highlight=False)
+        # Not a terminal (a log, a pipe): never wrap a number or a metric name, whatever the width.
+        needed = 16 + (18 if has_subsets else 0) + sum(max(9, len(_label(m)) + 3) for m in metrics) + 10
+        if not console.is_terminal and needed > console.width:
+            console = Console(highlight=False, width=needed)
     for split in report.splits + (["all"] if len(report.splits) > 1 else []):
         table = Table(title=f"{escape(split)}" + (" (all splits)" if split == "all" else ""), title_justify="left")
-        table.add_column(report.group_label)
+        table.add_column(report.group_label, no_wrap=True)
+        if has_subsets:
+            table.add_column("subset", no_wrap=True)
         for m in metrics:
-            table.add_column(_label(m), justify="right")
-        table.add_column("n", justify="right")
+            table.add_column(_label(m), justify="right", no_wrap=True)
+        table.add_column("n", justify="right", no_wrap=True)
         rows: dict[tuple, dict] = defaultdict(dict)
         for r in report.records:
             if r["split"] == split:
@@ -106,12 +114,10 @@ def print_table(report: ScoreReport, console=None) -> None:
         for (group, subset, avg), vals in rows.items():
             if group == "all" and single and split != "all":
                 continue  # one group: its aggregate repeats it
-            if group == "all":
-                label = f"all ({avg})"
-            else:
-                label = f"{report.group_label} {group}" + (f"  {subset}" if subset else "")
+            label = f"all ({avg})" if group == "all" else group
+            lead = [escape(label)] + ([escape(subset or "")] if has_subsets else [])
             n = next(iter(vals.values()))["n"]
-            table.add_row(escape(label), *(_fmt(vals[m]["value"]) if m in vals else "-" for m in metrics), str(n),
+            table.add_row(*lead, *(_fmt(vals[m]["value"]) if m in vals else "-" for m in metrics), str(n),
                           end_section=(group == "all" and avg == "micro") or False)
         console.print(table)
     print_footer(report, console)
@@ -120,7 +126,7 @@ def print_table(report: ScoreReport, console=None) -> None:
 def print_footer(report: ScoreReport, console) -> None:
     from rich.markup import escape
 
-    console.print(f"signature: {escape(report.signature.format())}")
+    console.print(f"signature: {escape(report.signature.format())}", soft_wrap=True)
     if report.data is not None:
         line = f"data: {escape(report.data.location)} (hash {report.data.digest})"
         if report.data.embedded_default:

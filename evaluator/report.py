@@ -150,7 +150,7 @@ class ScoreReport:
 
         out = []
         t = self.table
-        if t is None or not self.valid or t.values:
+        if t is None or not self.valid or not t.gold_rank.any() and t.values:  # value-only benchmarks have no ranks
             return out
         for split in self.splits:
             for group in self.groups:

@@ -27,6 +27,7 @@ DEFAULT_PARAMS: dict = {
     "n_test": 200,
     "candidates": [7, 10],
     "context_distractors": 0.5,
+    "airdialogue_dev": 1000,  # AirDialogue contexts in <default>/airdialogue/dev_{data,kb}.json
 }
 COMPLETE_MARKER = ".complete"
 CACHE_ENV = "DIALEVAL_CACHE_DIR"  # see dialeval.cache.cache_root
@@ -76,6 +77,10 @@ def ensure_default_challenge(params: dict | None = None) -> Path:
         try:
             generate_challenge(tmp, seed=p["seed"], n_train=p["n_train"], n_test=p["n_test"],
                                candidates=tuple(p["candidates"]), context_distractors=p["context_distractors"])
+            if p.get("airdialogue_dev"):
+                from dialeval.simulator.airdialogue import write_airdialogue
+
+                write_airdialogue(tmp / "airdialogue", seed=p["seed"], n=p["airdialogue_dev"], split="dev")
             (tmp / COMPLETE_MARKER).write_text(json.dumps(p, sort_keys=True) + "\n")
             os.replace(tmp, final)
         except BaseException:

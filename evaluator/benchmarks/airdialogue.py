@@ -517,6 +517,13 @@ class AirDialogue(Benchmark):
     def group_sort_key(self, group: str):
         return (0, group)
 
+    def subsets(self, table) -> list:
+        """The report's breakdown by the item's gold status (book, change, cancel, no_flight, no_reservation)."""
+        code = table.values.get("gold-status-code")
+        if code is None:
+            return []
+        return [(f"status={s}", code == i) for i, s in enumerate(STATUSES)]
+
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         t = evaluation.table
         extra = [m for m in EXTRA_DESCRIPTIONS if t is not None and m in t.values]

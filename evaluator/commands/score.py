@@ -13,6 +13,8 @@ from dialeval.problems import CODES, Problem
 from dialeval.termsafe import safe
 
 ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
+EMBEDDED = {"dstc6": "", "airdialogue": "airdialogue"}
+"""Benchmarks with simulated data in the embedded default challenge: the sub-folder that holds it."""
 
 SCREEN_PER_CODE = 5
 
@@ -84,16 +86,16 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None) -> tup
     chosen = data or challenge
     if chosen:
         return chosen, False
-    if benchmark != "dstc6":
+    if benchmark not in EMBEDDED:
         raise UsageError(f"--data DIR is required for benchmark {benchmark} (its test files' folder)")
-    env = os.environ.get(ENV_CHALLENGE)
+    env = os.environ.get(ENV_CHALLENGE) if benchmark == "dstc6" else None
     if env:
         return env, False
     from dialeval.simulator.default import ensure_default_challenge
 
-    root = ensure_default_challenge()
-    click.echo("dialeval: no --challenge given: using the embedded default challenge (simulated data; "
-               f"pass --challenge DIR or set {ENV_CHALLENGE} for a real one)", err=True)
+    root = ensure_default_challenge() / EMBEDDED[benchmark]
+    click.echo(f"dialeval: no --data given: using the embedded default {benchmark} data (simulated; "
+               f"pass --data DIR{f' or set {ENV_CHALLENGE}' if benchmark == 'dstc6' else ''} for real data)", err=True)
     return str(root), True
 
 
@@ -184,6 +186,13 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, leni
 @click.command("score")
 @click.argument("submission", type=click.Path())
 @common_options
+@click.option("--flight-distance", type=click.Choice(("current", "legacy")), default=None,
+              help="airdialogue: flight distance of the toolkit today (default) or of its pre-2020 evaluator.")
+@click.option("--exact-name", type=click.Choice(("tokens", "whole")), default=None,
+              help="airdialogue: exact name credit per first/last-name token (default) or whole-name equality.")
+@click.option("--embedding-preset", type=click.Choice(("paper", "hed-dlg", "nlg-eval")), default=None,
+              help="Text metrics (embedding-average, greedy-matching, vector-extrema): definitions as published "
+                   "(paper, default) or as the hed-dlg / nlg-eval scripts compute them.")
 @click.option("--metrics", default=None,
               help="Comma-separated metrics (e.g. p@1,mrr,hits@10,r10@2); default: the benchmark's own list.")
 @click.option("--keys", type=click.Path(file_okay=False), default=None,
@@ -192,7 +201,7 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, leni
 @click.option("--per-item", type=click.Path(dir_okay=False), default=None,
               help="Write JSONL (item id, group, gold rank) to FILE. ORGANIZERS ONLY: it reveals the answer key.")
 def score_cmd(submission, benchmark, data, challenge, split, task, ties, lenient, candidate_limit, as_json, out,
-              max_problems, metrics, keys, as_csv, per_item):
+              max_problems, flight_distance, exact_name, embedding_preset, metrics, keys, as_csv, per_item):
     """Validate and score SUBMISSION on a benchmark (default dstc6: P@1, P@2, P@5, MRR per task and split).
 
     Exit 0 scored, 1 invalid (strict mode) or a submission the official scorer would crash on (--lenient),
@@ -202,8 +211,14 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, lenient
 
     root, embedded = resolve_data(benchmark, data, challenge)
     _guard_outputs(submission, root, keys, as_json, as_csv, out, per_item)
+    options = {"embedded_default": embedded}
+    if flight_distance:
+        options["flight_distance"] = flight_distance
+    if exact_name:
+        options["exact_name"] = exact_name
     report = score(submission, split, keys=keys, tasks=_tasks(task), lenient=lenient, candidate_limit=candidate_limit,
-                   benchmark=benchmark, data=root, metrics=metrics, ties=ties, options={"embedded_default": embedded})
+                   benchmark=benchmark, data=root, metrics=metrics, ties=ties, options=options,
+                   embedding_preset=embedding_preset)
     _emit(report, as_json, as_csv, out)
     to_file = bool(out) and out != "-"
     if not as_json or to_file:

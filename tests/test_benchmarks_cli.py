@@ -1,0 +1,118 @@
+"""Every registered benchmark through the one command line: `dialeval score SUB --benchmark NAME --data DIR`."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import SHARED, run_cli
+from dialeval.signature import Signature
+
+
+def _fields(rec: dict) -> dict:
+    return dict(Signature.parse(rec["signature"]).fields)
+
+
+@pytest.fixture(scope="module")
+def ubuntu_dir(tmp_path_factory):
+    from dialeval.formats.ubuntu import write_fixture
+
+    d = tmp_path_factory.mktemp("ubuntu")
+    write_fixture(d, seed=3, n_train=60, n_valid=20, n_test=40)
+    return d
+
+
+def test_ubuntu_matrix_with_ties_through_the_cli(ubuntu_dir, tmp_path):
+    # Row 0: the ground truth (column 0) ties with every distractor; rows 1..: the ground truth strictly best.
+    scores = np.zeros((40, 10), np.float32)
+    scores[1:, 0] = 1.0
+    np.save(tmp_path / "s.npy", scores)
+    out = {}
+    for policy in ("pessimistic", "optimistic", "expected"):
+        r = run_cli("score", tmp_path / "s.npy", "--benchmark", "ubuntu", "--data", ubuntu_dir, "--split", "test",
+                    "--ties", policy, "--json")
+        assert r.returncode == 0, r.stderr
+        rep = json.loads(r.stdout)
+        vals = {(x["group"], x["metric"]): x for x in rep["results"] if x["average"] is None}
+        out[policy] = {m: v["value"] for (g, m), v in vals.items()}
+        assert all(_fields(v)["ties"] == policy for v in vals.values())
+    assert out["pessimistic"]["r10@1"] == pytest.approx(39 / 40)
+    assert out["optimistic"]["r10@1"] == 1.0
+    assert out["expected"]["r10@1"] == pytest.approx((39 + 1 / 10) / 40)
+    assert out["expected"]["r2@1"] == pytest.approx((39 + 1 / 2) / 40)
+    assert out["expected"]["r10@5"] == pytest.approx((39 + 5 / 10) / 40)
+
+
+def test_ubuntu_bad_matrix_is_one_problem_line(ubuntu_dir, tmp_path):
+    np.save(tmp_path / "bad.npy", np.zeros((40, 7), np.float32))
+    r = run_cli("score", tmp_path / "bad.npy", "--benchmark", "ubuntu", "--data", ubuntu_dir, "--split", "test")
+    assert r.returncode in (0, 1) and "Traceback" not in r.stderr
+    bad = np.zeros((39, 10), np.float32)
+    np.save(tmp_path / "short.npy", bad)
+    r = run_cli("score", tmp_path / "short.npy", "--benchmark", "ubuntu", "--data", ubuntu_dir, "--split", "test")
+    assert r.returncode == 1 and "wrong-shape" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_non_dstc6_benchmark_needs_data():
+    r = run_cli("score", "x.json", "--benchmark", "ubuntu")
+    assert r.returncode == 2 and "--data" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_benchmark_is_a_usage_error():
+    r = run_cli("score", "x.json", "--benchmark", "nope", "--data", ".")
+    assert r.returncode == 2 and "unknown benchmark" in r.stderr
+
+
+@pytest.fixture(scope="module")
+def airdialogue_dir(tmp_path_factory):
+    from dialeval.simulator.airdialogue import write_airdialogue
+
+    d = tmp_path_factory.mktemp("air")
+    write_airdialogue(d, seed=5, n=300, split="dev")
+    return d
+
+
+def test_airdialogue_through_the_cli_with_variants_and_status_rows(airdialogue_dir, tmp_path):
+    sub = tmp_path / "rule.jsonl"
+    r = run_cli("airdialogue", "baseline", "rule-based", "--data", airdialogue_dir, "--out", sub)
+    assert r.returncode == 0, r.stderr
+    r = run_cli("score", sub, "--benchmark", "airdialogue", "--data", airdialogue_dir, "--split", "dev", "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    main = {x["metric"]: x["value"] for x in rep["results"] if x["subset"] is None and x["group"] != "all"}
+    assert main["score"] == 1.0 and main["exact"] == 1.0
+    subsets = {x["subset"] for x in rep["results"] if x["subset"]}
+    assert {"status=book", "status=no_flight"} <= subsets
+    n_by_status = {x["subset"]: x["n"] for x in rep["results"] if x["subset"] and x["metric"] == "score"}
+    assert sum(n_by_status.values()) == 300
+    legacy = run_cli("score", sub, "--benchmark", "airdialogue", "--data", airdialogue_dir, "--split", "dev",
+                     "--flight-distance", "legacy", "--exact-name", "whole", "--json")
+    fields = _fields(json.loads(legacy.stdout)["results"][0])
+    assert fields["flight-distance"] == "legacy" and fields["exact-name"] == "whole"
+
+
+def test_airdialogue_embedded_default_is_announced(tmp_path):
+    r = run_cli("score", tmp_path / "none.jsonl", "--benchmark", "airdialogue", "--split", "dev",
+                env={"DIALEVAL_CACHE_DIR": str(tmp_path / "cache")})
+    assert "embedded default airdialogue data" in r.stderr
+    assert r.returncode in (1, 2) and "Traceback" not in r.stderr
+
+
+BABI = SHARED / "data" / "babi-dialog"
+
+
+@pytest.mark.skipif(not BABI.is_dir(), reason=f"bAbI dialog data not found at {BABI}")
+def test_babi_gold_submission_through_the_cli(tmp_path):
+    from dialeval.benchmarks.babi import load_items
+
+    s = load_items(BABI, 1, "tst")  # the benchmark's own item and candidate ids
+    sub = [{"dialog_id": i, "lst_candidate_id": [{"candidate_id": sorted(g)[0], "rank": 1}]}
+           for i, g in zip(s.item_ids, s.gold)]
+    (tmp_path / "gold.json").write_text(json.dumps(sub))
+    r = run_cli("score", tmp_path / "gold.json", "--benchmark", "babi", "--data", BABI, "--split", "tst",
+                "--task", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    vals = {x["metric"]: x["value"] for x in json.loads(r.stdout)["results"] if x["group"] == "1"}
+    assert vals == {"per-response-accuracy": 1.0, "per-dialog-accuracy": 1.0}
