@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import SHARED, run_cli
+
 from dialeval.signature import Signature
 
 
