@@ -58,6 +58,8 @@ CODES: dict[str, str] = {
     "truncated-json": "a submitted file that ends before its JSON value does (cut short)",
     "no-result-file": "a directory or archive without a result file for the split scored",
     "nothing-ranked": "(warning) the submission ranks no item of the split",
+    "wrong-split": "the submitted dialog ids belong to another split of the challenge (the message names it)",
+    "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     # organizer grading
     "unreadable-submission": "a team's submission that cannot be opened at all (a refused or corrupt archive)",
 }

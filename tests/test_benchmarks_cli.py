@@ -116,3 +116,25 @@ def test_babi_gold_submission_through_the_cli(tmp_path):
     assert r.returncode == 0, r.stderr
     vals = {x["metric"]: x["value"] for x in json.loads(r.stdout)["results"] if x["group"] == "1"}
     assert vals == {"per-response-accuracy": 1.0, "per-dialog-accuracy": 1.0}
+
+
+def test_wrong_split_and_task_hints(tmp_path):
+    """A tst2 file scored as tst1 names tst2 (still exit 1); a file ranking task 1 only hints at --task 1."""
+    from conftest import make_challenge
+
+    root = tmp_path / "challenge"
+    make_challenge(root, split="tst1", seed=1)
+    two = make_challenge(root, split="tst2", seed=2)
+    sub = tmp_path / "t2.json"
+    sub.write_text(json.dumps(two.perfect([1])))
+    r = run_cli("score", sub, "--challenge", root, "--split", "tst1", "--json")
+    assert r.returncode == 1
+    hint = [p for p in json.loads(r.stdout)["problems"] if p["code"] == "wrong-split"]
+    assert len(hint) == 1 and "belong to split tst2" in hint[0]["message"] and "--split tst2" in hint[0]["message"]
+    assert not any(g in hint[0]["message"] for g in two.gold.values())  # never a gold id
+    r = run_cli("score", sub, "--challenge", root, "--split", "tst2", "--json")
+    assert r.returncode == 0
+    hints = [p for p in json.loads(r.stdout)["problems"] if p["code"] == "task-hint"]
+    assert len(hints) == 1 and "--task 1" in hints[0]["message"]
+    r = run_cli("score", sub, "--challenge", root, "--split", "tst2", "--task", "1", "--json")
+    assert r.returncode == 0 and not [p for p in json.loads(r.stdout)["problems"] if p["code"] == "task-hint"]

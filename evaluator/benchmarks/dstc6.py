@@ -19,6 +19,7 @@ from dialeval.fastpath import check_result_items, decode_result
 from dialeval.formats.jsonio import SYNTAX_FIRST_BYTES, check_syntax, parse_json_bytes
 from dialeval.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
 from dialeval.problems import Problem
+from dialeval.signature import format_tasks
 from dialeval.submission import Submission, SubmittedFile, open_submission
 from dialeval.validate import check_result_file
 
@@ -103,6 +104,10 @@ class DSTC6(Benchmark):
                 all_tasks.update(loaded.tasks)
                 used[name] = [loaded.indexes[t].path for t in loaded.tasks] + [k.path for k in loaded.keys.values()]
                 p, ranks = _check_split(sub, loaded, len(splits), lenient, candidate_limit, scoring)
+                if any(x.code == "unknown-dialog" for x in p):
+                    hint = _other_split_hint(sub, loaded, ch, len(splits))
+                    if hint is not None:
+                        p.insert(0, hint)
                 problems.extend(p)
                 if ranks is not None:
                     parts.append(ranks)
@@ -123,6 +128,37 @@ class DSTC6(Benchmark):
                                  embedded_default=bool(request.options.get("embedded_default")))
         identity.split_digests = {s: data_identity(used[s], request.data).digest for s in splits}
         return Evaluation(table, problems, splits, [str(t) for t in sorted(all_tasks)], identity, info, fields)
+
+
+def _other_split_hint(sub: Submission, loaded: LoadedSplit, ch: Challenge, n_splits: int) -> Problem | None:
+    """When a file's dialog ids are not of this split, name the split of the challenge they belong to."""
+    unknown: list[str] = []
+    for f in _files_for_split(sub, loaded.name, n_splits):
+        try:
+            data = parse_json_bytes(f.read_bytes(), str(f.path))
+        except Exception:  # unreadable files already have their own problem
+            continue
+        for item in data if isinstance(data, list) else []:
+            did = item.get("dialog_id") if isinstance(item, dict) else None
+            if isinstance(did, str) and did not in loaded.dialog_task:
+                unknown.append(did)
+        if len(unknown) >= 100_000:  # enough to tell; bounded work on huge files
+            break
+    best: tuple[str, int] | None = None
+    for other in ch.splits:
+        if other == loaded.name or not unknown:
+            continue
+        try:
+            index = load_split(ch, other, None, with_keys=False).dialog_task
+        except UsageError:
+            continue
+        n = sum(1 for d in unknown if d in index)
+        if n and (best is None or n > best[1]):
+            best = (other, n)
+    if best is None:
+        return None
+    return Problem("wrong-split", "", f"{best[1]} of the {len(unknown)} dialog ids that are not in split {loaded.name} "
+                   f"belong to split {best[0]}: score with --split {best[0]}", "error")
 
 
 def _rank_one_entries(data):
@@ -283,6 +319,11 @@ def _check_split(
     if not seen and not file_level:
         problems.append(Problem("nothing-ranked", "", f"the submission ranks no item of split {loaded.name}: "
                                 "every item is scored as a miss", "warning"))
+    ranked_tasks = {loaded.dialog_task[d] for d in seen if d in loaded.dialog_task}
+    if ranked_tasks and not file_level and ranked_tasks < set(loaded.tasks):
+        only = format_tasks(sorted(ranked_tasks))
+        problems.append(Problem("task-hint", "", f"only task(s) {only} of split {loaded.name} are ranked: the other "
+                                f"tasks' items count as misses; --task {only} scores just those", "warning"))
     for t in loaded.tasks:
         idx = loaded.indexes[t]
         key = loaded.keys.get(t)
