@@ -15,16 +15,6 @@ class UsageError(DialevalError):
     exit_code = 2
 
 
-class InvalidSubmission(DialevalError):
-    """The submission was read but is invalid: exit 1. ``problems`` lists every problem found."""
-
-    exit_code = 1
-
-    def __init__(self, message: str, problems: list | None = None):
-        super().__init__(message)
-        self.problems = problems or []
-
-
 class UnreadableJSON(UsageError):
     """A file that cannot be read as one JSON document (syntax error, empty, wrong encoding, compressed, ...).
 

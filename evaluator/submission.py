@@ -31,7 +31,6 @@ from dialeval.formats.jsonio import (
     env_bytes,
     file_kind,
     json_limit,
-    load_json_file,
     read_bytes_checked,
     sweep_stale,
 )
@@ -64,9 +63,6 @@ class SubmittedFile:
     path: Path
     split: str | None = None
     stem: str | None = None  # test-file stem this answers ("dialog-task1API-...-tst1000")
-
-    def load(self):
-        return load_json_file(self.path, shown=self.name)
 
     def read_bytes(self) -> bytes:
         return read_bytes_checked(self.path, shown=self.name)
