@@ -256,13 +256,12 @@ def benchmarks_cmd(as_json):
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return 0
-    from rich.console import Console
-    from rich.table import Table
+    import textwrap
 
-    table = Table(title="benchmarks", title_justify="left")
-    for col in ("name", "splits", "default metrics", "submissions", "description"):
-        table.add_column(col)
     for r in rows:
-        table.add_row(r["name"], " ".join(r["splits"]), ", ".join(r["metrics"]), "; ".join(r["submissions"]), r["title"])
-    Console(highlight=False).print(table)
+        click.echo(f"{r['name']}: {r['title']}")
+        for label, value in (("splits", " ".join(r["splits"])), ("metrics", ", ".join(r["metrics"])),
+                             ("submissions", "; ".join(r["submissions"]))):
+            click.echo(textwrap.fill(value, width=100, initial_indent=f"  {label + ':':<13}",
+                                     subsequent_indent=" " * 15))
     return 0
