@@ -505,7 +505,7 @@ def _sha256(path: Path) -> str:
 
 class AirDialogue(Benchmark):
     name: ClassVar[str] = "airdialogue"
-    title: ClassVar[str] = "AirDialogue"
+    title: ClassVar[str] = "AirDialogue flight booking: final-state scores (name, flight, status; scaled and exact totals)"
     group_label: ClassVar[str] = "task"
     split_names: ClassVar[tuple[str, ...]] = ("train", "dev", "test")
     default_metrics: ClassVar[tuple[str, ...]] = METRICS
