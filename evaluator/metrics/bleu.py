@@ -38,11 +38,20 @@ def signature_text(sig) -> str:
     return "sacrebleu," + sig.format().replace("|", ",")
 
 
+def _bleu_class():
+    """sacrebleu's BLEU class; without the optional extra, a usage error that says how to install it."""
+    try:
+        from sacrebleu.metrics import BLEU
+    except ImportError:
+        from dialeval.errors import UsageError
+
+        raise UsageError("BLEU needs sacrebleu: pip install 'dialeval[bleu]'") from None
+    return BLEU
+
+
 def selfplay_bleu(pred_dialogues: list[list[str]], gold_dialogues: list[list[str]]) -> tuple[np.ndarray, str]:
     """(sentence BLEU ×100 per dialogue, embedded signature). An empty generated dialogue scores 0."""
-    from sacrebleu.metrics import BLEU
-
-    bleu = BLEU(effective_order=True)
+    bleu = _bleu_class()(effective_order=True)
     out = np.zeros(len(gold_dialogues))
     for i, (p, g) in enumerate(zip(pred_dialogues, gold_dialogues)):
         hyp, ref = dialogue_text(p), dialogue_text(g)
@@ -53,11 +62,9 @@ def selfplay_bleu(pred_dialogues: list[list[str]], gold_dialogues: list[list[str
 
 def corpus_bleu(hypotheses: list[str], references: list[str], tokenize: str = "13a") -> tuple[float, str]:
     """(corpus BLEU-4 ×100, embedded signature); ``tokenize="none"`` for pre-tokenised lines (space split)."""
-    from sacrebleu.metrics import BLEU
-
     if len(hypotheses) != len(references):
         raise ValueError("one hypothesis per reference")
-    bleu = BLEU(tokenize=tokenize)
+    bleu = _bleu_class()(tokenize=tokenize)
     score = bleu.corpus_score(list(hypotheses), [list(references)]).score
     return float(score), signature_text(bleu.get_signature())
 
