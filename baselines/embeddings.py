@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from dialeval.baselines._torchutil import TorchRanker, require_torch
 
-GRID = ({"lr": 0.01}, {"lr": 0.05})
+GRID = ({"lr": 0.05}, {"lr": 0.1})
 """Dev grid per task (each entry overrides the defaults; the epoch is chosen on dev too)."""
 
 
