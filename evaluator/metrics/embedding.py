@@ -379,13 +379,7 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
         owner = np.repeat(np.arange(n_h), ref_counts)
         _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines)
 
-    sums = _sentence_sums(matrix, rows, offsets)
-    extrema = _sentence_extrema(matrix, rows, starts, lengths, opts.extrema_tie)
-    raw = {
-        "embedding-average": _pair_cosine(sums, ph, pr),
-        "vector-extrema": _pair_cosine(extrema, ph, pr),
-        "greedy-matching": _greedy(matrix, rows, starts, lengths, ph, pr, both, opts.greedy),
-    }
+    raw = _pair_scores(matrix, rows, starts, lengths, ph, pr, both, opts)
     per_pair: dict[str, np.ndarray] = {}
     for m, scores in raw.items():
         s = np.where(both, scores, 0.0)
@@ -413,25 +407,31 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
 
 
 # ---- tokens to word ids -------------------------------------------------------------------------------
-# str.split() splits on these ASCII bytes, and on the non-ASCII characters of _UNICODE_SPACE (str.isspace()).
+# str.split() splits on these ASCII bytes, and on the non-ASCII characters U+0085, U+00A0, U+1680, U+2000-U+200A,
+# U+2028, U+2029, U+202F, U+205F and U+3000 (str.isspace()), whose UTF-8 forms start with C2, E1, E2 or E3.
 _ASCII_SPACE = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
-_UNICODE_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
-_WS_TABLE = bytes(0 if i in _ASCII_SPACE else 1 for i in range(256))  # bytes.translate: separator -> 0
+_LEADS = b"\xc2\xe1\xe2\xe3"
+# bytes.translate tables: separator -> 0, other -> 1 (whitespace: a possible lead of a non-ASCII space -> 2)
+_WS_TABLE = bytes(0 if i in _ASCII_SPACE else 2 if i in _LEADS else 1 for i in range(256))
 _SP_TABLE = bytes(0 if i == 0x20 else 1 for i in range(256))
 _LOW_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _LONG = 16  # tokens of at most this many bytes are keyed by their bytes (two uint64), longer ones by a dict
 
 
 def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Tokenise every text: ``(words, token_word, lengths)`` with ``words`` the distinct tokens in order of first
-    occurrence, ``token_word[t]`` the index in ``words`` of token t (all tokens of all texts, in order) and
-    ``lengths[k]`` the number of tokens of text k.
+    """Tokenise every text: ``(words, token_word, lengths)`` with ``words`` the distinct tokens, ``token_word[t]``
+    the index in ``words`` of token t (all tokens of all texts, in order) and ``lengths[k]`` the number of tokens
+    of text k.
 
-    The whitespace and space tokenizers run on the joined corpus at the byte level (one ``bytes.translate`` and
-    one ``flatnonzero`` find every token; tokens are keyed by their bytes as integers and numbered with one hash
-    table pass), exactly as ``str.split()`` / ``str.split(" ")`` would split each text: texts holding a non-ASCII
-    whitespace character take the per-text path, like the regex and treebank tokenizers."""
-    if not all(type(t) is str for t in texts):
+    The whitespace and space tokenizers run on the whole corpus at once, at the byte level: the UTF-8 texts
+    joined by spaces, one ``bytes.translate`` marks separator bytes, one ``flatnonzero`` of its difference finds
+    every token's start and end; each token is keyed by its bytes read as two little-endian integers (tokens
+    over 16 bytes by a dict), and one hash-table pass (``pandas.factorize``) numbers the keys, checked exactly
+    against each number's first token. This splits exactly where ``str.split()`` / ``str.split(" ")`` splits
+    each text; a corpus holding a non-ASCII whitespace character (or a lone surrogate) takes the per-text path,
+    like the regex and treebank tokenizers."""
+    kinds = set(map(type, texts))
+    if not all(issubclass(k, str) for k in kinds):
         bad = next(t for t in texts if not isinstance(t, str))
         raise UsageError(f"texts must be strings, not {type(bad).__name__}")
     if opts.lowercase:
@@ -439,8 +439,7 @@ def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], 
     if opts.tokenizer in ("whitespace", "space"):
         if opts.tokenizer == "space":
             texts = list(map(str.strip, texts))  # the hed-dlg script strips, then splits on " " only
-        got = _split_bytes(texts, _SP_TABLE if opts.tokenizer == "space" else _WS_TABLE,
-                           check_unicode=opts.tokenizer == "whitespace")
+        got = _split_bytes(texts, opts.tokenizer == "whitespace")
         if got is not None:
             return got
     tok = tokenizer_function(opts.tokenizer)
@@ -452,26 +451,23 @@ def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], 
     return words, np.fromiter(map(word_id.__getitem__, flat), np.int64, len(flat)), lengths
 
 
-def _split_bytes(texts: list[str], table: bytes, check_unicode: bool):
+def _split_bytes(texts: list[str], whitespace: bool):
     """The byte-level split (see :func:`corpus_tokens`); None when the per-text path must be taken."""
-    joined = " ".join(texts)
-    if joined.isascii():
-        body = joined.encode("ascii")
-        nbytes = np.fromiter(map(len, texts), np.int64, len(texts))
-    else:
-        if check_unicode and _UNICODE_SPACE.search(joined):
-            return None
-        try:
-            encoded = [t.encode("utf-8") for t in texts]
-        except UnicodeEncodeError:  # lone surrogates: keep Python's own handling
-            return None
-        body = b" ".join(encoded)
-        nbytes = np.fromiter(map(len, encoded), np.int64, len(encoded))
-    del joined
+    try:
+        encoded = list(map(str.encode, texts))
+    except UnicodeEncodeError:  # lone surrogates: Python's own string handling
+        return None
+    nbytes = np.fromiter(map(len, encoded), np.int64, len(encoded))
     # one separator before, and enough after for the 16-byte key reads of the last token
-    buf = b" " + body + b" " * (_LONG + 1)
-    del body
-    flags = np.frombuffer(buf.translate(table), np.int8)
+    buf = b"".join([b" ", b" ".join(encoded), b" " * (_LONG + 1)])
+    del encoded
+    marks = buf.translate(_WS_TABLE if whitespace else _SP_TABLE)
+    flags = np.frombuffer(marks, np.int8)
+    if whitespace and marks.find(2) >= 0:  # a byte that may start a non-ASCII space: look closer
+        if _has_unicode_space(np.frombuffer(buf, np.uint8), np.flatnonzero(flags == 2)):
+            return None
+        flags = flags.astype(bool)
+    del marks
     edges = np.flatnonzero(np.diff(flags))  # token start - 1, token end - 1, alternately
     del flags
     start = edges[0::2] + 1
@@ -482,113 +478,139 @@ def _split_bytes(texts: list[str], table: bytes, check_unicode: bool):
     if len(texts) > 1:
         np.cumsum(nbytes[:-1] + 1, out=text_start[1:])
         text_start[1:] += 1
-    first = np.searchsorted(start, text_start)
-    lengths = np.diff(np.append(first, n_tok))
+    lengths = np.diff(np.append(np.searchsorted(start, text_start), n_tok))
     if n_tok == 0:
         return [], np.zeros(0, np.int64), lengths
 
-    # key of a token of at most 16 bytes: its bytes as two little-endian integers (zero-padded) and its length
+    # key of a token of at most 16 bytes: its length and its bytes as two little-endian integers (zero-padded)
     size = end - start
     win = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
-    k0 = win[start] & _LOW_MASKS[np.minimum(size, 8)]
-    k1 = win[start + 8] & _LOW_MASKS[np.clip(size - 8, 0, 8)]
-    long_tok = np.flatnonzero(size > _LONG)
-    if len(long_tok):  # rare (URLs, ...): number them by a dict, in a key space of their own (length 255)
+    k0 = win[start]
+    k0 &= _LOW_MASKS.take(np.minimum(size, 8))
+    k1 = np.zeros(n_tok, np.uint64)
+    over8 = np.flatnonzero(size > 8)
+    if len(over8):
+        k1[over8] = win[start[over8] + 8] & _LOW_MASKS.take(np.minimum(size[over8] - 8, 8))
+    long_tok = over8[size[over8] > _LONG]
+    if len(long_tok):  # rare (URLs, ...): numbered by a dict, in a key space of their own (length 255)
         ids: dict[bytes, int] = {}
         k0[long_tok] = [ids.setdefault(buf[s:e], len(ids)) for s, e in zip(start[long_tok].tolist(),
                                                                             end[long_tok].tolist())]
         k1[long_tok] = 0
         size[long_tok] = 255
-    h = k0 * np.uint64(0x9E3779B97F4A7C15)
+    h = size.astype(np.uint64)
+    h *= np.uint64(0x165667B19E3779F9)
+    h ^= k0 * np.uint64(0x9E3779B97F4A7C15)
     h ^= k1 * np.uint64(0xC2B2AE3D27D4EB4F)
-    h ^= size.astype(np.uint64) * np.uint64(0x165667B19E3779F9)
     import pandas as pd
 
     codes, uniq = pd.factorize(h)
-    rep = np.empty(len(uniq), np.int64)
-    rep[codes[::-1]] = np.arange(n_tok - 1, -1, -1)  # first occurrence of each key
-    # a hash collision (two distinct tokens, one code) would show here: then take the per-text path
-    if not ((k0[rep][codes] == k0).all() and (k1[rep][codes] == k1).all() and (size[rep][codes] == size).all()):
-        return None
-    words = [buf[s:e].decode("utf-8") for s, e in zip(start[rep].tolist(), end[rep].tolist())]
+    del h
+    first = np.empty(len(uniq), np.int64)
+    first[codes[::-1]] = np.arange(n_tok - 1, -1, -1)  # first occurrence of each key
+    # a hash collision (two distinct tokens, one number) would show here: then take the per-text path
+    for key in (k0, k1, size):
+        if not np.array_equal(key[first].take(codes), key):
+            return None
+    words = [buf[s:e].decode("utf-8") for s, e in zip(start[first].tolist(), end[first].tolist())]
     return words, codes.astype(np.int64, copy=False), lengths
 
 
-# ---- sentence statistics ------------------------------------------------------------------------------
-_BLOCK = 1 << 17  # elements per gathered block (1 MB in float64): temporaries stay in cache and get reused
+def _has_unicode_space(data: np.ndarray, lead: np.ndarray) -> bool:
+    """Whether a UTF-8 non-ASCII whitespace character starts at one of the ``lead`` positions of ``data``."""
+    c0, c1, c2 = data[lead], data[lead + 1], data[lead + 2]
+    hit = (c0 == 0xC2) & ((c1 == 0x85) | (c1 == 0xA0))
+    hit |= (c0 == 0xE1) & (c1 == 0x9A) & (c2 == 0x80)
+    hit |= (c0 == 0xE2) & (c1 == 0x80) & (((c2 >= 0x80) & (c2 <= 0x8A)) | (c2 == 0xA8) | (c2 == 0xA9) | (c2 == 0xAF))
+    hit |= (c0 == 0xE2) & (c1 == 0x81) & (c2 == 0x9F)
+    hit |= (c0 == 0xE3) & (c1 == 0x80) & (c2 == 0x80)
+    return bool(hit.any())
 
 
-def _sentence_sums(matrix: np.ndarray, rows: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Per sentence, the float64 sum of its token vectors (zeros for a sentence without tokens): one sparse
-    (sentences x rows) count matrix times the vectors."""
-    from scipy.sparse import csr_matrix
-
-    n = len(offsets) - 1
-    counts = csr_matrix((np.ones(len(rows)), rows, offsets), shape=(n, matrix.shape[0]))
-    return np.asarray(counts @ matrix.astype(np.float64, copy=False))
+# ---- pair scores --------------------------------------------------------------------------------------
+_BLOCK = 1 << 18  # gathered elements per block: temporaries stay in cache and are reused by the allocator
 
 
-def _padded_index(starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
-    """(n, width) token positions: sentence i's tokens, then its first token again up to ``width`` (a repeated
-    token changes no maximum)."""
-    return starts[:, None] + np.minimum(np.arange(width), lengths[:, None] - 1)
+def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray, ph: np.ndarray,
+                 pr: np.ndarray, both: np.ndarray, opts: EmbeddingOptions) -> dict[str, np.ndarray]:
+    """The three raw scores of every pair with both sides non-empty (others get 0).
 
-
-def _length_blocks(lengths: np.ndarray, per_block: int):
-    """Indices of the non-empty sentences sorted by length, cut into blocks of about ``per_block`` elements."""
-    order = np.flatnonzero(lengths > 0)
-    order = order[np.argsort(lengths[order], kind="stable")]
-    out, a = [], 0
-    while a < len(order):
-        w = int(lengths[order[min(a + 64, len(order) - 1)]])  # the widest of the block is near its start
-        step = max(1, per_block // max(w, 1))
-        b = min(a + step, len(order))
-        out.append(order[a:b])
-        a = b
-    return out
-
-
-def _fold(op, block: np.ndarray, axis: int) -> np.ndarray:
-    """``op.reduce(block, axis)`` as a loop of elementwise ``op`` over a short axis (numpy's own reduction over
-    a short axis is several times slower)."""
-    index = [slice(None)] * block.ndim
-    index[axis] = 0
-    acc = block[tuple(index)].copy()
-    for j in range(1, block.shape[axis]):
-        index[axis] = j
-        op(acc, block[tuple(index)], out=acc)
-    return acc
-
-
-def _sentence_extrema(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-                      tie: str) -> np.ndarray:
-    """Per sentence, the extrema vector (see :func:`_extrema`); zeros for a sentence without tokens.
-
-    For ties to max or min, the element of largest magnitude is found with one maximum over integer keys:
-    the bits of |x| shifted left, plus one bit that prefers the sign the tie goes to (exact, one gather)."""
-    ns, d = len(lengths), matrix.shape[1]
-    out = np.zeros((ns, d))
-    ibits = np.uint32 if matrix.dtype == np.float32 else np.uint64
-    if matrix.dtype not in (np.float32, np.float64):
-        matrix = matrix.astype(np.float64)
-        ibits = np.uint64
-    sign_shift = ibits(8 * np.dtype(ibits).itemsize - 1)
-    if tie in ("max", "min"):
-        bits = matrix.view(ibits)
-        mag = bits & ~(ibits(1) << sign_shift)
-        neg = bits >> sign_shift
-        keys = (mag << ibits(1)) | (neg if tie == "min" else ibits(1) - neg)
-        for sel in _length_blocks(lengths, _BLOCK // d):
-            w = int(lengths[sel[-1]])
-            best = _fold(np.maximum, np.take(keys, rows[_padded_index(starts[sel], lengths[sel], w)], axis=0), 1)
-            is_neg = (best & ibits(1)) == (ibits(1) if tie == "min" else ibits(0))
-            value_bits = (best >> ibits(1)) | (is_neg.astype(ibits) << sign_shift)
-            out[sel] = value_bits.view(matrix.dtype)
+    Pairs sorted by (hypothesis length, reference length) are cut into blocks. In a block each side's token
+    vectors are gathered once, position-major: ``X[j, p]`` is token j of pair p's sentence, a sentence shorter
+    than the block's widest repeating its last token (a repeat changes no maximum or minimum; sums and
+    means leave the repeats out). Reductions over token positions then run over whole contiguous (pairs x dim)
+    planes. Sums give the average; max and min the extrema; one batched matrix product of the raw vectors,
+    scaled by the inverse norms, gives every cosine for greedy matching. The vectors' own dtype is gathered
+    (float32 widens exactly) and everything is computed in float64."""
+    n_pairs = len(ph)
+    out = {m: np.zeros(n_pairs) for m in METRICS}
+    pairs = np.flatnonzero(both)
+    if not len(pairs):
         return out
-    for sel in _length_blocks(lengths, _BLOCK // d):
-        w = int(lengths[sel[-1]])
-        block = np.take(matrix, rows[_padded_index(starts[sel], lengths[sel], w)], axis=0)
-        out[sel] = _extrema(_fold(np.maximum, block, 1), _fold(np.minimum, block, 1), tie)
+    if matrix.dtype != np.float32:
+        matrix = matrix.astype(np.float64, copy=False)
+    m64 = matrix.astype(np.float64, copy=False)
+    norms = np.sqrt(np.einsum("ij,ij->i", m64, m64))
+    inv_norm = np.zeros(len(m64))
+    np.divide(1.0, norms, out=inv_norm, where=norms > 0)  # a zero vector has cosine 0 with everything
+    cosine = opts.greedy == "cosine"
+    d = matrix.shape[1]
+
+    lh, lr = lengths[ph[pairs]], lengths[pr[pairs]]
+    order = np.lexsort((lr, lh))
+    pairs, lh, lr = pairs[order], lh[order], lr[order]
+    sh, sr = starts[ph[pairs]], starts[pr[pairs]]
+    bounds = [0]
+    while bounds[-1] < len(pairs):
+        a = bounds[-1]
+        w = int(lh[a]) + int(lr[min(a + 64, len(pairs) - 1)])
+        bounds.append(min(len(pairs), a + max(1, _BLOCK // (w * d))))
+    avg, ext, gre = out["embedding-average"], out["vector-extrema"], out["greedy-matching"]
+
+    def block(a: int, b: int) -> None:
+        g = b - a
+        h_len, r_len = lh[a:b], lr[a:b]
+        hi = np.empty((2, g, d), matrix.dtype)  # per side: max, min and sum over the tokens
+        lo = np.empty((2, g, d), matrix.dtype)
+        total = np.empty((2, g, d))
+        vecs, invs, pads = [], [], []
+        for k, (s0, n) in enumerate(((sh[a:b], h_len), (sr[a:b], r_len))):
+            width = int(n[-1]) if k == 0 else int(n.max())
+            pos = np.arange(width)[:, None]
+            idx = rows[s0 + np.minimum(pos, n - 1)]  # (width, g)
+            x = np.take(matrix, idx, axis=0)  # (width, g, d)
+            np.maximum.reduce(x, axis=0, out=hi[k])
+            np.minimum.reduce(x, axis=0, out=lo[k])
+            x = x.astype(np.float64, copy=False)
+            pad = pos >= n if int(n[0] if k == 0 else n.min()) < width else None  # (width, g): a repeat
+            np.add.reduce(x if pad is None else np.where(pad[:, :, None], 0.0, x), axis=0, out=total[k])
+            total[k] /= n[:, None]
+            vecs.append(x)
+            invs.append(np.take(inv_norm, idx) if cosine else None)
+            pads.append(pad)
+        ex = _extrema(hi.astype(np.float64, copy=False), lo.astype(np.float64, copy=False), opts.extrema_tie)
+        avg[pairs[a:b]] = _rowwise_cosine(total[0], total[1])
+        ext[pairs[a:b]] = _rowwise_cosine(ex[0], ex[1])
+        # sim[i, j, p] = similarity of token i of p's hypothesis and token j of p's reference; pairs innermost,
+        # so both maxima below reduce over whole contiguous planes
+        sim = np.matmul(vecs[0].transpose(1, 0, 2), vecs[1].transpose(1, 2, 0)).transpose(1, 2, 0)
+        if cosine:
+            sim = np.multiply(sim, invs[0][:, None, :], order="C")
+            sim *= invs[1][None, :, :]
+        else:
+            sim = np.ascontiguousarray(sim)
+        best_h = np.maximum.reduce(sim, axis=1)  # (wh, g): each hypothesis token's best reference token
+        best_r = np.maximum.reduce(sim, axis=0)  # (wr, g)
+        if not cosine:  # the hed-dlg script's similarity row starts with a zero column
+            np.maximum(best_h, 0.0, out=best_h)
+            np.maximum(best_r, 0.0, out=best_r)
+        for best, pad in ((best_h, pads[0]), (best_r, pads[1])):
+            if pad is not None:
+                best[pad] = 0.0
+        gre[pairs[a:b]] = (np.add.reduce(best_h, axis=0) / h_len + np.add.reduce(best_r, axis=0) / r_len) / 2
+
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        block(a, b)
     return out
 
 
@@ -605,61 +627,12 @@ def _extrema(maxs: np.ndarray, mins: np.ndarray, tie: str) -> np.ndarray:
     return out
 
 
-def _pair_cosine(vecs: np.ndarray, ph: np.ndarray, pr: np.ndarray) -> np.ndarray:
-    """cos(vecs[ph[k]], vecs[pr[k]]) per pair; 0 when either is the zero vector."""
-    norms = np.sqrt(np.einsum("ij,ij->i", vecs, vecs))
-    out = np.zeros(len(ph))
-    step = max(1, _BLOCK // max(vecs.shape[1], 1))
-    for a in range(0, len(ph), step):
-        h, r = ph[a:a + step], pr[a:a + step]
-        dot = np.einsum("ij,ij->i", np.take(vecs, h, axis=0), np.take(vecs, r, axis=0))
-        den = norms[h] * norms[r]
-        np.divide(dot, den, out=out[a:a + step], where=den > 0)
-    return out
-
-
-def _greedy(matrix, rows, starts, lengths, ph, pr, both, sim: str) -> np.ndarray:
-    """Greedy matching of every pair with both sides non-empty (others get 0).
-
-    Pairs sorted by (hypothesis length, reference length) are cut into blocks; in a block every side is padded
-    to the block's widest with repeats of its first token (a repeat changes no maximum; padded rows are left
-    out of the mean), and one batched matrix product gives all similarities."""
-    out = np.zeros(len(ph))
-    m64 = matrix.astype(np.float64, copy=False)
-    if sim == "cosine":
-        norms = np.sqrt(np.einsum("ij,ij->i", m64, m64))[:, None]
-        vecs = np.divide(m64, norms, out=np.zeros_like(m64), where=norms > 0)
-    else:
-        vecs = m64
-    d = vecs.shape[1]
-    pairs = np.flatnonzero(both)
-    if not len(pairs):
-        return out
-    lh, lr = lengths[ph[pairs]], lengths[pr[pairs]]
-    order = np.lexsort((lr, lh))
-    pairs, lh, lr = pairs[order], lh[order], lr[order]
-    sh, sr = starts[ph[pairs]], starts[pr[pairs]]
-    a = 0
-    while a < len(pairs):
-        wh0, wr0 = int(lh[a]), int(lr[min(a + 32, len(pairs) - 1)])
-        step = max(1, _BLOCK // ((wh0 + wr0) * d + wh0 * wr0))
-        b = min(a + step, len(pairs))
-        h_len, r_len = lh[a:b], lr[a:b]
-        wh, wr = int(h_len.max()), int(r_len.max())
-        H = np.take(vecs, rows[_padded_index(sh[a:b], h_len, wh)], axis=0)  # (g, wh, d)
-        R = np.take(vecs, rows[_padded_index(sr[a:b], r_len, wr)], axis=0)  # (g, wr, d)
-        S = np.matmul(H, R.transpose(0, 2, 1))  # (g, wh, wr)
-        best_h = _fold(np.maximum, S, 2)  # each hypothesis token's best reference token
-        best_r = _fold(np.maximum, S, 1)
-        if sim == "dot":  # the hed-dlg script's similarity row starts with a zero column
-            np.maximum(best_h, 0.0, out=best_h)
-            np.maximum(best_r, 0.0, out=best_r)
-        if wh > h_len[0]:
-            best_h[np.arange(wh) >= h_len[:, None]] = 0.0
-        if wr > r_len.min():
-            best_r[np.arange(wr) >= r_len[:, None]] = 0.0
-        out[pairs[a:b]] = (best_h.sum(axis=1) / h_len + best_r.sum(axis=1) / r_len) / 2
-        a = b
+def _rowwise_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """cos(a[k], b[k]) per row; 0 when either is the zero vector."""
+    dot = np.einsum("ij,ij->i", a, b)
+    den = np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
+    out = np.zeros(len(dot))
+    np.divide(dot, den, out=out, where=den > 0)
     return out
 
 
