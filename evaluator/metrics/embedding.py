@@ -560,37 +560,35 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
     order = np.lexsort((lr, lh))
     pairs, lh, lr = pairs[order], lh[order], lr[order]
     sh, sr = starts[ph[pairs]], starts[pr[pairs]]
-    bounds = [0]
-    while bounds[-1] < len(pairs):
-        a = bounds[-1]
-        w = int(lh[a]) + int(lr[min(a + 64, len(pairs) - 1)])
-        bounds.append(min(len(pairs), a + max(1, _BLOCK // (w * d))))
+    bounds = _block_bounds(lh, lr, d)
     avg, ext, gre = out["embedding-average"], out["vector-extrema"], out["greedy-matching"]
 
     def block(a: int, b: int) -> None:
         g = b - a
         h_len, r_len = lh[a:b], lr[a:b]
-        hi = np.empty((2, g, d), matrix.dtype)  # per side: max, min and sum over the tokens
+        hi = np.empty((2, g, d), matrix.dtype)  # per side: max, min and mean over the tokens
         lo = np.empty((2, g, d), matrix.dtype)
-        total = np.empty((2, g, d))
+        mean = np.empty((2, g, d))
         vecs, invs, pads = [], [], []
         for k, (s0, n) in enumerate(((sh[a:b], h_len), (sr[a:b], r_len))):
-            width = int(n[-1]) if k == 0 else int(n.max())
+            width, shortest = int(n.max()), int(n.min())
             pos = np.arange(width)[:, None]
-            idx = rows[s0 + np.minimum(pos, n - 1)]  # (width, g)
+            idx = rows[s0 + (pos if shortest == width else np.minimum(pos, n - 1))]  # (width, g)
             x = np.take(matrix, idx, axis=0)  # (width, g, d)
             np.maximum.reduce(x, axis=0, out=hi[k])
             np.minimum.reduce(x, axis=0, out=lo[k])
             x = x.astype(np.float64, copy=False)
-            pad = pos >= n if int(n[0] if k == 0 else n.min()) < width else None  # (width, g): a repeat
-            np.add.reduce(x if pad is None else np.where(pad[:, :, None], 0.0, x), axis=0, out=total[k])
-            total[k] /= n[:, None]
+            pad = pos >= n if shortest < width else None  # (width, g): a repeated token
+            np.add.reduce(x if pad is None else np.where(pad[:, :, None], 0.0, x), axis=0, out=mean[k])
+            mean[k] /= n[:, None]
             vecs.append(x)
             invs.append(np.take(inv_norm, idx) if cosine else None)
             pads.append(pad)
-        ex = _extrema(hi.astype(np.float64, copy=False), lo.astype(np.float64, copy=False), opts.extrema_tie)
-        avg[pairs[a:b]] = _rowwise_cosine(total[0], total[1])
-        ext[pairs[a:b]] = _rowwise_cosine(ex[0], ex[1])
+        ex = _extrema(hi, lo, opts.extrema_tie)
+        # [average, extrema] x [hypothesis, reference]
+        cos = _rowwise_cosine(np.stack([mean[0], ex[0]]), np.stack([mean[1], ex[1]]))
+        avg[pairs[a:b]] = cos[0]
+        ext[pairs[a:b]] = cos[1]
         # sim[i, j, p] = similarity of token i of p's hypothesis and token j of p's reference; pairs innermost,
         # so both maxima below reduce over whole contiguous planes
         sim = np.matmul(vecs[0].transpose(1, 0, 2), vecs[1].transpose(1, 2, 0)).transpose(1, 2, 0)
@@ -614,6 +612,28 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
     return out
 
 
+def _block_bounds(lh: np.ndarray, lr: np.ndarray, d: int) -> list[int]:
+    """Cut pairs sorted by (hypothesis length, reference length) into blocks of about ``_BLOCK`` gathered
+    elements. A block never spans two large groups of equal lengths (so it needs no padding); small groups
+    are merged, padded to the block's widest."""
+    n = len(lh)
+    change = np.flatnonzero((np.diff(lh) != 0) | (np.diff(lr) != 0)) + 1
+    group_start = np.concatenate([[0], change]).tolist()
+    group_end = [*group_start[1:], n]
+    bounds = [0]
+    for a, b in zip(group_start, group_end):
+        per = max(1, _BLOCK // ((int(lh[a]) + int(lr[a])) * d))
+        if b - a >= 32 and bounds[-1] != a:  # a large group starts its own blocks
+            bounds.append(a)
+        while b - bounds[-1] > per:
+            bounds.append(bounds[-1] + per)
+        if b - a >= 32:
+            bounds.append(b)
+    if bounds[-1] != n:
+        bounds.append(n)
+    return bounds
+
+
 def _extrema(maxs: np.ndarray, mins: np.ndarray, tie: str) -> np.ndarray:
     """Per dimension: max if max > |min|, min if |min| > max; a tie goes to ``tie`` (nlg-eval: min, and a
     dimension whose min is exactly 0 gives 0)."""
@@ -628,10 +648,10 @@ def _extrema(maxs: np.ndarray, mins: np.ndarray, tie: str) -> np.ndarray:
 
 
 def _rowwise_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """cos(a[k], b[k]) per row; 0 when either is the zero vector."""
-    dot = np.einsum("ij,ij->i", a, b)
-    den = np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
-    out = np.zeros(len(dot))
+    """cos(a[..., k, :], b[..., k, :]) per row; 0 when either is the zero vector."""
+    dot = np.einsum("...i,...i->...", a, b)
+    den = np.sqrt(np.einsum("...i,...i->...", a, a) * np.einsum("...i,...i->...", b, b))
+    out = np.zeros(dot.shape)
     np.divide(dot, den, out=out, where=den > 0)
     return out
 
