@@ -42,7 +42,7 @@ def test_score_defaults_to_embedded_challenge(isolated_cache):
     # The key ranks only task 3's items: 4 other files' items are missing (warnings), task 3 is perfect.
     assert res.exit_code == 0, res.output
     report = json.loads(res.stdout)
-    assert "embedded default challenge" in res.stderr  # said, not silent
+    assert "embedded default" in res.stderr  # said, not silent
     assert report["data"]["embedded_default"] is True
     p1 = {r["group"]: r["value"] for r in report["results"] if r["metric"] == "p@1" and r["average"] is None}
     assert p1["3"] == 1.0 and p1["1"] == 0.0
