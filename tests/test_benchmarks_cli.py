@@ -138,3 +138,25 @@ def test_wrong_split_and_task_hints(tmp_path):
     assert len(hints) == 1 and "--task 1" in hints[0]["message"]
     r = run_cli("score", sub, "--challenge", root, "--split", "tst2", "--task", "1", "--json")
     assert r.returncode == 0 and not [p for p in json.loads(r.stdout)["problems"] if p["code"] == "task-hint"]
+
+
+MOVIE = SHARED / "data" / "movie-dialog"
+
+
+@pytest.mark.skipif(not MOVIE.is_dir(), reason=f"Movie Dialog data not found at {MOVIE}")
+def test_movie_dialog_release_layout_with_task_folders(tmp_path):
+    """The release keeps each task in its own folder (task1_qa/task1_qa_dev.txt): read like the flat layout."""
+    import os
+
+    from dialeval.api import evaluate
+
+    nested = tmp_path / "movie"
+    (nested / "task1_qa").mkdir(parents=True)
+    os.symlink(MOVIE / "entities.txt", nested / "entities.txt")
+    os.symlink(MOVIE / "task1_qa_dev.txt", nested / "task1_qa" / "task1_qa_dev.txt")
+    sub = tmp_path / "empty.json"
+    sub.write_text("[]")
+    _, flat = evaluate(sub, benchmark="movie-dialog", data=MOVIE, split="dev", groups=["1"])
+    _, ev = evaluate(sub, benchmark="movie-dialog", data=nested, split="dev", groups=["1"])
+    assert len(ev.table) == len(flat.table) > 9000
+    assert ev.table.item_id[:3].tolist() == flat.table.item_id[:3].tolist()

@@ -39,8 +39,17 @@ REPLY_ID = "reply"
 _FILE_RE = re.compile(r"^(task[1-4]_(?:qa|recs|qarecs|reddit))_(train|dev|test)\.txt$")
 
 
+def _locate(data: Path, name: str, task: int | None = None) -> Path:
+    """``data/name``, or ``data/<task folder>/name`` as in the release's tarball (``task1_qa/task1_qa_test.txt``)."""
+    flat = Path(data) / name
+    if flat.exists() or task is None:
+        return flat
+    nested = Path(data) / TASK_NAMES[task] / name
+    return nested if nested.exists() else flat
+
+
 def task_path(data: Path, task: int, split: str) -> Path:
-    return Path(data) / f"{TASK_NAMES[task]}_{split}.txt"
+    return _locate(data, f"{TASK_NAMES[task]}_{split}.txt", task)
 
 
 def present(data: Path) -> dict[str, list[int]]:
@@ -53,6 +62,9 @@ def present(data: Path) -> dict[str, list[int]]:
         raise UsageError(f"Movie Dialog data directory {data} does not exist") from None
     except NotADirectoryError:
         raise UsageError(f"Movie Dialog data directory {data} is not a directory") from None
+    for sub in TASK_NAMES.values():  # the release's layout: one folder per task
+        if (Path(data) / sub).is_dir():
+            names += [p.name for p in (Path(data) / sub).iterdir()]
     for name in names:
         m = _FILE_RE.match(name)
         if m and m.group(1) in stems:
@@ -66,7 +78,7 @@ def reddit_candidates_path(data: Path, split: str) -> Path:
     tried = []
     for k in keys:
         for name in (f"task4_reddit_cand-{k}.txt", f"cand-{k}.txt"):
-            p = Path(data) / name
+            p = _locate(data, name, 4)
             tried.append(name)
             if p.is_file():
                 return p
