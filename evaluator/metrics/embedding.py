@@ -351,19 +351,22 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
         oov_row = len(matrix) - 1
     if not np.issubdtype(matrix.dtype, np.floating) or matrix.dtype.itemsize > 8:
         matrix = matrix.astype(np.float64)
-    rows = word_rows[tok_word]
-    known = rows >= 0
+    rows = word_rows.astype(np.int32).take(tok_word)  # row of every token (int32: half the memory traffic)
     n_tokens = len(rows)
-    n_oov = int(n_tokens - np.count_nonzero(known))
-    if opts.oov == "skip":
-        if n_oov:
-            tok_sent = np.repeat(np.arange(len(texts)), raw_lengths)
-            lengths = np.bincount(tok_sent[known], minlength=len(texts))
-            rows = rows[known]
-        else:
-            lengths = raw_lengths
+    n_oov = 0
+    if n_tokens:
+        known = rows >= 0
+        n_oov = int(n_tokens - np.count_nonzero(known))
+    if n_oov and opts.oov == "skip":
+        lengths = raw_lengths.copy()
+        nonempty = np.flatnonzero(raw_lengths)
+        raw_starts = np.cumsum(raw_lengths) - raw_lengths
+        lengths[nonempty] -= np.add.reduceat(~known, raw_starts[nonempty])  # OOV tokens per text
+        rows = rows[known]
+    elif n_oov:
+        rows[~known] = oov_row
+        lengths = raw_lengths
     else:
-        rows = np.where(known, rows, oov_row)
         lengths = raw_lengths
     lengths = lengths.astype(np.int64, copy=False)
     offsets = np.zeros(len(lengths) + 1, np.int64)
@@ -451,39 +454,92 @@ def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], 
     return words, np.fromiter(map(word_id.__getitem__, flat), np.int64, len(flat)), lengths
 
 
+_CHUNK_BYTES = 1 << 22  # texts are split in chunks of about 4 MB: every temporary is reused, never faulted in anew
+
+
 def _split_bytes(texts: list[str], whitespace: bool):
-    """The byte-level split (see :func:`corpus_tokens`); None when the per-text path must be taken."""
+    """The byte-level split (see :func:`corpus_tokens`); None when the per-text path must be taken.
+
+    Chunk by chunk: tokens keyed and numbered within the chunk; then the chunks' distinct keys are numbered
+    once more, together, which gives the corpus-wide word numbers (int32)."""
+    nchars = np.fromiter(map(len, texts), np.int64, len(texts))
+    ends = np.cumsum(nchars + 1)
+    cuts = [0]
+    while cuts[-1] < len(texts):  # whole texts, about _CHUNK_BYTES characters each
+        cuts.append(max(cuts[-1] + 1, int(np.searchsorted(ends, ends[cuts[-1]] - nchars[cuts[-1]] + _CHUNK_BYTES))))
+    long_ids: dict[bytes, int] = {}
+    parts = []
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        got = _split_chunk(texts[a:b], nchars[a:b], whitespace, long_ids)
+        if got is None:
+            return None
+        parts.append(got)
+    lengths = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    if not parts or not any(len(p[1]) for p in parts):
+        return [], np.zeros(0, np.int32), lengths
+    # the chunks' distinct keys (hash, k0, k1, size, bytes), numbered together
+    keys = [np.concatenate([p[2][i] for p in parts]) for i in range(4)]
+    spelled = [w for p in parts for w in p[3]]
+    import pandas as pd
+
+    gcodes, guniq = pd.factorize(keys[0])
+    first = _first_occurrence(gcodes, len(guniq))
+    if not all(np.array_equal(k[first].take(gcodes), k) for k in keys[1:]):
+        return None  # a hash collision between distinct tokens
+    words = [spelled[i].decode("utf-8") for i in first.tolist()]
+    gcodes = gcodes.astype(np.int32)
+    offset = 0
+    token_word = []
+    for p in parts:
+        u = len(p[3])
+        token_word.append(gcodes[offset:offset + u].take(p[1]))
+        offset += u
+    return words, np.concatenate(token_word), lengths
+
+
+def _first_occurrence(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    first = np.empty(n_codes, np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    return first
+
+
+def _split_chunk(texts: list[str], nchars: np.ndarray, whitespace: bool, long_ids: dict[bytes, int]):
+    """One chunk: (lengths, token codes within the chunk, keys of the chunk's distinct tokens, their bytes)."""
+    joined = " ".join(texts)
     try:
-        encoded = list(map(str.encode, texts))
+        body = joined.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: Python's own string handling
         return None
-    nbytes = np.fromiter(map(len, encoded), np.int64, len(encoded))
+    text_start = np.zeros(len(texts), np.int64)  # in characters, then in bytes, after the leading separator
+    if len(texts) > 1:
+        np.cumsum(nchars[:-1] + 1, out=text_start[1:])
+    if len(body) != len(joined):  # non-ASCII: offsets from each text's own UTF-8 length
+        nbytes = np.fromiter(map(len, map(str.encode, texts)), np.int64, len(texts))
+        if len(texts) > 1:
+            np.cumsum(nbytes[:-1] + 1, out=text_start[1:])
+    del joined
+    text_start += 1
     # one separator before, and enough after for the 16-byte key reads of the last token
-    buf = b"".join([b" ", b" ".join(encoded), b" " * (_LONG + 1)])
-    del encoded
+    buf = b"".join([b" ", body, b" " * (_LONG + 1)])
+    del body
     marks = buf.translate(_WS_TABLE if whitespace else _SP_TABLE)
     flags = np.frombuffer(marks, np.int8)
     if whitespace and marks.find(2) >= 0:  # a byte that may start a non-ASCII space: look closer
         if _has_unicode_space(np.frombuffer(buf, np.uint8), np.flatnonzero(flags == 2)):
             return None
         flags = flags.astype(bool)
-    del marks
     edges = np.flatnonzero(np.diff(flags))  # token start - 1, token end - 1, alternately
-    del flags
-    start = edges[0::2] + 1
-    end = edges[1::2] + 1
-    del edges
+    del flags, marks
+    edges += 1
+    start, end = edges[0::2], edges[1::2]
     n_tok = len(start)
-    text_start = np.ones(len(texts), np.int64)
-    if len(texts) > 1:
-        np.cumsum(nbytes[:-1] + 1, out=text_start[1:])
-        text_start[1:] += 1
     lengths = np.diff(np.append(np.searchsorted(start, text_start), n_tok))
     if n_tok == 0:
-        return [], np.zeros(0, np.int64), lengths
+        empty = np.zeros(0, np.uint64)
+        return lengths, np.zeros(0, np.int64), (empty, empty, empty, empty), []
 
     # key of a token of at most 16 bytes: its length and its bytes as two little-endian integers (zero-padded)
-    size = end - start
+    size = (end - start).astype(np.uint64)
     win = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
     k0 = win[start]
     k0 &= _LOW_MASKS.take(np.minimum(size, 8))
@@ -491,29 +547,25 @@ def _split_bytes(texts: list[str], whitespace: bool):
     over8 = np.flatnonzero(size > 8)
     if len(over8):
         k1[over8] = win[start[over8] + 8] & _LOW_MASKS.take(np.minimum(size[over8] - 8, 8))
-    long_tok = over8[size[over8] > _LONG]
-    if len(long_tok):  # rare (URLs, ...): numbered by a dict, in a key space of their own (length 255)
-        ids: dict[bytes, int] = {}
-        k0[long_tok] = [ids.setdefault(buf[s:e], len(ids)) for s, e in zip(start[long_tok].tolist(),
-                                                                            end[long_tok].tolist())]
-        k1[long_tok] = 0
-        size[long_tok] = 255
-    h = size.astype(np.uint64)
-    h *= np.uint64(0x165667B19E3779F9)
+        long_tok = over8[size[over8] > _LONG]
+        if len(long_tok):  # rare (URLs, ...): numbered by a dict, in a key space of their own (length 255)
+            k0[long_tok] = [long_ids.setdefault(buf[s:e], len(long_ids))
+                            for s, e in zip(start[long_tok].tolist(), end[long_tok].tolist())]
+            k1[long_tok] = 0
+            size[long_tok] = 255
+    h = size * np.uint64(0x165667B19E3779F9)
     h ^= k0 * np.uint64(0x9E3779B97F4A7C15)
     h ^= k1 * np.uint64(0xC2B2AE3D27D4EB4F)
     import pandas as pd
 
     codes, uniq = pd.factorize(h)
-    del h
-    first = np.empty(len(uniq), np.int64)
-    first[codes[::-1]] = np.arange(n_tok - 1, -1, -1)  # first occurrence of each key
+    first = _first_occurrence(codes, len(uniq))
     # a hash collision (two distinct tokens, one number) would show here: then take the per-text path
     for key in (k0, k1, size):
         if not np.array_equal(key[first].take(codes), key):
             return None
-    words = [buf[s:e].decode("utf-8") for s, e in zip(start[first].tolist(), end[first].tolist())]
-    return words, codes.astype(np.int64, copy=False), lengths
+    spelled = [buf[s:e] for s, e in zip(start[first].tolist(), end[first].tolist())]
+    return lengths, codes, (h[first], k0[first], k1[first], size[first]), spelled
 
 
 def _has_unicode_space(data: np.ndarray, lead: np.ndarray) -> bool:
