@@ -239,6 +239,40 @@ def _loop_pair(h, refs, vec, opts):
     return {m: (max(v) if opts.multi_ref == "max" else sum(v) / len(v)) for m, v in scores.items()}
 
 
+@pytest.mark.parametrize("block", [64, 4096, 1 << 18])
+def test_blocks_padding_and_long_tokens_match_the_loop(monkeypatch, block):
+    """Blocks of one pair, of several padded lengths and of whole groups give the loop's values; words over
+    16 bytes (keyed by a dict, not by their bytes) and non-ASCII words are looked up like the others."""
+    import dialeval.metrics.embedding as emb
+
+    monkeypatch.setattr(emb, "_BLOCK", block)
+    monkeypatch.setattr(emb, "_CHUNK_BYTES", 300)  # many tokenizer chunks: numbers must agree across chunks
+    rng = np.random.default_rng(11)
+    words = [f"w{i}" for i in range(200)] + ["a_rather_long_token_of_30_bytes", "caf\u00e9", "na\u00efve\u2019s",
+                                              "x" * 16, "y" * 17, "\u00fcber"]
+    vec = Vectors.from_arrays(words, rng.standard_normal((len(words), 6)), name="rand64")  # float64 vectors
+    vocab = words + ["oov_but_also_longer_than_16"]
+
+    def sent():
+        return " ".join(rng.choice(vocab, size=int(rng.integers(0, 25))))
+
+    hyps = [sent() for _ in range(150)]
+    refs = [[sent() for _ in range(int(rng.integers(1, 3)))] for _ in hyps]
+    for preset in PRESETS:
+        opts = options_for(preset, tokenizer="whitespace", empty="zero")
+        got = score_pairs(hyps, refs, opts, vec)
+        for i in range(len(hyps)):
+            want = _loop_pair(hyps[i], refs[i], vec, opts)
+            for m in METRICS:
+                assert got.per_pair[m][i] == pytest.approx(want[m], abs=1e-12), (preset, m, i)
+
+
+def test_counts_of_tokens_oov_and_empty_sides(toy):
+    r = score_pairs(["a zz b", "zz", ""], [["c"], ["a a", "yy q"], ["b"]], "paper", toy)
+    assert r.counts == {"hypotheses": 3, "references": 4, "tokens": 10, "oov_tokens": 3,
+                        "empty_hypotheses": 2, "empty_references": 0}
+
+
 # ---- tokenizers ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("text,tokens", [
     # NLTK's documented word_tokenize example
@@ -264,6 +298,35 @@ def test_tokenizer_options(toy):
     assert one("A", "a", toy, "embedding-average", lowercase=True) == pytest.approx(1.0)
     assert one("a,b", "c", toy, "embedding-average", tokenizer="regex") == pytest.approx(1.0)
     assert one("a\tb", "c", toy, "embedding-average", tokenizer="space", empty="zero") == 0.0  # hed-dlg: one token
+
+
+TRICKY = ["", " ", "a  b\tc\nd", "\x1c\x1dx\x1e\x1fy", "nul\x00inside", "1234567 12345678 123456789",
+          "sixteen_bytes_16 seventeen_bytes17 " + "z" * 40, "caf\u00e9 na\u00efve \u2019quoted\u2019 \u2014 \U0001f600",
+          "\u00c2\u00a1 \u2030 \u205e \u200b", "  lead and trail  ", "UPPER Lower \u0130stanbul \u03a3\u03a3"]
+
+
+@pytest.mark.parametrize("tokenizer", ["whitespace", "space"])
+@pytest.mark.parametrize("lowercase", [False, True])
+@pytest.mark.parametrize("extra", ["", "no\u00a0break", "thin\u2009space", "ideo\u3000graphic", "nel\x85x",
+                                   "lone \ud800 surrogate"])
+def test_corpus_tokens_split_like_the_tokenizer(monkeypatch, tokenizer, lowercase, extra):
+    """The byte-level corpus split gives each text's own str.split() / split(" ") tokens, over several chunks;
+    a non-ASCII space or a lone surrogate anywhere sends the corpus to the per-text path, same tokens."""
+    import dialeval.metrics.embedding as emb
+
+    monkeypatch.setattr(emb, "_CHUNK_BYTES", 40)
+    texts = TRICKY * 3 + ([extra] if extra else [])
+    opts = options_for("paper", tokenizer=tokenizer, lowercase=lowercase)
+    words, token_word, lengths = emb.corpus_tokens(texts, opts)
+    assert len(set(words)) == len(words) and lengths.sum() == len(token_word)
+    split = emb.tokenizer_function(tokenizer, lowercase)
+    at = np.concatenate([[0], np.cumsum(lengths)])
+    assert [[words[j] for j in token_word[at[k]:at[k + 1]]] for k in range(len(texts))] == [split(t) for t in texts]
+    prepared = [t.lower() if lowercase else t for t in texts]
+    prepared = [t.strip() for t in prepared] if tokenizer == "space" else prepared
+    fast = emb._split_bytes(prepared, tokenizer == "whitespace")
+    per_text_only = "surrogate" in extra or (tokenizer == "whitespace" and extra != "")
+    assert (fast is None) == per_text_only
 
 
 # ---- vectors files -------------------------------------------------------------------------------------
