@@ -523,12 +523,14 @@ def _split_chunk(texts: list[str], nchars: np.ndarray, whitespace: bool, long_id
     buf = b"".join([b" ", body, b" " * (_LONG + 1)])
     del body
     marks = buf.translate(_WS_TABLE if whitespace else _SP_TABLE)
-    flags = np.frombuffer(marks, np.int8)
     if whitespace and marks.find(2) >= 0:  # a byte that may start a non-ASCII space: look closer
-        if _has_unicode_space(np.frombuffer(buf, np.uint8), np.flatnonzero(flags == 2)):
+        kind = np.frombuffer(marks, np.uint8)
+        if _has_unicode_space(np.frombuffer(buf, np.uint8), np.flatnonzero(kind == 2)):
             return None
-        flags = flags.astype(bool)
-    edges = np.flatnonzero(np.diff(flags))  # token start - 1, token end - 1, alternately
+        flags = kind.astype(bool)
+    else:
+        flags = np.frombuffer(marks, np.bool_)  # 0 or 1: a valid bool view (bool arrays have fast paths)
+    edges = np.flatnonzero(flags[1:] != flags[:-1])  # token start - 1, token end - 1, alternately
     del flags, marks
     edges += 1
     start, end = edges[0::2], edges[1::2]
