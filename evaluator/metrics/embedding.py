@@ -624,9 +624,10 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
     def block(a: int, b: int) -> None:
         g = b - a
         h_len, r_len = lh[a:b], lr[a:b]
-        hi = np.empty((2, g, d), matrix.dtype)  # per side: max, min and mean over the tokens
+        hi = np.empty((2, g, d), matrix.dtype)  # per side: max and min over the tokens
         lo = np.empty((2, g, d), matrix.dtype)
-        mean = np.empty((2, g, d))
+        sentence = np.empty((2, 2, g, d))  # [mean, extrema] x [hypothesis, reference]
+        mean = sentence[0]
         vecs, invs, pads = [], [], []
         for k, (s0, n) in enumerate(((sh[a:b], h_len), (sr[a:b], r_len))):
             width, shortest = int(n.max()), int(n.min())
@@ -642,9 +643,8 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
             vecs.append(x)
             invs.append(np.take(inv_norm, idx) if cosine else None)
             pads.append(pad)
-        ex = _extrema(hi, lo, opts.extrema_tie)
-        # [average, extrema] x [hypothesis, reference]
-        cos = _rowwise_cosine(np.stack([mean[0], ex[0]]), np.stack([mean[1], ex[1]]))
+        _extrema(hi, lo, opts.extrema_tie, out=sentence[1])
+        cos = _rowwise_cosine(sentence[:, 0], sentence[:, 1])
         avg[pairs[a:b]] = cos[0]
         ext[pairs[a:b]] = cos[1]
         # sim[i, j, p] = similarity of token i of p's hypothesis and token j of p's reference; pairs innermost,
@@ -692,14 +692,18 @@ def _block_bounds(lh: np.ndarray, lr: np.ndarray, d: int) -> list[int]:
     return bounds
 
 
-def _extrema(maxs: np.ndarray, mins: np.ndarray, tie: str) -> np.ndarray:
+def _extrema(maxs: np.ndarray, mins: np.ndarray, tie: str, out: np.ndarray | None = None) -> np.ndarray:
     """Per dimension: max if max > |min|, min if |min| > max; a tie goes to ``tie`` (nlg-eval: min, and a
-    dimension whose min is exactly 0 gives 0)."""
+    dimension whose min is exactly 0 gives 0). ``out`` may have a wider dtype (float32 widens exactly)."""
+    if out is None:
+        out = np.empty(np.broadcast_shapes(maxs.shape, mins.shape), np.result_type(maxs, mins))
     amin = np.abs(mins)
     if tie == "max":
-        out = np.where(amin > maxs, mins, maxs)
+        np.copyto(out, maxs)
+        np.copyto(out, mins, where=amin > maxs)
     else:
-        out = np.where(maxs > amin, maxs, mins)
+        np.copyto(out, mins)
+        np.copyto(out, maxs, where=maxs > amin)
     if tie == "nlg-eval":
         out[mins == 0] = 0.0
     return out
