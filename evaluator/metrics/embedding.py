@@ -430,10 +430,11 @@ def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], 
     the index in ``words`` of token t (all tokens of all texts, in order) and ``lengths[k]`` the number of tokens
     of text k.
 
-    The whitespace and space tokenizers run on the whole corpus at once, at the byte level: the UTF-8 texts
-    joined by spaces, one ``bytes.translate`` marks separator bytes, one ``flatnonzero`` of its difference finds
-    every token's start and end; each token is keyed by its bytes read as two little-endian integers (tokens
-    over 16 bytes by a dict), and one hash-table pass (``pandas.factorize``) numbers the keys, checked exactly
+    The whitespace and space tokenizers run on the corpus at the byte level, in chunks of about 4 MB: the UTF-8
+    texts joined by spaces, one ``bytes.translate`` marks separator bytes, one ``flatnonzero`` where a mark
+    differs from the previous one finds every token's start and end; each token is keyed by its length and its
+    bytes read as two little-endian integers (tokens over 16 bytes by a dict), and hash-table passes
+    (``pandas.factorize``, per chunk, then over the chunks' distinct keys) number the keys, checked exactly
     against each number's first token. This splits exactly where ``str.split()`` / ``str.split(" ")`` splits
     each text; a corpus holding a non-ASCII whitespace character (or a lone surrogate) takes the per-text path,
     like the regex and treebank tokenizers."""
