@@ -66,6 +66,9 @@ def run(args) -> None:
                 params.setdefault("epochs", args.epochs)
             if args.patience:
                 params["patience"] = args.patience
+            for kv in args.param or []:
+                k, _, v = kv.partition("=")
+                params[k] = json.loads(v)
             model = create(name, seed=args.seed, **params)
             t0 = time.perf_counter()
             model.fit(trn, dev)
@@ -191,6 +194,7 @@ def main(argv=None) -> int:
     r.add_argument("--big-epochs", type=int, default=BIG_EPOCHS, help="Epoch cap on BIG_TASKS (default config).")
     r.add_argument("--epochs", type=int, default=None, help="Epoch cap on the other tasks (default: the model's).")
     r.add_argument("--patience", type=int, default=None, help="Early-stopping patience (default: the model's).")
+    r.add_argument("--param", action="append", help="Model parameter override KEY=JSON, e.g. lr=0.001 or grid=null.")
     g = sub.add_parser("render")
     g.add_argument("--records", required=True)
     g.add_argument("--out", default="submissions/baselines")
