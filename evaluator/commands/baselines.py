@@ -160,11 +160,13 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
         if (out / "babi-table2.variants.json").is_file():
             old_variants = load_json_file(out / "babi-table2.variants.json")
 
-    def progress(line: str) -> None:
-        click.echo(line, err=True)
+    from dialeval.termsafe import progress
 
-    records = reproduce_babi(data_dir, model_list, task_list, max_conversations, seed, echo=progress)
-    var = run_variants(data_dir, model_list, task_list, max_conversations, seed, echo=progress) if variants else None
+    # A bar on a terminal (the current model/task/split); quiet in logs and pipes, where the table is the record.
+    with progress("reproduce babi") as bar:
+        records = reproduce_babi(data_dir, model_list, task_list, max_conversations, seed, echo=bar.describe)
+        var = (run_variants(data_dir, model_list, task_list, max_conversations, seed, echo=bar.describe)
+               if variants else None)
     if merge:
         records = merge_records(old_records, records)
         if var is None:
