@@ -25,7 +25,6 @@ Per-item numbers go to ``RankTable.values`` (metrics ``score``, ``exact``, ``nam
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 from typing import ClassVar
@@ -33,7 +32,7 @@ from typing import ClassVar
 import msgspec
 import numpy as np
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
+from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, file_sha256
 from dialeval.errors import UsageError
 from dialeval.formats import airdialogue as fmt
 from dialeval.metrics import airdialogue as adm
@@ -498,11 +497,6 @@ def _options(options: dict) -> dict:
     return o
 
 
-def _sha256(path: Path) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
-
-
 class AirDialogue(Benchmark):
     name: ClassVar[str] = "airdialogue"
     title: ClassVar[str] = "AirDialogue flight booking: final-state scores (name, flight, status; scaled and exact totals)"
@@ -560,7 +554,7 @@ class AirDialogue(Benchmark):
         n_data = len(gold_names)
         file = sub_path.name
         submission = {"path": str(sub_path), "kind": "file" if o["source"] == "submission" else "data-actions",
-                      "sha256": _sha256(sub_path), "files": [file]}
+                      "sha256": file_sha256(sub_path), "files": [file]}
 
         n_scored = n_data
         correct_sample_mask = None

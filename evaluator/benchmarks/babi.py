@@ -27,7 +27,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
+from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, task_numbers
 from dialeval.errors import UsageError
 from dialeval.formats.convert import BABI_CANDIDATES, BABI_SPLITS, BABI_TASK_FILES, babi_splits
 from dialeval.problems import Problem
@@ -136,38 +136,6 @@ def load_items(data: Path, task: int, split: str, with_gold: bool = True, proble
     return ItemSet(str(task), list(item_ids), ids, gold, list(conv_ids), list(turns), texts)
 
 
-def _tasks(groups: list[str] | None) -> list[int] | None:
-    if not groups:
-        return None
-    out = []
-    for g in groups:
-        s = str(g).strip()
-        if not (s.isascii() and s.isdigit()) or int(s) not in TASKS:
-            raise UsageError(f"--task: bAbI tasks are 1-6, got {s[:20]!r}")
-        out.append(int(s))
-    return sorted(set(out))
-
-
-def one_split(name: str, requested, available: dict[str, list]) -> str:
-    """The one split a submission file is scored against (a file holds the items of one split)."""
-    if requested is None:
-        if len(available) == 1:
-            return next(iter(available))
-        raise UsageError(f"{name}: give --split (one of: {', '.join(available) or 'none'})")
-    names = [s.strip() for s in requested.split(",")] if isinstance(requested, str) else [str(s).strip() for s in requested]
-    names = list(dict.fromkeys(n for n in names if n))
-    if names == ["all"] and len(available) == 1:
-        names = list(available)
-    if not names:
-        raise UsageError("--split is empty")
-    if len(names) > 1 or names == ["all"]:
-        raise UsageError(f"{name}: a submission file is scored against one split; give one --split "
-                         f"(one of: {', '.join(available)})")
-    if names[0] not in available:
-        raise UsageError(f"{name}: no split {names[0][:40]!r} in the data (available: {', '.join(available) or 'none'})")
-    return names[0]
-
-
 class Babi(Benchmark):
     name = "babi"
     title = "bAbI dialog tasks 1-6 (restaurant booking, DSTC2): per-response / per-dialog accuracy, full candidate file"
@@ -186,8 +154,8 @@ class Babi(Benchmark):
     def evaluate(self, request: Request) -> Evaluation:
         data = Path(request.data)
         available = present(data)
-        split = one_split(self.name, request.split, available)
-        wanted = _tasks(request.groups)
+        split = self.one_split(request.split, available)
+        wanted = task_numbers(request.groups, TASKS, "bAbI")
         tasks = available[split] if wanted is None else [t for t in wanted if t in available[split]]
         if not tasks:
             raise UsageError(f"babi: split {split} has no file for task(s) {', '.join(map(str, wanted or []))}")

@@ -138,6 +138,40 @@ class Benchmark:
         return names
 
 
+    def one_split(self, requested, available) -> str:
+        """The one split a submission file is scored against (a file holds the items of one split)."""
+        available = list(available)
+        if requested is None:
+            if len(available) == 1:
+                return available[0]
+            raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'})")
+        names = self.check_split_names(requested, available) if requested not in ("all", ["all"]) or \
+            len(available) != 1 else available
+        if len(names) > 1:
+            raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
+                             f"(one of: {', '.join(available)})")
+        return names[0]
+
+
+def task_numbers(groups: list[str] | None, allowed, what: str) -> list[int] | None:
+    """``--task`` values as sorted task numbers, each one of ``allowed``; None when no task is selected."""
+    if not groups:
+        return None
+    out = set()
+    for g in groups:
+        s = str(g).strip()
+        if not (s.isascii() and s.isdigit()) or int(s) not in allowed:
+            raise UsageError(f"--task: {what} tasks are {min(allowed)}-{max(allowed)}, got {s[:20]!r}")
+        out.add(int(s))
+    return sorted(out)
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a submitted file (hex), read in chunks: the submission's identity in reports and the registry."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
 _DIGESTS: dict[tuple, str] = {}
 
 

@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
+from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, task_numbers
 from dialeval.challenge import LoadedSplit, load_split, open_challenge
 from dialeval.errors import UnreadableJSON, UsageError
 from dialeval.fastpath import check_result_items, decode_result
@@ -79,7 +79,7 @@ class DSTC6(Benchmark):
         candidate_limit = opts.get("candidate_limit", DEFAULT_CANDIDATE_LIMIT)
         if lenient and (not isinstance(candidate_limit, int) or candidate_limit < 1):
             raise UsageError("--candidate-limit must be at least 1")
-        tasks = _tasks(request.groups)
+        tasks = task_numbers(request.groups, range(1, 10), "DSTC6")
         ch = open_challenge(request.data, request.keys)
         # The run builds many small objects and no reference cycles: the cyclic GC would only rescan them
         # (about a third of the time on large splits).
@@ -172,18 +172,6 @@ def _rank_one_entries(data):
                    and isinstance(e.get("candidate_id"), str) and type(e.get("rank")) is int]
         if entries:
             yield item["dialog_id"], min(entries, key=lambda e: e["rank"])["candidate_id"]
-
-
-def _tasks(groups: list[str] | None) -> list[int] | None:
-    if not groups:
-        return None
-    out = []
-    for g in groups:
-        s = str(g)
-        if not (s.isascii() and s.isdigit()) or not 1 <= int(s) <= 9:
-            raise UsageError(f"--task must be a task number from 1 to 9, got {s[:20]!r}")
-        out.append(int(s))
-    return sorted(set(out))
 
 
 def parse_splits(split: str | list[str] | None, challenge: Challenge, submission: Submission) -> list[str]:

@@ -37,8 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.benchmarks.babi import one_split
-from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
+from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, file_sha256, task_numbers
 from dialeval.errors import UsageError
 from dialeval.formats import movie
 from dialeval.problems import Problem
@@ -194,8 +193,8 @@ class MovieDialog(Benchmark):
     def evaluate(self, request: Request) -> Evaluation:
         data = Path(request.data)
         available = movie.present(data)
-        split = one_split(self.name, request.split, available)
-        wanted = _tasks(request.groups)
+        split = self.one_split(request.split, available)
+        wanted = task_numbers(request.groups, TASKS, "Movie Dialog")
         tasks = available[split] if wanted is None else [t for t in wanted if t in available[split]]
         if not tasks:
             raise UsageError(f"movie-dialog: split {split} has no file for task(s) {', '.join(map(str, wanted or []))}")
@@ -220,7 +219,7 @@ class MovieDialog(Benchmark):
             )
         if translated is not None:  # provenance is the participant's file, not the translated copy
             info["path"] = str(sub_path)
-            info["sha256"] = _sha256(sub_path)
+            info["sha256"] = file_sha256(sub_path)
         used = [td.path for td in loaded if td.task in tasks]
         used += sorted({p for td in loaded if td.task in tasks for p in td.cand_files})
         identity = data_identity(used, data)
@@ -245,25 +244,6 @@ def _has_reddit_candidates(data: Path, split: str) -> bool:
     except UsageError:
         return False
     return True
-
-
-def _tasks(groups: list[str] | None) -> list[int] | None:
-    if not groups:
-        return None
-    out = []
-    for g in groups:
-        s = str(g).strip()
-        if not (s.isascii() and s.isdigit()) or int(s) not in TASKS:
-            raise UsageError(f"--task: Movie Dialog tasks are 1-4, got {s[:20]!r}")
-        out.append(int(s))
-    return sorted(set(out))
-
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 # ---- candidates given as text -----------------------------------------------------------------------------
