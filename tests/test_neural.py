@@ -4,6 +4,7 @@ that must beat TF-IDF. The full reproduction is ``benchmarks/reproduce_neural.py
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -15,16 +16,18 @@ import pytest
 
 from dialeval.baselines._torchutil import INSTALL_HINT, CandidateSet, Lexicon, Vocab, speakers
 from dialeval.baselines.data import gold_ranks, load_babi_candidates, load_babi_items
+from dialeval.baselines.embeddings import SupervisedEmbeddings  # torch itself is imported lazily
+from dialeval.baselines.memn2n import MemN2N, MemN2NMatch
 from dialeval.formats.dstc6 import Candidate, DialogItem, write_dataset
 from dialeval.metrics.ranking import hit_rate_at_k
 
 REPO = Path(__file__).resolve().parents[1]
 BABI = Path(__file__).resolve().parents[2] / "shared" / "data" / "babi-dialog"
 needs_babi = pytest.mark.skipif(not BABI.is_dir(), reason=f"real bAbI data not found at {BABI}")
-torch = pytest.importorskip("torch", reason="torch not installed (pip install 'dialeval[neural]' -c constraints.txt)")
 
-from dialeval.baselines.embeddings import SupervisedEmbeddings  # noqa: E402
-from dialeval.baselines.memn2n import MemN2N, MemN2NMatch  # noqa: E402
+needs_torch = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="torch not installed (pip install 'dialeval[neural]' -c constraints.txt)"
+)
 
 CANDS = [
     Candidate("0", "hello what can i help you with today"),
@@ -103,6 +106,17 @@ def test_without_torch_says_how_to_install_and_exits_2(tmp_path, name):
     assert not (tmp_path / "r.json").exists()
 
 
+def test_factory_without_torch_raises_usage_error(monkeypatch):
+    from dialeval.baselines.registry import create
+    from dialeval.errors import UsageError
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    for name in ("supervised-embeddings", "memn2n", "memn2n-match"):
+        with pytest.raises(UsageError, match=r"dialeval\[neural\]") as e:
+            create(name)
+        assert e.value.exit_code == 2
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # features
 
@@ -136,6 +150,7 @@ def test_match_features_type_kb_entities_seen_in_the_dialog():
 # training on handmade data: determinism, save/load, DSTC6-format run
 
 
+@needs_torch
 @pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2N, MemN2NMatch])
 def test_same_seed_same_scores_and_save_load_roundtrip(tmp_path, cls):
     params = dict(embedding_size=16, epochs=30, grid=None, progress=False)
@@ -159,6 +174,7 @@ def test_same_seed_same_scores_and_save_load_roundtrip(tmp_path, cls):
     assert np.array_equal(d.score_group(CANDS, TRAIN), sa)
 
 
+@needs_torch
 def test_dev_grid_selects_a_configuration_and_records_every_epoch():
     m = MemN2N(seed=0, embedding_size=8, epochs=3, patience=5, grid=({"hops": 1}, {"hops": 2}), progress=False)
     m.fit(TRAIN, TRAIN[:4])
@@ -169,6 +185,7 @@ def test_dev_grid_selects_a_configuration_and_records_every_epoch():
     assert d["examples_per_second"] > 0
 
 
+@needs_torch
 def test_baseline_run_on_a_dstc6_challenge(tmp_path):
     root = _challenge(tmp_path)
     out = tmp_path / "r.json"
@@ -183,6 +200,7 @@ def test_baseline_run_on_a_dstc6_challenge(tmp_path):
 # real data
 
 
+@needs_torch
 @needs_babi
 @pytest.mark.realdata
 def test_small_memn2n_match_on_task1_beats_tfidf():
@@ -201,6 +219,7 @@ def test_small_memn2n_match_on_task1_beats_tfidf():
         assert ours > base + 0.3, (ours, base)
 
 
+@needs_torch
 @pytest.mark.slow
 @needs_babi
 @pytest.mark.realdata
