@@ -170,6 +170,9 @@ def gold_ranks_from_scores(scores: np.ndarray, gold_pos: np.ndarray) -> np.ndarr
     (no gold) get 0 (= not ranked).
     """
     scores = np.asarray(scores)
+    if np.issubdtype(scores.dtype, np.floating) and np.isnan(scores).any():
+        # NaN compares false with everything: a diverged model would rank its gold first. NaN ranks last.
+        scores = np.where(np.isnan(scores), -np.inf, scores)
     gold_pos = np.asarray(gold_pos)
     ok = gold_pos >= 0
     g = np.where(ok, gold_pos, 0)

@@ -275,7 +275,7 @@ def reproduce_babi(
         dev = load_babi_items(data_dir, task, "dev", max_conversations, cands)
         tests = {s: load_babi_items(data_dir, task, s, max_conversations, cands) for s in babi_test_splits(task)}
         for name in models:
-            model = create(name, seed=seed)
+            model = create(name, seed=seed, **_kb_param(name, data_dir, task))
             t0 = time.perf_counter()
             model.fit(trn, dev)
             train_s = time.perf_counter() - t0
@@ -482,6 +482,25 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
             label = f"T{v['task']}" + (" OOV" if v["split"] == "tst-OOV" else "")
             lines.append(f"| {v['model']} | {label} | {settings} | {v['per_response']:.1f} | {_fmt(p)} | {d} |")
     return "\n".join(lines) + "\n"
+
+
+def _kb_param(name: str, data_dir: Path, task: int) -> dict:
+    """``{"kb": path}`` for baselines that take the bAbI KB file (MemN2N + match's entity types), else ``{}``.
+
+    Tasks 1 and 2 have no KB fact lines in their dialogs, so the entity types must come from the KB file.
+    """
+    import inspect
+
+    from dialeval.baselines.registry import get_spec
+
+    try:
+        params = inspect.signature(get_spec(name).load()).parameters
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return {}
+    if "kb" not in params:
+        return {}
+    kb = data_dir / ("dialog-babi-task6-dstc2-kb.txt" if task == 6 else "dialog-babi-kb-all.txt")
+    return {"kb": str(kb)} if kb.is_file() else {}
 
 
 def merge_records(old: list[dict], new: list[dict], key=("model", "task", "split")) -> list[dict]:

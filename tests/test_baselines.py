@@ -357,3 +357,24 @@ def test_full_reproduction(tmp_path):
     assert sum(not r["meets_target"] for r in tfidf) <= 1  # T3 OOV ends 1.2 points outside ±3 (see the report)
     nn = {(r["task"], r["split"]): r["per_response"] for r in recs if r["model"] == "nearest-neighbor"}
     assert abs(nn[(2, "tst")] - 68.3) < 0.1 and abs(nn[(6, "tst")] - 21.9) < 3
+
+
+def test_nan_scores_rank_last_never_first():
+    """A diverged scorer (NaN everywhere) must not rank its gold first: NaN compares false with everything."""
+    import numpy as np
+
+    from dialeval.baselines.data import gold_ranks_from_scores
+
+    ranks = gold_ranks_from_scores(np.array([[np.nan, np.nan, 1.0], [0.5, np.nan, 0.2]]), np.array([0, 1]))
+    assert ranks.tolist() == [2, 3]
+
+
+def test_reproduce_passes_the_kb_file_to_models_that_take_one(tmp_path):
+    from dialeval.baselines.reproduce import _kb_param
+
+    (tmp_path / "dialog-babi-kb-all.txt").write_text("1 resto_a R_cuisine thai\n")
+    (tmp_path / "dialog-babi-task6-dstc2-kb.txt").write_text("1 resto_b R_cuisine thai\n")
+    pytest.importorskip("torch")
+    assert _kb_param("memn2n-match", tmp_path, 1) == {"kb": str(tmp_path / "dialog-babi-kb-all.txt")}
+    assert _kb_param("memn2n-match", tmp_path, 6) == {"kb": str(tmp_path / "dialog-babi-task6-dstc2-kb.txt")}
+    assert _kb_param("tfidf", tmp_path, 1) == {}
