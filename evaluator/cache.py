@@ -69,6 +69,35 @@ def file_content_digest(path: Path) -> str | None:
         return hashlib.file_digest(f, DIGEST).hexdigest()
 
 
+_MEMO: dict[tuple, str] = {}
+
+
+def _stat_key(path: Path) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (str(path), st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+def note_digest(path: Path, digest: str) -> None:
+    """Remember, for this process only, the digest of bytes just read from ``path`` (no second read to hash)."""
+    key = _stat_key(path)
+    if key is not None:
+        _MEMO[key] = digest
+
+
+def digest_of(path: Path) -> str | None:
+    """:func:`file_content_digest`, computed once per process per unchanged file (data identity in signatures)."""
+    key = _stat_key(path)
+    if key is not None and key in _MEMO:
+        return _MEMO[key]
+    d = file_content_digest(path)
+    if d is not None and key is not None:
+        _MEMO[key] = d
+    return d
+
+
 def _owned(st: os.stat_result) -> bool:
     return not hasattr(os, "getuid") or st.st_uid == os.getuid()
 

@@ -63,6 +63,7 @@ def load_task_index(task: int, path: Path) -> TaskIndex:
 
     raw = read_bytes_checked(path)
     digest = cache.content_digest(raw)  # entries are keyed by the very bytes parsed below
+    cache.note_digest(path, digest)  # and the data identity reuses it
     cached = cache.load_index(path, digest)
     if cached is not None:
         dialog_ids, cand_lists, conversation_ids = cached
@@ -137,6 +138,9 @@ def load_answer_key(task: int, path: Path, index: TaskIndex) -> tuple[AnswerKey,
             "or in the directory given with --keys)"
         )
     raw = read_bytes_checked(path)
+    from dialeval import cache
+
+    cache.note_digest(path, cache.content_digest(raw))  # the data identity hashes the bytes read, once
     from dialeval.fastpath import decode_result
 
     items = decode_result(raw)

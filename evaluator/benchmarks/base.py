@@ -172,23 +172,18 @@ def file_sha256(path: Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-_DIGESTS: dict[tuple, str] = {}
-
-
 def file_digest(path: Path) -> str:
-    """blake2b content digest of a file (hex), memoised per process on (path, size, mtime, inode)."""
-    st = path.stat()
-    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
-    d = _DIGESTS.get(key)
+    """Content digest of a data file (hex; the index cache's digest, computed once per process per file)."""
+    from dialeval import cache
+
+    d = cache.digest_of(path)
     if d is None:
-        with open(path, "rb") as fh:
-            d = hashlib.file_digest(fh, "blake2b").hexdigest()
-        _DIGESTS[key] = d
+        raise UsageError(f"{path}: cannot be read")
     return d
 
 
 def data_identity(files: list[Path], location: Path | str, embedded_default: bool = False) -> DataIdentity:
-    """Short hash over the names and contents of the data files actually used (test files + keys)."""
+    """Short hash (blake2b, 4 bytes) over the names and content digests of the data files actually used."""
     h = hashlib.blake2b(digest_size=4)
     names = []
     for p in sorted(files, key=lambda p: p.name):
