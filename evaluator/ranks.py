@@ -20,6 +20,7 @@ embedding similarities), keyed by metric name; their corpus value is the mean.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,6 +28,8 @@ import numpy as np
 NOT_RANKED = 0
 
 COLUMNS = ("benchmark", "split", "group", "item_id", "conversation_id", "turn", "n_candidates", "gold_rank", "ties")
+LAZY = ("benchmark", "split", "group", "item_id", "conversation_id")
+"""Object columns that :meth:`RankTable.build` may keep as a recipe (one value, or numbered ids) until read."""
 
 
 def _filled(n: int, value: object) -> np.ndarray:
@@ -36,13 +39,97 @@ def _filled(n: int, value: object) -> np.ndarray:
     return a
 
 
+class NumberedIds(Sequence):
+    """The ids ``<prefix><first>``, ``<prefix><first + 1>``, ... (e.g. ``test:1`` ... ``test:1000000``).
+
+    A read-only sequence of str that makes each id only when it is read: a million-row split's ids cost
+    nothing until a consumer (per-item lines, statistics, a DataFrame) asks for them.
+    """
+
+    __slots__ = ("prefix", "n", "first")
+
+    def __init__(self, prefix: str, n: int, first: int = 1):
+        self.prefix, self.n, self.first = str(prefix), int(n), int(first)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [f"{self.prefix}{x}" for x in range(self.first, self.first + self.n)[i]]
+        i = int(i)
+        if not -self.n <= i < self.n:
+            raise IndexError("id index out of range")
+        return f"{self.prefix}{self.first + (i % self.n)}"
+
+    def __iter__(self):
+        p = self.prefix
+        return (f"{p}{x}" for x in range(self.first, self.first + self.n))
+
+    def __repr__(self) -> str:
+        return f"NumberedIds({self.prefix!r}, {self.n}, first={self.first})"
+
+    def array(self, index=None) -> np.ndarray:
+        """The ids as an object array (those at ``index``, a mask or positions, when given)."""
+        numbers = range(self.first, self.first + self.n)
+        if index is not None:
+            numbers = (np.arange(self.first, self.first + self.n)[index]).tolist()
+        p = self.prefix
+        a = np.empty(len(numbers), dtype=object)
+        a[:] = [f"{p}{x}" for x in numbers]
+        return a
+
+
+class _Const:
+    """Recipe of a column holding one value n times."""
+
+    __slots__ = ("value", "n")
+
+    def __init__(self, value: object, n: int):
+        self.value, self.n = value, n
+
+    def array(self, index=None) -> np.ndarray:
+        return _filled(self.n if index is None else len(np.arange(self.n)[index]), self.value)
+
+
+_RECIPES = (_Const, NumberedIds)
+
+
+class _Column:
+    """A RankTable column that may be stored as a recipe and becomes an object array when first read.
+
+    Assigning a column (``table.split = ...``) stores exactly what is assigned, as for a plain attribute.
+    """
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name, self.slot = name, "_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            raise AttributeError(self.name)  # no class-level default: the dataclass field stays required
+        v = obj.__dict__[self.slot]
+        if isinstance(v, _RECIPES):
+            v = obj.__dict__[self.slot] = v.array()
+        return v
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.slot] = value
+
+
+def _shared(a: np.ndarray) -> np.ndarray:
+    """A read-only view: tables that share a column cannot change it under each other."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 @dataclass
 class RankTable:
-    benchmark: np.ndarray  # object (str)
-    split: np.ndarray  # object (str)
-    group: np.ndarray  # object (str): the task / file the item belongs to ("1" ... "5" for DSTC6 tasks)
-    item_id: np.ndarray  # object (str)
-    conversation_id: np.ndarray  # object (str); the item id itself when the benchmark has no conversations
+    benchmark: np.ndarray = _Column()  # object (str)
+    split: np.ndarray = _Column()  # object (str)
+    group: np.ndarray = _Column()  # object (str): the task / file the item belongs to ("1" ... "5" for DSTC6 tasks)
+    item_id: np.ndarray = _Column()  # object (str)
+    conversation_id: np.ndarray = _Column()  # object (str); the item id itself when the benchmark has no conversations
     turn: np.ndarray  # int16: 1-based position of the item in its conversation, 0 = unknown
     n_candidates: np.ndarray  # int32
     gold_rank: np.ndarray  # int32, 0 = unranked
@@ -52,6 +139,10 @@ class RankTable:
 
     def __len__(self) -> int:
         return int(self.gold_rank.shape[0])
+
+    def _stored(self, column: str):
+        """A column as stored: an array, or the recipe of a column not read yet."""
+        return self.__dict__["_" + column] if column in LAZY else getattr(self, column)
 
     @classmethod
     def build(
@@ -69,15 +160,23 @@ class RankTable:
         nested: dict[int, tuple] | None = None,
         values: dict[str, object] | None = None,
     ) -> RankTable:
-        """A table of one (benchmark, split, group): scalars are broadcast, sequences become columns."""
+        """A table of one (benchmark, split, group): scalars are broadcast, sequences become columns.
+
+        The benchmark, split and group columns, and the id columns when ``item_ids`` is a
+        :class:`NumberedIds`, are made when first read.
+        """
         n = len(item_ids)
-        ids = np.asarray(item_ids, dtype=object) if n else np.empty(0, dtype=object)
+        if isinstance(item_ids, NumberedIds):  # built when first read (each read of the recipe is a new array)
+            ids = conv = item_ids
+        else:
+            ids = np.asarray(item_ids, dtype=object) if n else np.empty(0, dtype=object)
+            conv = ids.copy()
         return cls(
-            benchmark=_filled(n, benchmark),
-            split=_filled(n, split),
-            group=_filled(n, str(group)),
+            benchmark=_Const(benchmark, n),
+            split=_Const(split, n),
+            group=_Const(str(group), n),
             item_id=ids,
-            conversation_id=ids.copy() if conversation_ids is None else np.asarray(conversation_ids, dtype=object),
+            conversation_id=conv if conversation_ids is None else np.asarray(conversation_ids, dtype=object),
             turn=np.zeros(n, np.int16) if turns is None else np.asarray(turns, dtype=np.int16),
             n_candidates=np.broadcast_to(np.asarray(n_candidates, dtype=np.int32), (n,)).copy(),
             gold_rank=np.asarray(gold_rank, dtype=np.int32).reshape(n),
@@ -99,7 +198,7 @@ class RankTable:
             return cls.empty()
         if len(parts) == 1:
             return parts[0]
-        cols = {c: np.concatenate([getattr(p, c) for p in parts]) for c in COLUMNS}
+        cols = {c: _concat_column([p._stored(c) for p in parts], [len(p) for p in parts]) for c in COLUMNS}
         nested_keys = set.intersection(*(set(p.nested) for p in parts))
         nested = {
             k: (np.concatenate([p.nested[k][0] for p in parts]), np.concatenate([p.nested[k][1] for p in parts]))
@@ -110,22 +209,52 @@ class RankTable:
         return cls(**cols, nested=nested, values=values)
 
     def take(self, mask_or_index) -> RankTable:
-        """Rows selected by a boolean mask or an index array (nested and value columns follow)."""
-        cols = {c: getattr(self, c)[mask_or_index] for c in COLUMNS}
-        nested = {k: (r[mask_or_index], t[mask_or_index]) for k, (r, t) in self.nested.items()}
-        values = {k: v[mask_or_index] for k, v in self.values.items()}
+        """Rows selected by a boolean mask or an index array (nested and value columns follow).
+
+        A mask selecting every row gives a table over read-only views of this table's columns (no copy).
+        """
+        sel = mask_or_index
+        if isinstance(sel, np.ndarray) and sel.dtype == bool and sel.shape == (len(self),) and sel.all():
+            cols = {c: (v if isinstance(v, _RECIPES) else _shared(v)) for c in COLUMNS for v in [self._stored(c)]}
+            nested = {k: (_shared(r), _shared(t)) for k, (r, t) in self.nested.items()}
+            values = {k: _shared(v) for k, v in self.values.items()}
+            return RankTable(**cols, nested=nested, values=values)
+        cols = {c: _take_column(self._stored(c), sel) for c in COLUMNS}
+        nested = {k: (r[sel], t[sel]) for k, (r, t) in self.nested.items()}
+        values = {k: v[sel] for k, v in self.values.items()}
         return RankTable(**cols, nested=nested, values=values)
+
+    def where(self, **equals) -> np.ndarray:
+        """Boolean mask of the rows whose columns equal the given values: ``t.where(split="tst1", group="3")``
+        is ``(t.split == "tst1") & (t.group == "3")``, without building a column that holds one value."""
+        mask = np.ones(len(self), bool)
+        for column, value in equals.items():
+            v = self._stored(column)
+            if isinstance(v, _Const):
+                if not v.value == value:
+                    mask[:] = False
+            else:
+                mask &= v == value
+        return mask
 
     def has_conversations(self) -> bool:
         """True when some conversation groups several items (per-dialog accuracy is then informative)."""
+        if isinstance(self._stored("conversation_id"), NumberedIds):
+            return False  # every item its own conversation
         return bool(len(self)) and len(set(self.conversation_id.tolist())) < len(self)
 
     def groups(self) -> list[str]:
         """Distinct groups in first-seen order."""
-        return list(dict.fromkeys(self.group.tolist()))
+        return self._distinct("group")
 
     def splits(self) -> list[str]:
-        return list(dict.fromkeys(self.split.tolist()))
+        return self._distinct("split")
+
+    def _distinct(self, column: str) -> list:
+        v = self._stored(column)
+        if isinstance(v, _Const):
+            return [v.value] if v.n else []
+        return list(dict.fromkeys(getattr(self, column).tolist()))
 
     def to_dataframe(self):
         """One row per item (pandas). Holds gold ranks, and so reveals the answer key: organizers only."""
@@ -138,3 +267,17 @@ class RankTable:
         for k, v in self.values.items():
             data[k] = v
         return pd.DataFrame(data)
+
+
+def _concat_column(stored: list, lengths: list[int]):
+    """One column of :meth:`RankTable.concat`: stays a recipe when every part holds the same single value."""
+    first = stored[0]
+    if all(isinstance(v, _Const) and type(v.value) is type(first.value) and v.value == first.value for v in stored):
+        return _Const(stored[0].value, sum(lengths))
+    return np.concatenate([v.array() if isinstance(v, _RECIPES) else v for v in stored])
+
+
+def _take_column(stored, sel):
+    if isinstance(stored, _RECIPES):
+        return stored.array(sel)
+    return stored[sel]

@@ -62,10 +62,10 @@ class ScoreReport:
             return self
         per_group: list[tuple[str, str, dict[str, float], int]] = []
         for split in self.splits:
-            in_split = t.split == split
+            in_split = t.where(split=split)
             split_groups = []
             for group in self.groups:
-                mask = in_split & (t.group == group)
+                mask = in_split & t.where(group=group)
                 if not mask.any():
                     continue
                 sub = t.take(mask)
@@ -87,7 +87,9 @@ class ScoreReport:
         import numpy as np
 
         n = len(table)
-        self._add(split, "all", None, "micro", _values(metrics, table), n)
+        # one group holding every row: its values are the micro average already (same rows in the same order)
+        micro = groups[0][2] if len(groups) == 1 and groups[0][3] == n else _values(metrics, table)
+        self._add(split, "all", None, "micro", micro, n)
         macro = {m.name: float(np.mean([g[2][m.name] for g in groups])) for m in metrics}
         self._add(split, "all", None, "macro", macro, n)
 

@@ -263,3 +263,75 @@ def test_unknown_tie_policy_and_directory_are_usage_errors(tmp_path):
         run(tmp_path, [], ties="random")
     with pytest.raises(UsageError, match="directory"):
         score_items(tmp_path, sets(), benchmark="b", split="t", ties="expected", scoring=True)
+
+
+def _reference_ranks(m, gold_cols, policy):
+    """Rank of the best gold per row, by the definitions (s above, t other non-gold tied), one row at a time."""
+    ranks, ties = [], []
+    for row, golds in zip(m.tolist(), gold_cols, strict=True):
+        if not golds:
+            ranks.append(0)
+            ties.append(0)
+            continue
+        best = max(row[c] for c in golds)
+        s = sum(1 for v in row if v > best)
+        t = sum(1 for j, v in enumerate(row) if v == best and j not in golds)
+        r, tt = {"pessimistic": (s + t + 1, 0), "optimistic": (s + 1, 0), "expected": (s + 1, t)}[policy]
+        ranks.append(r)
+        ties.append(tt)
+    return ranks, ties
+
+
+@pytest.mark.parametrize("policy", ["pessimistic", "optimistic", "expected"])
+@pytest.mark.parametrize("width", [6, 80])
+def test_npy_streamed_in_small_chunks_equals_row_by_row_ranks(tmp_path, monkeypatch, policy, width):
+    # chunks of a few rows cross the boundary between the two item sets; scores on a coarse grid give many ties;
+    # set B has rows with two golds and rows whose gold is not among the candidates
+    from dialeval.formats import scores
+
+    monkeypatch.setattr(scores, "CHUNK_ELEMENTS", 3 * width)
+    rng = np.random.default_rng(7)
+    cands = tuple(f"c{j}" for j in range(width))
+    n_a, n_b = 11, 13
+    gold_a = rng.integers(0, width, n_a)
+    a = ItemSet("A", [f"A:{i}" for i in range(n_a)], cands, [frozenset({cands[g]}) for g in gold_a])
+    gold_b = [frozenset(cands[j] for j in rng.choice(width, size=int(rng.integers(0, 3)), replace=False)) for _ in range(n_b)]
+    b = ItemSet("B", [f"B:{i}" for i in range(n_b)], cands, gold_b)
+    m = rng.integers(0, 4, size=(n_a + n_b, width)).astype(np.float32)
+    np.save(tmp_path / "m.npy", m)
+    table, problems, _ = score_items(tmp_path / "m.npy", [a, b], benchmark="b", split="t", ties=policy, scoring=True,
+                                     nested=(2, 5))
+    assert problems == []
+    cols = [{int(g)} for g in gold_a] + [{cands.index(c) for c in g} for g in gold_b]
+    assert (table.gold_rank.tolist(), table.ties.tolist()) == _reference_ranks(m, cols, policy)
+    for n in (2, 5):
+        r, t = _reference_ranks(m[:, :n], [{c for c in g if c < n} for g in cols], policy)
+        assert (table.nested[n][0].tolist(), table.nested[n][1].tolist()) == (r, t)
+
+
+def test_npy_non_finite_found_in_every_chunk_with_its_row(tmp_path, monkeypatch):
+    from dialeval.formats import scores
+
+    monkeypatch.setattr(scores, "CHUNK_ELEMENTS", 20)  # two rows of ten per chunk
+    m = np.ones((9, 10), np.float32)
+    m[0, 3], m[5, 0], m[8, 9] = np.nan, np.inf, -np.inf
+    m[4, 1] = 3e38  # finite, but its square overflows: not a fault
+    np.save(tmp_path / "m.npy", m)
+    s = ItemSet("T", [f"t:{i}" for i in range(9)], tuple(f"c{j}" for j in range(10)), [frozenset({"c0"})] * 9)
+    _, problems, _ = score_items(tmp_path / "m.npy", [s], benchmark="b", split="t", ties="expected", scoring=True)
+    assert [(p.code, p.pointer) for p in problems] == [("score-not-finite", "/0/3"), ("score-not-finite", "/5/0"),
+                                                      ("score-not-finite", "/8/9")]
+    assert problems[1].message == "row 6, column 1: score inf is not a finite number"
+
+
+def test_npy_fortran_order_big_endian_and_truncated(tmp_path):
+    s = ItemSet("T", ["t:1", "t:2"], ("a", "b", "c"), [frozenset({"b"})] * 2)
+    m = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]])
+    for name, arr in (("f.npy", np.asfortranarray(m)), ("be.npy", m.astype(">f8")), ("i.npy", (m * 2).astype(np.int16))):
+        np.save(tmp_path / name, arr)
+        table, problems, _ = score_items(tmp_path / name, [s], benchmark="b", split="t", ties="expected", scoring=True)
+        assert problems == [] and table.gold_rank.tolist() == [2, 2], name
+    raw = (tmp_path / "be.npy").read_bytes()
+    (tmp_path / "cut.npy").write_bytes(raw[:-4])
+    _, problems, _ = score_items(tmp_path / "cut.npy", [s], benchmark="b", split="t", ties="expected", scoring=True)
+    assert [p.code for p in problems] == ["unreadable-matrix"]

@@ -116,3 +116,15 @@ def test_short_keeps_attacker_values_to_one_short_line():
     s = short("x" * 10_000 + "\n")
     assert len(s) <= 60 and "\n" not in s and s.endswith("...")
     assert short("abc") == '"abc"' and short(1.5) == "1.5"
+
+
+def test_hits_with_ties_on_some_rows_equal_the_formula_on_every_row():
+    # only tied rows take the fractional path; every other row must get exactly the 0/1 the formula gives
+    rng = np.random.default_rng(3)
+    r = rng.integers(0, 12, 5000).astype(np.int32)
+    t = np.where(rng.random(5000) < 0.05, rng.integers(1, 5, 5000), 0).astype(np.int32)
+    for k in (1, 2, 5, 10):
+        formula = np.where(r >= 1, np.clip((k - (r - 1.0)) / (t + 1.0), 0.0, 1.0), 0.0)
+        got = hits_at_k(r, k, t)
+        assert got.dtype == np.float64 and np.array_equal(got, formula)
+        assert set(got[t == 0].tolist()) <= {0.0, 1.0}

@@ -32,6 +32,38 @@ def test_rank_table_build_concat_take():
                                     "n_candidates", "gold_rank", "ties"]
 
 
+
+def test_numbered_ids_are_made_when_read_and_behave_as_str_columns():
+    import pickle
+
+    from dialeval.ranks import NumberedIds
+
+    ids = NumberedIds("test:", 4)
+    assert list(ids) == ["test:1", "test:2", "test:3", "test:4"] and ids[-1] == "test:4" and ids[1:3] == ["test:2", "test:3"]
+    with pytest.raises(IndexError):
+        ids[4]
+    t = RankTable.build(benchmark="ubuntu", split="test", group="test.csv", item_ids=ids, gold_rank=[1, 2, 0, 3],
+                        n_candidates=10, nested={2: ([1, 2, 0, 1], [0, 0, 0, 1])})
+    assert "_item_id" in t.__dict__ and not isinstance(t.__dict__["_item_id"], np.ndarray)  # not built yet
+    assert t.where(split="test").all() and not t.where(split="valid").any()
+    assert t.where(split="test", group="test.csv").tolist() == [True] * 4 and t.groups() == ["test.csv"]
+    assert not t.has_conversations()
+    everything = t.take(t.where(split="test"))  # views, no copy; and they cannot be written through
+    assert everything.gold_rank.tolist() == [1, 2, 0, 3] and everything.nested[2][1].tolist() == [0, 0, 0, 1]
+    with pytest.raises(ValueError):
+        everything.gold_rank[0] = 5
+    assert t.gold_rank[0] == 1
+    some = t.take(np.array([False, True, False, True]))
+    assert some.item_id.tolist() == ["test:2", "test:4"] and some.split.tolist() == ["test", "test"]
+    assert pickle.loads(pickle.dumps(t)).item_id.tolist() == ["test:1", "test:2", "test:3", "test:4"]
+    assert t.item_id.dtype == object and t.item_id.tolist() == list(ids)
+    assert t.conversation_id.tolist() == list(ids) and t.conversation_id is not t.item_id
+    assert t.benchmark.tolist() == ["ubuntu"] * 4 and t.split.dtype == object
+    both = RankTable.concat([t, t])
+    assert both.split.tolist() == ["test"] * 8 and both.item_id.tolist() == list(ids) * 2
+    t.split = np.array(["a", "b", "a", "b"], dtype=object)  # assigning a column replaces it
+    assert t.where(split="a").tolist() == [True, False, True, False] and t.splits() == ["a", "b"]
+
 def test_registry_names_and_formulas():
     t = RankTable.build(benchmark="b", split="s", group="1", item_ids=list("abcd"), gold_rank=[1, 2, 0, 5],
                         n_candidates=10, conversation_ids=["c1", "c1", "c2", "c3"])

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,7 +45,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dialeval.errors import UsageError
-from dialeval.formats.scores import TIE_POLICIES, Fault, finite_faults, rank_in_vector, ranks_from_scores_nested
+from dialeval.formats.scores import TIE_POLICIES, Fault, rank_in_vector
 from dialeval.problems import Problem, json_type, pointer, short
 
 if TYPE_CHECKING:
@@ -63,14 +64,15 @@ class ItemSet:
     """The items of one (split, group) of a benchmark whose data has no DSTC6 JSON test files."""
 
     group: str
-    item_ids: list[str]  # unique within the split
+    item_ids: Sequence[str]  # unique within the split (a list, or a lazy NumberedIds)
     candidates: list[tuple[str, ...]] | tuple[str, ...]  # candidate ids per item, or ONE tuple shared by all items
-    gold: list[frozenset[str]] | None  # gold candidate ids per item (None when only validating)
+    gold: Sequence[frozenset[str]] | None  # gold candidate ids per item (None when only validating)
     conversation_ids: list[str] | None = None
     turns: list[int] | None = None
     texts: dict | None = None  # optional: candidate id -> text (for text-only formats / embedding metrics)
-    gold_columns: np.ndarray | None = None
-    """Optional fast path: the column of each item's single gold in its candidate list (Ubuntu: all 0)."""
+    gold_columns: np.ndarray | int | None = None
+    """Optional fast path: the column of each item's single gold in its candidate list, or one int for every
+    item (Ubuntu: 0, the ground truth)."""
     optional: bool = False
     """Items the submission may rank but need not (groups outside --task): no missing warnings, not in the table."""
 
@@ -96,6 +98,25 @@ class ItemSet:
             return len(self.candidates)
         widths = {len(c) for c in self.candidates}
         return widths.pop() if len(widths) == 1 else None
+
+
+class SameGold(Sequence):
+    """The same gold set for each of n items (Ubuntu: ``{"gt"}`` for every row), without an n-long list."""
+
+    __slots__ = ("gold", "n")
+
+    def __init__(self, gold: frozenset[str], n: int):
+        self.gold, self.n = gold, int(n)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.gold] * len(range(self.n)[i])
+        if not -self.n <= int(i) < self.n:
+            raise IndexError("item index out of range")
+        return self.gold
 
 
 class _Index:
@@ -207,7 +228,7 @@ def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str) -> RankTa
     for k, s in enumerate(sets):
         if s.gold is None or s.optional:
             continue
-        ncand = s.n_candidates()
+        ncand = len(s.candidates) if s.shared else s.n_candidates()  # one number: no per-item array to fill
         if out.width is not None:
             ncand = np.minimum(ncand, out.width)
         nested = {n: v for n, v in out.nested[k].items() if out.width is None or n <= out.width}
@@ -483,14 +504,18 @@ def _policy(above: int, tied: int, ties: str) -> tuple[int, int]:
 
 
 def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem], ties: str, nested, golds: bool):
-    from dialeval.formats.scores import read_csv_matrix, read_npy_matrix
+    from dialeval.formats.scores import FiniteCheck, MatrixRows, chunk_rows, open_npy_rows, read_csv_matrix
 
     file = path.name
-    m, faults = read_npy_matrix(path) if fmt == "npy" else read_csv_matrix(path)
-    if m is None:
+    if fmt == "npy":
+        src, faults = open_npy_rows(path)
+    else:
+        m, faults = read_csv_matrix(path)
+        src = None if m is None else MatrixRows(m)
+    if src is None:
         problems.extend(_problems(faults, file))
         return
-    rows, k = m.shape
+    rows, k = src.shape
     total = sum(len(s) for s in sets)
     widths = {s.uniform_width() for s in sets if len(s)}
     if None in widths or len(widths) > 1:
@@ -506,9 +531,23 @@ def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem],
         problems.append(Problem("wrong-shape", "", f"{k} scores per {unit[:-1]}, but each item has {n} candidates"
                                 + (" (at least 2 are needed)" if k < 2 else ""), file=file))
         return
-    bad = finite_faults(m, csv_lines=fmt == "csv")
-    if bad:
-        problems.extend(_problems(bad, file))
+    sizes = sorted({k, *(N for N in nested if N <= k)})
+    plans = _matrix_plans(sets, k, sizes, ties) if golds else []
+    check = FiniteCheck(csv_lines=fmt == "csv")
+    finite = True
+    try:
+        # one pass: each chunk is checked, then ranked while it is in cache (ranks are dropped if a later chunk
+        # turns out not to be finite: every bad cell is still reported)
+        for a, c in src.chunks(chunk_rows(k)):
+            finite = check.check(c, a) and finite
+            if finite:
+                for plan in plans:
+                    plan.add(a, c)
+    except OSError:
+        problems.append(Problem("unreadable-matrix", "", "not a readable .npy file (bad header or truncated data)", file=file))
+        return
+    if not finite:
+        problems.extend(_problems(check.faults(), file))
         return
     out.width = k
     for s in out.seen:
@@ -516,42 +555,95 @@ def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem],
     if k < n:
         problems.append(Problem("wrong-shape", "", f"{k} scores per {unit[:-1]} for {n} candidates: each item is "
                                 f"scored among its first {k} candidates only", "warning", file))
-    if not golds:
-        return
-    row = 0
-    for j, s in enumerate(sets):
-        a, row = row, row + len(s)
-        if s.gold is None or not len(s):
-            continue
-        block = m[a:row]
+    for plan in plans:
+        plan.finish(out, nested)
+
+
+class _MatrixPlan:
+    """Ranks of the golds of one item set (a block of matrix rows), accumulated chunk by chunk."""
+
+    def __init__(self, j: int, start: int, s: ItemSet, k: int, sizes: list[int], ties: str):
+        from dialeval.formats.scores import new_counts
+
+        self.j, self.start, self.stop, self.k, self.sizes, self.ties = j, start, start + len(s), k, sizes, ties
         gcol, multi = _gold_columns(s)
-        sizes = sorted({k, *(N for N in nested if N <= k)})
-        # rows whose gold lies beyond the scored columns get rank 0 (a miss); multi-gold rows (-1 here) are
-        # ranked one by one below
-        safe = np.where((gcol >= 0) & (gcol < k), gcol, k)
-        ranked = ranks_from_scores_nested(block, np.minimum(safe, k - 1), ties, sizes)
+        if np.ndim(gcol) == 0:  # one gold column for every item (Ubuntu: the ground truth is column 0)
+            self.gold, self.col = int(gcol), None
+        else:
+            # rows whose gold lies beyond the scored columns get rank 0 (a miss); multi-gold rows (-1 here) are
+            # ranked one by one
+            self.col = np.where((gcol >= 0) & (gcol < k), gcol, k)
+            self.gold = np.minimum(self.col, k - 1)
+        self.multi_rows = np.array([i for i, _ in multi], np.intp)
+        self.multi_cols = [cols for _, cols in multi]
+        self.multi_ranks: dict[int, list[tuple[int, int]]] = {}
+        self.above, self.same = new_counts(len(sizes), len(s), ties)
+
+    def add(self, a: int, c: np.ndarray) -> None:
+        """Rank the rows of chunk ``c`` (matrix rows a, a + 1, ...) that belong to this set."""
+        from dialeval.formats.scores import count_above_tied
+
+        lo, hi = max(a, self.start), min(a + len(c), self.stop)
+        if lo >= hi:
+            return
+        block = c[lo - a : hi - a]
+        i0, i1 = lo - self.start, hi - self.start
+        gold = self.gold if self.col is None else self.gold[i0:i1]
+        count_above_tied(block, gold, self.sizes, self.above[:, i0:i1], None if self.same is None else self.same[:, i0:i1])
+        if len(self.multi_rows):
+            first, last = np.searchsorted(self.multi_rows, [i0, i1])
+            for q in range(first, last):
+                i = int(self.multi_rows[q])
+                v = np.asarray(block[i - i0], dtype=np.float64)
+                cols = self.multi_cols[q]
+                self.multi_ranks[i] = [rank_in_vector(v[:N], [x for x in cols if x < N], self.ties) for N in self.sizes]
+
+    def finish(self, out: _Out, nested) -> None:
+        from dialeval.formats.scores import fold_counts
+
+        ranked = dict(zip(self.sizes, fold_counts(self.above, self.same, self.ties), strict=True))
         for N, (r, t) in ranked.items():
-            miss = safe >= N
-            if miss.any():
+            miss = (self.gold >= N) if self.col is None else (self.col >= N)
+            if np.ndim(miss) == 0:
+                if miss:
+                    r[:] = 0
+                    t[:] = 0
+            elif miss.any():
                 r[miss] = 0
                 t[miss] = 0
+        for i, per_size in self.multi_ranks.items():
+            for N, (rn, tn) in zip(self.sizes, per_size, strict=True):
+                ranked[N][0][i], ranked[N][1][i] = rn, tn
+        j, k = self.j, self.k
         out.rank[j], out.ties[j] = ranked[k]
         for N in nested:
             if N <= k:
-                out.nested[j][N] = ranked[N] if N < k else (ranked[k][0].copy(), ranked[k][1].copy())
-        for i, cols in multi:
-            v = np.asarray(block[i], dtype=np.float64)
-            out.rank[j][i], out.ties[j][i] = rank_in_vector(v, [c for c in cols if c < k], ties)
-            for N in nested:
-                if N <= k:
-                    rn, tn = rank_in_vector(v[:N], [c for c in cols if c < N], ties)
-                    out.nested[j][N][0][i], out.nested[j][N][1][i] = rn, tn
+                # among the first k = among all the scored columns: the same numbers, so the same arrays (read-only
+                # views: a table never changes its rank columns, and a copy would cost 8 MB per million rows)
+                out.nested[j][N] = ranked[N] if N < k else (_read_only(ranked[k][0]), _read_only(ranked[k][1]))
 
 
-def _gold_columns(s: ItemSet) -> tuple[np.ndarray, list[tuple[int, list[int]]]]:
-    """Column of each item's single gold (-1 where it has several or none) and the multi-gold rows."""
+def _read_only(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def _matrix_plans(sets, k: int, sizes: list[int], ties: str) -> list[_MatrixPlan]:
+    plans = []
+    row = 0
+    for j, s in enumerate(sets):
+        if s.gold is not None and len(s):
+            plans.append(_MatrixPlan(j, row, s, k, sizes, ties))
+        row += len(s)
+    return plans
+
+
+def _gold_columns(s: ItemSet) -> tuple[np.ndarray | int, list[tuple[int, list[int]]]]:
+    """Column of each item's single gold (-1 where it has several or none), or one int for every item, and the
+    multi-gold rows."""
     if s.gold_columns is not None:
-        return np.asarray(s.gold_columns, dtype=np.intp), []
+        return (int(s.gold_columns) if np.ndim(s.gold_columns) == 0 else np.asarray(s.gold_columns, dtype=np.intp)), []
     col = np.full(len(s), -1, np.intp)
     multi: list[tuple[int, list[int]]] = []
     index = _Index([s])

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
-from dialeval.benchmarks.items import ItemSet, score_items
+from dialeval.benchmarks.base import Benchmark, DataIdentity, Evaluation, Request, data_identity
+from dialeval.benchmarks.items import ItemSet, SameGold, score_items
 from dialeval.errors import UsageError
 from dialeval.formats.ubuntu import CANDIDATE_IDS, count_eval_rows, item_id
+from dialeval.ranks import NumberedIds
 
 NESTED = (2, 5, 10)
 _GOLD = frozenset({"gt"})
@@ -33,10 +34,10 @@ def group_name(split: str) -> str:
 
 def item_set(split: str, n_rows: int, scoring: bool = True) -> ItemSet:
     """The items of one split with ``n_rows`` data rows (gold ``gt`` in column 0 when scoring)."""
-    ids = [item_id(split, i) for i in range(1, n_rows + 1)]
-    gold = [_GOLD] * n_rows if scoring else None
-    cols = np.zeros(n_rows, np.intp) if scoring else None
-    return ItemSet(group_name(split), ids, CANDIDATE_IDS, gold, gold_columns=cols)
+    # ids made only when read (a million-row file scores without a million strings); same ids as item_id()
+    ids = NumberedIds(item_id(split, ""), n_rows)
+    gold = SameGold(_GOLD, n_rows) if scoring else None
+    return ItemSet(group_name(split), ids, CANDIDATE_IDS, gold, gold_columns=0 if scoring else None)
 
 
 class Ubuntu(Benchmark):
@@ -83,7 +84,17 @@ class Ubuntu(Benchmark):
         if matrix and len(splits) > 1:
             raise UsageError("a score matrix answers one split: pass --split valid or --split test")
         files = {s: data / f"{s}.csv" for s in splits}
-        sets = [item_set(s, count_eval_rows(files[s]), request.scoring) for s in splits]
+        identity = data_identity(list(files.values()), data)
+        identity.split_digests = {s: data_identity([files[s]], data).digest for s in splits}
+        return self.evaluate_rows(request, {s: count_eval_rows(files[s]) for s in splits}, identity)
+
+    def evaluate_rows(self, request: Request, rows: dict[str, int], identity: DataIdentity) -> Evaluation:
+        """Score ``request.submission`` once the data are known: ``rows`` data rows per split (in order).
+
+        :meth:`evaluate` reads the CSV files for these; ``benchmarks/bench_ubuntu.py`` times this part.
+        """
+        splits = list(rows)
+        sets = [item_set(s, rows[s], request.scoring) for s in splits]
         table, problems, info = score_items(
             request.submission,
             sets,
@@ -103,8 +114,6 @@ class Ubuntu(Benchmark):
         if cols is not None and cols < len(CANDIDATE_IDS):
             fields["nc"] = cols
             notes.append(f"the score matrix has {cols} columns: items are ranked among their first {cols} candidates")
-        identity = data_identity(list(files.values()), data)
-        identity.split_digests = {s: data_identity([files[s]], data).digest for s in splits}
         ev = Evaluation(table, problems, splits, [group_name(s) for s in splits], identity, info, fields)
         if hasattr(ev, "notes"):
             ev.notes.extend(notes)

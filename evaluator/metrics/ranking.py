@@ -39,11 +39,16 @@ def hits_at_k(gold_rank, k: int, ties=None) -> np.ndarray:
     """
     r = _as_ranks(gold_rank)
     t = _as_ties(ties, r)
+    hit = ((r >= 1) & (r <= k)).astype(np.float64)
     if t is None:
-        return ((r >= 1) & (r <= k)).astype(np.float64)
-    above = r.astype(np.float64) - 1.0
-    p = np.clip((k - above) / (t.astype(np.float64) + 1.0), 0.0, 1.0)
-    return np.where(r >= 1, p, 0.0)
+        return hit
+    # only rows with ties need the fraction: with t = 0 it is exactly the 0/1 hit (k - s is an integer)
+    tied = np.flatnonzero(t)
+    rt = r[tied]
+    above = rt.astype(np.float64) - 1.0
+    p = np.clip((k - above) / (t[tied].astype(np.float64) + 1.0), 0.0, 1.0)
+    hit[tied] = np.where(rt >= 1, p, 0.0)
+    return hit
 
 
 def hit_rate_at_k(gold_rank, k: int, ties=None) -> float:
