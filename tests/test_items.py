@@ -335,3 +335,24 @@ def test_npy_fortran_order_big_endian_and_truncated(tmp_path):
     (tmp_path / "cut.npy").write_bytes(raw[:-4])
     _, problems, _ = score_items(tmp_path / "cut.npy", [s], benchmark="b", split="t", ties="expected", scoring=True)
     assert [p.code for p in problems] == ["unreadable-matrix"]
+
+
+@pytest.mark.parametrize("extra", [b"", b"trailing bytes after the data"])
+def test_npy_sha256_is_the_whole_files_while_streamed(tmp_path, monkeypatch, extra):
+    import hashlib
+
+    from dialeval.formats import scores
+
+    monkeypatch.setattr(scores, "CHUNK_ELEMENTS", 30)  # many chunks, more than the buffers in rotation
+    rng = np.random.default_rng(5)
+    np.save(tmp_path / "m.npy", rng.random((40, 3)))
+    with open(tmp_path / "m.npy", "ab") as fh:
+        fh.write(extra)
+    s = ItemSet("T", [f"t:{i}" for i in range(40)], ("a", "b", "c"), [frozenset({"a"})] * 40)
+    table, problems, info = score_items(tmp_path / "m.npy", [s], benchmark="b", split="t", ties="expected", scoring=True)
+    assert problems == [] and len(table) == 40
+    assert info["sha256"] == hashlib.sha256((tmp_path / "m.npy").read_bytes()).hexdigest()
+    # a file refused before its data is read is still identified
+    _, problems, info = score_items(tmp_path / "m.npy", [s, s], benchmark="b", split="t", ties="expected", scoring=True)
+    assert [p.code for p in problems] == ["wrong-shape"]
+    assert info["sha256"] == hashlib.sha256((tmp_path / "m.npy").read_bytes()).hexdigest()

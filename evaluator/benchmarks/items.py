@@ -208,13 +208,13 @@ def score_items(
                 )
         if readable:
             _missing_warnings(item_sets, out, problems, fname, split)
-    hasher.join()
-    info = {"path": str(path), "kind": "file", "sha256": digest.get("sha256") or _sha256(path), "format": fmt}
-    if out.width is not None:
-        info["columns"] = out.width
     table = None
     if scoring and any(s.gold is not None and not s.optional for s in item_sets):
         table = _table(item_sets, out, benchmark, split)
+    hasher.join()  # last: the table is built while the hash of a large file is still running
+    info = {"path": str(path), "kind": "file", "sha256": digest.get("sha256") or _sha256(path), "format": fmt}
+    if out.width is not None:
+        info["columns"] = out.width
     return table, problems, info
 
 
