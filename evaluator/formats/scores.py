@@ -26,6 +26,8 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from dialeval.errors import UsageError
+from dialeval.problems import json_type as _json_type
+from dialeval.problems import short
 
 TIE_POLICIES = ("pessimistic", "optimistic", "expected")
 
@@ -52,30 +54,6 @@ class Fault(NamedTuple):
 def escape(part: object) -> str:
     """One JSON-pointer reference token (RFC 6901: ``~`` -> ``~0``, ``/`` -> ``~1``)."""
     return "/" + str(part).replace("~", "~0").replace("/", "~1")
-
-
-def _show(value: object, limit: int = 40) -> str:
-    text = ('"' + value + '"') if isinstance(value, str) else repr(value)
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 # ---- ranks ---------------------------------------------------------------------------------------------
@@ -463,7 +441,7 @@ def _diagnose_csv(text: str) -> list[Fault]:
             try:
                 float(cell)
             except ValueError:
-                out.append(Fault("score-not-number", f"/{i}/{j}", f"line {line}, column {j + 1}: {_show(cell)} is not a number"))
+                out.append(Fault("score-not-number", f"/{i}/{j}", f"line {line}, column {j + 1}: {short(cell, 40)} is not a number"))
     if not out:  # numpy refused something the csv module accepts (e.g. quoted cells): say what is expected
         out.append(Fault("score-not-number", "", "cells must be plain unquoted numbers separated by commas"))
     return out
@@ -523,7 +501,7 @@ def _diagnose_scores(data: object) -> list[Fault]:
     if data.get("format") != "scores":
         out.append(Fault("wrong-type", "/format", 'a score document has "format": "scores"'))
     for k in sorted(set(data) - {"format", "items"}):
-        out.append(Fault("unknown-key", escape(k), f"unexpected key {_show(k)} in the score document"))
+        out.append(Fault("unknown-key", escape(k), f"unexpected key {short(k, 40)} in the score document"))
     if "items" not in data:
         out.append(Fault("missing-key", "", 'the score document has no "items"'))
         return out
