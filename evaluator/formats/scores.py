@@ -8,8 +8,8 @@ Three file forms carry scores instead of ranks (higher score = better candidate)
 * a headerless ``.csv`` matrix with the same layout, comma-separated numbers (:func:`read_csv_matrix`).
 
 Readers here know nothing about benchmarks or answer keys. Bad input comes back as :class:`Fault` s (code,
-JSON pointer, message): the benchmark layer turns them into :class:`~dialeval.problems.Problem` s. (This
-module sits in the formats layer, below the core, so it does not import the core's Problem type.) Matrix
+JSON pointer, message): the benchmark layer, which knows the submitted file's name and each fault's severity,
+turns them into :class:`~dialeval.problems.Problem` s. Matrix
 pointers are ``/<row>/<column>``, 0-based; messages also give the 1-based CSV line.
 
 :func:`ranks_from_scores` turns score rows into the gold rank under a tie policy (``pessimistic``,
