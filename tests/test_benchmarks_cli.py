@@ -160,3 +160,18 @@ def test_movie_dialog_release_layout_with_task_folders(tmp_path):
     _, ev = evaluate(sub, benchmark="movie-dialog", data=nested, split="dev", groups=["1"])
     assert len(ev.table) == len(flat.table) > 9000
     assert ev.table.item_id[:3].tolist() == flat.table.item_id[:3].tolist()
+
+
+def test_hostile_single_file_submissions(ubuntu_dir, tmp_path):
+    """A FIFO named .npy is refused before it is opened (never blocks); a rank of 10^12 is one problem, exit 1."""
+    import os
+
+    fifo = tmp_path / "s.npy"
+    os.mkfifo(fifo)
+    r = run_cli("score", fifo, "--benchmark", "ubuntu", "--data", ubuntu_dir, "--split", "test", timeout=60)
+    assert r.returncode == 2 and "not a regular file" in r.stderr and "Traceback" not in r.stderr
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps([{"dialog_id": "test:1", "lst_candidate_id": [{"candidate_id": "gt", "rank": 10**12}]}]))
+    r = run_cli("score", big, "--benchmark", "ubuntu", "--data", ubuntu_dir, "--split", "test", "--json")
+    assert r.returncode == 1, r.stderr
+    assert [p["code"] for p in json.loads(r.stdout)["problems"] if p["severity"] == "error"] == ["rank-out-of-range"]

@@ -172,6 +172,8 @@ def score_items(
         raise UsageError(f"{path}: is a directory; this benchmark takes one submission file (.json, .npy or .csv)")
     if not path.exists():
         raise UsageError(f"{path}: no such file")
+    if not path.is_file():  # a FIFO or device would block or never end: refused before it is opened
+        raise UsageError(f"{path}: not a regular file (a FIFO, device or socket is not read)")
     fname = path.name
     suffix = path.suffix.lower()
     # hash the file on a second thread while it is read and ranked (hashlib releases the GIL)
@@ -378,7 +380,7 @@ def _read_ranked(data: list, file: str, sets, out: _Out, problems: list[Problem]
             gaps = [str(x) for x in range(1, max(ranks)) if x not in ranks]
             shown = ", ".join(gaps[:5]) + (" ..." if len(gaps) > 5 else "")
             add(Problem("rank-gap", f"/{i}/lst_candidate_id", f"ranks {shown} are missing: ranks must run 1..m", file=file))
-        if at is None or not golds:
+        if at is None or not golds or len(problems) > n_before:  # an invalid ranking is never ranked
             continue
         k, p = at
         gold = sets[k].gold
