@@ -239,22 +239,26 @@ def _loop_pair(h, refs, vec, opts):
     return {m: (max(v) if opts.multi_ref == "max" else sum(v) / len(v)) for m, v in scores.items()}
 
 
-@pytest.mark.parametrize("block", [64, 4096, 1 << 18])
-def test_blocks_padding_and_long_tokens_match_the_loop(monkeypatch, block):
-    """Blocks of one pair, of several padded lengths and of whole groups give the loop's values; words over
-    16 bytes (keyed by a dict, not by their bytes) and non-ASCII words are looked up like the others."""
+@pytest.mark.parametrize("chunk,parallel,dtype,longest", [
+    (1 << 22, 1 << 20, np.float64, 24),  # one chunk, one thread
+    (300, 0, np.float64, 24),  # many tokenizer chunks (numbers must agree across them), pairs on every core
+    (1 << 22, 0, np.float32, 150),  # sentences over one 64 x 64 similarity block; float32 vectors
+])
+def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest):
+    """The compiled path gives the loop's values for every preset: sentences of every length (tiles and
+    blocks cut anywhere), chunked tokenizing, threads, words over 8 and 16 bytes, non-ASCII words."""
     import dialeval.metrics.embedding as emb
 
-    monkeypatch.setattr(emb, "_BLOCK", block)
-    monkeypatch.setattr(emb, "_CHUNK_BYTES", 300)  # many tokenizer chunks: numbers must agree across chunks
+    monkeypatch.setattr(emb, "_CHUNK_CHARS", chunk)
+    monkeypatch.setattr(emb, "_PARALLEL_WORK", parallel)
     rng = np.random.default_rng(11)
     words = [f"w{i}" for i in range(200)] + ["a_rather_long_token_of_30_bytes", "caf\u00e9", "na\u00efve\u2019s",
-                                              "x" * 16, "y" * 17, "\u00fcber"]
-    vec = Vectors.from_arrays(words, rng.standard_normal((len(words), 6)), name="rand64")  # float64 vectors
+                                              "x" * 8, "x" * 9, "x" * 16, "y" * 17, "\u00fcber"]
+    vec = Vectors.from_arrays(words, rng.standard_normal((len(words), 6)).astype(dtype), name="rand")
     vocab = words + ["oov_but_also_longer_than_16"]
 
     def sent():
-        return " ".join(rng.choice(vocab, size=int(rng.integers(0, 25))))
+        return " ".join(rng.choice(vocab, size=int(rng.integers(0, longest))))
 
     hyps = [sent() for _ in range(150)]
     refs = [[sent() for _ in range(int(rng.integers(1, 3)))] for _ in hyps]
@@ -300,33 +304,64 @@ def test_tokenizer_options(toy):
     assert one("a\tb", "c", toy, "embedding-average", tokenizer="space", empty="zero") == 0.0  # hed-dlg: one token
 
 
-TRICKY = ["", " ", "a  b\tc\nd", "\x1c\x1dx\x1e\x1fy", "nul\x00inside", "1234567 12345678 123456789",
+TRICKY = ["", " ", "a  b\tc\nd", "\x1c\x1dx\x1e\x1fy", "1234567 12345678 123456789",
           "sixteen_bytes_16 seventeen_bytes17 " + "z" * 40, "caf\u00e9 na\u00efve \u2019quoted\u2019 \u2014 \U0001f600",
           "\u00c2\u00a1 \u2030 \u205e \u200b", "  lead and trail  ", "UPPER Lower \u0130stanbul \u03a3\u03a3"]
+
+
+def _tokens_of(words, token_word, lengths):
+    at = np.concatenate([[0], np.cumsum(lengths)])
+    return [[words[j] for j in token_word[at[k]:at[k + 1]]] for k in range(len(lengths))]
 
 
 @pytest.mark.parametrize("tokenizer", ["whitespace", "space"])
 @pytest.mark.parametrize("lowercase", [False, True])
 @pytest.mark.parametrize("extra", ["", "no\u00a0break", "thin\u2009space", "ideo\u3000graphic", "nel\x85x",
-                                   "lone \ud800 surrogate"])
+                                   "lone \ud800 surrogate", "\ud800\udfff"])
 def test_corpus_tokens_split_like_the_tokenizer(monkeypatch, tokenizer, lowercase, extra):
-    """The byte-level corpus split gives each text's own str.split() / split(" ") tokens, over several chunks;
-    a non-ASCII space or a lone surrogate anywhere sends the corpus to the per-text path, same tokens."""
+    """The compiled corpus split gives each text's own str.split() / split(" ") tokens, over several chunks,
+    with non-ASCII spaces and lone surrogates; a text holding NUL (the compiled path's separator) sends the
+    corpus to the per-text path, with the same tokens."""
     import dialeval.metrics.embedding as emb
 
-    monkeypatch.setattr(emb, "_CHUNK_BYTES", 40)
+    monkeypatch.setattr(emb, "_CHUNK_CHARS", 40)
     texts = TRICKY * 3 + ([extra] if extra else [])
     opts = options_for("paper", tokenizer=tokenizer, lowercase=lowercase)
-    words, token_word, lengths = emb.corpus_tokens(texts, opts)
-    assert len(set(words)) == len(words) and lengths.sum() == len(token_word)
     split = emb.tokenizer_function(tokenizer, lowercase)
-    at = np.concatenate([[0], np.cumsum(lengths)])
-    assert [[words[j] for j in token_word[at[k]:at[k + 1]]] for k in range(len(texts))] == [split(t) for t in texts]
     prepared = [t.lower() if lowercase else t for t in texts]
     prepared = [t.strip() for t in prepared] if tokenizer == "space" else prepared
-    fast = emb._split_bytes(prepared, tokenizer == "whitespace")
-    per_text_only = "surrogate" in extra or (tokenizer == "whitespace" and extra != "")
-    assert (fast is None) == per_text_only
+    fast = emb._split_compiled(prepared, tokenizer == "whitespace")
+    assert fast is not None and _tokens_of(*fast) == [split(t) for t in texts]
+    words, token_word, lengths = emb.corpus_tokens(texts, opts)
+    assert len(set(words)) == len(words) and lengths.sum() == len(token_word)
+    assert _tokens_of(words, token_word, lengths) == [split(t) for t in texts]
+
+    with_nul = [*texts, "nul\x00inside it"]
+    assert emb._split_compiled(with_nul, tokenizer == "whitespace") is None
+    assert _tokens_of(*emb.corpus_tokens(with_nul, opts)) == [split(t) for t in with_nul]
+
+
+def test_compiled_split_knows_every_unicode_space():
+    """Every character str.split() splits on, and no other, separates tokens in the compiled split."""
+    import dialeval.metrics.embedding as emb
+
+    chars = [chr(c) for c in range(1, 0x30000) if not 0xD800 <= c < 0xE000]
+    texts = [f"a{c}b" for c in chars]
+    words, token_word, lengths = emb._split_compiled(texts, True)
+    got = _tokens_of(words, token_word, lengths)
+    want = [t.split() for t in texts]
+    assert got == want and sum(len(w) == 2 for w in want) == sum(c.isspace() for c in chars)
+
+
+def test_compiled_split_numbers_many_words_exactly():
+    """Many distinct spellings (the hash table and spelling buffer grow many times) sharing hashes' low bits,
+    prefixes and lengths: each keeps its own number."""
+    import dialeval.metrics.embedding as emb
+
+    spellings = [f"{i:08d}" for i in range(60_000)] + [f"{i:08d}tail{i % 7}" for i in range(0, 60_000, 3)]
+    texts = [" ".join(spellings[i:i + 50]) for i in range(0, len(spellings), 50)] * 2
+    words, token_word, lengths = emb._split_compiled(texts, True)
+    assert words == spellings and _tokens_of(words, token_word, lengths) == [t.split() for t in texts]
 
 
 # ---- vectors files -------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ computation is in float64. Values equal a per-pair loop over the definitions to 
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import asdict, dataclass, field, replace
 from itertools import chain
@@ -330,7 +331,10 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     opts = options_for(options) if isinstance(options, str) else (options or PRESETS[DEFAULT_PRESET])
     if len(hyps) != len(refs):
         raise UsageError(f"{len(hyps)} hypotheses but {len(refs)} reference lists")
-    ref_counts = np.fromiter((len(r) if isinstance(r, list | tuple) else -1 for r in refs), np.int64, len(refs))
+    if set(map(type, refs)) <= {list, tuple}:
+        ref_counts = np.fromiter(map(len, refs), np.int64, len(refs))
+    else:
+        ref_counts = np.fromiter((len(r) if isinstance(r, list | tuple) else -1 for r in refs), np.int64, len(refs))
     if len(ref_counts) and ref_counts.min() < 1:
         i = int(np.argmin(ref_counts))
         raise UsageError(f"hypothesis {i + 1} has no reference (each needs a non-empty list of texts)")
@@ -347,7 +351,12 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
 
         vectors = load_vectors("default", words=words, need_mean=opts.oov == "mean")
     word_rows = vectors.rows(words)  # row in vectors.matrix, -1 when unknown
-    matrix = vectors.matrix
+    # the rows these texts use, renumbered 0..n-1: the kernel's copy stays small whatever the vocabulary's size
+    known_word = word_rows >= 0
+    used = np.unique(word_rows[known_word])
+    word_rows = np.full(len(words), -1, np.int32)
+    word_rows[known_word] = np.searchsorted(used, vectors.rows(words)[known_word])
+    matrix = np.asarray(vectors.matrix[used] if len(used) else vectors.matrix[:0])
     oov_row = -1
     if opts.oov in ("mean", "zero"):
         extra = vectors.mean_vector() if opts.oov == "mean" else np.zeros(matrix.shape[1])
@@ -355,7 +364,7 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
         oov_row = len(matrix) - 1
     if not np.issubdtype(matrix.dtype, np.floating) or matrix.dtype.itemsize > 8:
         matrix = matrix.astype(np.float64)
-    rows = word_rows.astype(np.int32).take(tok_word)  # row of every token (int32: half the memory traffic)
+    rows = word_rows.take(tok_word)  # row of every token (int32: half the memory traffic)
     n_tokens = len(rows)
     n_oov = 0
     if n_tokens:
@@ -386,7 +395,7 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
         owner = np.repeat(np.arange(n_h), ref_counts)
         _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines)
 
-    raw = _pair_scores(matrix, rows, starts, lengths, ph, pr, both, opts)
+    raw = _pair_scores(matrix, rows, starts, lengths, ph, pr, opts)
     per_pair: dict[str, np.ndarray] = {}
     for m, scores in raw.items():
         s = np.where(both, scores, 0.0)
@@ -414,15 +423,7 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
 
 
 # ---- tokens to word ids -------------------------------------------------------------------------------
-# str.split() splits on these ASCII bytes, and on the non-ASCII characters U+0085, U+00A0, U+1680, U+2000-U+200A,
-# U+2028, U+2029, U+202F, U+205F and U+3000 (str.isspace()), whose UTF-8 forms start with C2, E1, E2 or E3.
-_ASCII_SPACE = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
-_LEADS = b"\xc2\xe1\xe2\xe3"
-# bytes.translate tables: separator -> 0, other -> 1 (whitespace: a possible lead of a non-ASCII space -> 2)
-_WS_TABLE = bytes(0 if i in _ASCII_SPACE else 2 if i in _LEADS else 1 for i in range(256))
-_SP_TABLE = bytes(0 if i == 0x20 else 1 for i in range(256))
-_LOW_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-_LONG = 16  # tokens of at most this many bytes are keyed by their bytes (two uint64), longer ones by a dict
+_CHUNK_CHARS = 1 << 22  # texts are joined and encoded ~4 MB at a time: buffers are reused, never faulted in anew
 
 
 def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -430,14 +431,11 @@ def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], 
     the index in ``words`` of token t (all tokens of all texts, in order) and ``lengths[k]`` the number of tokens
     of text k.
 
-    The whitespace and space tokenizers run on the corpus at the byte level, in chunks of about 4 MB: the UTF-8
-    texts joined by spaces, one ``bytes.translate`` marks separator bytes, one ``flatnonzero`` where a mark
-    differs from the previous one finds every token's start and end; each token is keyed by its length and its
-    bytes read as two little-endian integers (tokens over 16 bytes by a dict), and hash-table passes
-    (``pandas.factorize``, per chunk, then over the chunks' distinct keys) number the keys, checked exactly
-    against each number's first token. This splits exactly where ``str.split()`` / ``str.split(" ")`` splits
-    each text; a corpus holding a non-ASCII whitespace character (or a lone surrogate) takes the per-text path,
-    like the regex and treebank tokenizers."""
+    The whitespace and space tokenizers run compiled (:func:`dialeval.metrics.embedding_kernels.split_chunk`)
+    over the UTF-8 of the texts joined by NUL, about 4 MB at a time: while one chunk is split on a worker
+    thread, the next is joined and encoded. The split is exactly ``str.split()`` (every character for which
+    ``str.isspace()`` holds, ASCII or not) or ``split(" ")`` with empty strings dropped. A corpus in which some
+    text holds a NUL character takes the per-text path, like the regex and treebank tokenizers."""
     kinds = set(map(type, texts))
     if not all(issubclass(k, str) for k in kinds):
         bad = next(t for t in texts if not isinstance(t, str))
@@ -447,7 +445,7 @@ def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], 
     if opts.tokenizer in ("whitespace", "space"):
         if opts.tokenizer == "space":
             texts = list(map(str.strip, texts))  # the hed-dlg script strips, then splits on " " only
-        got = _split_bytes(texts, opts.tokenizer == "whitespace")
+        got = _split_compiled(texts, opts.tokenizer == "whitespace")
         if got is not None:
             return got
     tok = tokenizer_function(opts.tokenizer)
@@ -459,264 +457,105 @@ def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], 
     return words, np.fromiter(map(word_id.__getitem__, flat), np.int64, len(flat)), lengths
 
 
-_CHUNK_BYTES = 1 << 22  # texts are split in chunks of about 4 MB: every temporary is reused, never faulted in anew
+def _split_compiled(texts: list[str], whitespace: bool):
+    """The compiled split (see :func:`corpus_tokens`); None when some text holds a NUL character."""
+    from concurrent.futures import ThreadPoolExecutor
 
+    from dialeval.metrics import embedding_kernels as kernels
 
-def _split_bytes(texts: list[str], whitespace: bool):
-    """The byte-level split (see :func:`corpus_tokens`); None when the per-text path must be taken.
+    classes = kernels.byte_classes(whitespace)
+    vocabulary = list(kernels.new_vocabulary())
+    token_parts: list[np.ndarray] = []
+    length_parts: list[np.ndarray] = []
 
-    Chunk by chunk: tokens keyed and numbered within the chunk; then the chunks' distinct keys are numbered
-    once more, together, which gives the corpus-wide word numbers (int32)."""
-    nchars = np.fromiter(map(len, texts), np.int64, len(texts))
-    ends = np.cumsum(nchars + 1)
-    cuts = [0]
-    while cuts[-1] < len(texts):  # whole texts, about _CHUNK_BYTES characters each
-        cuts.append(max(cuts[-1] + 1, int(np.searchsorted(ends, ends[cuts[-1]] - nchars[cuts[-1]] + _CHUNK_BYTES))))
-    long_ids: dict[bytes, int] = {}
-    parts = []
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        got = _split_chunk(texts[a:b], nchars[a:b], whitespace, long_ids)
-        if got is None:
-            return None
-        parts.append(got)
-    lengths = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-    if not parts or not any(len(p[1]) for p in parts):
-        return [], np.zeros(0, np.int32), lengths
-    # the chunks' distinct keys (hash, k0, k1, size, bytes), numbered together
-    keys = [np.concatenate([p[2][i] for p in parts]) for i in range(4)]
-    spelled = [w for p in parts for w in p[3]]
-    import pandas as pd
+    def split(buf: np.ndarray, n_texts: int) -> None:  # chunks run one at a time, in order, on one thread
+        tw, lengths, *state = kernels.split_chunk(buf, n_texts, classes, *vocabulary)
+        vocabulary[:5] = state
+        token_parts.append(tw)
+        length_parts.append(lengths)
 
-    gcodes, guniq = pd.factorize(keys[0])
-    first = _first_occurrence(gcodes, len(guniq))
-    if not all(np.array_equal(k[first].take(gcodes), k) for k in keys[1:]):
-        return None  # a hash collision between distinct tokens
-    words = [spelled[i].decode("utf-8") for i in first.tolist()]
-    gcodes = gcodes.astype(np.int32)
-    offset = 0
-    token_word = []
-    for p in parts:
-        u = len(p[3])
-        token_word.append(gcodes[offset:offset + u].take(p[1]))
-        offset += u
-    return words, np.concatenate(token_word), lengths
-
-
-def _first_occurrence(codes: np.ndarray, n_codes: int) -> np.ndarray:
-    first = np.empty(n_codes, np.int64)
-    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
-    return first
-
-
-def _split_chunk(texts: list[str], nchars: np.ndarray, whitespace: bool, long_ids: dict[bytes, int]):
-    """One chunk: (lengths, token codes within the chunk, keys of the chunk's distinct tokens, their bytes)."""
-    joined = " ".join(texts)
-    try:
-        body = joined.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: Python's own string handling
-        return None
-    text_start = np.zeros(len(texts), np.int64)  # in characters, then in bytes, after the leading separator
-    if len(texts) > 1:
-        np.cumsum(nchars[:-1] + 1, out=text_start[1:])
-    if len(body) != len(joined):  # non-ASCII: offsets from each text's own UTF-8 length
-        nbytes = np.fromiter(map(len, map(str.encode, texts)), np.int64, len(texts))
-        if len(texts) > 1:
-            np.cumsum(nbytes[:-1] + 1, out=text_start[1:])
-    del joined
-    text_start += 1
-    # one separator before, and enough after for the 16-byte key reads of the last token
-    buf = b"".join([b" ", body, b" " * (_LONG + 1)])
-    del body
-    marks = buf.translate(_WS_TABLE if whitespace else _SP_TABLE)
-    if whitespace and marks.find(2) >= 0:  # a byte that may start a non-ASCII space: look closer
-        kind = np.frombuffer(marks, np.uint8)
-        if _has_unicode_space(np.frombuffer(buf, np.uint8), np.flatnonzero(kind == 2)):
-            return None
-        flags = kind.astype(bool)
-    else:
-        flags = np.frombuffer(marks, np.bool_)  # 0 or 1: a valid bool view (bool arrays have fast paths)
-    edges = np.flatnonzero(flags[1:] != flags[:-1])  # token start - 1, token end - 1, alternately
-    del flags, marks
-    edges += 1
-    start, end = edges[0::2], edges[1::2]
-    n_tok = len(start)
-    lengths = np.diff(np.append(np.searchsorted(start, text_start), n_tok))
-    if n_tok == 0:
-        empty = np.zeros(0, np.uint64)
-        return lengths, np.zeros(0, np.int64), (empty, empty, empty, empty), []
-
-    # key of a token of at most 16 bytes: its length and its bytes as two little-endian integers (zero-padded)
-    size = (end - start).astype(np.uint64)
-    win = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
-    k0 = win[start]
-    k0 &= _LOW_MASKS.take(np.minimum(size, 8))
-    k1 = np.zeros(n_tok, np.uint64)
-    over8 = np.flatnonzero(size > 8)
-    if len(over8):
-        k1[over8] = win[start[over8] + 8] & _LOW_MASKS.take(np.minimum(size[over8] - 8, 8))
-        long_tok = over8[size[over8] > _LONG]
-        if len(long_tok):  # rare (URLs, ...): numbered by a dict, in a key space of their own (length 255)
-            k0[long_tok] = [long_ids.setdefault(buf[s:e], len(long_ids))
-                            for s, e in zip(start[long_tok].tolist(), end[long_tok].tolist())]
-            k1[long_tok] = 0
-            size[long_tok] = 255
-    h = size * np.uint64(0x165667B19E3779F9)
-    h ^= k0 * np.uint64(0x9E3779B97F4A7C15)
-    h ^= k1 * np.uint64(0xC2B2AE3D27D4EB4F)
-    import pandas as pd
-
-    codes, uniq = pd.factorize(h)
-    first = _first_occurrence(codes, len(uniq))
-    # a hash collision (two distinct tokens, one number) would show here: then take the per-text path
-    for key in (k0, k1, size):
-        if not np.array_equal(key[first].take(codes), key):
-            return None
-    spelled = [buf[s:e] for s, e in zip(start[first].tolist(), end[first].tolist())]
-    return lengths, codes, (h[first], k0[first], k1[first], size[first]), spelled
-
-
-def _has_unicode_space(data: np.ndarray, lead: np.ndarray) -> bool:
-    """Whether a UTF-8 non-ASCII whitespace character starts at one of the ``lead`` positions of ``data``."""
-    c0, c1, c2 = data[lead], data[lead + 1], data[lead + 2]
-    hit = (c0 == 0xC2) & ((c1 == 0x85) | (c1 == 0xA0))
-    hit |= (c0 == 0xE1) & (c1 == 0x9A) & (c2 == 0x80)
-    hit |= (c0 == 0xE2) & (c1 == 0x80) & (((c2 >= 0x80) & (c2 <= 0x8A)) | (c2 == 0xA8) | (c2 == 0xA9) | (c2 == 0xAF))
-    hit |= (c0 == 0xE2) & (c1 == 0x81) & (c2 == 0x9F)
-    hit |= (c0 == 0xE3) & (c1 == 0x80) & (c2 == 0x80)
-    return bool(hit.any())
+    with ThreadPoolExecutor(1) as worker:
+        pending = []
+        a = 0
+        while a < len(texts):
+            b, size = a, 0
+            while b < len(texts) and (size < _CHUNK_CHARS or b == a):
+                size += len(texts[b]) + 1
+                b += 1
+            joined = "\0".join(texts[a:b])
+            if joined.count("\0") != b - a - 1:  # a text holds NUL, the separator
+                for f in pending:
+                    f.cancel()
+                return None
+            # surrogatepass: a lone surrogate is a character like any other (never whitespace), kept in its token
+            body = joined.encode("utf-8", "surrogatepass")
+            del joined
+            pending.append(worker.submit(split, np.frombuffer(body, np.uint8), b - a))
+            a = b
+        for f in pending:
+            f.result()
+    spellings, word_end, n_words = vocabulary[2], vocabulary[3], int(vocabulary[5][0])
+    data = spellings[:int(vocabulary[5][1])].tobytes()
+    ends = word_end[:n_words].tolist()
+    words = [data[s:e].decode("utf-8", "surrogatepass") for s, e in zip([0, *ends[:-1]], ends)]
+    lengths = np.concatenate(length_parts) if length_parts else np.zeros(0, np.int64)
+    token_word = np.concatenate(token_parts) if token_parts else np.zeros(0, np.int32)
+    return words, token_word, lengths
 
 
 # ---- pair scores --------------------------------------------------------------------------------------
-_BLOCK = 1 << 18  # gathered elements per block: temporaries stay in cache and are reused by the allocator
+_TIES = {"max": 0, "min": 1, "nlg-eval": 2}  # embedding_kernels.TIE_* (kept here so numba loads only when used)
+_PARALLEL_WORK = 1 << 20  # token-pair similarities below which one thread scores everything
 
 
 def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray, ph: np.ndarray,
-                 pr: np.ndarray, both: np.ndarray, opts: EmbeddingOptions) -> dict[str, np.ndarray]:
-    """The three raw scores of every pair with both sides non-empty (others get 0).
+                 pr: np.ndarray, opts: EmbeddingOptions) -> dict[str, np.ndarray]:
+    """The three raw scores of every pair (0 where a side is empty), from the compiled kernel
+    (:func:`dialeval.metrics.embedding_kernels.pair_scores`).
 
-    Pairs sorted by (hypothesis length, reference length) are cut into blocks. In a block each side's token
-    vectors are gathered once, position-major: ``X[j, p]`` is token j of pair p's sentence, a sentence shorter
-    than the block's widest repeating its last token (a repeat changes no maximum or minimum; sums and
-    means leave the repeats out). Reductions over token positions then run over whole contiguous (pairs x dim)
-    planes. Sums give the average; max and min the extrema; one batched matrix product of the raw vectors,
-    scaled by the inverse norms, gives every cosine for greedy matching. The vectors' own dtype is gathered
-    (float32 widens exactly) and everything is computed in float64."""
+    The kernel reads the vectors in their own dtype (float32 widens exactly; all arithmetic is float64) from
+    a copy whose rows are padded with zero columns to a multiple of 8 (whole SIMD lanes), plus one zero row that
+    pads sentences to whole 4 x 4 tiles. Pairs are cut into one contiguous range per available core, of about
+    equal work (sum over pairs of h·r + h + r), scored on threads (the kernel releases the GIL); each pair's
+    numbers depend on that pair alone, so the split never changes a value."""
+    from dialeval.metrics import embedding_kernels as kernels
+
     n_pairs = len(ph)
     out = {m: np.zeros(n_pairs) for m in METRICS}
-    pairs = np.flatnonzero(both)
-    if not len(pairs):
+    if not n_pairs:
         return out
-    if matrix.dtype != np.float32:
-        matrix = matrix.astype(np.float64, copy=False)
-    m64 = matrix.astype(np.float64, copy=False)
-    norms = np.sqrt(np.einsum("ij,ij->i", m64, m64))
-    inv_norm = np.zeros(len(m64))
+    if matrix.dtype not in (np.float32, np.float64):
+        matrix = matrix.astype(np.float64)
+    n_rows, d = matrix.shape
+    vec = np.zeros((n_rows + 1, -(-max(d, 1) // 8) * 8), matrix.dtype)
+    vec[:n_rows, :d] = matrix
+    norms = np.sqrt(np.einsum("ij,ij->i", vec, vec, dtype=np.float64))
+    inv_norm = np.zeros(len(vec))
     np.divide(1.0, norms, out=inv_norm, where=norms > 0)  # a zero vector has cosine 0 with everything
-    cosine = opts.greedy == "cosine"
-    d = matrix.shape[1]
+    lh, lr = lengths[ph], lengths[pr]
+    work = np.cumsum(lh * lr + lh + lr)
+    n_threads = _threads() if work[-1] >= _PARALLEL_WORK else 1
+    cuts = [0, *np.searchsorted(work, work[-1] * np.arange(1, n_threads) / n_threads).tolist(), n_pairs]
+    args = (vec, inv_norm, n_rows, rows, starts, lengths, ph, pr)
+    tail = (_TIES[opts.extrema_tie], opts.greedy == "cosine", opts.greedy == "dot",
+            out["embedding-average"], out["vector-extrema"], out["greedy-matching"])
+    if n_threads == 1:
+        kernels.pair_scores(*args, 0, n_pairs, *tail)
+        return out
+    from concurrent.futures import ThreadPoolExecutor
 
-    lh, lr = lengths[ph[pairs]], lengths[pr[pairs]]
-    order = np.lexsort((lr, lh))
-    pairs, lh, lr = pairs[order], lh[order], lr[order]
-    sh, sr = starts[ph[pairs]], starts[pr[pairs]]
-    bounds = _block_bounds(lh, lr, d)
-    avg, ext, gre = out["embedding-average"], out["vector-extrema"], out["greedy-matching"]
-
-    def block(a: int, b: int) -> None:
-        g = b - a
-        h_len, r_len = lh[a:b], lr[a:b]
-        hi = np.empty((2, g, d), matrix.dtype)  # per side: max and min over the tokens
-        lo = np.empty((2, g, d), matrix.dtype)
-        sentence = np.empty((2, 2, g, d))  # [mean, extrema] x [hypothesis, reference]
-        mean = sentence[0]
-        vecs, invs, pads = [], [], []
-        for k, (s0, n) in enumerate(((sh[a:b], h_len), (sr[a:b], r_len))):
-            width, shortest = int(n.max()), int(n.min())
-            pos = np.arange(width)[:, None]
-            idx = rows[s0 + (pos if shortest == width else np.minimum(pos, n - 1))]  # (width, g)
-            x = np.take(matrix, idx, axis=0)  # (width, g, d)
-            np.maximum.reduce(x, axis=0, out=hi[k])
-            np.minimum.reduce(x, axis=0, out=lo[k])
-            x = x.astype(np.float64, copy=False)
-            pad = pos >= n if shortest < width else None  # (width, g): a repeated token
-            np.add.reduce(x if pad is None else np.where(pad[:, :, None], 0.0, x), axis=0, out=mean[k])
-            mean[k] /= n[:, None]
-            vecs.append(x)
-            invs.append(np.take(inv_norm, idx) if cosine else None)
-            pads.append(pad)
-        _extrema(hi, lo, opts.extrema_tie, out=sentence[1])
-        cos = _rowwise_cosine(sentence[:, 0], sentence[:, 1])
-        avg[pairs[a:b]] = cos[0]
-        ext[pairs[a:b]] = cos[1]
-        # sim[i, j, p] = similarity of token i of p's hypothesis and token j of p's reference; pairs innermost,
-        # so both maxima below reduce over whole contiguous planes
-        sim = np.matmul(vecs[0].transpose(1, 0, 2), vecs[1].transpose(1, 2, 0)).transpose(1, 2, 0)
-        if cosine:
-            sim = np.multiply(sim, invs[0][:, None, :], order="C")
-            sim *= invs[1][None, :, :]
-        else:
-            sim = np.ascontiguousarray(sim)
-        best_h = np.maximum.reduce(sim, axis=1)  # (wh, g): each hypothesis token's best reference token
-        best_r = np.maximum.reduce(sim, axis=0)  # (wr, g)
-        if not cosine:  # the hed-dlg script's similarity row starts with a zero column
-            np.maximum(best_h, 0.0, out=best_h)
-            np.maximum(best_r, 0.0, out=best_r)
-        for best, pad in ((best_h, pads[0]), (best_r, pads[1])):
-            if pad is not None:
-                best[pad] = 0.0
-        gre[pairs[a:b]] = (np.add.reduce(best_h, axis=0) / h_len + np.add.reduce(best_r, axis=0) / r_len) / 2
-
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        block(a, b)
+    with ThreadPoolExecutor(n_threads) as pool:
+        for f in [pool.submit(kernels.pair_scores, *args, a, b, *tail) for a, b in zip(cuts[:-1], cuts[1:])]:
+            f.result()
     return out
 
 
-def _block_bounds(lh: np.ndarray, lr: np.ndarray, d: int) -> list[int]:
-    """Cut pairs sorted by (hypothesis length, reference length) into blocks of about ``_BLOCK`` gathered
-    elements. A block never spans two large groups of equal lengths (so it needs no padding); small groups
-    are merged, padded to the block's widest."""
-    n = len(lh)
-    change = np.flatnonzero((np.diff(lh) != 0) | (np.diff(lr) != 0)) + 1
-    group_start = np.concatenate([[0], change]).tolist()
-    group_end = [*group_start[1:], n]
-    bounds = [0]
-    for a, b in zip(group_start, group_end):
-        per = max(1, _BLOCK // ((int(lh[a]) + int(lr[a])) * d))
-        if b - a >= 32 and bounds[-1] != a:  # a large group starts its own blocks
-            bounds.append(a)
-        while b - bounds[-1] > per:
-            bounds.append(bounds[-1] + per)
-        if b - a >= 32:
-            bounds.append(b)
-    if bounds[-1] != n:
-        bounds.append(n)
-    return bounds
-
-
-def _extrema(maxs: np.ndarray, mins: np.ndarray, tie: str, out: np.ndarray | None = None) -> np.ndarray:
-    """Per dimension: max if max > |min|, min if |min| > max; a tie goes to ``tie`` (nlg-eval: min, and a
-    dimension whose min is exactly 0 gives 0). ``out`` may have a wider dtype (float32 widens exactly)."""
-    if out is None:
-        out = np.empty(np.broadcast_shapes(maxs.shape, mins.shape), np.result_type(maxs, mins))
-    amin = np.abs(mins)
-    if tie == "max":
-        np.copyto(out, maxs)
-        np.copyto(out, mins, where=amin > maxs)
-    else:
-        np.copyto(out, mins)
-        np.copyto(out, maxs, where=maxs > amin)
-    if tie == "nlg-eval":
-        out[mins == 0] = 0.0
-    return out
-
-
-def _rowwise_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """cos(a[..., k, :], b[..., k, :]) per row; 0 when either is the zero vector."""
-    dot = np.einsum("...i,...i->...", a, b)
-    den = np.sqrt(np.einsum("...i,...i->...", a, a) * np.einsum("...i,...i->...", b, b))
-    out = np.zeros(dot.shape)
-    np.divide(dot, den, out=out, where=den > 0)
-    return out
+def _threads() -> int:
+    """Cores this process may run on (at most 8)."""
+    try:
+        return max(1, min(8, len(os.sched_getaffinity(0))))
+    except AttributeError:  # not on Linux
+        return max(1, min(8, os.cpu_count() or 1))
 
 
 def _reduce_refs(s: np.ndarray, ref_counts: np.ndarray, how: str) -> np.ndarray:

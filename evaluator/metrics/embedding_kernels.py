@@ -1,0 +1,408 @@
+"""Compiled kernels of the embedding metrics (numba): the corpus split and the per-pair scores.
+
+Why compiled: the per-pair work (about 15 x 15 token cosines of 50 dimensions) is too small for numpy to run
+efficiently one call per pair, and batching pairs in numpy costs gathers and temporaries many times the
+arithmetic (see ``benchmarks/bench_embedding.py``). numba compiles these loops once, caches the machine code
+beside this file (``cache=True``; numba checks the cached code against this file's timestamp and size and the
+argument types and recompiles on any change), and releases the GIL (``nogil=True``) so disjoint ranges of pairs run
+on several threads.
+
+Everything here is plain arithmetic on arrays that :mod:`dialeval.metrics.embedding` prepares and checks; no
+function here raises on user input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Byte classes of the corpus split. A text is the UTF-8 of one string; texts are joined by NUL (the caller
+# checks that no text holds one). TOKEN: part of a token; SEP: an ASCII separator; TEXT_END: the NUL between
+# two texts; LEAD: may start a multi-byte whitespace character (only with the whitespace tokenizer).
+TOKEN, SEP, TEXT_END, LEAD = 0, 1, 2, 3
+# str.split() splits on these ASCII characters (str.isspace()); the non-ASCII ones are checked in _space_len.
+_ASCII_SPACE = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+
+
+def byte_classes(whitespace: bool) -> np.ndarray:
+    """The 256-entry class table: ``whitespace`` for ``str.split()``, else ``split(" ")``."""
+    table = np.full(256, TOKEN, np.uint8)
+    table[0] = TEXT_END
+    if whitespace:
+        table[list(_ASCII_SPACE)] = SEP
+        table[[0xC2, 0xE1, 0xE2, 0xE3]] = LEAD
+    else:
+        table[0x20] = SEP
+    return table
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _space_len(buf, i, n):
+    """Byte length of the non-ASCII whitespace character at ``buf[i]`` (a LEAD byte), 0 when there is none.
+
+    U+0085, U+00A0 (C2 85, C2 A0); U+1680 (E1 9A 80); U+2000-U+200A, U+2028, U+2029, U+202F (E2 80 xx);
+    U+205F (E2 81 9F); U+3000 (E3 80 80): every non-ASCII character for which str.isspace() is true."""
+    c0 = buf[i]
+    c1 = buf[i + 1] if i + 1 < n else 0
+    if c0 == 0xC2:
+        return 2 if (c1 == 0x85 or c1 == 0xA0) else 0
+    c2 = buf[i + 2] if i + 2 < n else 0
+    if c0 == 0xE1:
+        return 3 if (c1 == 0x9A and c2 == 0x80) else 0
+    if c0 == 0xE2:
+        if c1 == 0x80 and ((0x80 <= c2 <= 0x8A) or c2 == 0xA8 or c2 == 0xA9 or c2 == 0xAF):
+            return 3
+        return 3 if (c1 == 0x81 and c2 == 0x9F) else 0
+    if c0 == 0xE3:
+        return 3 if (c1 == 0x80 and c2 == 0x80) else 0
+    return 0
+
+
+def new_vocabulary():
+    """The empty state :func:`split_chunk` numbers spellings in: hash table (hashes, word numbers), the spellings'
+    bytes, each spelling's end in them and first 8 bytes, and the counts (words, bytes in use)."""
+    return (np.zeros(4096, np.uint64), np.full(4096, -1, np.int32), np.empty(1 << 16, np.uint8),
+            np.empty(1024, np.int64), np.empty(1024, np.uint64), np.zeros(2, np.int64))
+
+
+@njit(cache=True, nogil=True)
+def split_chunk(buf, n_texts, classes, t_hash, t_word, spellings, word_end, word_key, counts):
+    """Split ``n_texts`` NUL-joined UTF-8 texts ``buf`` into tokens and number their spellings.
+
+    Returns ``(token_word, lengths, t_hash, t_word, spellings, word_end, word_key)``: ``token_word[t]`` (int32)
+    is token t's spelling number, ``lengths[k]`` counts text k's tokens, then the vocabulary state (see
+    :func:`new_vocabulary`; arrays are replaced when they grow, ``counts`` is updated in place). Numbers carry
+    on across chunks fed the same state, in order of first occurrence; spelling w's bytes are
+    ``spellings[word_end[w - 1] : word_end[w]]`` (0 for w = 0). Spellings are numbered through an open-addressing
+    hash table whose hits are confirmed byte for byte against a compact copy of each spelling, so two spellings
+    never share a number. :func:`_split_run` does the work and stops when a table or buffer must grow (growing
+    here keeps reallocation out of its loop)."""
+    token_word = np.empty(len(buf) // 2 + 1, np.int32)
+    lengths = np.zeros(max(n_texts, 1), np.int64)
+    state = np.zeros(5, np.int64)  # position, text, tokens, words, spelling bytes in use
+    state[3] = counts[0]
+    state[4] = counts[1]
+    while True:
+        need = _split_run(buf, classes, token_word, lengths, t_hash, t_word, spellings, word_end, word_key, state)
+        if need == 0:
+            break
+        if need > len(spellings) - state[4]:
+            spellings = _grow(spellings, state[4] + need)
+        if state[3] == len(word_end):
+            word_end = _grow(word_end, 0)
+            word_key = _grow(word_key, 0)
+        if 2 * state[3] + 2 > len(t_word):
+            t_hash, t_word = _rehash(t_hash, t_word)
+    counts[0] = state[3]
+    counts[1] = state[4]
+    return token_word[:state[2]].copy(), lengths[:n_texts].copy(), t_hash, t_word, spellings, word_end, word_key
+
+
+@njit(cache=True, nogil=True)
+def _split_run(buf, classes, token_word, lengths, t_hash, t_word, spellings, word_end, word_key, state):
+    """The split from ``state`` on; 0 at the end, else the bytes a new spelling needs (room is short in
+    ``spellings``, ``word_end`` or the table) with ``state`` at that token's start."""
+    n = len(buf)
+    mask = len(t_word) - 1
+    i, text, n_tok, n_words, used = state[0], state[1], state[2], state[3], state[4]
+    while i < n:
+        cls = classes[buf[i]]
+        if cls == TEXT_END:
+            text += 1
+            i += 1
+            continue
+        if cls == SEP:
+            i += 1
+            continue
+        if cls == LEAD:
+            s = _space_len(buf, i, n)
+            if s:
+                i += s
+                continue
+        start = i
+        # the bytes as little-endian 8-byte words: k0 is the first (zero-padded), h mixes them all and the size
+        h = np.uint64(0)
+        k = np.uint64(0)
+        k0 = np.uint64(0)
+        shift = np.uint64(0)
+        while i < n:
+            c = buf[i]
+            cls = classes[c]
+            if cls == SEP or cls == TEXT_END or (cls == LEAD and _space_len(buf, i, n)):
+                break
+            k |= np.uint64(c) << shift
+            shift += np.uint64(8)
+            i += 1
+            if shift == np.uint64(64):
+                if h == np.uint64(0) and i - start == 8:
+                    k0 = k
+                h = (h ^ k) * np.uint64(0x9E3779B97F4A7C15)
+                h ^= h >> np.uint64(32)
+                k = np.uint64(0)
+                shift = np.uint64(0)
+        size = i - start
+        if size <= 8:
+            k0 = k
+        h = (h ^ k ^ (np.uint64(size) << np.uint64(56))) * np.uint64(0xC2B2AE3D27D4EB4F)
+        h ^= h >> np.uint64(29)
+        slot = np.int64(h & np.uint64(mask))
+        w = -1
+        while t_word[slot] >= 0:
+            if t_hash[slot] == h:
+                v = t_word[slot]
+                s0 = word_end[v - 1] if v > 0 else 0
+                if word_end[v] - s0 == size and word_key[v] == k0:
+                    same = True
+                    for q in range(8, size):
+                        if spellings[s0 + q] != buf[start + q]:
+                            same = False
+                            break
+                    if same:
+                        w = v
+                        break
+            slot = (slot + 1) & mask
+        if w < 0:  # a new spelling
+            if used + size > len(spellings) or n_words == len(word_end) or 2 * n_words + 2 > len(t_word):
+                state[0], state[1], state[2], state[3], state[4] = start, text, n_tok, n_words, used
+                return max(size, 1)
+            for k in range(size):
+                spellings[used + k] = buf[start + k]
+            used += size
+            w = n_words
+            word_end[w] = used
+            word_key[w] = k0
+            t_hash[slot] = h
+            t_word[slot] = w
+            n_words += 1
+        token_word[n_tok] = w
+        n_tok += 1
+        lengths[text] += 1
+    state[0], state[1], state[2], state[3], state[4] = i, text, n_tok, n_words, used
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _rehash(t_hash, t_word):
+    """The table at twice the size."""
+    cap = 2 * len(t_word)
+    mask = cap - 1
+    new_hash = np.zeros(cap, np.uint64)
+    new_word = np.full(cap, -1, np.int32)
+    for q in range(len(t_word)):
+        v = t_word[q]
+        if v >= 0:
+            s = np.int64(t_hash[q] & np.uint64(mask))
+            while new_word[s] >= 0:
+                s = (s + 1) & mask
+            new_hash[s] = t_hash[q]
+            new_word[s] = v
+    return new_hash, new_word
+
+
+@njit(cache=True, nogil=True)
+def _grow(a, at_least):
+    out = np.empty(max(2 * len(a), at_least), a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+# Extrema ties (EmbeddingOptions.extrema_tie) as kernel codes.
+TIE_MAX, TIE_MIN, TIE_NLG_EVAL = 0, 1, 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _extremum(mx, mn, tie):
+    """max if max > |min|, min if |min| > max; a tie per ``tie`` (nlg-eval: min, and 0 where min == 0)."""
+    if tie == TIE_MAX:
+        e = mn if -mn > mx else mx
+    else:
+        e = mx if mx > -mn else mn
+        if tie == TIE_NLG_EVAL and mn == 0.0:
+            e = 0.0
+    return e
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def pair_scores(vec, inv_norm, pad_row, rows, starts, lengths, hyp_of_pair, ref_of_pair, first, last, tie, cosine,
+                floor_zero, out_avg, out_ext, out_gre):
+    """Scores of pairs ``first`` .. ``last - 1`` into the three output arrays (a pair with an empty side: 0).
+
+    ``vec``: the vectors in their own dtype (float32 widens exactly; every sum is in float64), columns padded
+    with zeros to a multiple of 8, row ``pad_row`` all zeros; ``inv_norm``: 1 / |row| (0 for a zero row). Text
+    k's tokens are ``rows[starts[k] : starts[k] + lengths[k]]``. ``tie``: a ``TIE_*`` code; ``cosine``: greedy
+    matching by cosine, else by the raw dot product, each best match floored at 0 when ``floor_zero``.
+
+    Average: cos(sum h, sum r), the cosine of the means. Extrema: :func:`_extremum` per dimension, then the
+    cosine. Greedy: :func:`_greedy`."""
+    d = vec.shape[1]
+    width = 4
+    for p in range(first, last):
+        width = max(width, lengths[hyp_of_pair[p]], lengths[ref_of_pair[p]])
+    width = (width + 3) // 4 * 4
+    h_rows = np.empty(width, np.int64)
+    r_rows = np.empty(width, np.int64)
+    best_h = np.empty(width)
+    best_r = np.empty(width)
+    sim = np.empty((_BAND, _BAND))
+    stats = np.empty((2, 3, d))  # [hypothesis, reference] x [sum, max, min]
+    for p in range(first, last):
+        h = hyp_of_pair[p]
+        r = ref_of_pair[p]
+        hl = lengths[h]
+        rl = lengths[r]
+        if hl == 0 or rl == 0:
+            out_avg[p] = 0.0
+            out_ext[p] = 0.0
+            out_gre[p] = 0.0
+            continue
+        _rows_of(rows, starts[h], hl, pad_row, h_rows)
+        _rows_of(rows, starts[r], rl, pad_row, r_rows)
+        _side_stats(vec, h_rows, hl, stats[0])
+        _side_stats(vec, r_rows, rl, stats[1])
+        dot = 0.0
+        hh = 0.0
+        rr = 0.0
+        e_dot = 0.0
+        e_hh = 0.0
+        e_rr = 0.0
+        for k in range(d):
+            a = stats[0, 0, k]
+            b = stats[1, 0, k]
+            dot += a * b
+            hh += a * a
+            rr += b * b
+            eh = _extremum(stats[0, 1, k], stats[0, 2, k], tie)
+            er = _extremum(stats[1, 1, k], stats[1, 2, k], tie)
+            e_dot += eh * er
+            e_hh += eh * eh
+            e_rr += er * er
+        den = np.sqrt(hh * rr)
+        out_avg[p] = dot / den if den > 0.0 else 0.0
+        den = np.sqrt(e_hh * e_rr)
+        out_ext[p] = e_dot / den if den > 0.0 else 0.0
+        out_gre[p] = _greedy(vec, inv_norm, h_rows, hl, r_rows, rl, cosine, floor_zero, best_h, best_r, sim)
+
+
+_BAND = 64  # token similarities are computed in blocks of at most 64 x 64 (memory stays O(sentence length))
+
+
+@njit(cache=True, nogil=True)
+def _rows_of(rows, start, n, pad_row, out):
+    """out[:n] = the text's token rows; then ``pad_row`` up to the next multiple of 4."""
+    for i in range(n):
+        out[i] = rows[start + i]
+    for i in range(n, (n + 3) // 4 * 4):
+        out[i] = pad_row
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _side_stats(vec, side_rows, n, out):
+    """out[0], out[1], out[2] = sum, max and min over the side's token vectors, per dimension (float64)."""
+    d = vec.shape[1]
+    first = vec[side_rows[0]]
+    for k in range(d):
+        x = np.float64(first[k])
+        out[0, k] = x
+        out[1, k] = x
+        out[2, k] = x
+    for i in range(1, n):
+        row = vec[side_rows[i]]
+        for k in range(d):
+            x = np.float64(row[k])
+            out[0, k] += x
+            out[1, k] = max(out[1, k], x)
+            out[2, k] = min(out[2, k], x)
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _greedy(vec, inv_norm, h_rows, hl, r_rows, rl, cosine, floor_zero, best_h, best_r, sim):
+    """(G(r, h) + G(h, r)) / 2 for one pair; G(a, b) = mean over a's tokens of the best similarity in b.
+
+    Similarities come in tiles of 4 x 4 tokens (sixteen dot products sharing eight row loads, in float64),
+    within blocks of ``_BAND`` x ``_BAND``; a block is scaled by the inverse norms (cosine), then its row and
+    column maxima update the best matches. Tiles past a sentence's end read the zero row and are never read
+    back."""
+    d = vec.shape[1]
+    for i in range(hl):
+        best_h[i] = -np.inf
+    for j in range(rl):
+        best_r[j] = -np.inf
+    for ib in range(0, hl, _BAND):
+        ni = min(_BAND, hl - ib)
+        for jb in range(0, rl, _BAND):
+            nj = min(_BAND, rl - jb)
+            for i in range(0, ni, 4):
+                a0 = vec[h_rows[ib + i]]
+                a1 = vec[h_rows[ib + i + 1]]
+                a2 = vec[h_rows[ib + i + 2]]
+                a3 = vec[h_rows[ib + i + 3]]
+                for j in range(0, nj, 4):
+                    b0 = vec[r_rows[jb + j]]
+                    b1 = vec[r_rows[jb + j + 1]]
+                    b2 = vec[r_rows[jb + j + 2]]
+                    b3 = vec[r_rows[jb + j + 3]]
+                    s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = 0.0
+                    s20 = s21 = s22 = s23 = s30 = s31 = s32 = s33 = 0.0
+                    for k in range(d):
+                        x0 = np.float64(a0[k])
+                        x1 = np.float64(a1[k])
+                        x2 = np.float64(a2[k])
+                        x3 = np.float64(a3[k])
+                        y0 = np.float64(b0[k])
+                        y1 = np.float64(b1[k])
+                        y2 = np.float64(b2[k])
+                        y3 = np.float64(b3[k])
+                        s00 += x0 * y0
+                        s01 += x0 * y1
+                        s02 += x0 * y2
+                        s03 += x0 * y3
+                        s10 += x1 * y0
+                        s11 += x1 * y1
+                        s12 += x1 * y2
+                        s13 += x1 * y3
+                        s20 += x2 * y0
+                        s21 += x2 * y1
+                        s22 += x2 * y2
+                        s23 += x2 * y3
+                        s30 += x3 * y0
+                        s31 += x3 * y1
+                        s32 += x3 * y2
+                        s33 += x3 * y3
+                    sim[i, j] = s00
+                    sim[i, j + 1] = s01
+                    sim[i, j + 2] = s02
+                    sim[i, j + 3] = s03
+                    sim[i + 1, j] = s10
+                    sim[i + 1, j + 1] = s11
+                    sim[i + 1, j + 2] = s12
+                    sim[i + 1, j + 3] = s13
+                    sim[i + 2, j] = s20
+                    sim[i + 2, j + 1] = s21
+                    sim[i + 2, j + 2] = s22
+                    sim[i + 2, j + 3] = s23
+                    sim[i + 3, j] = s30
+                    sim[i + 3, j + 1] = s31
+                    sim[i + 3, j + 2] = s32
+                    sim[i + 3, j + 3] = s33
+            if cosine:
+                for i in range(ni):
+                    f = inv_norm[h_rows[ib + i]]
+                    for j in range(nj):
+                        sim[i, j] *= f * inv_norm[r_rows[jb + j]]
+            for i in range(ni):
+                m = sim[i, 0]
+                for j in range(1, nj):
+                    m = max(m, sim[i, j])
+                best_h[ib + i] = max(best_h[ib + i], m)
+            for j in range(nj):
+                m = sim[0, j]
+                for i in range(1, ni):
+                    m = max(m, sim[i, j])
+                best_r[jb + j] = max(best_r[jb + j], m)
+    g_h = 0.0
+    for i in range(hl):
+        g_h += max(best_h[i], 0.0) if floor_zero else best_h[i]
+    g_r = 0.0
+    for j in range(rl):
+        g_r += max(best_r[j], 0.0) if floor_zero else best_r[j]
+    return (g_h / hl + g_r / rl) / 2
