@@ -569,3 +569,24 @@ def test_real_dstc6_responses_match_the_loop():
             want = _loop_pair(hyps[i], refs[i], vec, opts)
             for m in METRICS:
                 assert got.per_pair[m][i] == pytest.approx(want[m], abs=1e-12)
+
+
+def test_non_finite_vectors_are_refused(toy):
+    bad = Vectors.from_arrays(["a", "b"], np.array([[1.0, np.nan], [0.0, 1.0]]), name="nan")
+    with pytest.raises(UsageError, match="the vector of 'a' holds NaN or infinity"):
+        score_pairs(["a b"], [["b"]], "paper", bad)
+    score_pairs(["b"], [["b"]], "paper", bad)  # an unused bad row is never read
+    huge = Vectors.from_arrays(["a"], np.array([[1e300, 1e300]]), name="huge")
+    with pytest.raises(UsageError, match="overflows"):
+        score_pairs(["a a"], [["a"]], "paper", huge)
+
+
+def test_missing_numba_names_the_extra(monkeypatch, toy):
+    import dialeval.metrics
+    import dialeval.metrics.embedding as emb
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` fails, as without the extra
+    monkeypatch.delitem(sys.modules, "dialeval.metrics.embedding_kernels", raising=False)
+    monkeypatch.delattr(dialeval.metrics, "embedding_kernels", raising=False)
+    with pytest.raises(UsageError, match=r"numba is not installed.*pip install 'dialeval\[embeddings\]'"):
+        emb.score_pairs(["a"], [["a"]], "paper", toy)

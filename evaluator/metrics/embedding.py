@@ -364,6 +364,10 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
         oov_row = len(matrix) - 1
     if not np.issubdtype(matrix.dtype, np.floating) or matrix.dtype.itemsize > 8:
         matrix = matrix.astype(np.float64)
+    if not np.isfinite(matrix).all():
+        bad = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0])
+        what = "the OOV mean vector" if bad == oov_row else f"the vector of {words[int(np.flatnonzero(word_rows == bad)[0])]!r}"
+        raise UsageError(f"vectors: {what} holds NaN or infinity")
     rows = word_rows.take(tok_word)  # row of every token (int32: half the memory traffic)
     n_tokens = len(rows)
     n_oov = 0
@@ -396,6 +400,8 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
         _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines)
 
     raw = _pair_scores(matrix, rows, starts, lengths, ph, pr, opts)
+    if not all(np.isfinite(v).all() for v in raw.values()):  # finite vectors whose sums overflow float64
+        raise UsageError("vectors: values too large to score (a sum or dot product overflows)")
     per_pair: dict[str, np.ndarray] = {}
     for m, scores in raw.items():
         s = np.where(both, scores, 0.0)
@@ -461,8 +467,7 @@ def _split_compiled(texts: list[str], whitespace: bool):
     """The compiled split (see :func:`corpus_tokens`); None when some text holds a NUL character."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from dialeval.metrics import embedding_kernels as kernels
-
+    kernels = _kernels()
     classes = kernels.byte_classes(whitespace)
     vocabulary = list(kernels.new_vocabulary())
     token_parts: list[np.ndarray] = []
@@ -470,18 +475,18 @@ def _split_compiled(texts: list[str], whitespace: bool):
 
     def split(buf: np.ndarray, n_texts: int) -> None:  # chunks run one at a time, in order, on one thread
         tw, lengths, *state = kernels.split_chunk(buf, n_texts, classes, *vocabulary)
-        vocabulary[:5] = state
+        vocabulary[:3] = state
         token_parts.append(tw)
         length_parts.append(lengths)
 
+    # chunks of whole texts, about _CHUNK_CHARS characters each
+    ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)) + 1)
+    cuts = np.unique(np.searchsorted(ends, np.arange(_CHUNK_CHARS, ends[-1] if len(ends) else 0, _CHUNK_CHARS)))
+    cuts = [0, *(cuts + 1).tolist(), len(texts)] if len(texts) else [0]
+    cuts = sorted(set(cuts))
     with ThreadPoolExecutor(1) as worker:
         pending = []
-        a = 0
-        while a < len(texts):
-            b, size = a, 0
-            while b < len(texts) and (size < _CHUNK_CHARS or b == a):
-                size += len(texts[b]) + 1
-                b += 1
+        for a, b in zip(cuts[:-1], cuts[1:]):
             joined = "\0".join(texts[a:b])
             if joined.count("\0") != b - a - 1:  # a text holds NUL, the separator
                 for f in pending:
@@ -491,11 +496,11 @@ def _split_compiled(texts: list[str], whitespace: bool):
             body = joined.encode("utf-8", "surrogatepass")
             del joined
             pending.append(worker.submit(split, np.frombuffer(body, np.uint8), b - a))
-            a = b
         for f in pending:
             f.result()
-    spellings, word_end, n_words = vocabulary[2], vocabulary[3], int(vocabulary[5][0])
-    data = spellings[:int(vocabulary[5][1])].tobytes()
+    spellings, word_end, counts = vocabulary[1], vocabulary[2], vocabulary[3]
+    n_words = int(counts[0])
+    data = spellings[:int(counts[1])].tobytes()
     ends = word_end[:n_words].tolist()
     words = [data[s:e].decode("utf-8", "surrogatepass") for s, e in zip([0, *ends[:-1]], ends)]
     lengths = np.concatenate(length_parts) if length_parts else np.zeros(0, np.int64)
@@ -518,8 +523,7 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
     pads sentences to whole 4 x 4 tiles. Pairs are cut into one contiguous range per available core, of about
     equal work (sum over pairs of h·r + h + r), scored on threads (the kernel releases the GIL); each pair's
     numbers depend on that pair alone, so the split never changes a value."""
-    from dialeval.metrics import embedding_kernels as kernels
-
+    kernels = _kernels()
     n_pairs = len(ph)
     out = {m: np.zeros(n_pairs) for m in METRICS}
     if not n_pairs:
@@ -548,6 +552,18 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
         for f in [pool.submit(kernels.pair_scores, *args, a, b, *tail) for a, b in zip(cuts[:-1], cuts[1:])]:
             f.result()
     return out
+
+
+def _kernels():
+    """The compiled kernels module; numba is in the ``embeddings`` extra, like gensim."""
+    try:
+        from dialeval.metrics import embedding_kernels
+    except ImportError:  # numba or llvmlite missing or broken
+        from dialeval.vectors import INSTALL_HINT
+
+        raise UsageError(f"numba is not installed or does not load; embedding metrics need the extra: {INSTALL_HINT}"
+                         ) from None
+    return embedding_kernels
 
 
 def _threads() -> int:

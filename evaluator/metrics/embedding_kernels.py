@@ -59,51 +59,50 @@ def _space_len(buf, i, n):
 
 
 def new_vocabulary():
-    """The empty state :func:`split_chunk` numbers spellings in: hash table (hashes, word numbers), the spellings'
-    bytes, each spelling's end in them and first 8 bytes, and the counts (words, bytes in use)."""
-    return (np.zeros(4096, np.uint64), np.full(4096, -1, np.int32), np.empty(1 << 16, np.uint8),
-            np.empty(1024, np.int64), np.empty(1024, np.uint64), np.zeros(2, np.int64))
+    """The empty state :func:`split_chunk` numbers spellings in: the hash table, one row of three per slot (the
+    spelling's hash, its first 8 bytes, its number + 1; 0 = free: one cache line per probe), the spellings'
+    bytes, each spelling's end in them, and the counts (words, bytes in use)."""
+    return np.zeros((4096, 3), np.uint64), np.empty(1 << 16, np.uint8), np.empty(1024, np.int64), np.zeros(2, np.int64)
 
 
 @njit(cache=True, nogil=True)
-def split_chunk(buf, n_texts, classes, t_hash, t_word, spellings, word_end, word_key, counts):
+def split_chunk(buf, n_texts, classes, table, spellings, word_end, counts):
     """Split ``n_texts`` NUL-joined UTF-8 texts ``buf`` into tokens and number their spellings.
 
-    Returns ``(token_word, lengths, t_hash, t_word, spellings, word_end, word_key)``: ``token_word[t]`` (int32)
-    is token t's spelling number, ``lengths[k]`` counts text k's tokens, then the vocabulary state (see
+    Returns ``(token_word, lengths, table, spellings, word_end)``: ``token_word[t]`` (int32) is token t's
+    spelling number, ``lengths[k]`` counts text k's tokens, then the vocabulary state (see
     :func:`new_vocabulary`; arrays are replaced when they grow, ``counts`` is updated in place). Numbers carry
     on across chunks fed the same state, in order of first occurrence; spelling w's bytes are
     ``spellings[word_end[w - 1] : word_end[w]]`` (0 for w = 0). Spellings are numbered through an open-addressing
-    hash table whose hits are confirmed byte for byte against a compact copy of each spelling, so two spellings
-    never share a number. :func:`_split_run` does the work and stops when a table or buffer must grow (growing
-    here keeps reallocation out of its loop)."""
+    hash table whose hits are confirmed exactly (the first 8 bytes in the table, the rest against a compact copy
+    of each spelling), so two spellings never share a number. :func:`_split_run` does the work and stops when a
+    table or buffer must grow (growing here keeps reallocation out of its loop)."""
     token_word = np.empty(len(buf) // 2 + 1, np.int32)
     lengths = np.zeros(max(n_texts, 1), np.int64)
     state = np.zeros(5, np.int64)  # position, text, tokens, words, spelling bytes in use
     state[3] = counts[0]
     state[4] = counts[1]
     while True:
-        need = _split_run(buf, classes, token_word, lengths, t_hash, t_word, spellings, word_end, word_key, state)
+        need = _split_run(buf, classes, token_word, lengths, table, spellings, word_end, state)
         if need == 0:
             break
         if need > len(spellings) - state[4]:
             spellings = _grow(spellings, state[4] + need)
         if state[3] == len(word_end):
             word_end = _grow(word_end, 0)
-            word_key = _grow(word_key, 0)
-        if 2 * state[3] + 2 > len(t_word):
-            t_hash, t_word = _rehash(t_hash, t_word)
+        if 3 * state[3] + 3 > 2 * len(table):
+            table = _rehash(table)
     counts[0] = state[3]
     counts[1] = state[4]
-    return token_word[:state[2]].copy(), lengths[:n_texts].copy(), t_hash, t_word, spellings, word_end, word_key
+    return token_word[:state[2]].copy(), lengths[:n_texts].copy(), table, spellings, word_end
 
 
 @njit(cache=True, nogil=True)
-def _split_run(buf, classes, token_word, lengths, t_hash, t_word, spellings, word_end, word_key, state):
+def _split_run(buf, classes, token_word, lengths, table, spellings, word_end, state):
     """The split from ``state`` on; 0 at the end, else the bytes a new spelling needs (room is short in
-    ``spellings``, ``word_end`` or the table) with ``state`` at that token's start."""
+    ``spellings``, ``word_end`` or the table: kept at most 2/3 full) with ``state`` at that token's start."""
     n = len(buf)
-    mask = len(t_word) - 1
+    mask = len(table) - 1
     i, text, n_tok, n_words, used = state[0], state[1], state[2], state[3], state[4]
     while i < n:
         cls = classes[buf[i]]
@@ -120,38 +119,30 @@ def _split_run(buf, classes, token_word, lengths, t_hash, t_word, spellings, wor
                 i += s
                 continue
         start = i
-        # the bytes as little-endian 8-byte words: k0 is the first (zero-padded), h mixes them all and the size
-        h = np.uint64(0)
-        k = np.uint64(0)
-        k0 = np.uint64(0)
-        shift = np.uint64(0)
+        h = np.uint64(14695981039346656037)  # FNV-1a over the token's bytes
         while i < n:
             c = buf[i]
             cls = classes[c]
-            if cls == SEP or cls == TEXT_END or (cls == LEAD and _space_len(buf, i, n)):
+            if cls != TOKEN and (cls != LEAD or _space_len(buf, i, n)):
                 break
-            k |= np.uint64(c) << shift
-            shift += np.uint64(8)
+            h = (h ^ np.uint64(c)) * np.uint64(1099511628211)
             i += 1
-            if shift == np.uint64(64):
-                if h == np.uint64(0) and i - start == 8:
-                    k0 = k
-                h = (h ^ k) * np.uint64(0x9E3779B97F4A7C15)
-                h ^= h >> np.uint64(32)
-                k = np.uint64(0)
-                shift = np.uint64(0)
         size = i - start
-        if size <= 8:
-            k0 = k
-        h = (h ^ k ^ (np.uint64(size) << np.uint64(56))) * np.uint64(0xC2B2AE3D27D4EB4F)
         h ^= h >> np.uint64(29)
+        k0 = np.uint64(0)  # the first 8 bytes, little-endian, zero-padded
+        for q in range(min(size, 8)):
+            k0 |= np.uint64(buf[start + q]) << np.uint64(8 * q)
         slot = np.int64(h & np.uint64(mask))
         w = -1
-        while t_word[slot] >= 0:
-            if t_hash[slot] == h:
-                v = t_word[slot]
+        while table[slot, 2] != 0:
+            # no token byte is 0 (NUL separates texts), so k0 also fixes the size of a token of at most 8 bytes
+            if table[slot, 0] == h and table[slot, 1] == k0:
+                v = np.int64(table[slot, 2]) - 1
+                if size <= 8:
+                    w = v
+                    break
                 s0 = word_end[v - 1] if v > 0 else 0
-                if word_end[v] - s0 == size and word_key[v] == k0:
+                if word_end[v] - s0 == size:
                     same = True
                     for q in range(8, size):
                         if spellings[s0 + q] != buf[start + q]:
@@ -162,7 +153,7 @@ def _split_run(buf, classes, token_word, lengths, t_hash, t_word, spellings, wor
                         break
             slot = (slot + 1) & mask
         if w < 0:  # a new spelling
-            if used + size > len(spellings) or n_words == len(word_end) or 2 * n_words + 2 > len(t_word):
+            if used + size > len(spellings) or n_words == len(word_end) or 3 * n_words + 3 > 2 * len(table):
                 state[0], state[1], state[2], state[3], state[4] = start, text, n_tok, n_words, used
                 return max(size, 1)
             for k in range(size):
@@ -170,9 +161,9 @@ def _split_run(buf, classes, token_word, lengths, t_hash, t_word, spellings, wor
             used += size
             w = n_words
             word_end[w] = used
-            word_key[w] = k0
-            t_hash[slot] = h
-            t_word[slot] = w
+            table[slot, 0] = h
+            table[slot, 1] = k0
+            table[slot, 2] = np.uint64(w + 1)
             n_words += 1
         token_word[n_tok] = w
         n_tok += 1
@@ -182,21 +173,19 @@ def _split_run(buf, classes, token_word, lengths, t_hash, t_word, spellings, wor
 
 
 @njit(cache=True, nogil=True)
-def _rehash(t_hash, t_word):
+def _rehash(table):
     """The table at twice the size."""
-    cap = 2 * len(t_word)
-    mask = cap - 1
-    new_hash = np.zeros(cap, np.uint64)
-    new_word = np.full(cap, -1, np.int32)
-    for q in range(len(t_word)):
-        v = t_word[q]
-        if v >= 0:
-            s = np.int64(t_hash[q] & np.uint64(mask))
-            while new_word[s] >= 0:
+    out = np.zeros((2 * len(table), 3), np.uint64)
+    mask = len(out) - 1
+    for q in range(len(table)):
+        if table[q, 2] != 0:
+            s = np.int64(table[q, 0] & np.uint64(mask))
+            while out[s, 2] != 0:
                 s = (s + 1) & mask
-            new_hash[s] = t_hash[q]
-            new_word[s] = v
-    return new_hash, new_word
+            out[s, 0] = table[q, 0]
+            out[s, 1] = table[q, 1]
+            out[s, 2] = table[q, 2]
+    return out
 
 
 @njit(cache=True, nogil=True)
