@@ -26,6 +26,7 @@ import hashlib
 import json
 import sqlite3
 import struct
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -258,7 +259,7 @@ class Registry:
             uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
             self.db = sqlite3.connect(uri, timeout=30.0, isolation_level=None, uri=readonly)
             self.db.execute("PRAGMA busy_timeout = 30000")
-            self._init()
+            self._init_waiting()
         except sqlite3.DatabaseError as e:
             with contextlib.suppress(Exception):
                 self.db.close()
@@ -274,6 +275,22 @@ class Registry:
 
     def __exit__(self, *exc):
         self.close()
+
+    def _init_waiting(self, seconds: float = 30.0) -> None:
+        """:meth:`_init`, retried while another process holds the file: SQLite answers "locked" at once, without
+        its busy handler, when two connections race to switch a new file to WAL or to start its first write
+        transaction, so the busy timeout alone does not make two graders at once queue. ``_init`` is idempotent
+        (the migration re-reads the version inside its transaction)."""
+        deadline = time.monotonic() + seconds
+        pause = 0.01
+        while True:
+            try:
+                return self._init()
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(0.25, pause * 2)
 
     def _init(self) -> None:
         db = self.db

@@ -54,14 +54,13 @@ two. Punkt's sentence splitting matters only for periods; it is approximated: a 
 whitespace ends a sentence unless it looks like an abbreviation (a single letter, an inner period, or a
 common title such as "mr."). See :func:`treebank_tokenize`.
 
-Vectorisation (no Python loop per text, token or pair on the hot path for the whitespace and space tokenizers):
-the corpus is split at the byte level in chunks of about 4 MB (:func:`corpus_tokens`) and every token is numbered
-by one hash-table pass; token numbers map to rows of the (subset) vector matrix with one ``take``. Pairs are
-sorted by (hypothesis length, reference length) and cut into blocks of about 2^18 gathered numbers; a block
-gathers each side's token vectors once, position-major ``(token, pair, dim)``, and gets sums, maxima and minima
-by reductions over the token axis, and every greedy cosine from one batched matrix product of the raw vectors
-scaled by inverse norms (:func:`_pair_scores`). Vectors are gathered in their own dtype (float32 widens exactly);
-computation is in float64. Values equal a per-pair loop over the definitions to about 1e-15.
+Computation (no Python loop per text, token or pair on the hot path for the whitespace and space tokenizers):
+compiled kernels (:mod:`dialeval.metrics.embedding_kernels`, numba). The corpus is joined by NUL and encoded
+about 4 MB at a time while a worker thread splits the previous chunk and numbers every distinct token through an
+exact hash table (:func:`corpus_tokens`); token numbers map to rows of a compact copy of the vectors used. Each
+pair is scored in one pass: sums, maxima and minima of both sides, then every token similarity in 4 x 4 tiles
+(:func:`_pair_scores`), pairs split over the cores. Vectors are read in their own dtype (float32 widens exactly);
+arithmetic is float64. Values equal a per-pair loop over the definitions to about 1e-15.
 """
 
 from __future__ import annotations
