@@ -352,9 +352,9 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     word_rows = vectors.rows(words)  # row in vectors.matrix, -1 when unknown
     # the rows these texts use, renumbered 0..n-1: the kernel's copy stays small whatever the vocabulary's size
     known_word = word_rows >= 0
-    used = np.unique(word_rows[known_word])
+    used, local = np.unique(word_rows[known_word], return_inverse=True)
     word_rows = np.full(len(words), -1, np.int32)
-    word_rows[known_word] = np.searchsorted(used, vectors.rows(words)[known_word])
+    word_rows[known_word] = local
     matrix = np.asarray(vectors.matrix[used] if len(used) else vectors.matrix[:0])
     oov_row = -1
     if opts.oov in ("mean", "zero"):
@@ -472,32 +472,28 @@ def _split_compiled(texts: list[str], whitespace: bool):
     token_parts: list[np.ndarray] = []
     length_parts: list[np.ndarray] = []
 
-    def split(buf: np.ndarray, n_texts: int) -> None:  # chunks run one at a time, in order, on one thread
-        tw, lengths, *state = kernels.split_chunk(buf, n_texts, classes, *vocabulary)
-        vocabulary[:3] = state
+    def split(buf: np.ndarray, n_texts: int) -> bool:  # chunks run one at a time, in order, on one thread
+        tw, lengths, ok, *state = kernels.split_chunk(buf, kernels.word_view(buf), n_texts, classes, *vocabulary)
+        vocabulary[:4] = state
         token_parts.append(tw)
         length_parts.append(lengths)
+        return ok
 
     # chunks of whole texts, about _CHUNK_CHARS characters each
     ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)) + 1)
-    cuts = np.unique(np.searchsorted(ends, np.arange(_CHUNK_CHARS, ends[-1] if len(ends) else 0, _CHUNK_CHARS)))
-    cuts = [0, *(cuts + 1).tolist(), len(texts)] if len(texts) else [0]
-    cuts = sorted(set(cuts))
+    cuts = np.searchsorted(ends, np.arange(_CHUNK_CHARS, ends[-1] if len(ends) else 0, _CHUNK_CHARS)) + 1
+    cuts = sorted({0, *cuts.tolist(), len(texts)})
+    padding = "\0" * (kernels.PADDING - 1)  # after the separator NUL the join puts before it
     with ThreadPoolExecutor(1) as worker:
         pending = []
         for a, b in zip(cuts[:-1], cuts[1:]):
-            joined = "\0".join(texts[a:b])
-            if joined.count("\0") != b - a - 1:  # a text holds NUL, the separator
-                for f in pending:
-                    f.cancel()
-                return None
             # surrogatepass: a lone surrogate is a character like any other (never whitespace), kept in its token
-            body = joined.encode("utf-8", "surrogatepass")
-            del joined
+            body = "\0".join([*texts[a:b], padding]).encode("utf-8", "surrogatepass")
             pending.append(worker.submit(split, np.frombuffer(body, np.uint8), b - a))
-        for f in pending:
-            f.result()
-    spellings, word_end, counts = vocabulary[1], vocabulary[2], vocabulary[3]
+            del body
+        if not all([f.result() for f in pending]):
+            return None  # a text holds NUL, the separator
+    spellings, word_end, counts = vocabulary[1], vocabulary[2], vocabulary[4]
     n_words = int(counts[0])
     data = spellings[:int(counts[1])].tobytes()
     ends = word_end[:n_words].tolist()

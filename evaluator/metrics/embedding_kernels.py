@@ -58,19 +58,31 @@ def _space_len(buf, i, n):
     return 0
 
 
+PADDING = 8  # NUL bytes after the last text: the 8-byte reads of the last token stay in the buffer
+
+
+def word_view(buf: np.ndarray) -> np.ndarray:
+    """Every 8-byte window of ``buf`` as a little-endian uint64, without a copy (byte strides)."""
+    return np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
+
+
 def new_vocabulary():
-    """The empty state :func:`split_chunk` numbers spellings in: the hash table, one row of three per slot (the
-    spelling's hash, its first 8 bytes, its number + 1; 0 = free: one cache line per probe), the spellings'
-    bytes, each spelling's end in them, and the counts (words, bytes in use)."""
-    return np.zeros((4096, 3), np.uint64), np.empty(1 << 16, np.uint8), np.empty(1024, np.int64), np.zeros(2, np.int64)
+    """The empty state :func:`split_chunk` numbers spellings in: the hash table (one uint64 per slot: the hash's
+    high 32 bits, then the spelling's number + 1; 0 = free; 8 bytes a slot keep it cache-resident), the
+    spellings' bytes, each spelling's end in them and first 8 bytes, and the counts (words, bytes in use)."""
+    return (np.zeros(4096, np.uint64), np.empty(1 << 16, np.uint8), np.empty(1024, np.int64),
+            np.empty(1024, np.uint64), np.zeros(2, np.int64))
 
 
 @njit(cache=True, nogil=True)
-def split_chunk(buf, n_texts, classes, table, spellings, word_end, counts):
-    """Split ``n_texts`` NUL-joined UTF-8 texts ``buf`` into tokens and number their spellings.
+def split_chunk(buf, words, n_texts, classes, table, spellings, word_end, word_key, counts):
+    """Split ``n_texts`` NUL-joined UTF-8 texts ``buf`` into tokens and number their spellings. ``buf`` ends
+    with 8 bytes of NUL padding (not part of any text); ``words[i]`` is the 8 bytes at ``buf[i]`` as one
+    little-endian uint64 (a view with byte strides, see :func:`word_view`).
 
-    Returns ``(token_word, lengths, table, spellings, word_end)``: ``token_word[t]`` (int32) is token t's
-    spelling number, ``lengths[k]`` counts text k's tokens, then the vocabulary state (see
+    Returns ``(token_word, lengths, ok, table, spellings, word_end, word_key)``: ``token_word[t]`` (int32) is token t's
+    spelling number, ``lengths[k]`` counts text k's tokens, ``ok`` is False (and nothing split) when some text
+    holds NUL, the separator, then the vocabulary state (see
     :func:`new_vocabulary`; arrays are replaced when they grow, ``counts`` is updated in place). Numbers carry
     on across chunks fed the same state, in order of first occurrence; spelling w's bytes are
     ``spellings[word_end[w - 1] : word_end[w]]`` (0 for w = 0). Spellings are numbered through an open-addressing
@@ -78,30 +90,34 @@ def split_chunk(buf, n_texts, classes, table, spellings, word_end, counts):
     of each spelling), so two spellings never share a number. :func:`_split_run` does the work and stops when a
     table or buffer must grow (growing here keeps reallocation out of its loop)."""
     token_word = np.empty(len(buf) // 2 + 1, np.int32)
-    lengths = np.zeros(max(n_texts, 1), np.int64)
+    lengths = np.zeros(n_texts, np.int64)
     state = np.zeros(5, np.int64)  # position, text, tokens, words, spelling bytes in use
     state[3] = counts[0]
     state[4] = counts[1]
     while True:
-        need = _split_run(buf, classes, token_word, lengths, table, spellings, word_end, state)
+        need = _split_run(buf, words, classes, token_word, lengths, table, spellings, word_end, word_key, state)
         if need == 0:
             break
+        if need < 0:
+            return token_word[:0], lengths[:0], False, table, spellings, word_end, word_key
         if need > len(spellings) - state[4]:
             spellings = _grow(spellings, state[4] + need)
         if state[3] == len(word_end):
             word_end = _grow(word_end, 0)
+            word_key = _grow(word_key, 0)
         if 3 * state[3] + 3 > 2 * len(table):
-            table = _rehash(table)
+            table = _rehash(table, word_end, word_key, spellings)
     counts[0] = state[3]
     counts[1] = state[4]
-    return token_word[:state[2]].copy(), lengths[:n_texts].copy(), table, spellings, word_end
+    return token_word[:state[2]].copy(), lengths, True, table, spellings, word_end, word_key
 
 
 @njit(cache=True, nogil=True)
-def _split_run(buf, classes, token_word, lengths, table, spellings, word_end, state):
-    """The split from ``state`` on; 0 at the end, else the bytes a new spelling needs (room is short in
-    ``spellings``, ``word_end`` or the table: kept at most 2/3 full) with ``state`` at that token's start."""
-    n = len(buf)
+def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_end, word_key, state):
+    """The split from ``state`` on; 0 at the end, -1 when a text holds NUL, else the bytes a new spelling needs
+    (room is short in ``spellings``, ``word_end`` or the table: kept at most 2/3 full) with ``state`` at that
+    token's start."""
+    n = len(buf) - PADDING
     mask = len(table) - 1
     i, text, n_tok, n_words, used = state[0], state[1], state[2], state[3], state[4]
     while i < n:
@@ -109,6 +125,8 @@ def _split_run(buf, classes, token_word, lengths, table, spellings, word_end, st
         if cls == TEXT_END:
             text += 1
             i += 1
+            if text == len(lengths):  # more NULs than text breaks: some text holds one
+                return -1
             continue
         if cls == SEP:
             i += 1
@@ -119,38 +137,43 @@ def _split_run(buf, classes, token_word, lengths, table, spellings, word_end, st
                 i += s
                 continue
         start = i
-        h = np.uint64(14695981039346656037)  # FNV-1a over the token's bytes
+        i += 1
         while i < n:
-            c = buf[i]
-            cls = classes[c]
+            cls = classes[buf[i]]
             if cls != TOKEN and (cls != LEAD or _space_len(buf, i, n)):
                 break
-            h = (h ^ np.uint64(c)) * np.uint64(1099511628211)
             i += 1
         size = i - start
-        h ^= h >> np.uint64(29)
-        k0 = np.uint64(0)  # the first 8 bytes, little-endian, zero-padded
-        for q in range(min(size, 8)):
-            k0 |= np.uint64(buf[start + q]) << np.uint64(8 * q)
+        # the bytes as little-endian 8-byte words (unaligned loads through ``words``; the buffer has 8 bytes of
+        # padding), the last one masked to the token: k0 is the first; the hash mixes them all
+        k0 = _low_bytes(words[start], size)
+        h = (k0 ^ np.uint64(size)) * np.uint64(0x9E3779B97F4A7C15)
+        for q in range(8, size, 8):
+            h ^= h >> np.uint64(32)
+            h = (h ^ _low_bytes(words[start + q], size - q)) * np.uint64(0xC2B2AE3D27D4EB4F)
+        h = _finish(h)
+        tag = h >> np.uint64(32)
         slot = np.int64(h & np.uint64(mask))
         w = -1
-        while table[slot, 2] != 0:
-            # no token byte is 0 (NUL separates texts), so k0 also fixes the size of a token of at most 8 bytes
-            if table[slot, 0] == h and table[slot, 1] == k0:
-                v = np.int64(table[slot, 2]) - 1
-                if size <= 8:
-                    w = v
-                    break
-                s0 = word_end[v - 1] if v > 0 else 0
-                if word_end[v] - s0 == size:
-                    same = True
-                    for q in range(8, size):
-                        if spellings[s0 + q] != buf[start + q]:
-                            same = False
-                            break
-                    if same:
+        while table[slot] != 0:
+            e = table[slot]
+            if e >> np.uint64(32) == tag:
+                v = np.int64(e & np.uint64(0xFFFFFFFF)) - 1
+                # no token byte is 0 (NUL separates texts), so k0 also fixes the size of a token of at most 8 bytes
+                if word_key[v] == k0:
+                    if size <= 8:
                         w = v
                         break
+                    s0 = word_end[v - 1] if v > 0 else 0
+                    if word_end[v] - s0 == size:
+                        same = True
+                        for q in range(8, size):
+                            if spellings[s0 + q] != buf[start + q]:
+                                same = False
+                                break
+                        if same:
+                            w = v
+                            break
             slot = (slot + 1) & mask
         if w < 0:  # a new spelling
             if used + size > len(spellings) or n_words == len(word_end) or 3 * n_words + 3 > 2 * len(table):
@@ -161,9 +184,8 @@ def _split_run(buf, classes, token_word, lengths, table, spellings, word_end, st
             used += size
             w = n_words
             word_end[w] = used
-            table[slot, 0] = h
-            table[slot, 1] = k0
-            table[slot, 2] = np.uint64(w + 1)
+            word_key[w] = k0
+            table[slot] = (tag << np.uint64(32)) | np.uint64(w + 1)
             n_words += 1
         token_word[n_tok] = w
         n_tok += 1
@@ -172,19 +194,61 @@ def _split_run(buf, classes, token_word, lengths, table, spellings, word_end, st
     return 0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _low_bytes(word, size):
+    """The first ``size`` bytes of a little-endian 8-byte word (all of it from 8 on)."""
+    if size >= 8:
+        return word
+    return word & ((np.uint64(1) << np.uint64(8 * size)) - np.uint64(1))
+
+
 @njit(cache=True, nogil=True)
-def _rehash(table):
-    """The table at twice the size."""
-    out = np.zeros((2 * len(table), 3), np.uint64)
+def _spelling_hash(data, start, size):
+    """The hash :func:`_split_run` computes for the ``size`` bytes at ``data[start]`` (read byte by byte)."""
+    k0 = _bytes_at(data, start, size)
+    h = (k0 ^ np.uint64(size)) * np.uint64(0x9E3779B97F4A7C15)
+    for q in range(8, size, 8):
+        h ^= h >> np.uint64(32)
+        h = (h ^ _bytes_at(data, start + q, size - q)) * np.uint64(0xC2B2AE3D27D4EB4F)
+    return _finish(h)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _finish(h):
+    """Every bit of ``h`` into every bit of the result (MurmurHash3's 64-bit finaliser): the table's slot comes
+    from the low bits, which a multiplication alone fills from the first bytes only."""
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xFF51AFD7ED558CCD)
+    h ^= h >> np.uint64(33)
+    h *= np.uint64(0xC4CEB9FE1A85EC53)
+    h ^= h >> np.uint64(33)
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bytes_at(data, start, size):
+    """Up to 8 bytes at ``data[start]`` as a little-endian uint64, zero-padded."""
+    k = np.uint64(0)
+    for q in range(min(size, 8)):
+        k |= np.uint64(data[start + q]) << np.uint64(8 * q)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def _rehash(table, word_end, word_key, spellings):
+    """The table at twice the size (each spelling's hash recomputed from its bytes, as :func:`_split_run` does)."""
+    out = np.zeros(2 * len(table), np.uint64)
     mask = len(out) - 1
     for q in range(len(table)):
-        if table[q, 2] != 0:
-            s = np.int64(table[q, 0] & np.uint64(mask))
-            while out[s, 2] != 0:
+        e = table[q]
+        if e != 0:
+            v = np.int64(e & np.uint64(0xFFFFFFFF)) - 1
+            s0 = word_end[v - 1] if v > 0 else 0
+            h = _spelling_hash(spellings, s0, word_end[v] - s0)
+            s = np.int64(h & np.uint64(mask))
+            while out[s] != 0:
                 s = (s + 1) & mask
-            out[s, 0] = table[q, 0]
-            out[s, 1] = table[q, 1]
-            out[s, 2] = table[q, 2]
+            out[s] = e
     return out
 
 
