@@ -251,6 +251,7 @@ def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest):
 
     monkeypatch.setattr(emb, "_CHUNK_CHARS", chunk)
     monkeypatch.setattr(emb, "_PARALLEL_WORK", parallel)
+    monkeypatch.setattr(emb, "_threads", lambda: 3)  # two vocabularies, three ranges of pairs, on any machine
     rng = np.random.default_rng(11)
     words = [f"w{i}" for i in range(200)] + ["a_rather_long_token_of_30_bytes", "caf\u00e9", "na\u00efve\u2019s",
                                               "x" * 8, "x" * 9, "x" * 16, "y" * 17, "\u00fcber"]
@@ -319,12 +320,13 @@ def _tokens_of(words, token_word, lengths):
 @pytest.mark.parametrize("extra", ["", "no\u00a0break", "thin\u2009space", "ideo\u3000graphic", "nel\x85x",
                                    "lone \ud800 surrogate", "\ud800\udfff"])
 def test_corpus_tokens_split_like_the_tokenizer(monkeypatch, tokenizer, lowercase, extra):
-    """The compiled corpus split gives each text's own str.split() / split(" ") tokens, over several chunks,
-    with non-ASCII spaces and lone surrogates; a text holding NUL (the compiled path's separator) sends the
+    """The compiled corpus split gives each text's own str.split() / split(" ") tokens, over several chunks and
+    two vocabularies, with non-ASCII spaces and lone surrogates; a text holding NUL (the compiled path's separator) sends the
     corpus to the per-text path, with the same tokens."""
     import dialeval.metrics.embedding as emb
 
     monkeypatch.setattr(emb, "_CHUNK_CHARS", 40)
+    monkeypatch.setattr(emb, "_threads", lambda: 2)  # chunks alternate between two vocabularies
     texts = TRICKY * 3 + ([extra] if extra else [])
     opts = options_for("paper", tokenizer=tokenizer, lowercase=lowercase)
     split = emb.tokenizer_function(tokenizer, lowercase)

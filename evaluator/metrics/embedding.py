@@ -463,44 +463,63 @@ def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], 
 
 
 def _split_compiled(texts: list[str], whitespace: bool):
-    """The compiled split (see :func:`corpus_tokens`); None when some text holds a NUL character."""
+    """The compiled split (see :func:`corpus_tokens`); None when some text holds a NUL character.
+
+    Chunks alternate between up to two vocabularies, each fed in order by its own worker thread, while this
+    thread joins and encodes the next chunk; the second vocabulary's spellings are then renumbered into the
+    first's (one dict pass over its distinct spellings, one ``take`` over its tokens)."""
     from concurrent.futures import ThreadPoolExecutor
 
     kernels = _kernels()
     classes = kernels.byte_classes(whitespace)
-    vocabulary = list(kernels.new_vocabulary())
-    token_parts: list[np.ndarray] = []
-    length_parts: list[np.ndarray] = []
-
-    def split(buf: np.ndarray, n_texts: int) -> bool:  # chunks run one at a time, in order, on one thread
-        tw, lengths, ok, *state = kernels.split_chunk(buf, kernels.word_view(buf), n_texts, classes, *vocabulary)
-        vocabulary[:4] = state
-        token_parts.append(tw)
-        length_parts.append(lengths)
-        return ok
-
     # chunks of whole texts, about _CHUNK_CHARS characters each
     ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)) + 1)
     cuts = np.searchsorted(ends, np.arange(_CHUNK_CHARS, ends[-1] if len(ends) else 0, _CHUNK_CHARS)) + 1
     cuts = sorted({0, *cuts.tolist(), len(texts)})
+    n_chunks = len(cuts) - 1
+    n_vocab = 2 if n_chunks >= 4 and _threads() > 1 else 1
+    vocabularies = [list(kernels.new_vocabulary()) for _ in range(n_vocab)]
+    parts: list[tuple[np.ndarray, np.ndarray]] = [None] * n_chunks  # type: ignore[list-item]
+
+    def split(c: int, buf: np.ndarray, n_texts: int) -> bool:  # a vocabulary's chunks run in order, one thread
+        vocabulary = vocabularies[c % n_vocab]
+        tw, lengths, ok, *state = kernels.split_chunk(buf, kernels.word_view(buf), n_texts, classes, *vocabulary)
+        vocabulary[:4] = state
+        parts[c] = (tw, lengths)
+        return ok
+
     padding = "\0" * (kernels.PADDING - 1)  # after the separator NUL the join puts before it
-    with ThreadPoolExecutor(1) as worker:
+    workers = [ThreadPoolExecutor(1) for _ in range(n_vocab)]
+    try:
         pending = []
-        for a, b in zip(cuts[:-1], cuts[1:]):
+        for c in range(n_chunks):
+            a, b = cuts[c], cuts[c + 1]
             # surrogatepass: a lone surrogate is a character like any other (never whitespace), kept in its token
             body = "\0".join([*texts[a:b], padding]).encode("utf-8", "surrogatepass")
-            pending.append(worker.submit(split, np.frombuffer(body, np.uint8), b - a))
+            pending.append(workers[c % n_vocab].submit(split, c, np.frombuffer(body, np.uint8), b - a))
             del body
         if not all([f.result() for f in pending]):
             return None  # a text holds NUL, the separator
-    spellings, word_end, counts = vocabulary[1], vocabulary[2], vocabulary[4]
-    n_words = int(counts[0])
-    data = spellings[:int(counts[1])].tobytes()
-    ends = word_end[:n_words].tolist()
-    words = [data[s:e].decode("utf-8", "surrogatepass") for s, e in zip([0, *ends[:-1]], ends)]
-    lengths = np.concatenate(length_parts) if length_parts else np.zeros(0, np.int64)
+    finally:
+        for w in workers:
+            w.shutdown()
+    word_id: dict[str, int] = {}
+    renumber = []
+    for spellings, word_end, _key, counts in ((v[1], v[2], v[3], v[4]) for v in vocabularies):
+        data = spellings[:int(counts[1])].tobytes()
+        stops = word_end[:int(counts[0])].tolist()
+        spelled = [data[s:e].decode("utf-8", "surrogatepass") for s, e in zip([0, *stops[:-1]], stops)]
+        if not word_id:
+            word_id = dict(zip(spelled, range(len(spelled))))
+            renumber.append(None)
+        else:
+            renumber.append(np.fromiter((word_id.setdefault(w, len(word_id)) for w in spelled), np.int32,
+                                        len(spelled)))
+    token_parts = [tw if renumber[c % n_vocab] is None else renumber[c % n_vocab].take(tw)
+                   for c, (tw, _) in enumerate(parts)]
+    lengths = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
     token_word = np.concatenate(token_parts) if token_parts else np.zeros(0, np.int32)
-    return words, token_word, lengths
+    return list(word_id), token_word, lengths
 
 
 # ---- pair scores --------------------------------------------------------------------------------------
