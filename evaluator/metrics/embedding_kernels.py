@@ -297,6 +297,7 @@ def pair_scores(vec, inv_norm, pad_row, rows, starts, lengths, hyp_of_pair, ref_
     best_h = np.empty(width)
     best_r = np.empty(width)
     sim = np.empty((_BAND, _BAND))
+    r_inv = np.empty(_BAND)
     stats = np.empty((2, 3, d))  # [hypothesis, reference] x [sum, max, min]
     for p in range(first, last):
         h = hyp_of_pair[p]
@@ -333,7 +334,7 @@ def pair_scores(vec, inv_norm, pad_row, rows, starts, lengths, hyp_of_pair, ref_
         out_avg[p] = dot / den if den > 0.0 else 0.0
         den = np.sqrt(e_hh * e_rr)
         out_ext[p] = e_dot / den if den > 0.0 else 0.0
-        out_gre[p] = _greedy(vec, inv_norm, h_rows, hl, r_rows, rl, cosine, floor_zero, best_h, best_r, sim)
+        out_gre[p] = _greedy(vec, inv_norm, h_rows, hl, r_rows, rl, cosine, floor_zero, best_h, best_r, sim, r_inv)
 
 
 _BAND = 64  # token similarities are computed in blocks of at most 64 x 64 (memory stays O(sentence length))
@@ -350,7 +351,9 @@ def _rows_of(rows, start, n, pad_row, out):
 
 @njit(cache=True, nogil=True, fastmath=True)
 def _side_stats(vec, side_rows, n, out):
-    """out[0], out[1], out[2] = sum, max and min over the side's token vectors, per dimension (float64)."""
+    """out[0], out[1], out[2] = sum, max and min over the side's token vectors, per dimension (float64).
+
+    Four rows at a time: one read-modify-write of ``out`` per four rows, not per row."""
     d = vec.shape[1]
     first = vec[side_rows[0]]
     for k in range(d):
@@ -358,8 +361,23 @@ def _side_stats(vec, side_rows, n, out):
         out[0, k] = x
         out[1, k] = x
         out[2, k] = x
-    for i in range(1, n):
-        row = vec[side_rows[i]]
+    i = 1
+    while i + 3 < n:
+        r1 = vec[side_rows[i]]
+        r2 = vec[side_rows[i + 1]]
+        r3 = vec[side_rows[i + 2]]
+        r4 = vec[side_rows[i + 3]]
+        for k in range(d):
+            x1 = np.float64(r1[k])
+            x2 = np.float64(r2[k])
+            x3 = np.float64(r3[k])
+            x4 = np.float64(r4[k])
+            out[0, k] += (x1 + x2) + (x3 + x4)
+            out[1, k] = max(out[1, k], max(max(x1, x2), max(x3, x4)))
+            out[2, k] = min(out[2, k], min(min(x1, x2), min(x3, x4)))
+        i += 4
+    for j in range(i, n):
+        row = vec[side_rows[j]]
         for k in range(d):
             x = np.float64(row[k])
             out[0, k] += x
@@ -368,12 +386,12 @@ def _side_stats(vec, side_rows, n, out):
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def _greedy(vec, inv_norm, h_rows, hl, r_rows, rl, cosine, floor_zero, best_h, best_r, sim):
+def _greedy(vec, inv_norm, h_rows, hl, r_rows, rl, cosine, floor_zero, best_h, best_r, sim, r_inv):
     """(G(r, h) + G(h, r)) / 2 for one pair; G(a, b) = mean over a's tokens of the best similarity in b.
 
     Similarities come in tiles of 4 x 4 tokens (sixteen dot products sharing eight row loads, in float64),
-    within blocks of ``_BAND`` x ``_BAND``; a block is scaled by the inverse norms (cosine), then its row and
-    column maxima update the best matches. Tiles past a sentence's end read the zero row and are never read
+    within blocks of ``_BAND`` x ``_BAND``; one pass over a block scales it by the inverse norms (cosine) and
+    updates the best matches from its row and column maxima. Tiles past a sentence's end read the zero row and are never read
     back."""
     d = vec.shape[1]
     for i in range(hl):
@@ -437,21 +455,17 @@ def _greedy(vec, inv_norm, h_rows, hl, r_rows, rl, cosine, floor_zero, best_h, b
                     sim[i + 3, j + 1] = s31
                     sim[i + 3, j + 2] = s32
                     sim[i + 3, j + 3] = s33
-            if cosine:
-                for i in range(ni):
-                    f = inv_norm[h_rows[ib + i]]
-                    for j in range(nj):
-                        sim[i, j] *= f * inv_norm[r_rows[jb + j]]
-            for i in range(ni):
-                m = sim[i, 0]
-                for j in range(1, nj):
-                    m = max(m, sim[i, j])
-                best_h[ib + i] = max(best_h[ib + i], m)
+            # one pass: scale to cosines, then each row's maximum and every column's running maximum
             for j in range(nj):
-                m = sim[0, j]
-                for i in range(1, ni):
-                    m = max(m, sim[i, j])
-                best_r[jb + j] = max(best_r[jb + j], m)
+                r_inv[j] = inv_norm[r_rows[jb + j]] if cosine else 1.0
+            for i in range(ni):
+                f = inv_norm[h_rows[ib + i]] if cosine else 1.0
+                m = -np.inf
+                for j in range(nj):
+                    v = sim[i, j] * f * r_inv[j]
+                    m = max(m, v)
+                    best_r[jb + j] = max(best_r[jb + j], v)
+                best_h[ib + i] = max(best_h[ib + i], m)
     g_h = 0.0
     for i in range(hl):
         g_h += max(best_h[i], 0.0) if floor_zero else best_h[i]
