@@ -58,7 +58,7 @@ def _space_len(buf, i, n):
     return 0
 
 
-PADDING = 8  # NUL bytes after the last text: the 8-byte reads of the last token stay in the buffer
+PADDING = 16  # NUL bytes after the last text: the 16-byte reads of the last token stay in the buffer
 
 
 def word_view(buf: np.ndarray) -> np.ndarray:
@@ -69,15 +69,15 @@ def word_view(buf: np.ndarray) -> np.ndarray:
 def new_vocabulary():
     """The empty state :func:`split_chunk` numbers spellings in: the hash table (one uint64 per slot: the hash's
     high 32 bits, then the spelling's number + 1; 0 = free; 8 bytes a slot keep it cache-resident), the
-    spellings' bytes, each spelling's end in them and first 8 bytes, and the counts (words, bytes in use)."""
+    spellings' bytes, each spelling's end in them and first 16 bytes (two words), and the counts (words, bytes in use)."""
     return (np.zeros(4096, np.uint64), np.empty(1 << 16, np.uint8), np.empty(1024, np.int64),
-            np.empty(1024, np.uint64), np.zeros(2, np.int64))
+            np.empty((1024, 2), np.uint64), np.zeros(2, np.int64))
 
 
 @njit(cache=True, nogil=True)
 def split_chunk(buf, words, n_texts, classes, table, spellings, word_end, word_key, counts):
     """Split ``n_texts`` NUL-joined UTF-8 texts ``buf`` into tokens and number their spellings. ``buf`` ends
-    with 8 bytes of NUL padding (not part of any text); ``words[i]`` is the 8 bytes at ``buf[i]`` as one
+    with ``PADDING`` NUL bytes (not part of any text); ``words[i]`` is the 8 bytes at ``buf[i]`` as one
     little-endian uint64 (a view with byte strides, see :func:`word_view`).
 
     Returns ``(token_word, lengths, ok, table, spellings, word_end, word_key)``: ``token_word[t]`` (int32) is token t's
@@ -104,7 +104,7 @@ def split_chunk(buf, words, n_texts, classes, table, spellings, word_end, word_k
             spellings = _grow(spellings, state[4] + need)
         if state[3] == len(word_end):
             word_end = _grow(word_end, 0)
-            word_key = _grow(word_key, 0)
+            word_key = _grow_rows(word_key)
         if 3 * state[3] + 3 > 2 * len(table):
             table = _rehash(table, word_end, word_key, spellings)
     counts[0] = state[3]
@@ -144,13 +144,14 @@ def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_
                 break
             i += 1
         size = i - start
-        # the bytes as little-endian 8-byte words (unaligned loads through ``words``; the buffer has 8 bytes of
-        # padding), the last one masked to the token: k0 is the first; the hash mixes them all
-        k0 = _low_bytes(words[start], size)
-        h = (k0 ^ np.uint64(size)) * np.uint64(0x9E3779B97F4A7C15)
-        for q in range(8, size, 8):
+        # the bytes as little-endian 8-byte words (unaligned loads through ``words``; the buffer has 16 bytes of
+        # padding), masked to the token without branches: k0, k1 are the first two; the hash mixes them all
+        k0 = words[start] & _mask(min(size, 8))
+        k1 = words[start + 8] & _mask(min(max(size - 8, 0), 8))
+        h = _start_hash(k0, k1, size)
+        for q in range(16, size, 8):  # tokens over 16 bytes (rare)
             h ^= h >> np.uint64(32)
-            h = (h ^ _low_bytes(words[start + q], size - q)) * np.uint64(0xC2B2AE3D27D4EB4F)
+            h = (h ^ (words[start + q] & _mask(min(size - q, 8)))) * np.uint64(0xC2B2AE3D27D4EB4F)
         h = _finish(h)
         tag = h >> np.uint64(32)
         slot = np.int64(h & np.uint64(mask))
@@ -159,15 +160,16 @@ def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_
             e = table[slot]
             if e >> np.uint64(32) == tag:
                 v = np.int64(e & np.uint64(0xFFFFFFFF)) - 1
-                # no token byte is 0 (NUL separates texts), so k0 also fixes the size of a token of at most 8 bytes
-                if word_key[v] == k0:
-                    if size <= 8:
+                # no token byte is 0 (NUL separates texts), so k0 and k1 also fix the size of a token of at most
+                # 16 bytes
+                if word_key[v, 0] == k0 and word_key[v, 1] == k1:
+                    if size <= 16:
                         w = v
                         break
                     s0 = word_end[v - 1] if v > 0 else 0
                     if word_end[v] - s0 == size:
                         same = True
-                        for q in range(8, size):
+                        for q in range(16, size):
                             if spellings[s0 + q] != buf[start + q]:
                                 same = False
                                 break
@@ -184,7 +186,8 @@ def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_
             used += size
             w = n_words
             word_end[w] = used
-            word_key[w] = k0
+            word_key[w, 0] = k0
+            word_key[w, 1] = k1
             table[slot] = (tag << np.uint64(32)) | np.uint64(w + 1)
             n_words += 1
         token_word[n_tok] = w
@@ -195,21 +198,25 @@ def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _low_bytes(word, size):
-    """The first ``size`` bytes of a little-endian 8-byte word (all of it from 8 on)."""
-    if size >= 8:
-        return word
-    return word & ((np.uint64(1) << np.uint64(8 * size)) - np.uint64(1))
+def _mask(m):
+    """The low ``m`` bytes (0 <= m <= 8) of a uint64 set, without a branch."""
+    return ((np.uint64(1) << np.uint64((8 * m) & 63)) - np.uint64(1)) | (np.uint64(0) - np.uint64(m >> 3))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _start_hash(k0, k1, size):
+    h = (k0 ^ np.uint64(size)) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= h >> np.uint64(32)
+    return (h ^ k1) * np.uint64(0xC2B2AE3D27D4EB4F)
 
 
 @njit(cache=True, nogil=True)
 def _spelling_hash(data, start, size):
     """The hash :func:`_split_run` computes for the ``size`` bytes at ``data[start]`` (read byte by byte)."""
-    k0 = _bytes_at(data, start, size)
-    h = (k0 ^ np.uint64(size)) * np.uint64(0x9E3779B97F4A7C15)
-    for q in range(8, size, 8):
+    h = _start_hash(_bytes_at(data, start, min(size, 8)), _bytes_at(data, start + 8, min(max(size - 8, 0), 8)), size)
+    for q in range(16, size, 8):
         h ^= h >> np.uint64(32)
-        h = (h ^ _bytes_at(data, start + q, size - q)) * np.uint64(0xC2B2AE3D27D4EB4F)
+        h = (h ^ _bytes_at(data, start + q, min(size - q, 8))) * np.uint64(0xC2B2AE3D27D4EB4F)
     return _finish(h)
 
 
@@ -226,10 +233,10 @@ def _finish(h):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bytes_at(data, start, size):
-    """Up to 8 bytes at ``data[start]`` as a little-endian uint64, zero-padded."""
+def _bytes_at(data, start, n):
+    """``n`` bytes (0 <= n <= 8) at ``data[start]`` as a little-endian uint64, zero-padded."""
     k = np.uint64(0)
-    for q in range(min(size, 8)):
+    for q in range(n):
         k |= np.uint64(data[start + q]) << np.uint64(8 * q)
     return k
 
@@ -255,6 +262,13 @@ def _rehash(table, word_end, word_key, spellings):
 @njit(cache=True, nogil=True)
 def _grow(a, at_least):
     out = np.empty(max(2 * len(a), at_least), a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _grow_rows(a):
+    out = np.empty((2 * len(a), a.shape[1]), a.dtype)
     out[: len(a)] = a
     return out
 
