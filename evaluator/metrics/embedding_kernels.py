@@ -109,7 +109,8 @@ def split_chunk(buf, words, n_texts, classes, table, spellings, word_end, word_k
             table = _rehash(table, word_end, word_key, spellings)
     counts[0] = state[3]
     counts[1] = state[4]
-    return token_word[:state[2]].copy(), lengths, True, table, spellings, word_end, word_key
+    # a view: the untouched tail of token_word was never faulted in, so it costs address space, not memory
+    return token_word[:state[2]], lengths, True, table, spellings, word_end, word_key
 
 
 @njit(cache=True, nogil=True)
