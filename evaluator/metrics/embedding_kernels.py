@@ -36,7 +36,7 @@ def byte_classes(whitespace: bool) -> np.ndarray:
     return table
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _space_len(buf, i, n):
     """Byte length of the non-ASCII whitespace character at ``buf[i]`` (a LEAD byte), 0 when there is none.
 
@@ -198,13 +198,13 @@ def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_
     return 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _mask(m):
     """The low ``m`` bytes (0 <= m <= 8) of a uint64 set, without a branch."""
     return ((np.uint64(1) << np.uint64((8 * m) & 63)) - np.uint64(1)) | (np.uint64(0) - np.uint64(m >> 3))
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _start_hash(k0, k1, size):
     h = (k0 ^ np.uint64(size)) * np.uint64(0x9E3779B97F4A7C15)
     h ^= h >> np.uint64(32)
@@ -221,7 +221,7 @@ def _spelling_hash(data, start, size):
     return _finish(h)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _finish(h):
     """Every bit of ``h`` into every bit of the result (MurmurHash3's 64-bit finaliser): the table's slot comes
     from the low bits, which a multiplication alone fills from the first bytes only."""
@@ -233,7 +233,7 @@ def _finish(h):
     return h
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _bytes_at(data, start, n):
     """``n`` bytes (0 <= n <= 8) at ``data[start]`` as a little-endian uint64, zero-padded."""
     k = np.uint64(0)
@@ -262,15 +262,20 @@ def _rehash(table, word_end, word_key, spellings):
 
 @njit(cache=True, nogil=True)
 def _grow(a, at_least):
+    """``a`` in a buffer twice as long (at least ``at_least``). Plain loops: slice assignment compiles slowly."""
     out = np.empty(max(2 * len(a), at_least), a.dtype)
-    out[: len(a)] = a
+    for i in range(len(a)):
+        out[i] = a[i]
     return out
 
 
 @njit(cache=True, nogil=True)
 def _grow_rows(a):
-    out = np.empty((2 * len(a), a.shape[1]), a.dtype)
-    out[: len(a)] = a
+    """The rows of ``a`` in an array of twice as many."""
+    out = np.empty((2 * a.shape[0], a.shape[1]), a.dtype)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j]
     return out
 
 
@@ -278,7 +283,7 @@ def _grow_rows(a):
 TIE_MAX, TIE_MIN, TIE_NLG_EVAL = 0, 1, 2
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _extremum(mx, mn, tie):
     """max if max > |min|, min if |min| > max; a tie per ``tie`` (nlg-eval: min, and 0 where min == 0)."""
     if tie == TIE_MAX:
