@@ -592,3 +592,16 @@ def test_missing_numba_names_the_extra(monkeypatch, toy):
     monkeypatch.delattr(dialeval.metrics, "embedding_kernels", raising=False)
     with pytest.raises(UsageError, match=r"numba is not installed.*pip install 'dialeval\[embeddings\]'"):
         emb.score_pairs(["a"], [["a"]], "paper", toy)
+
+
+def test_kernels_without_a_cache_folder_are_an_environment_error(monkeypatch, toy):
+    import importlib
+
+    import dialeval.metrics.embedding as emb
+
+    def no_locator(name, *a):
+        raise RuntimeError("cannot cache function 'split_chunk': no locator available for file '/ro/k.py'")
+
+    monkeypatch.setattr(importlib, "import_module", no_locator)
+    with pytest.raises(UsageError, match="cannot be set up .*no locator.*NUMBA_CACHE_DIR"):
+        emb.score_pairs(["a"], [["a"]], "paper", toy)

@@ -570,14 +570,18 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
 
 def _kernels():
     """The compiled kernels module; numba is in the ``embeddings`` extra, like gensim."""
+    import importlib
+
     try:
-        from dialeval.metrics import embedding_kernels
+        return importlib.import_module("dialeval.metrics.embedding_kernels")
     except ImportError:  # numba or llvmlite missing or broken
         from dialeval.vectors import INSTALL_HINT
 
         raise UsageError(f"numba is not installed or does not load; embedding metrics need the extra: {INSTALL_HINT}"
                          ) from None
-    return embedding_kernels
+    except RuntimeError as e:  # numba finds no writable folder for its cache (read-only install, no home)
+        raise UsageError(f"the embedding kernels cannot be set up ({str(e).splitlines()[0][:200]}); point "
+                         "NUMBA_CACHE_DIR at a writable folder") from None
 
 
 def _threads() -> int:
