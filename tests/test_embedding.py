@@ -605,3 +605,11 @@ def test_kernels_without_a_cache_folder_are_an_environment_error(monkeypatch, to
     monkeypatch.setattr(importlib, "import_module", no_locator)
     with pytest.raises(UsageError, match="cannot be set up .*no locator.*NUMBA_CACHE_DIR"):
         emb.score_pairs(["a"], [["a"]], "paper", toy)
+
+
+def test_tie_codes_agree_with_the_kernels():
+    import dialeval.metrics.embedding as emb
+    from dialeval.metrics import embedding_kernels as k
+
+    assert emb._TIES == {"max": k.TIE_MAX, "min": k.TIE_MIN, "nlg-eval": k.TIE_NLG_EVAL}
+    assert set(emb._TIES) == set(emb.EXTREMA_TIES)
