@@ -367,24 +367,12 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
         bad = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0])
         what = "the OOV mean vector" if bad == oov_row else f"the vector of {words[int(np.flatnonzero(word_rows == bad)[0])]!r}"
         raise UsageError(f"vectors: {what} holds NaN or infinity")
-    rows = word_rows.take(tok_word)  # row of every token (int32: half the memory traffic)
-    n_tokens = len(rows)
-    n_oov = 0
-    if n_tokens:
-        known = rows >= 0
-        n_oov = int(n_tokens - np.count_nonzero(known))
-    if n_oov and opts.oov == "skip":
-        lengths = raw_lengths.copy()
-        nonempty = np.flatnonzero(raw_lengths)
-        raw_starts = np.cumsum(raw_lengths) - raw_lengths
-        lengths[nonempty] -= np.add.reduceat(~known, raw_starts[nonempty])  # OOV tokens per text
-        rows = rows[known]
-    elif n_oov:
-        rows[~known] = oov_row
-        lengths = raw_lengths
-    else:
-        lengths = raw_lengths
-    lengths = lengths.astype(np.int64, copy=False)
+    # every token's row (int32: half the memory traffic), unknown words dropped (oov=skip) or sent to the OOV
+    # row, and each text's length after that, in one compiled pass
+    n_tokens = len(tok_word)
+    rows, lengths, n_oov = _kernels().token_rows(tok_word.astype(np.int32, copy=False), word_rows,
+                                                  raw_lengths.astype(np.int64, copy=False), oov_row)
+    n_oov = int(n_oov)
     offsets = np.zeros(len(lengths) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     starts = offsets[:-1]

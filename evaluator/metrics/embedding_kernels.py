@@ -279,6 +279,32 @@ def _grow_rows(a):
     return out
 
 
+@njit(cache=True, nogil=True)
+def token_rows(token_word, word_rows, lengths, unknown_row):
+    """``(rows, new_lengths, n_unknown)``: the vector row of every token (``word_rows[token_word[t]]``); a token
+    whose word has no row (-1) becomes ``unknown_row``, or is dropped when that is -1; ``new_lengths`` counts
+    each text's tokens after that."""
+    out = np.empty(len(token_word), np.int32)
+    new_lengths = np.empty(len(lengths), np.int64)
+    t = 0
+    o = 0
+    n_unknown = 0
+    for k in range(len(lengths)):
+        first = o
+        for _ in range(lengths[k]):
+            r = word_rows[token_word[t]]
+            t += 1
+            if r < 0:
+                n_unknown += 1
+                r = unknown_row
+                if r < 0:
+                    continue
+            out[o] = r
+            o += 1
+        new_lengths[k] = o - first
+    return out[:o], new_lengths, n_unknown
+
+
 # Extrema ties (EmbeddingOptions.extrema_tie) as kernel codes.
 TIE_MAX, TIE_MIN, TIE_NLG_EVAL = 0, 1, 2
 
