@@ -355,6 +355,29 @@ def test_compiled_split_knows_every_unicode_space():
     assert got == want and sum(len(w) == 2 for w in want) == sum(c.isspace() for c in chars)
 
 
+@pytest.mark.parametrize("whitespace", [True, False])
+def test_compiled_split_random_texts(whitespace):
+    """Seeded random texts whose tokens are 1-40 characters long (so they end at every offset of the 8-byte
+    windows the split reads) and mix letters, ASCII controls that are not spaces, DEL, non-ASCII letters, and
+    characters whose UTF-8 starts like a space's (U+00A1, U+2030): the compiled split gives str.split() or
+    split(" ") exactly."""
+    import dialeval.metrics.embedding as emb
+
+    rng = np.random.default_rng(7)
+    inside = list("abcxyz019_-") + ["\x01", "\x08", "\x0e", "\x1b", "\x7f", "\u00e9", "\u00a1", "\u2030", "\u3001",
+                                    "\U0001f600"]
+    gaps = [" ", "  ", "\t", "\n ", "\u00a0", "\u3000", "\x1c"]
+    texts = []
+    for _ in range(3000):
+        toks = ["".join(rng.choice(inside, size=int(rng.integers(1, 41)))) for _ in range(int(rng.integers(0, 6)))]
+        text = "".join(t + str(rng.choice(gaps)) for t in toks)
+        texts.append(text[:len(text) - int(rng.integers(0, 2))])  # with and without a trailing gap
+    prepared = texts if whitespace else [t.strip() for t in texts]
+    words, token_word, lengths = emb._split_compiled(prepared, whitespace)
+    want = [t.split() if whitespace else [w for w in t.split(" ") if w] for t in prepared]
+    assert _tokens_of(words, token_word, lengths) == want and len(set(words)) == len(words)
+
+
 def test_compiled_split_numbers_many_words_exactly():
     """Many distinct spellings (the hash table and spelling buffer grow many times) sharing hashes' low bits,
     prefixes and lengths: each keeps its own number."""

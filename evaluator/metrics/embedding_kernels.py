@@ -120,6 +120,7 @@ def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_
     token's start."""
     n = len(buf) - PADDING
     mask = len(table) - 1
+    whitespace = classes[0x09] == SEP
     i, text, n_tok, n_words, used = state[0], state[1], state[2], state[3], state[4]
     while i < n:
         cls = classes[buf[i]]
@@ -139,11 +140,17 @@ def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_
                 continue
         start = i
         i += 1
-        while i < n:
+        while True:  # the token's end, 8 bytes at a time: see _breaks
+            f = _breaks(words[i], whitespace)
+            if f == 0:
+                i += 8
+                continue
+            i += _lowest_byte(f)
             cls = classes[buf[i]]
-            if cls != TOKEN and (cls != LEAD or _space_len(buf, i, n)):
-                break
-            i += 1
+            if cls == TOKEN or (cls == LEAD and _space_len(buf, i, n) == 0):
+                i += 1
+                continue
+            break
         size = i - start
         # the bytes as little-endian 8-byte words (unaligned loads through ``words``; the buffer has 16 bytes of
         # padding), masked to the token without branches: k0, k1 are the first two; the hash mixes them all
@@ -196,6 +203,29 @@ def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_
         lengths[text] += 1
     state[0], state[1], state[2], state[3], state[4] = i, text, n_tok, n_words, used
     return 0
+
+
+_ONES = np.uint64(0x0101010101010101)
+_HIGH = np.uint64(0x8080808080808080)
+
+
+@njit(cache=True, nogil=True)
+def _breaks(x, whitespace):
+    """The bytes of ``x`` (8 bytes, little-endian) that may end a token, as their high bits; the lowest one set
+    is exact (a borrow only reaches bytes above a flagged one). whitespace: bytes below 0x21 (NUL, the ASCII
+    spaces and other controls) and every non-ASCII byte; else NUL and the space."""
+    if whitespace:
+        return ((x - np.uint64(0x21) * _ONES) | x) & _HIGH
+    y = x ^ (np.uint64(0x20) * _ONES)
+    return (((x - _ONES) & ~x) | ((y - _ONES) & ~y)) & _HIGH
+
+
+@njit(cache=True, nogil=True)
+def _lowest_byte(f):
+    """The index of the lowest byte whose high bit is set in ``f`` (not 0; only high bits set): the bytes below
+    it become 0x01 each, and a multiplication sums them into the top byte."""
+    below = ((f & (np.uint64(0) - f)) >> np.uint64(7)) - np.uint64(1)
+    return np.int64(((below & _ONES) * _ONES) >> np.uint64(56))
 
 
 @njit(cache=True, nogil=True)
