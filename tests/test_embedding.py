@@ -246,11 +246,13 @@ def _loop_pair(h, refs, vec, opts):
 ])
 def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest):
     """The compiled path gives the loop's values for every preset: sentences of every length (tiles and
-    blocks cut anywhere), chunked tokenizing, threads, words over 8 and 16 bytes, non-ASCII words."""
+    blocks cut anywhere), chunked tokenizing (two vocabularies, parts whose dropped unknown tokens leave gaps),
+    threads, words over 8 and 16 bytes, non-ASCII words."""
     import dialeval.metrics.embedding as emb
 
     monkeypatch.setattr(emb, "_CHUNK_CHARS", chunk)
     monkeypatch.setattr(emb, "_PARALLEL_WORK", parallel)
+    monkeypatch.setattr(emb, "_PARALLEL_TOKENS", parallel)  # 0: parts' rows written on two threads
     monkeypatch.setattr(emb, "_threads", lambda: 3)  # two vocabularies, three ranges of pairs, on any machine
     rng = np.random.default_rng(11)
     words = [f"w{i}" for i in range(200)] + ["a_rather_long_token_of_30_bytes", "caf\u00e9", "na\u00efve\u2019s",
@@ -270,6 +272,18 @@ def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest):
             want = _loop_pair(hyps[i], refs[i], vec, opts)
             for m in METRICS:
                 assert got.per_pair[m][i] == pytest.approx(want[m], abs=1e-12), (preset, m, i)
+
+
+@pytest.mark.parametrize("tokenizer,lowercase", [("whitespace", False), ("whitespace", True), ("space", False),
+                                                 ("regex", False), ("treebank", False)])
+@pytest.mark.parametrize("bad,name", [(7, "int"), (b"a b", "bytes"), (None, "NoneType")])
+def test_texts_that_are_not_strings(toy, tokenizer, lowercase, bad, name):
+    """A hypothesis or reference that is not a str is one usage error naming its type, whatever the tokenizer."""
+    opts = options_for("paper", tokenizer=tokenizer, lowercase=lowercase)
+    with pytest.raises(UsageError, match=f"^texts must be strings, not {name}$"):
+        score_pairs(["a b", bad], [["a"], ["b"]], opts, toy)
+    with pytest.raises(UsageError, match=f"^texts must be strings, not {name}$"):
+        score_pairs(["a b", "b"], [["a"], ["b", bad]], opts, toy)
 
 
 def test_counts_of_tokens_oov_and_empty_sides(toy):

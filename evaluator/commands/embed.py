@@ -100,10 +100,10 @@ def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, 
         raise UsageError(f"{hyp}: no lines to score")
     ref_lists = [list(t) for t in zip(*ref_cols)]
 
-    from dialeval.metrics.embedding import corpus_tokens
+    from dialeval.metrics.embedding import corpus_token_parts
 
     # The distinct words decide which vectors to load; the corpus-level tokenizer finds them in one pass.
-    words = set(corpus_tokens(list(dict.fromkeys([*hyps, *(x for col in ref_cols for x in col)])), opts)[0])
+    words = set(corpus_token_parts(list(dict.fromkeys([*hyps, *(x for col in ref_cols for x in col)])), opts)[0])
     vec = load_vectors(vectors, fmt=vformat, limit=limit, words=words, need_mean=opts.oov == "mean")
     result = score_pairs(hyps, ref_lists, opts, vec)
 

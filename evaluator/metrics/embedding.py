@@ -343,7 +343,7 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     flat_refs = list(chain.from_iterable(refs))
     texts = [*hyps, *flat_refs]
     n_h = len(hyps)
-    words, tok_word, raw_lengths = corpus_tokens(texts, opts)
+    words, parts = corpus_token_parts(texts, opts)
 
     if vectors is None:
         from dialeval.vectors import load_vectors
@@ -367,15 +367,7 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
         bad = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0])
         what = "the OOV mean vector" if bad == oov_row else f"the vector of {words[int(np.flatnonzero(word_rows == bad)[0])]!r}"
         raise UsageError(f"vectors: {what} holds NaN or infinity")
-    # every token's row (int32: half the memory traffic), unknown words dropped (oov=skip) or sent to the OOV
-    # row, and each text's length after that, in one compiled pass
-    n_tokens = len(tok_word)
-    rows, lengths, n_oov = _kernels().token_rows(tok_word.astype(np.int32, copy=False), word_rows,
-                                                  raw_lengths.astype(np.int64, copy=False), oov_row)
-    n_oov = int(n_oov)
-    offsets = np.zeros(len(lengths) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    starts = offsets[:-1]
+    rows, starts, lengths, n_tokens, n_oov = _token_rows(parts, word_rows, oov_row)
 
     ph = np.repeat(np.arange(n_h), ref_counts) if len(flat_refs) != n_h else np.arange(n_h)
     pr = np.arange(n_h, len(texts))
@@ -422,52 +414,85 @@ _CHUNK_CHARS = 1 << 22  # texts are joined and encoded ~4 MB at a time: buffers 
 def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Tokenise every text: ``(words, token_word, lengths)`` with ``words`` the distinct tokens, ``token_word[t]``
     the index in ``words`` of token t (all tokens of all texts, in order) and ``lengths[k]`` the number of tokens
-    of text k.
+    of text k. See :func:`corpus_token_parts`, which scoring uses (the same tokens, in parts, not copied into
+    one array)."""
+    words, parts = corpus_token_parts(texts, opts)
+    return (words, *_joined(parts))
+
+
+TokenParts = list[tuple[np.ndarray, np.ndarray, "np.ndarray | None"]]
+
+
+def corpus_token_parts(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], TokenParts]:
+    """Tokenise every text: ``(words, parts)``, ``words`` the distinct tokens; each part covers the next texts
+    as ``(token_word, lengths, word_map)``: ``lengths[k]`` tokens per text, ``token_word`` (int32) their numbers
+    in ``words`` or, when ``word_map`` is not None, in the part's own vocabulary (``word_map[j]`` is then the
+    index in ``words`` of number j).
 
     The whitespace and space tokenizers run compiled (:func:`dialeval.metrics.embedding_kernels.split_chunk`)
-    over the UTF-8 of the texts joined by NUL, about 4 MB at a time: while one chunk is split on a worker
-    thread, the next is joined and encoded. The split is exactly ``str.split()`` (every character for which
+    over the UTF-8 of the texts joined by NUL, about 4 MB at a time: while worker threads split chunks, this
+    thread joins and encodes the next one. The split is exactly ``str.split()`` (every character for which
     ``str.isspace()`` holds, ASCII or not) or ``split(" ")`` with empty strings dropped. A corpus in which some
     text holds a NUL character takes the per-text path, like the regex and treebank tokenizers."""
-    kinds = set(map(type, texts))
-    if not all(issubclass(k, str) for k in kinds):
-        bad = next(t for t in texts if not isinstance(t, str))
-        raise UsageError(f"texts must be strings, not {type(bad).__name__}")
-    if opts.lowercase:
-        texts = list(map(str.lower, texts))
-    if opts.tokenizer in ("whitespace", "space"):
-        if opts.tokenizer == "space":
-            texts = list(map(str.strip, texts))  # the hed-dlg script strips, then splits on " " only
-        got = _split_compiled(texts, opts.tokenizer == "whitespace")
-        if got is not None:
-            return got
-    tok = tokenizer_function(opts.tokenizer)
-    toks = list(map(tok, texts))
+    try:  # str methods and join refuse anything but str: the check costs nothing unless a text is not one
+        if opts.lowercase:
+            texts = list(map(str.lower, texts))
+        if opts.tokenizer in ("whitespace", "space"):
+            if opts.tokenizer == "space":
+                texts = list(map(str.strip, texts))  # the hed-dlg script strips, then splits on " " only
+            got = _split_parts(texts, opts.tokenizer == "whitespace")
+            if got is not None:
+                return got
+    except TypeError:
+        _refuse_non_strings(texts)
+        raise
+    _refuse_non_strings(texts)  # the per-text tokenizers would take bytes for text
+    toks = list(map(tokenizer_function(opts.tokenizer), texts))
     lengths = np.fromiter(map(len, toks), np.int64, len(toks))
     flat = list(chain.from_iterable(toks))
     words = list(dict.fromkeys(flat))
     word_id = dict(zip(words, range(len(words))))
-    return words, np.fromiter(map(word_id.__getitem__, flat), np.int64, len(flat)), lengths
+    return words, [(np.fromiter(map(word_id.__getitem__, flat), np.int32, len(flat)), lengths, None)]
+
+
+def _refuse_non_strings(texts: list) -> None:
+    bad = next((type(t) for t in texts if not isinstance(t, str)), None)
+    if bad is not None:
+        raise UsageError(f"texts must be strings, not {bad.__name__}")
+
+
+def _joined(parts: TokenParts) -> tuple[np.ndarray, np.ndarray]:
+    """``(token_word, lengths)`` of all parts in one array each, numbers in the common vocabulary."""
+    if not parts:
+        return np.zeros(0, np.int32), np.zeros(0, np.int64)
+    token_word = np.concatenate([tw if word_map is None else word_map.take(tw) for tw, _, word_map in parts])
+    return token_word, np.concatenate([p[1] for p in parts])
 
 
 def _split_compiled(texts: list[str], whitespace: bool):
-    """The compiled split (see :func:`corpus_tokens`); None when some text holds a NUL character.
+    """:func:`_split_parts` joined: ``(words, token_word, lengths)``, or None."""
+    got = _split_parts(texts, whitespace)
+    return None if got is None else (got[0], *_joined(got[1]))
 
-    Chunks alternate between up to two vocabularies, each fed in order by its own worker thread, while this
-    thread joins and encodes the next chunk; the second vocabulary's spellings are then renumbered into the
-    first's (one dict pass over its distinct spellings, one ``take`` over its tokens)."""
+
+def _split_parts(texts: list[str], whitespace: bool) -> tuple[list[str], TokenParts] | None:
+    """The compiled split (see :func:`corpus_token_parts`); None when some text holds a NUL character.
+
+    Chunks take about ``_CHUNK_CHARS`` characters: the first one's number of texts comes from the mean length
+    of the first texts, each next one's from the previous chunk's size (no pass over all texts first). Chunks
+    alternate between up to two vocabularies, each fed in order by its own worker thread, while this thread
+    joins and encodes the next chunk; the second vocabulary's spellings are then split once more with the
+    first's state, which numbers them in it (that gives the second's chunks their ``word_map``)."""
     from concurrent.futures import ThreadPoolExecutor
 
     kernels = _kernels()
     classes = kernels.byte_classes(whitespace)
-    # chunks of whole texts, about _CHUNK_CHARS characters each
-    ends = np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)) + 1)
-    cuts = np.searchsorted(ends, np.arange(_CHUNK_CHARS, ends[-1] if len(ends) else 0, _CHUNK_CHARS)) + 1
-    cuts = sorted({0, *cuts.tolist(), len(texts)})
-    n_chunks = len(cuts) - 1
-    n_vocab = 2 if n_chunks >= 4 and _threads() > 1 else 1
+    n = len(texts)
+    sample = texts[:256]
+    per_chunk = max(1, int(_CHUNK_CHARS / (sum(map(len, sample)) / max(len(sample), 1) + 1)))
+    n_vocab = 2 if n >= 4 * per_chunk and _threads() > 1 else 1
     vocabularies = [list(kernels.new_vocabulary()) for _ in range(n_vocab)]
-    parts: list[tuple[np.ndarray, np.ndarray]] = [None] * n_chunks  # type: ignore[list-item]
+    parts: list = []
 
     def split(c: int, buf: np.ndarray, n_texts: int) -> bool:  # a vocabulary's chunks run in order, one thread
         vocabulary = vocabularies[c % n_vocab]
@@ -480,34 +505,69 @@ def _split_compiled(texts: list[str], whitespace: bool):
     workers = [ThreadPoolExecutor(1) for _ in range(n_vocab)]
     try:
         pending = []
-        for c in range(n_chunks):
-            a, b = cuts[c], cuts[c + 1]
+        a = 0
+        while a < n:
+            b = min(n, a + per_chunk)
             # surrogatepass: a lone surrogate is a character like any other (never whitespace), kept in its token
-            body = "\0".join([*texts[a:b], padding]).encode("utf-8", "surrogatepass")
+            body = "\0".join([*texts[a:b], padding])
+            per_chunk = max(1, int((b - a) * _CHUNK_CHARS / len(body)))
+            body = body.encode("utf-8", "surrogatepass")
+            parts.append(None)
+            c = len(parts) - 1
             pending.append(workers[c % n_vocab].submit(split, c, np.frombuffer(body, np.uint8), b - a))
             del body
+            a = b
         if not all([f.result() for f in pending]):
             return None  # a text holds NUL, the separator
     finally:
         for w in workers:
             w.shutdown()
-    word_id: dict[str, int] = {}
-    renumber = []
-    for spellings, word_end, _key, counts in ((v[1], v[2], v[3], v[4]) for v in vocabularies):
-        data = spellings[:int(counts[1])].tobytes()
-        stops = word_end[:int(counts[0])].tolist()
-        spelled = [data[s:e].decode("utf-8", "surrogatepass") for s, e in zip([0, *stops[:-1]], stops)]
-        if not word_id:
-            word_id = dict(zip(spelled, range(len(spelled))))
-            renumber.append(None)
-        else:
-            renumber.append(np.fromiter((word_id.setdefault(w, len(word_id)) for w in spelled), np.int32,
-                                        len(spelled)))
-    token_parts = [tw if renumber[c % n_vocab] is None else renumber[c % n_vocab].take(tw)
-                   for c, (tw, _) in enumerate(parts)]
-    lengths = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-    token_word = np.concatenate(token_parts) if token_parts else np.zeros(0, np.int32)
-    return list(word_id), token_word, lengths
+    first = vocabularies[0]
+    word_maps = [None]
+    for other in vocabularies[1:]:
+        n_other = int(other[4][0])
+        buf = kernels.spelling_buffer(other[1], other[2], n_other)
+        word_map, _, _, *state = kernels.split_chunk(buf, kernels.word_view(buf), n_other, classes, *first)
+        first[:4] = state
+        word_maps.append(word_map)
+    spellings, word_end, counts = first[1], first[2], first[4]
+    data = spellings[:int(counts[1])].tobytes()
+    stops = word_end[:int(counts[0])].tolist()
+    words = [data[s:e].decode("utf-8", "surrogatepass") for s, e in zip([0, *stops[:-1]], stops)]
+    return words, [(tw, lengths, word_maps[c % n_vocab]) for c, (tw, lengths) in enumerate(parts)]
+
+
+def _token_rows(parts: TokenParts, word_rows: np.ndarray, oov_row: int):
+    """Every token's vector row, unknown words dropped (``oov_row`` -1) or sent to ``oov_row``:
+    ``(rows, starts, lengths, n_tokens, n_oov)`` with text k's rows at ``rows[starts[k] : starts[k] + lengths[k]]``.
+    Parts are written where their tokens would start in one array (a part's dropped tokens leave a gap at its
+    end), on up to two threads (the kernel releases the GIL) when there are many tokens."""
+    kernels = _kernels()
+    sizes = np.array([len(p[0]) for p in parts], np.int64)
+    at = np.concatenate([[0], np.cumsum(sizes)])
+    rows = np.empty(int(at[-1]), np.int32)
+
+    def one(k: int):
+        token_word, lengths, word_map = parts[k]
+        wr = word_rows if word_map is None else word_rows.take(word_map)
+        return kernels.token_rows(token_word, wr, lengths, oov_row, rows, at[k])
+
+    if at[-1] >= _PARALLEL_TOKENS and len(parts) > 1 and _threads() > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(2) as pool:
+            done = list(pool.map(one, range(len(parts))))
+    else:
+        done = [one(k) for k in range(len(parts))]
+    if not done:
+        z = np.zeros(0, np.int64)
+        return rows, z, z, 0, 0
+    lengths = np.concatenate([d[0] for d in done])
+    starts = np.concatenate([at[k] + np.cumsum(d[0]) - d[0] for k, d in enumerate(done)])
+    return rows, starts, lengths, int(at[-1]), int(sum(int(d[1]) for d in done))
+
+
+_PARALLEL_TOKENS = 1 << 20  # tokens below which one thread maps them all to rows
 
 
 # ---- pair scores --------------------------------------------------------------------------------------

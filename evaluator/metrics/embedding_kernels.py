@@ -310,14 +310,14 @@ def _grow_rows(a):
 
 
 @njit(cache=True, nogil=True)
-def token_rows(token_word, word_rows, lengths, unknown_row):
-    """``(rows, new_lengths, n_unknown)``: the vector row of every token (``word_rows[token_word[t]]``); a token
-    whose word has no row (-1) becomes ``unknown_row``, or is dropped when that is -1; ``new_lengths`` counts
-    each text's tokens after that."""
-    out = np.empty(len(token_word), np.int32)
+def token_rows(token_word, word_rows, lengths, unknown_row, out, at):
+    """Write the vector row of every token (``word_rows[token_word[t]]``) to ``out`` from ``at`` on; a token
+    whose word has no row (-1) becomes ``unknown_row``, or is dropped when that is -1. Returns
+    ``(new_lengths, n_unknown, end)``: each text's tokens after that, the unknown tokens, and where writing
+    stopped (texts are written in order, so text k starts at ``at`` + the sum of the new lengths before it)."""
     new_lengths = np.empty(len(lengths), np.int64)
     t = 0
-    o = 0
+    o = at
     n_unknown = 0
     for k in range(len(lengths)):
         first = o
@@ -332,7 +332,25 @@ def token_rows(token_word, word_rows, lengths, unknown_row):
             out[o] = r
             o += 1
         new_lengths[k] = o - first
-    return out[:o], new_lengths, n_unknown
+    return new_lengths, n_unknown, o
+
+
+@njit(cache=True, nogil=True)
+def spelling_buffer(spellings, word_end, n_words):
+    """The first ``n_words`` spellings of a vocabulary as texts for :func:`split_chunk`, laid out like a chunk:
+    joined by NUL, then ``PADDING`` NULs. Splitting it with another vocabulary's state numbers these spellings in that vocabulary
+    (each spelling is one token: it came out of the same split)."""
+    size = word_end[n_words - 1] if n_words else 0
+    out = np.zeros(size + max(n_words - 1, 0) + PADDING, np.uint8)
+    o = 0
+    s0 = 0
+    for w in range(n_words):
+        for q in range(s0, word_end[w]):
+            out[o] = spellings[q]
+            o += 1
+        s0 = word_end[w]
+        o += 1  # the NUL after it
+    return out
 
 
 # Extrema ties (EmbeddingOptions.extrema_tie) as kernel codes.
