@@ -45,6 +45,7 @@ import marshal
 import os
 import re
 from dataclasses import asdict, dataclass, field
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -116,8 +117,7 @@ class Vectors:
 
     def rows(self, words: list[str]) -> np.ndarray:
         """Row of each word in ``matrix``, -1 for a word without a vector."""
-        get = self.key_to_index.get
-        return np.fromiter((get(w, -1) for w in words), np.int64, len(words))
+        return np.fromiter(map(self.key_to_index.get, words, repeat(-1, len(words))), np.int64, len(words))
 
     def mean_vector(self) -> np.ndarray:
         """Mean of every vector of the source (within ``limit``): nlg-eval's unknown-word vector."""

@@ -530,10 +530,10 @@ def _split_parts(texts: list[str], whitespace: bool) -> tuple[list[str], TokenPa
         word_map, _, _, *state = kernels.split_chunk(buf, kernels.word_view(buf), n_other, classes, *first)
         first[:4] = state
         word_maps.append(word_map)
-    spellings, word_end, counts = first[1], first[2], first[4]
-    data = spellings[:int(counts[1])].tobytes()
-    stops = word_end[:int(counts[0])].tolist()
-    words = [data[s:e].decode("utf-8", "surrogatepass") for s, e in zip([0, *stops[:-1]], stops)]
+    n_words = int(first[4][0])
+    # no spelling holds NUL: one decode and one split give them all
+    joined = kernels.spelling_buffer(first[1], first[2], n_words)[:-kernels.PADDING].tobytes()
+    words = joined.decode("utf-8", "surrogatepass").split("\0") if n_words else []
     return words, [(tw, lengths, word_maps[c % n_vocab]) for c, (tw, lengths) in enumerate(parts)]
 
 
