@@ -56,8 +56,9 @@ common title such as "mr."). See :func:`treebank_tokenize`.
 
 Computation (no Python loop per text, token or pair on the hot path for the whitespace and space tokenizers):
 compiled kernels (:mod:`dialeval.metrics.embedding_kernels`, numba). The corpus is joined by NUL and encoded
-about 4 MB at a time while a worker thread splits the previous chunk and numbers every distinct token through an
-exact hash table (:func:`corpus_tokens`); token numbers map to rows of a compact copy of the vectors used. Each
+about 1 M characters at a time while worker threads split the previous chunks, find each token's end 8 bytes at
+a time and number every distinct token through an exact hash table (:func:`corpus_token_parts`); token numbers
+map to rows of a compact copy of the vectors used. Each
 pair is scored in one pass: sums, maxima and minima of both sides, then every token similarity in 4 x 4 tiles
 (:func:`_pair_scores`), pairs split over the cores. Vectors are read in their own dtype (float32 widens exactly);
 arithmetic is float64. Values equal a per-pair loop over the definitions to about 1e-15.
@@ -408,7 +409,7 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
 
 
 # ---- tokens to word ids -------------------------------------------------------------------------------
-_CHUNK_CHARS = 1 << 22  # texts are joined and encoded ~4 MB at a time: buffers are reused, never faulted in anew
+_CHUNK_CHARS = 1 << 20  # texts are joined and encoded ~1 M characters at a time: buffers stay in cache, workers start early
 
 
 def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -430,8 +431,8 @@ def corpus_token_parts(texts: list[str], opts: EmbeddingOptions) -> tuple[list[s
     index in ``words`` of number j).
 
     The whitespace and space tokenizers run compiled (:func:`dialeval.metrics.embedding_kernels.split_chunk`)
-    over the UTF-8 of the texts joined by NUL, about 4 MB at a time: while worker threads split chunks, this
-    thread joins and encodes the next one. The split is exactly ``str.split()`` (every character for which
+    over the UTF-8 of the texts joined by NUL, about 1 M characters at a time: while worker threads split
+    chunks, this thread joins and encodes the next one. The split is exactly ``str.split()`` (every character for which
     ``str.isspace()`` holds, ASCII or not) or ``split(" ")`` with empty strings dropped. A corpus in which some
     text holds a NUL character takes the per-text path, like the regex and treebank tokenizers."""
     try:  # str methods and join refuse anything but str: the check costs nothing unless a text is not one
