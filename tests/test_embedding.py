@@ -239,15 +239,18 @@ def _loop_pair(h, refs, vec, opts):
     return {m: (max(v) if opts.multi_ref == "max" else sum(v) / len(v)) for m, v in scores.items()}
 
 
-@pytest.mark.parametrize("chunk,parallel,dtype,longest", [
-    (1 << 22, 1 << 20, np.float64, 24),  # one chunk, one thread
-    (300, 0, np.float64, 24),  # many tokenizer chunks (numbers must agree across them), pairs on every core
-    (1 << 22, 0, np.float32, 150),  # sentences over one 64 x 64 similarity block; float32 vectors
+@pytest.mark.parametrize("chunk,parallel,dtype,longest,dim", [
+    (1 << 22, 1 << 20, np.float64, 24, 6),  # one chunk, one thread
+    (300, 0, np.float64, 24, 6),  # many tokenizer chunks (numbers must agree across them), pairs on every core
+    (1 << 22, 0, np.float32, 150, 6),  # long sentences (many tiles per pair); float32 vectors
+    (1 << 22, 0, np.float32, 40, 50),  # GloVe's width: column passes of 32 + 24, 50 not a multiple of 4
+    (1 << 22, 0, np.float64, 40, 64),  # columns in two whole passes, no remainder
+    (1 << 22, 0, np.float64, 30, 301),  # nine passes and a remainder of one vector of 8
 ])
-def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest):
-    """The compiled path gives the loop's values for every preset: sentences of every length (tiles and
-    blocks cut anywhere), chunked tokenizing (two vocabularies, parts whose dropped unknown tokens leave gaps),
-    threads, words over 8 and 16 bytes, non-ASCII words."""
+def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest, dim):
+    """The compiled path gives the loop's values for every preset: sentences of every length (tiles cut
+    anywhere), vectors of several widths, chunked tokenizing (two vocabularies, parts whose dropped unknown
+    tokens leave gaps), threads, words over 8 and 16 bytes, non-ASCII words."""
     import dialeval.metrics.embedding as emb
 
     monkeypatch.setattr(emb, "_CHUNK_CHARS", chunk)
@@ -257,7 +260,7 @@ def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest):
     rng = np.random.default_rng(11)
     words = [f"w{i}" for i in range(200)] + ["a_rather_long_token_of_30_bytes", "caf\u00e9", "na\u00efve\u2019s",
                                               "x" * 8, "x" * 9, "x" * 16, "y" * 17, "\u00fcber"]
-    vec = Vectors.from_arrays(words, rng.standard_normal((len(words), 6)).astype(dtype), name="rand")
+    vec = Vectors.from_arrays(words, rng.standard_normal((len(words), dim)).astype(dtype), name="rand")
     vocab = words + ["oov_but_also_longer_than_16"]
 
     def sent():
@@ -272,6 +275,24 @@ def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest):
             want = _loop_pair(hyps[i], refs[i], vec, opts)
             for m in METRICS:
                 assert got.per_pair[m][i] == pytest.approx(want[m], abs=1e-12), (preset, m, i)
+
+
+@pytest.mark.parametrize("hl,rl", [(1, 1), (3, 5), (4, 4), (5, 13), (9, 3), (13, 17)])
+def test_greedy_when_every_similarity_is_negative(hl, rl):
+    """Sentences are padded to whole tiles with zero similarities; when every real similarity is negative the
+    padding must still never be a best match (paper preset: cosine, no floor)."""
+    rng = np.random.default_rng(hl * 100 + rl)
+    base = rng.uniform(0.1, 1.0, size=(hl + rl, 7))  # positive vectors: every cosine between them is positive
+    words = [f"p{i}" for i in range(hl)] + [f"n{j}" for j in range(rl)]
+    vecs = np.vstack([base[:hl], -base[hl:]])  # hypothesis words against negated reference words: all negative
+    v = Vectors.from_arrays(words, vecs, name="neg")
+    unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    sim = unit[:hl] @ unit[hl:].T
+    assert sim.max() < 0
+    want = (sim.max(axis=1).mean() + sim.max(axis=0).mean()) / 2
+    got = score_pairs([" ".join(words[:hl])], [[" ".join(words[hl:])]], "paper", v)
+    assert got.per_pair["greedy-matching"][0] == pytest.approx(want, abs=1e-14)
+    assert got.per_pair["greedy-matching"][0] < 0
 
 
 @pytest.mark.parametrize("tokenizer,lowercase", [("whitespace", False), ("whitespace", True), ("space", False),

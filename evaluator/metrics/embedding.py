@@ -59,8 +59,9 @@ compiled kernels (:mod:`dialeval.metrics.embedding_kernels`, numba). The corpus 
 about 1 M characters at a time while worker threads split the previous chunks, find each token's end 8 bytes at
 a time and number every distinct token through an exact hash table (:func:`corpus_token_parts`); token numbers
 map to rows of a compact copy of the vectors used. Each
-pair is scored in one pass: sums, maxima and minima of both sides, then every token similarity in 4 x 4 tiles
-(:func:`_pair_scores`), pairs split over the cores. Vectors are read in their own dtype (float32 widens exactly);
+pair is scored in one pass: both sides' rows copied once while their sums, maxima and minima are taken, then
+every token similarity in tiles of 4 x 4-12 tokens that keep only row and column maxima, in explicit SIMD
+vectors (:func:`_pair_scores`), pairs split over the cores. Vectors are read in their own dtype (float32 widens exactly);
 arithmetic is float64. Values equal a per-pair loop over the definitions to about 1e-15.
 """
 
@@ -582,10 +583,10 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
     (:func:`dialeval.metrics.embedding_kernels.pair_scores`).
 
     The kernel reads the vectors in their own dtype (float32 widens exactly; all arithmetic is float64) from
-    a copy whose rows are padded with zero columns to a multiple of 8 (whole SIMD lanes), plus one zero row that
-    pads sentences to whole 4 x 4 tiles. Pairs are cut into one contiguous range per available core, of about
-    equal work (sum over pairs of h·r + h + r), scored on threads (the kernel releases the GIL); each pair's
-    numbers depend on that pair alone, so the split never changes a value."""
+    a copy whose rows are padded with zero columns to a multiple of 8 (whole SIMD vectors). Pairs are cut into
+    one contiguous range per available core, of about equal work (sum over pairs of h·r + h + r), scored on
+    threads (the kernel releases the GIL); each pair's numbers depend on that pair alone, so the split never
+    changes a value."""
     kernels = _kernels()
     n_pairs = len(ph)
     out = {m: np.zeros(n_pairs) for m in METRICS}
@@ -594,8 +595,8 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
     if matrix.dtype not in (np.float32, np.float64):
         matrix = matrix.astype(np.float64)
     n_rows, d = matrix.shape
-    vec = np.zeros((n_rows + 1, -(-max(d, 1) // 8) * 8), matrix.dtype)
-    vec[:n_rows, :d] = matrix
+    vec = np.zeros((n_rows, -(-max(d, 1) // 8) * 8), matrix.dtype)
+    vec[:, :d] = matrix
     norms = np.sqrt(np.einsum("ij,ij->i", vec, vec, dtype=np.float64))
     inv_norm = np.zeros(len(vec))
     np.divide(1.0, norms, out=inv_norm, where=norms > 0)  # a zero vector has cosine 0 with everything
@@ -603,7 +604,7 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
     work = np.cumsum(lh * lr + lh + lr)
     n_threads = _threads() if work[-1] >= _PARALLEL_WORK else 1
     cuts = [0, *np.searchsorted(work, work[-1] * np.arange(1, n_threads) / n_threads).tolist(), n_pairs]
-    args = (vec, inv_norm, n_rows, rows, starts, lengths, ph, pr)
+    args = (vec, inv_norm, d, rows, starts, lengths, ph, pr)
     tail = (_TIES[opts.extrema_tie], opts.greedy == "cosine", opts.greedy == "dot",
             out["embedding-average"], out["vector-extrema"], out["greedy-matching"])
     if n_threads == 1:

@@ -14,7 +14,10 @@ function here raises on user input.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
 from numba import njit
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 # Byte classes of the corpus split. A text is the UTF-8 of one string; texts are joined by NUL (the caller
 # checks that no text holds one). TOKEN: part of a token; SEP: an ASCII separator; TEXT_END: the NUL between
@@ -370,29 +373,30 @@ def _extremum(mx, mn, tie):
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def pair_scores(vec, inv_norm, pad_row, rows, starts, lengths, hyp_of_pair, ref_of_pair, first, last, tie, cosine,
+def pair_scores(vec, inv_norm, d, rows, starts, lengths, hyp_of_pair, ref_of_pair, first, last, tie, cosine,
                 floor_zero, out_avg, out_ext, out_gre):
     """Scores of pairs ``first`` .. ``last - 1`` into the three output arrays (a pair with an empty side: 0).
 
-    ``vec``: the vectors in their own dtype (float32 widens exactly; every sum is in float64), columns padded
-    with zeros to a multiple of 8, row ``pad_row`` all zeros; ``inv_norm``: 1 / |row| (0 for a zero row). Text
-    k's tokens are ``rows[starts[k] : starts[k] + lengths[k]]``. ``tie``: a ``TIE_*`` code; ``cosine``: greedy
-    matching by cosine, else by the raw dot product, each best match floored at 0 when ``floor_zero``.
+    ``vec``: the vectors in their own dtype (float32 widens exactly; every sum is in float64), ``d`` true
+    columns padded with zeros to a multiple of 8; ``inv_norm``: 1 / |row| (0 for a zero row). Text k's tokens
+    are ``rows[starts[k] : starts[k] + lengths[k]]``. ``tie``: a ``TIE_*`` code; ``cosine``: greedy matching by
+    cosine, else by the raw dot product, each best match floored at 0 when ``floor_zero``.
 
-    Average: cos(sum h, sum r), the cosine of the means. Extrema: :func:`_extremum` per dimension, then the
-    cosine. Greedy: :func:`_greedy`."""
-    d = vec.shape[1]
+    Per pair: each side's rows are copied once (:func:`_gather`, scaled to unit length for cosine) while their
+    sum, maximum and minimum per dimension are taken; average is cos(sum h, sum r) (the cosine of the means),
+    extrema :func:`_extremum` per dimension then the cosine; greedy matching takes every token similarity in
+    tiles (:func:`_tile_max`) that keep only each row's and each column's maximum. Memory is O(longest text)."""
     width = 4
     for p in range(first, last):
         width = max(width, lengths[hyp_of_pair[p]], lengths[ref_of_pair[p]])
     width = (width + 3) // 4 * 4
-    h_rows = np.empty(width, np.int64)
-    r_rows = np.empty(width, np.int64)
+    cols = vec.shape[1]
+    h_vecs = np.empty((width, cols))
+    r_vecs = np.empty((width, cols))
+    r_blocks = np.empty((width // 4, cols, 4))  # r_blocks[b, k, l] = r_vecs[4b + l, k]
     best_h = np.empty(width)
     best_r = np.empty(width)
-    sim = np.empty((_BAND, _BAND))
-    r_inv = np.empty(_BAND)
-    stats = np.empty((2, 3, d))  # [hypothesis, reference] x [sum, max, min]
+    stats = np.empty((2, 3, cols))  # [hypothesis, reference] x [sum, max, min]
     for p in range(first, last):
         h = hyp_of_pair[p]
         r = ref_of_pair[p]
@@ -403,10 +407,10 @@ def pair_scores(vec, inv_norm, pad_row, rows, starts, lengths, hyp_of_pair, ref_
             out_ext[p] = 0.0
             out_gre[p] = 0.0
             continue
-        _rows_of(rows, starts[h], hl, pad_row, h_rows)
-        _rows_of(rows, starts[r], rl, pad_row, r_rows)
-        _side_stats(vec, h_rows, hl, stats[0])
-        _side_stats(vec, r_rows, rl, stats[1])
+        hp = (hl + 3) // 4 * 4
+        rp = (rl + 3) // 4 * 4
+        _gather(vec, inv_norm, rows, starts[h], hl, cosine, stats[0], h_vecs)
+        _gather(vec, inv_norm, rows, starts[r], rl, cosine, stats[1], r_vecs)
         dot = 0.0
         hh = 0.0
         rr = 0.0
@@ -428,142 +432,314 @@ def pair_scores(vec, inv_norm, pad_row, rows, starts, lengths, hyp_of_pair, ref_
         out_avg[p] = dot / den if den > 0.0 else 0.0
         den = np.sqrt(e_hh * e_rr)
         out_ext[p] = e_dot / den if den > 0.0 else 0.0
-        out_gre[p] = _greedy(vec, inv_norm, h_rows, hl, r_rows, rl, cosine, floor_zero, best_h, best_r, sim, r_inv)
+
+        # greedy: zero rows pad both sides to whole tiles (they never win a maximum, see _tile_max)
+        for i in range(hl, hp):
+            h_vecs[i, :] = 0.0
+        for i in range(rl, rp):
+            r_vecs[i, :] = 0.0
+        _blocks_of_four(r_vecs, rp, d, r_blocks)
+        for i in range(hp):
+            best_h[i] = -np.inf
+        for j in range(rp):
+            best_r[j] = -np.inf
+        n_blocks = rp // 4
+        for i in range(0, hp, 4):
+            b = 0
+            while b < n_blocks:  # 4 x 12 tiles, 4 x 8 when 2 or 4 blocks remain, 4 x 4 for a last one
+                left = n_blocks - b
+                if left == 3 or left >= 5:
+                    _tile_max_12(h_vecs, i, r_blocks, b, d, hl, rl, best_h, best_r)
+                    b += 3
+                elif left == 1:
+                    _tile_max_4(h_vecs, i, r_blocks, b, d, hl, rl, best_h, best_r)
+                    b += 1
+                else:
+                    _tile_max_8(h_vecs, i, r_blocks, b, d, hl, rl, best_h, best_r)
+                    b += 2
+        g_h = 0.0
+        for i in range(hl):
+            g_h += max(best_h[i], 0.0) if floor_zero else best_h[i]
+        g_r = 0.0
+        for j in range(rl):
+            g_r += max(best_r[j], 0.0) if floor_zero else best_r[j]
+        out_gre[p] = (g_h / hl + g_r / rl) / 2
 
 
-_BAND = 64  # token similarities are computed in blocks of at most 64 x 64 (memory stays O(sentence length))
+# ---- explicit SIMD ------------------------------------------------------------------------------------
+# The three steps below are written as LLVM vector code (numba intrinsics) rather than Python loops: LLVM's
+# auto-vectoriser, as numba runs it, vectorises a dot product along its dimensions, which leaves one
+# horizontal sum per token pair, and it cannot keep per-dimension running sums in registers across rows
+# when the number of dimensions is only known at run time. Vectors of 8 (copies) or 4 (tiles) doubles are
+# legalised by LLVM for whatever the CPU has (AVX-512, AVX2 or SSE2), so the code stays portable; lanes
+# never mix values of different pairs, and every sum runs in a fixed order, so results are deterministic.
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_F64 = ir.DoubleType()
+_GATHER_LANES = 8  # vec's columns are padded to a multiple of this
+_GATHER_GROUP = 4  # 8-column groups per pass over a side's rows (12 running vectors stay in registers)
+_TILE_LANES = 4  # reference tokens per vector in a tile
 
 
-@njit(cache=True, nogil=True)
-def _rows_of(rows, start, n, pad_row, out):
-    """out[:n] = the text's token rows; then ``pad_row`` up to the next multiple of 4."""
-    for i in range(n):
-        out[i] = rows[start + i]
-    for i in range(n, (n + 3) // 4 * 4):
-        out[i] = pad_row
+def _i64(v):
+    return ir.Constant(_I64, v)
 
 
-@njit(cache=True, nogil=True, fastmath=True)
-def _side_stats(vec, side_rows, n, out):
-    """out[0], out[1], out[2] = sum, max and min over the side's token vectors, per dimension (float64).
-
-    Four rows at a time: one read-modify-write of ``out`` per four rows, not per row."""
-    d = vec.shape[1]
-    first = vec[side_rows[0]]
-    for k in range(d):
-        x = np.float64(first[k])
-        out[0, k] = x
-        out[1, k] = x
-        out[2, k] = x
-    i = 1
-    while i + 3 < n:
-        r1 = vec[side_rows[i]]
-        r2 = vec[side_rows[i + 1]]
-        r3 = vec[side_rows[i + 2]]
-        r4 = vec[side_rows[i + 3]]
-        for k in range(d):
-            x1 = np.float64(r1[k])
-            x2 = np.float64(r2[k])
-            x3 = np.float64(r3[k])
-            x4 = np.float64(r4[k])
-            out[0, k] += (x1 + x2) + (x3 + x4)
-            out[1, k] = max(out[1, k], max(max(x1, x2), max(x3, x4)))
-            out[2, k] = min(out[2, k], min(min(x1, x2), min(x3, x4)))
-        i += 4
-    for j in range(i, n):
-        row = vec[side_rows[j]]
-        for k in range(d):
-            x = np.float64(row[k])
-            out[0, k] += x
-            out[1, k] = max(out[1, k], x)
-            out[2, k] = min(out[2, k], x)
+def _ir_loop(builder, start, stop, carried, body):
+    """Emit ``for k in range(start, stop)`` with loop-carried values: ``body(k, values)`` emits one iteration
+    and returns the next values. Returns the values after the loop (``carried`` when it runs zero times)."""
+    before = builder.block
+    head = builder.append_basic_block("loop")
+    done = builder.append_basic_block("loop.done")
+    builder.cbranch(builder.icmp_signed("<", start, stop), head, done)
+    builder.position_at_end(head)
+    k = builder.phi(start.type)
+    k.add_incoming(start, before)
+    phis = []
+    for v in carried:
+        phi = builder.phi(v.type)
+        phi.add_incoming(v, before)
+        phis.append(phi)
+    nxt = body(k, phis)
+    end = builder.block
+    k1 = builder.add(k, ir.Constant(start.type, 1))
+    k.add_incoming(k1, end)
+    for phi, v in zip(phis, nxt):
+        phi.add_incoming(v, end)
+    builder.cbranch(builder.icmp_signed("<", k1, stop), head, done)
+    builder.position_at_end(done)
+    out = []
+    for v0, v in zip(carried, nxt):
+        phi = builder.phi(v0.type)
+        phi.add_incoming(v0, before)
+        phi.add_incoming(v, end)
+        out.append(phi)
+    return out
 
 
-@njit(cache=True, nogil=True, fastmath=True)
-def _greedy(vec, inv_norm, h_rows, hl, r_rows, rl, cosine, floor_zero, best_h, best_r, sim, r_inv):
-    """(G(r, h) + G(h, r)) / 2 for one pair; G(a, b) = mean over a's tokens of the best similarity in b.
+def _splat(builder, x, lanes):
+    vty = ir.VectorType(x.type, lanes)
+    v = builder.insert_element(ir.Constant(vty, ir.Undefined), x, ir.Constant(_I32, 0))
+    return builder.shuffle_vector(v, ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(_I32, lanes), [0] * lanes))
 
-    Similarities come in tiles of 4 x 4 tokens (sixteen dot products sharing eight row loads, in float64),
-    within blocks of ``_BAND`` x ``_BAND``; one pass over a block scales it by the inverse norms (cosine) and
-    updates the best matches from its row and column maxima. Tiles past a sentence's end read the zero row and are never read
-    back."""
-    d = vec.shape[1]
-    for i in range(hl):
-        best_h[i] = -np.inf
-    for j in range(rl):
-        best_r[j] = -np.inf
-    for ib in range(0, hl, _BAND):
-        ni = min(_BAND, hl - ib)
-        for jb in range(0, rl, _BAND):
-            nj = min(_BAND, rl - jb)
-            for i in range(0, ni, 4):
-                a0 = vec[h_rows[ib + i]]
-                a1 = vec[h_rows[ib + i + 1]]
-                a2 = vec[h_rows[ib + i + 2]]
-                a3 = vec[h_rows[ib + i + 3]]
-                for j in range(0, nj, 4):
-                    b0 = vec[r_rows[jb + j]]
-                    b1 = vec[r_rows[jb + j + 1]]
-                    b2 = vec[r_rows[jb + j + 2]]
-                    b3 = vec[r_rows[jb + j + 3]]
-                    s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = 0.0
-                    s20 = s21 = s22 = s23 = s30 = s31 = s32 = s33 = 0.0
-                    for k in range(d):
-                        x0 = np.float64(a0[k])
-                        x1 = np.float64(a1[k])
-                        x2 = np.float64(a2[k])
-                        x3 = np.float64(a3[k])
-                        y0 = np.float64(b0[k])
-                        y1 = np.float64(b1[k])
-                        y2 = np.float64(b2[k])
-                        y3 = np.float64(b3[k])
-                        s00 += x0 * y0
-                        s01 += x0 * y1
-                        s02 += x0 * y2
-                        s03 += x0 * y3
-                        s10 += x1 * y0
-                        s11 += x1 * y1
-                        s12 += x1 * y2
-                        s13 += x1 * y3
-                        s20 += x2 * y0
-                        s21 += x2 * y1
-                        s22 += x2 * y2
-                        s23 += x2 * y3
-                        s30 += x3 * y0
-                        s31 += x3 * y1
-                        s32 += x3 * y2
-                        s33 += x3 * y3
-                    sim[i, j] = s00
-                    sim[i, j + 1] = s01
-                    sim[i, j + 2] = s02
-                    sim[i, j + 3] = s03
-                    sim[i + 1, j] = s10
-                    sim[i + 1, j + 1] = s11
-                    sim[i + 1, j + 2] = s12
-                    sim[i + 1, j + 3] = s13
-                    sim[i + 2, j] = s20
-                    sim[i + 2, j + 1] = s21
-                    sim[i + 2, j + 2] = s22
-                    sim[i + 2, j + 3] = s23
-                    sim[i + 3, j] = s30
-                    sim[i + 3, j + 1] = s31
-                    sim[i + 3, j + 2] = s32
-                    sim[i + 3, j + 3] = s33
-            # one pass: scale to cosines, then each row's maximum and every column's running maximum
-            for j in range(nj):
-                r_inv[j] = inv_norm[r_rows[jb + j]] if cosine else 1.0
-            for i in range(ni):
-                f = inv_norm[h_rows[ib + i]] if cosine else 1.0
-                m = -np.inf
-                for j in range(nj):
-                    v = sim[i, j] * f * r_inv[j]
-                    m = max(m, v)
-                    best_r[jb + j] = max(best_r[jb + j], v)
-                best_h[ib + i] = max(best_h[ib + i], m)
-    g_h = 0.0
-    for i in range(hl):
-        g_h += max(best_h[i], 0.0) if floor_zero else best_h[i]
-    g_r = 0.0
-    for j in range(rl):
-        g_r += max(best_r[j], 0.0) if floor_zero else best_r[j]
-    return (g_h / hl + g_r / rl) / 2
+
+def _vector_at(builder, pointer, vty):
+    return builder.bitcast(pointer, vty.as_pointer())
+
+
+def _larger(builder, a, b):
+    """a if a > b else b: one max instruction (inputs are finite; maxnum's NaN handling costs three)."""
+    return builder.select(builder.fcmp_ordered(">", a, b), a, b)
+
+
+def _smaller(builder, a, b):
+    return builder.select(builder.fcmp_ordered("<", a, b), a, b)
+
+
+def _shuffle4(builder, a, b, mask):
+    return builder.shuffle_vector(a, b, ir.Constant(ir.VectorType(_I32, 4), mask))
+
+
+@intrinsic
+def _gather(typingctx, vec, inv_norm, rows, start, n, cosine, stats, out):
+    """out[i] = vec[rows[start + i]] (as float64, times inv_norm of the row when ``cosine``) for i < n, and
+    stats[0], stats[1], stats[2] = the sum, maximum and minimum over those rows of each column (unscaled).
+
+    Columns go 32 at a time (``_GATHER_GROUP`` vectors of 8): the 12 running sums, maxima and minima of a
+    group stay in registers for all rows, the copies of a row are 4 vector stores."""
+    sig = types.void(vec, inv_norm, rows, start, n, cosine, stats, out)
+    src_type = ir.FloatType() if vec.dtype == types.float32 else _F64
+    row_bits = rows.dtype.bitwidth
+    lanes = _GATHER_LANES
+
+    def codegen(context, builder, signature, args):
+        vec_, inv_, rows_, start_, n_, cosine_, stats_, out_ = args
+        v_arr = context.make_array(signature.args[0])(context, builder, vec_)
+        inv_arr = context.make_array(signature.args[1])(context, builder, inv_)
+        rows_arr = context.make_array(signature.args[2])(context, builder, rows_)
+        stats_arr = context.make_array(signature.args[6])(context, builder, stats_)
+        out_arr = context.make_array(signature.args[7])(context, builder, out_)
+        cols = builder.extract_value(v_arr.shape, 1)
+        out_cols = builder.extract_value(out_arr.shape, 1)
+        stats_cols = builder.extract_value(stats_arr.shape, 1)
+        src_vty = ir.VectorType(src_type, lanes)
+        vty = ir.VectorType(_F64, lanes)
+        one = ir.Constant(_F64, 1.0)
+
+        def one_pass(c0, n_vectors):  # columns c0 .. c0 + 8 * n_vectors - 1 of every row
+            init = []
+            for _ in range(n_vectors):
+                init += [ir.Constant(vty, [0.0] * lanes), ir.Constant(vty, [-np.inf] * lanes),
+                         ir.Constant(vty, [np.inf] * lanes)]
+
+            def row(i, acc):
+                r = builder.load(builder.gep(rows_arr.data, [builder.add(start_, i)]))
+                if row_bits < 64:
+                    r = builder.sext(r, _I64)
+                scale = _splat(builder, builder.select(cosine_, builder.load(builder.gep(inv_arr.data, [r])), one), lanes)
+                src = builder.gep(v_arr.data, [builder.add(builder.mul(r, cols), c0)])
+                dst = builder.gep(out_arr.data, [builder.add(builder.mul(i, out_cols), c0)])
+                nxt = []
+                for q in range(n_vectors):
+                    x = builder.load(_vector_at(builder, builder.gep(src, [_i64(q * lanes)]), src_vty),
+                                     align=4 if src_type != _F64 else 8)
+                    if src_type != _F64:
+                        x = builder.fpext(x, vty)
+                    builder.store(builder.fmul(x, scale), _vector_at(builder, builder.gep(dst, [_i64(q * lanes)]), vty),
+                                  align=8)
+                    total, hi, lo = acc[3 * q: 3 * q + 3]
+                    nxt += [builder.fadd(total, x), _larger(builder, x, hi), _smaller(builder, x, lo)]
+                return nxt
+
+            final = _ir_loop(builder, _i64(0), n_, init, row)
+            for q in range(n_vectors):
+                for s in range(3):
+                    at = builder.add(builder.mul(_i64(s), stats_cols), builder.add(c0, _i64(q * lanes)))
+                    builder.store(final[3 * q + s], _vector_at(builder, builder.gep(stats_arr.data, [at]), vty), align=8)
+
+        n_vectors = builder.sdiv(cols, _i64(lanes))
+        group = _GATHER_GROUP
+        n_full = builder.sdiv(n_vectors, _i64(group))
+
+        def full_pass(g, _):
+            one_pass(builder.mul(g, _i64(group * lanes)), group)
+            return []
+
+        _ir_loop(builder, _i64(0), n_full, [], full_pass)
+        c0 = builder.mul(n_full, _i64(group * lanes))
+        end = builder.append_basic_block("gather.end")
+        switch = builder.switch(builder.srem(n_vectors, _i64(group)), end)
+        for m in range(1, group):  # the last 1 .. group - 1 vectors of columns
+            block = builder.append_basic_block(f"gather.last{m}")
+            switch.add_case(_i64(m), block)
+            builder.position_at_end(block)
+            one_pass(c0, m)
+            builder.branch(end)
+        builder.position_at_end(end)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def _blocks_of_four(typingctx, src, n, d, out):
+    """out[b, k, l] = src[4b + l, k] for 4b + l < n (a multiple of 4) and k < d rounded up to 4 (4 x 4
+    transposes in registers: the tiles then read 4 reference tokens' k-th values as one vector)."""
+    sig = types.void(src, n, d, out)
+
+    def codegen(context, builder, signature, args):
+        src_, n_, d_, out_ = args
+        s_arr = context.make_array(signature.args[0])(context, builder, src_)
+        o_arr = context.make_array(signature.args[3])(context, builder, out_)
+        s_cols = builder.extract_value(s_arr.shape, 1)
+        o_cols = builder.extract_value(o_arr.shape, 1)
+        v4 = ir.VectorType(_F64, 4)
+        n_groups = builder.sdiv(builder.add(d_, _i64(3)), _i64(4))
+
+        def block(b, _):
+            s_base = builder.gep(s_arr.data, [builder.mul(builder.mul(b, _i64(4)), s_cols)])
+            o_base = builder.gep(o_arr.data, [builder.mul(builder.mul(b, o_cols), _i64(4))])
+
+            def group(g, _):
+                k = builder.mul(g, _i64(4))
+                a = [builder.load(_vector_at(builder, builder.gep(s_base, [builder.add(builder.mul(_i64(row), s_cols), k)]),
+                                             v4), align=8) for row in range(4)]
+                t0 = _shuffle4(builder, a[0], a[1], [0, 4, 2, 6])
+                t1 = _shuffle4(builder, a[0], a[1], [1, 5, 3, 7])
+                t2 = _shuffle4(builder, a[2], a[3], [0, 4, 2, 6])
+                t3 = _shuffle4(builder, a[2], a[3], [1, 5, 3, 7])
+                cols_of_k = [_shuffle4(builder, t0, t2, [0, 1, 4, 5]), _shuffle4(builder, t1, t3, [0, 1, 4, 5]),
+                             _shuffle4(builder, t0, t2, [2, 3, 6, 7]), _shuffle4(builder, t1, t3, [2, 3, 6, 7])]
+                for q in range(4):
+                    at = builder.gep(o_base, [builder.mul(builder.add(k, _i64(q)), _i64(4))])
+                    builder.store(cols_of_k[q], _vector_at(builder, at, v4), align=8)
+                return []
+
+            _ir_loop(builder, _i64(0), n_groups, [], group)
+            return []
+
+        _ir_loop(builder, _i64(0), builder.sdiv(n_, _i64(4)), [], block)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+def _tile_max_intrinsic(n_blocks: int):
+    """An intrinsic for tiles of 4 hypothesis tokens x ``n_blocks`` blocks of 4 reference tokens."""
+    lanes = _TILE_LANES
+
+    @intrinsic
+    def tile_max(typingctx, h_vecs, i0, r_blocks, b0, d, hl, rl, best_h, best_r):
+        """Similarities of hypothesis tokens i0 .. i0 + 3 with reference tokens 4 b0 .. 4 (b0 + n_blocks) - 1
+        (dot products over the first ``d`` columns: 4 x n_blocks vectors of 4 running sums, one fused
+        multiply-add per vector and column), then best_h[i] = max(best_h[i], that row's maximum) and
+        best_r[j] likewise per column. Rows i >= hl and columns j >= rl are padding: -inf is added to them
+        before taking maxima, so they never win one (whatever the sign of the real similarities)."""
+        sig = types.void(h_vecs, i0, r_blocks, b0, d, hl, rl, best_h, best_r)
+
+        def codegen(context, builder, signature, args):
+            h_, i0_, rb_, b0_, d_, hl_, rl_, bh_, br_ = args
+            h_arr = context.make_array(signature.args[0])(context, builder, h_)
+            rb_arr = context.make_array(signature.args[2])(context, builder, rb_)
+            bh_arr = context.make_array(signature.args[7])(context, builder, bh_)
+            br_arr = context.make_array(signature.args[8])(context, builder, br_)
+            vty = ir.VectorType(_F64, lanes)
+            h_cols = builder.extract_value(h_arr.shape, 1)
+            block_size = builder.mul(builder.extract_value(rb_arr.shape, 1), _i64(lanes))
+            h_rows = [builder.gep(h_arr.data, [builder.mul(builder.add(i0_, _i64(i)), h_cols)]) for i in range(4)]
+            blocks = [builder.gep(rb_arr.data, [builder.mul(builder.add(b0_, _i64(b)), block_size)])
+                      for b in range(n_blocks)]
+            fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty, [vty] * 3),
+                                                 "llvm.fmuladd.v4f64")
+            zero = ir.Constant(vty, [0.0] * lanes)
+            minus_inf = ir.Constant(_F64, -np.inf)
+
+            def column(k, acc):
+                ys = [builder.load(_vector_at(builder, builder.gep(blocks[b], [builder.mul(k, _i64(lanes))]), vty),
+                                   align=8) for b in range(n_blocks)]
+                nxt = []
+                for i in range(4):
+                    x = _splat(builder, builder.load(builder.gep(h_rows[i], [k])), lanes)
+                    nxt += [builder.call(fma, [x, ys[b], acc[i * n_blocks + b]]) for b in range(n_blocks)]
+                return nxt
+
+            acc = _ir_loop(builder, _i64(0), d_, [zero] * (4 * n_blocks), column)
+            row_pad = [builder.select(builder.icmp_signed("<", builder.add(i0_, _i64(i)), hl_), ir.Constant(_F64, 0.0),
+                                      minus_inf) for i in range(4)]
+            lane_no = ir.Constant(ir.VectorType(_I64, lanes), list(range(lanes)))
+            col_pad = []
+            for b in range(n_blocks):
+                j = builder.add(_splat(builder, builder.mul(builder.add(b0_, _i64(b)), _i64(lanes)), lanes), lane_no)
+                col_pad.append(builder.select(builder.icmp_signed("<", j, _splat(builder, rl_, lanes)), zero,
+                                              ir.Constant(vty, [-np.inf] * lanes)))
+            for b in range(n_blocks):  # each column's maximum over the 4 rows
+                m = None
+                for i in range(4):
+                    v = builder.fadd(acc[i * n_blocks + b], _splat(builder, row_pad[i], lanes))
+                    m = v if m is None else _larger(builder, m, v)
+                at = _vector_at(builder, builder.gep(br_arr.data, [builder.mul(builder.add(b0_, _i64(b)), _i64(lanes))]), vty)
+                builder.store(_larger(builder, builder.load(at, align=8), m), at, align=8)
+            per_row = []
+            for i in range(4):  # each row's maximum over the blocks, lane-wise; then across lanes, 4 rows at once
+                m = None
+                for b in range(n_blocks):
+                    v = builder.fadd(acc[i * n_blocks + b], col_pad[b])
+                    m = v if m is None else _larger(builder, m, v)
+                per_row.append(m)
+            m01 = _larger(builder, _shuffle4(builder, per_row[0], per_row[1], [0, 4, 2, 6]),
+                          _shuffle4(builder, per_row[0], per_row[1], [1, 5, 3, 7]))
+            m23 = _larger(builder, _shuffle4(builder, per_row[2], per_row[3], [0, 4, 2, 6]),
+                          _shuffle4(builder, per_row[2], per_row[3], [1, 5, 3, 7]))
+            rows_max = _larger(builder, _shuffle4(builder, m01, m23, [0, 1, 4, 5]), _shuffle4(builder, m01, m23, [2, 3, 6, 7]))
+            at = _vector_at(builder, builder.gep(bh_arr.data, [i0_]), vty)
+            builder.store(_larger(builder, builder.load(at, align=8), rows_max), at, align=8)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return tile_max
+
+
+_tile_max_4 = _tile_max_intrinsic(1)
+_tile_max_8 = _tile_max_intrinsic(2)
+_tile_max_12 = _tile_max_intrinsic(3)
