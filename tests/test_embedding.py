@@ -392,8 +392,8 @@ def test_compiled_split_knows_every_unicode_space():
 
 @pytest.mark.parametrize("whitespace", [True, False])
 def test_compiled_split_random_texts(whitespace):
-    """Seeded random texts whose tokens are 1-40 characters long (so they end at every offset of the 8-byte
-    windows the split reads) and mix letters, ASCII controls that are not spaces, DEL, non-ASCII letters, and
+    """Seeded random texts whose tokens are 1-40 characters long (so tokens, and 2- and 3-byte spaces, end at
+    every offset of the 8-byte words and 64-byte blocks the split reads) and mix letters, ASCII controls that are not spaces, DEL, non-ASCII letters, and
     characters whose UTF-8 starts like a space's (U+00A1, U+2030): the compiled split gives str.split() or
     split(" ") exactly."""
     import dialeval.metrics.embedding as emb

@@ -61,7 +61,8 @@ def _space_len(buf, i, n):
     return 0
 
 
-PADDING = 16  # NUL bytes after the last text: the 16-byte reads of the last token stay in the buffer
+PADDING = 80  # NUL bytes after the last text: a 64-byte block's 8-byte reads from any position up to the
+# end stay in the buffer
 
 
 def word_view(buf: np.ndarray) -> np.ndarray:
@@ -117,119 +118,186 @@ def split_chunk(buf, words, n_texts, classes, table, spellings, word_end, word_k
 
 
 @njit(cache=True, nogil=True)
+def _separator_bits(x, whitespace):
+    """The separator bytes of ``x`` (8 bytes, little-endian) as 8 bits, or -1 when some byte needs the class
+    table: whitespace: NUL and the ASCII bytes below 0x21 are exact only when each is NUL or a space, and a
+    non-ASCII byte may start a whitespace character; space: NUL and the space, always exact."""
+    low7 = x & _LOW7
+    zero = ~((low7 + _LOW7) | x) & _HIGH  # bytes == 0, exact per byte (no carry crosses a byte)
+    y = x ^ _SPACES
+    space = ~(((y & _LOW7) + _LOW7) | y) & _HIGH  # bytes == 0x20
+    if whitespace:
+        below = ~((low7 + _BELOW_21) | x) & _HIGH  # ASCII bytes < 0x21
+        if (below != (zero | space)) or (x & _HIGH) != 0:
+            return np.int64(-1)
+    return np.int64((((zero | space) >> np.uint64(7)) * _GATHER_BITS) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True)
 def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_end, word_key, state):
     """The split from ``state`` on; 0 at the end, -1 when a text holds NUL, else the bytes a new spelling needs
     (room is short in ``spellings``, ``word_end`` or the table: kept at most 1/3 full, which keeps probe
-    sequences short: at 2/3 the corpus split took 18 % longer) with ``state`` at that
-    token's start."""
+    sequences short: at 2/3 the corpus split took 18 % longer) with ``state`` at that token's start.
+
+    64 bytes at a time: a bit mask of separators (8 bytes per SWAR step, :func:`_separator_bits`; the class
+    table byte by byte only for blocks with non-ASCII or unusual control bytes), then tokens from its
+    transitions (one tzcnt per start and per end), NULs counted with popcnt."""
     n = len(buf) - PADDING
     mask = len(table) - 1
     whitespace = classes[0x09] == SEP
-    i, text, n_tok, n_words, used = state[0], state[1], state[2], state[3], state[4]
-    while i < n:
-        cls = classes[buf[i]]
-        if cls == TEXT_END:
-            text += 1
-            i += 1
-            if text == len(lengths):  # more NULs than text breaks: some text holds one
-                return -1
-            continue
-        if cls == SEP:
-            i += 1
-            continue
-        if cls == LEAD:
-            s = _space_len(buf, i, n)
-            if s:
-                i += s
-                continue
-        start = i
-        i += 1
-        while True:  # the token's end, 16 bytes at a time without a branch (see _breaks; the padding is 16)
-            a = _lowest_byte(_breaks(words[i], whitespace))  # 8 when no byte may break
-            b = _lowest_byte(_breaks(words[i + 8], whitespace))
-            i += a + (b if a == 8 else 0)
-            if a + b == 16:
-                continue
-            cls = classes[buf[i]]
-            if cls == TOKEN or (cls == LEAD and _space_len(buf, i, n) == 0):
-                i += 1
-                continue
-            break
-        size = i - start
-        # the bytes as little-endian 8-byte words (unaligned loads through ``words``; the buffer has 16 bytes of
-        # padding), masked to the token without branches: k0, k1 are the first two; the hash mixes them all
-        k0 = words[start] & _mask(min(size, 8))
-        k1 = words[start + 8] & _mask(min(max(size - 8, 0), 8))
-        h = _start_hash(k0, k1, size)
-        for q in range(16, size, 8):  # tokens over 16 bytes (rare)
-            h ^= h >> np.uint64(32)
-            h = (h ^ (words[start + q] & _mask(min(size - q, 8)))) * np.uint64(0xC2B2AE3D27D4EB4F)
-        h = _finish(h)
-        tag = h >> np.uint64(32)
-        slot = np.int64(h & np.uint64(mask))
-        w = -1
-        while table[slot] != 0:
-            e = table[slot]
-            if e >> np.uint64(32) == tag:
-                v = np.int64(e & np.uint64(0xFFFFFFFF)) - 1
-                # no token byte is 0 (NUL separates texts), so k0 and k1 also fix the size of a token of at most
-                # 16 bytes
-                if word_key[v, 0] == k0 and word_key[v, 1] == k1:
-                    if size <= 16:
-                        w = v
-                        break
-                    s0 = word_end[v - 1] if v > 0 else 0
-                    if word_end[v] - s0 == size:
-                        same = True
-                        for q in range(16, size):
-                            if spellings[s0 + q] != buf[start + q]:
-                                same = False
-                                break
-                        if same:
+    p, text, n_tok, n_words, used = state[0], state[1], state[2], state[3], state[4]
+    n_texts = len(lengths)
+    prev_token = np.uint64(0)  # 1: the byte before p is a token byte (p is always a token start or 0 here)
+    pending = np.int64(-1)  # the start of a token that runs into this block
+    forced = 0  # leading bytes of this block that continue a multi-byte space of the previous one
+    while p <= n:
+        sep = np.uint64(0)
+        nul = np.uint64(0)
+        slow = False
+        for q in range(8):
+            bits = _separator_bits(words[p + 8 * q], whitespace)
+            if bits < 0:
+                slow = True
+                break
+            sep |= np.uint64(bits) << np.uint64(8 * q)
+        if slow or forced:
+            sep = np.uint64(0)
+            j = forced
+            for q in range(forced):
+                sep |= np.uint64(1) << np.uint64(q)
+            forced = 0
+            while j < 64:
+                cls = classes[buf[p + j]]
+                if cls == SEP or cls == TEXT_END:
+                    sep |= np.uint64(1) << np.uint64(j)
+                    j += 1
+                elif cls == LEAD:
+                    s = _space_len(buf, p + j, n)
+                    if s == 0:
+                        j += 1
+                        continue
+                    for q in range(s):
+                        if j + q < 64:
+                            sep |= np.uint64(1) << np.uint64(j + q)
+                    if j + s > 64:
+                        forced = j + s - 64
+                    j += s
+                else:
+                    j += 1
+        for q in range(8):  # NULs: text ends (exact per byte)
+            x = words[p + 8 * q]
+            z = ~(((x & _LOW7) + _LOW7) | x) & _HIGH
+            nul |= ((z >> np.uint64(7)) * _GATHER_BITS >> np.uint64(56)) << np.uint64(8 * q)
+        rest = n - p  # position n (a NUL) ends the last token; bytes after it are padding
+        if rest < 63:
+            keep = (np.uint64(1) << np.uint64(rest + 1)) - np.uint64(1)
+            sep = (sep & keep) | (np.uint64(1) << np.uint64(rest))
+            nul &= keep >> np.uint64(1)
+        elif rest == 63:
+            nul &= ~(np.uint64(1) << np.uint64(63))
+            sep |= np.uint64(1) << np.uint64(63)
+        if text + _bit_count(nul) >= n_texts:  # more NULs than text breaks: some text holds one
+            return -1
+        tok = ~sep
+        if rest < 64:
+            tok &= (np.uint64(1) << np.uint64(rest)) - np.uint64(1)
+        before = (tok << np.uint64(1)) | prev_token
+        starts = tok & ~before
+        ends = sep & before
+        while True:
+            if pending < 0:
+                if starts == 0:
+                    break
+                s = _trailing_zeros(starts)
+                starts &= starts - np.uint64(1)
+                pending = p + s
+            if ends == 0:
+                break
+            e = _trailing_zeros(ends)
+            ends &= ends - np.uint64(1)
+            start = pending
+            pending = -1
+            t_text = text + _bit_count(nul & ((np.uint64(1) << np.uint64(e)) - np.uint64(1)))
+            size = p + e - start
+            k0 = words[start] & _mask(min(size, 8))
+            k1 = words[start + 8] & _mask(min(max(size - 8, 0), 8))
+            h = _start_hash(k0, k1, size)
+            for q in range(16, size, 8):  # tokens over 16 bytes (rare)
+                h ^= h >> np.uint64(32)
+                h = (h ^ (words[start + q] & _mask(min(size - q, 8)))) * np.uint64(0xC2B2AE3D27D4EB4F)
+            h = _finish(h)
+            tag = h >> np.uint64(32)
+            slot = np.int64(h & np.uint64(mask))
+            w = -1
+            while table[slot] != 0:
+                en = table[slot]
+                if en >> np.uint64(32) == tag:
+                    v = np.int64(en & np.uint64(0xFFFFFFFF)) - 1
+                    if word_key[v, 0] == k0 and word_key[v, 1] == k1:
+                        if size <= 16:
                             w = v
                             break
-            slot = (slot + 1) & mask
-        if w < 0:  # a new spelling
-            if used + size > len(spellings) or n_words == len(word_end) or 3 * n_words + 3 > len(table):
-                state[0], state[1], state[2], state[3], state[4] = start, text, n_tok, n_words, used
-                return max(size, 1)
-            for k in range(size):
-                spellings[used + k] = buf[start + k]
-            used += size
-            w = n_words
-            word_end[w] = used
-            word_key[w, 0] = k0
-            word_key[w, 1] = k1
-            table[slot] = (tag << np.uint64(32)) | np.uint64(w + 1)
-            n_words += 1
-        token_word[n_tok] = w
-        n_tok += 1
-        lengths[text] += 1
-    state[0], state[1], state[2], state[3], state[4] = i, text, n_tok, n_words, used
+                        s0 = word_end[v - 1] if v > 0 else 0
+                        if word_end[v] - s0 == size:
+                            same = True
+                            for q in range(16, size):
+                                if spellings[s0 + q] != buf[start + q]:
+                                    same = False
+                                    break
+                            if same:
+                                w = v
+                                break
+                slot = (slot + 1) & mask
+            if w < 0:  # a new spelling
+                if used + size > len(spellings) or n_words == len(word_end) or 3 * n_words + 3 > len(table):
+                    state[0], state[1], state[2], state[3], state[4] = start, t_text, n_tok, n_words, used
+                    return max(size, 1)
+                for k in range(size):
+                    spellings[used + k] = buf[start + k]
+                used += size
+                w = n_words
+                word_end[w] = used
+                word_key[w, 0] = k0
+                word_key[w, 1] = k1
+                table[slot] = (tag << np.uint64(32)) | np.uint64(w + 1)
+                n_words += 1
+            token_word[n_tok] = w
+            n_tok += 1
+            lengths[t_text] += 1
+        text += _bit_count(nul)
+        prev_token = tok >> np.uint64(63)
+        p += 64
+    state[0], state[1], state[2], state[3], state[4] = p, text, n_tok, n_words, used
     return 0
 
 
-_ONES = np.uint64(0x0101010101010101)
+# SWAR constants: every byte 0x7F, 0x20, 0x5F (0x80 - 0x21), 0x80; _GATHER_BITS moves the bit 0 of each byte
+# to bit 56 + (byte index) when multiplied (the 8 products never overlap, so no carry disturbs the top byte)
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_SPACES = np.uint64(0x2020202020202020)
+_BELOW_21 = np.uint64(0x5F5F5F5F5F5F5F5F)
 _HIGH = np.uint64(0x8080808080808080)
+_GATHER_BITS = np.uint64(0x0102040810204080)
 
 
-@njit(cache=True, nogil=True)
-def _breaks(x, whitespace):
-    """The bytes of ``x`` (8 bytes, little-endian) that may end a token, as their high bits; the lowest one set
-    is exact (a borrow only reaches bytes above a flagged one). whitespace: bytes below 0x21 (NUL, the ASCII
-    spaces and other controls) and every non-ASCII byte; else NUL and the space."""
-    if whitespace:
-        return ((x - np.uint64(0x21) * _ONES) | x) & _HIGH
-    y = x ^ (np.uint64(0x20) * _ONES)
-    return (((x - _ONES) & ~x) | ((y - _ONES) & ~y)) & _HIGH
+@intrinsic
+def _trailing_zeros(typingctx, x):
+    """The index of the lowest set bit of a uint64 (64 when none): one tzcnt."""
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return types.int64(types.uint64), codegen
 
 
-@njit(cache=True, nogil=True)
-def _lowest_byte(f):
-    """The index of the lowest byte whose high bit is set in ``f`` (only high bits set; 8 when ``f`` is 0): the
-    bytes below it become 0x01 each, and a multiplication sums them into the top byte."""
-    below = ((f & (np.uint64(0) - f)) >> np.uint64(7)) - np.uint64(1)
-    return np.int64(((below & _ONES) * _ONES) >> np.uint64(56))
+@intrinsic
+def _bit_count(typingctx, x):
+    """The number of set bits of a uint64: one popcnt."""
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.int64(types.uint64), codegen
 
 
 @njit(cache=True, nogil=True)
