@@ -588,7 +588,7 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
 
     The kernel reads the vectors in their own dtype (float32 widens exactly; all arithmetic is float64) from
     a copy whose rows are padded with zero columns to a multiple of 8 (whole SIMD vectors). Pairs are cut into
-    one contiguous range per available core, of about equal work (sum over pairs of h·r + h + r), scored on
+    contiguous ranges of about equal work (sum over pairs of h·r + h + r), four per available core, scored on
     threads (the kernel releases the GIL); each pair's numbers depend on that pair alone, so the split never
     changes a value."""
     kernels = _kernels()
@@ -607,7 +607,10 @@ def _pair_scores(matrix: np.ndarray, rows: np.ndarray, starts: np.ndarray, lengt
     lh, lr = lengths[ph], lengths[pr]
     work = np.cumsum(lh * lr + lh + lr)
     n_threads = _threads() if work[-1] >= _PARALLEL_WORK else 1
-    cuts = [0, *np.searchsorted(work, work[-1] * np.arange(1, n_threads) / n_threads).tolist(), n_pairs]
+    # 4 ranges per thread, taken in turn by whichever thread is free: a thread slowed by other jobs on the
+    # machine holds up the rest by a quarter of its share at most
+    n_ranges = 4 * n_threads if n_threads > 1 else 1
+    cuts = [0, *np.searchsorted(work, work[-1] * np.arange(1, n_ranges) / n_ranges).tolist(), n_pairs]
     args = (vec, inv_norm, d, rows, starts, lengths, ph, pr)
     tail = (_TIES[opts.extrema_tie], opts.greedy == "cosine", opts.greedy == "dot",
             out["embedding-average"], out["vector-extrema"], out["greedy-matching"])
