@@ -277,6 +277,16 @@ def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest, di
                 assert got.per_pair[m][i] == pytest.approx(want[m], abs=1e-12), (preset, m, i)
 
 
+def test_pair_kernel_fast_math_keeps_infinities():
+    """The pair kernel marks padding and starts running maxima with -inf: neither it nor any function it calls
+    may let LLVM assume there are no infinities or NaNs (numba hands a callee without its own flags the
+    caller's, so each names them)."""
+    kernels = pytest.importorskip("dialeval.metrics.embedding_kernels")
+    for fn in (kernels.pair_scores, kernels._tile_max, kernels._extremum):
+        flags = fn.targetoptions.get("fastmath")
+        assert isinstance(flags, set) and not flags & {"nnan", "ninf", "fast"}, fn.__name__
+
+
 @pytest.mark.parametrize("hl,rl", [(1, 1), (3, 5), (4, 4), (5, 13), (9, 3), (13, 17)])
 def test_greedy_when_every_similarity_is_negative(hl, rl):
     """Sentences are padded to whole tiles with zero similarities; when every real similarity is negative the

@@ -428,8 +428,15 @@ def spelling_buffer(spellings, word_end, n_words):
 # Extrema ties (EmbeddingOptions.extrema_tie) as kernel codes.
 TIE_MAX, TIE_MIN, TIE_NLG_EVAL = 0, 1, 2
 
+# The fast-math flags of the pair kernel and everything it calls: sums may be reordered (the d-long sums
+# vectorise) and multiply-adds fused, but never 'nnan' or 'ninf': the kernels use -inf and +inf as the start
+# of running maxima and minima and as the mark of padding, which those flags would let LLVM fold away. Every
+# function the kernel calls names these flags itself, because numba gives a callee without its own the
+# caller's, and caches whichever version compiled first.
+_FAST = {"nsz", "arcp", "contract", "reassoc"}
 
-@njit(cache=True, nogil=True)
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def _extremum(mx, mn, tie):
     """max if max > |min|, min if |min| > max; a tie per ``tie`` (nlg-eval: min, and 0 where min == 0)."""
     if tie == TIE_MAX:
@@ -441,7 +448,7 @@ def _extremum(mx, mn, tie):
     return e
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def pair_scores(vec, inv_norm, d, rows, starts, lengths, hyp_of_pair, ref_of_pair, first, last, tie, cosine,
                 floor_zero, out_avg, out_ext, out_gre):
     """Scores of pairs ``first`` .. ``last - 1`` into the three output arrays (a pair with an empty side: 0).
@@ -487,11 +494,11 @@ def pair_scores(vec, inv_norm, d, rows, starts, lengths, hyp_of_pair, ref_of_pai
         e_hh = 0.0
         e_rr = 0.0
         for k in range(d):
-            a = stats[0, 0, k]
-            b = stats[1, 0, k]
-            dot += a * b
-            hh += a * a
-            rr += b * b
+            sh = stats[0, 0, k]
+            sr = stats[1, 0, k]
+            dot += sh * sr
+            hh += sh * sh
+            rr += sr * sr
             eh = _extremum(stats[0, 1, k], stats[0, 2, k], tie)
             er = _extremum(stats[1, 1, k], stats[1, 2, k], tie)
             e_dot += eh * er
@@ -502,9 +509,8 @@ def pair_scores(vec, inv_norm, d, rows, starts, lengths, hyp_of_pair, ref_of_pai
         den = np.sqrt(e_hh * e_rr)
         out_ext[p] = e_dot / den if den > 0.0 else 0.0
 
-        # greedy: zero rows pad both sides to whole tiles (they never win a maximum, see _tile_max)
-        for i in range(hl, hp):
-            h_vecs[i, :] = 0.0
+        # greedy: reference tokens in blocks of 4, the last one padded with zero vectors (they never win a
+        # maximum, see _tile_max_intrinsic); hypothesis tokens 4 at a time, the last group as it is
         for i in range(rl, rp):
             r_vecs[i, :] = 0.0
         _blocks_of_four(r_vecs, rp, d, r_blocks)
@@ -513,19 +519,14 @@ def pair_scores(vec, inv_norm, d, rows, starts, lengths, hyp_of_pair, ref_of_pai
         for j in range(rp):
             best_r[j] = -np.inf
         n_blocks = rp // 4
-        for i in range(0, hp, 4):
+        for i in range(0, hl, 4):
+            n_rows = min(4, hl - i)
             b = 0
-            while b < n_blocks:  # 4 x 12 tiles, 4 x 8 when 2 or 4 blocks remain, 4 x 4 for a last one
+            while b < n_blocks:  # 12 reference tokens at a time, 8 when 2 or 4 blocks remain, 4 for a last one
                 left = n_blocks - b
-                if left == 3 or left >= 5:
-                    _tile_max_12(h_vecs, i, r_blocks, b, d, hl, rl, best_h, best_r)
-                    b += 3
-                elif left == 1:
-                    _tile_max_4(h_vecs, i, r_blocks, b, d, hl, rl, best_h, best_r)
-                    b += 1
-                else:
-                    _tile_max_8(h_vecs, i, r_blocks, b, d, hl, rl, best_h, best_r)
-                    b += 2
+                n_cols = 3 if (left == 3 or left >= 5) else (1 if left == 1 else 2)
+                _tile_max(h_vecs, i, n_rows, r_blocks, b, n_cols, d, rl, best_h, best_r)
+                b += n_cols
         g_h = 0.0
         for i in range(hl):
             g_h += max(best_h[i], 0.0) if floor_zero else best_h[i]
@@ -733,67 +734,64 @@ def _blocks_of_four(typingctx, src, n, d, out):
     return sig, codegen
 
 
-def _tile_max_intrinsic(n_blocks: int):
-    """An intrinsic for tiles of 4 hypothesis tokens x ``n_blocks`` blocks of 4 reference tokens."""
+def _tile_max_intrinsic(n_rows: int, n_blocks: int):
+    """An intrinsic for tiles of ``n_rows`` hypothesis tokens x ``n_blocks`` blocks of 4 reference tokens."""
     lanes = _TILE_LANES
 
     @intrinsic
-    def tile_max(typingctx, h_vecs, i0, r_blocks, b0, d, hl, rl, best_h, best_r):
-        """Similarities of hypothesis tokens i0 .. i0 + 3 with reference tokens 4 b0 .. 4 (b0 + n_blocks) - 1
-        (dot products over the first ``d`` columns: 4 x n_blocks vectors of 4 running sums, one fused
-        multiply-add per vector and column), then best_h[i] = max(best_h[i], that row's maximum) and
-        best_r[j] likewise per column. Rows i >= hl and columns j >= rl are padding: -inf is added to them
-        before taking maxima, so they never win one (whatever the sign of the real similarities)."""
-        sig = types.void(h_vecs, i0, r_blocks, b0, d, hl, rl, best_h, best_r)
+    def tile_max(typingctx, h_vecs, i0, r_blocks, b0, d, rl, best_h, best_r):
+        """Similarities of hypothesis tokens i0 .. i0 + n_rows - 1 with reference tokens 4 b0 .. 4 (b0 +
+        n_blocks) - 1 (dot products over the first ``d`` columns: n_rows x n_blocks vectors of 4 running sums,
+        one fused multiply-add per vector and column), then best_h[i] = max(best_h[i], that row's maximum)
+        and best_r[j] likewise per column (4 lanes of best_h are rewritten; those past the tile's rows keep
+        their value). Columns j >= rl are padding: -inf is added to them before the row maxima, so they
+        never win one (whatever the sign of the real similarities)."""
+        sig = types.void(h_vecs, i0, r_blocks, b0, d, rl, best_h, best_r)
 
         def codegen(context, builder, signature, args):
-            h_, i0_, rb_, b0_, d_, hl_, rl_, bh_, br_ = args
+            h_, i0_, rb_, b0_, d_, rl_, bh_, br_ = args
             h_arr = context.make_array(signature.args[0])(context, builder, h_)
             rb_arr = context.make_array(signature.args[2])(context, builder, rb_)
-            bh_arr = context.make_array(signature.args[7])(context, builder, bh_)
-            br_arr = context.make_array(signature.args[8])(context, builder, br_)
+            bh_arr = context.make_array(signature.args[6])(context, builder, bh_)
+            br_arr = context.make_array(signature.args[7])(context, builder, br_)
             vty = ir.VectorType(_F64, lanes)
             h_cols = builder.extract_value(h_arr.shape, 1)
             block_size = builder.mul(builder.extract_value(rb_arr.shape, 1), _i64(lanes))
-            h_rows = [builder.gep(h_arr.data, [builder.mul(builder.add(i0_, _i64(i)), h_cols)]) for i in range(4)]
+            h_rows = [builder.gep(h_arr.data, [builder.mul(builder.add(i0_, _i64(i)), h_cols)]) for i in range(n_rows)]
             blocks = [builder.gep(rb_arr.data, [builder.mul(builder.add(b0_, _i64(b)), block_size)])
                       for b in range(n_blocks)]
             fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty, [vty] * 3),
                                                  "llvm.fmuladd.v4f64")
             zero = ir.Constant(vty, [0.0] * lanes)
-            minus_inf = ir.Constant(_F64, -np.inf)
+            none = ir.Constant(vty, [-np.inf] * lanes)
 
             def column(k, acc):
                 ys = [builder.load(_vector_at(builder, builder.gep(blocks[b], [builder.mul(k, _i64(lanes))]), vty),
                                    align=8) for b in range(n_blocks)]
                 nxt = []
-                for i in range(4):
+                for i in range(n_rows):
                     x = _splat(builder, builder.load(builder.gep(h_rows[i], [k])), lanes)
                     nxt += [builder.call(fma, [x, ys[b], acc[i * n_blocks + b]]) for b in range(n_blocks)]
                 return nxt
 
-            acc = _ir_loop(builder, _i64(0), d_, [zero] * (4 * n_blocks), column)
-            row_pad = [builder.select(builder.icmp_signed("<", builder.add(i0_, _i64(i)), hl_), ir.Constant(_F64, 0.0),
-                                      minus_inf) for i in range(4)]
+            acc = _ir_loop(builder, _i64(0), d_, [zero] * (n_rows * n_blocks), column)
             lane_no = ir.Constant(ir.VectorType(_I64, lanes), list(range(lanes)))
             col_pad = []
             for b in range(n_blocks):
                 j = builder.add(_splat(builder, builder.mul(builder.add(b0_, _i64(b)), _i64(lanes)), lanes), lane_no)
-                col_pad.append(builder.select(builder.icmp_signed("<", j, _splat(builder, rl_, lanes)), zero,
-                                              ir.Constant(vty, [-np.inf] * lanes)))
-            for b in range(n_blocks):  # each column's maximum over the 4 rows
-                m = None
-                for i in range(4):
-                    v = builder.fadd(acc[i * n_blocks + b], _splat(builder, row_pad[i], lanes))
-                    m = v if m is None else _larger(builder, m, v)
+                col_pad.append(builder.select(builder.icmp_signed("<", j, _splat(builder, rl_, lanes)), zero, none))
+            for b in range(n_blocks):  # each column's maximum over the rows (padding columns are never read)
+                m = acc[b]
+                for i in range(1, n_rows):
+                    m = _larger(builder, m, acc[i * n_blocks + b])
                 at = _vector_at(builder, builder.gep(br_arr.data, [builder.mul(builder.add(b0_, _i64(b)), _i64(lanes))]), vty)
                 builder.store(_larger(builder, builder.load(at, align=8), m), at, align=8)
             per_row = []
             for i in range(4):  # each row's maximum over the blocks, lane-wise; then across lanes, 4 rows at once
-                m = None
-                for b in range(n_blocks):
+                m = none
+                for b in range(n_blocks if i < n_rows else 0):
                     v = builder.fadd(acc[i * n_blocks + b], col_pad[b])
-                    m = v if m is None else _larger(builder, m, v)
+                    m = v if b == 0 else _larger(builder, m, v)
                 per_row.append(m)
             m01 = _larger(builder, _shuffle4(builder, per_row[0], per_row[1], [0, 4, 2, 6]),
                           _shuffle4(builder, per_row[0], per_row[1], [1, 5, 3, 7]))
@@ -809,6 +807,40 @@ def _tile_max_intrinsic(n_blocks: int):
     return tile_max
 
 
-_tile_max_4 = _tile_max_intrinsic(1)
-_tile_max_8 = _tile_max_intrinsic(2)
-_tile_max_12 = _tile_max_intrinsic(3)
+_tile_1x4, _tile_1x8, _tile_1x12 = (_tile_max_intrinsic(1, b) for b in (1, 2, 3))
+_tile_2x4, _tile_2x8, _tile_2x12 = (_tile_max_intrinsic(2, b) for b in (1, 2, 3))
+_tile_3x4, _tile_3x8, _tile_3x12 = (_tile_max_intrinsic(3, b) for b in (1, 2, 3))
+_tile_4x4, _tile_4x8, _tile_4x12 = (_tile_max_intrinsic(4, b) for b in (1, 2, 3))
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _tile_max(h_vecs, i, n_rows, r_blocks, b, width, d, rl, best_h, best_r):
+    """The tile of ``n_rows`` (1-4) hypothesis tokens from i x ``width`` (1-3) blocks of reference tokens from
+    block b (see :func:`_tile_max_intrinsic`): the last group of rows computes only the rows it has."""
+    if n_rows == 4:
+        if width == 3:
+            _tile_4x12(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+        elif width == 2:
+            _tile_4x8(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+        else:
+            _tile_4x4(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+    elif n_rows == 3:
+        if width == 3:
+            _tile_3x12(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+        elif width == 2:
+            _tile_3x8(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+        else:
+            _tile_3x4(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+    elif n_rows == 2:
+        if width == 3:
+            _tile_2x12(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+        elif width == 2:
+            _tile_2x8(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+        else:
+            _tile_2x4(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+    elif width == 3:
+        _tile_1x12(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+    elif width == 2:
+        _tile_1x8(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
+    else:
+        _tile_1x4(h_vecs, i, r_blocks, b, d, rl, best_h, best_r)
