@@ -543,23 +543,21 @@ def _split_parts(texts: list[str], whitespace: bool) -> tuple[list[str], TokenPa
 
 
 def _utf8_joined(texts: list[str], padding: str) -> bytes:
-    """The UTF-8 of ``texts`` joined by NUL, then a NUL and ``padding``. Runs of ASCII texts (``str.isascii``
-    reads a flag) are joined and encoded as runs, each a plain copy, the others one by one: a chunk joined
-    whole takes its widest character's width, and its encoding is then a real transcoding of every character
-    (a third of the time on a corpus with one non-ASCII text in a hundred). surrogatepass: a lone surrogate
-    is a character like any other (never whitespace), kept in its token."""
+    """The UTF-8 of ``texts`` joined by NUL, then a NUL and ``padding``; ``texts`` is the caller's own list
+    (its items may be replaced). Each non-ASCII text (``str.isascii`` reads a flag) is replaced by its UTF-8
+    bytes read as Latin-1 characters, so the joined string keeps one byte per character and its Latin-1
+    encoding is a plain copy: a chunk joined as it is takes its widest character's width, and encoding it
+    is then a real transcoding of every character (a third of the time on a corpus with one non-ASCII text
+    in a hundred). surrogatepass: a lone surrogate is a character like any other (never whitespace), kept
+    in its token."""
     ascii_text = list(map(str.isascii, texts))
-    pieces = []
-    start = 0
-    with suppress(ValueError):  # list.index: no other non-ASCII text
-        while True:
-            k = ascii_text.index(False, start)
-            if k > start:  # a run of no text is no piece (a run of one empty text is b"")
-                pieces.append("\0".join(texts[start:k]).encode("ascii"))
-            pieces.append(texts[k].encode("utf-8", "surrogatepass"))
-            start = k + 1
-    pieces.append("\0".join([*texts[start:], padding]).encode("ascii"))
-    return b"\0".join(pieces)
+    if not all(ascii_text):
+        k = -1
+        with suppress(ValueError):  # list.index: no other non-ASCII text
+            while True:
+                k = ascii_text.index(False, k + 1)
+                texts[k] = texts[k].encode("utf-8", "surrogatepass").decode("latin-1")
+    return "\0".join([*texts, padding]).encode("latin-1")
 
 
 def _token_rows(parts: TokenParts, word_rows: np.ndarray, oov_row: int):
