@@ -5,7 +5,9 @@ efficiently one call per pair, and batching pairs in numpy costs gathers and tem
 arithmetic (see ``benchmarks/bench_embedding.py``). numba compiles these loops once, caches the machine code
 beside this file (``cache=True``; numba checks the cached code against this file's timestamp and size and the
 argument types and recompiles on any change), and releases the GIL (``nogil=True``) so disjoint ranges of pairs run
-on several threads.
+on several threads. The innermost steps of the pair kernel are LLVM vector code written through numba
+intrinsics (section "explicit SIMD"); they live in this file so that a cache keyed on it never outlives a
+change to them.
 
 Everything here is plain arithmetic on arrays that :mod:`dialeval.metrics.embedding` prepares and checks; no
 function here raises on user input.
