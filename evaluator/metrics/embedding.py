@@ -73,7 +73,6 @@ import re
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
 from itertools import chain
-from operator import itemgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -334,8 +333,14 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     opts = options_for(options) if isinstance(options, str) else (options or PRESETS[DEFAULT_PRESET])
     if len(hyps) != len(refs):
         raise UsageError(f"{len(hyps)} hypotheses but {len(refs)} reference lists")
+    one_each = None
     if set(map(type, refs)) <= {list, tuple}:
-        ref_counts = np.fromiter(map(len, refs), np.int64, len(refs))
+        with suppress(ValueError):  # one reference per hypothesis (the common case): one pass over the lists
+            one_each = [r for (r,) in refs]
+        if one_each is None:
+            ref_counts = np.fromiter(map(len, refs), np.int64, len(refs))
+        else:
+            ref_counts = np.ones(len(refs), np.int64)
     else:
         ref_counts = np.fromiter((len(r) if isinstance(r, list | tuple) else -1 for r in refs), np.int64, len(refs))
     if len(ref_counts) and ref_counts.min() < 1:
@@ -344,10 +349,7 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
 
     # Sentence k: hypotheses first, then every reference in order (no de-duplication: hashing 200,000 texts
     # costs more than it saves, and every later step is linear in the tokens anyway).
-    if len(refs) and ref_counts.max() == 1:  # one reference each: a third of chain()'s time
-        texts = [*hyps, *map(itemgetter(0), refs)]
-    else:
-        texts = [*hyps, *chain.from_iterable(refs)]
+    texts = [*hyps, *(chain.from_iterable(refs) if one_each is None else one_each)]
     n_refs = len(texts) - len(hyps)
     n_h = len(hyps)
     words, parts = corpus_token_parts(texts, opts)
