@@ -74,7 +74,8 @@ def word_view(buf: np.ndarray) -> np.ndarray:
 
 def new_vocabulary():
     """The empty state :func:`split_chunk` numbers spellings in: the hash table (one uint64 per slot: the hash's
-    high 32 bits, then the spelling's number + 1; 0 = free; 8 bytes a slot keep it cache-resident), the
+    low 32 bits as a tag, then the spelling's number + 1; 0 = free; 8 bytes a slot keep it cache-resident; the
+    slot is the hash's top bits, see :func:`_slot_shift`), the
     spellings' bytes, each spelling's end in them and first 16 bytes (two words), and the counts (words, bytes in use)."""
     return (np.zeros(4096, np.uint64), np.empty(1 << 16, np.uint8), np.empty(1024, np.int64),
             np.empty((1024, 2), np.uint64), np.zeros(2, np.int64))
@@ -146,6 +147,7 @@ def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_
     transitions (one tzcnt per start and per end), NULs counted with popcnt."""
     n = len(buf) - PADDING
     mask = len(table) - 1
+    shift = _slot_shift(len(table))
     whitespace = classes[0x09] == SEP
     p, text, n_tok, n_words, used = state[0], state[1], state[2], state[3], state[4]
     n_texts = len(lengths)
@@ -227,9 +229,8 @@ def _split_run(buf, words, classes, token_word, lengths, table, spellings, word_
             for q in range(16, size, 8):  # tokens over 16 bytes (rare)
                 h ^= h >> np.uint64(32)
                 h = (h ^ (words[start + q] & _mask(min(size - q, 8)))) * np.uint64(0xC2B2AE3D27D4EB4F)
-            h = _finish(h)
-            tag = h >> np.uint64(32)
-            slot = np.int64(h & np.uint64(mask))
+            tag = h & np.uint64(0xFFFFFFFF)
+            slot = np.int64(h >> shift)
             w = -1
             while table[slot] != 0:
                 en = table[slot]
@@ -322,19 +323,18 @@ def _spelling_hash(data, start, size):
     for q in range(16, size, 8):
         h ^= h >> np.uint64(32)
         h = (h ^ _bytes_at(data, start + q, min(size - q, 8))) * np.uint64(0xC2B2AE3D27D4EB4F)
-    return _finish(h)
+    return h
 
 
 @njit(cache=True, nogil=True)
-def _finish(h):
-    """Every bit of ``h`` into every bit of the result (MurmurHash3's 64-bit finaliser): the table's slot comes
-    from the low bits, which a multiplication alone fills from the first bytes only."""
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xFF51AFD7ED558CCD)
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xC4CEB9FE1A85EC53)
-    h ^= h >> np.uint64(33)
-    return h
+def _slot_shift(size):
+    """A hash's slot in a table of ``size`` (a power of 2) slots is its top log2(size) bits: the last
+    multiplication mixes every input bit into them (its low bits see only the low bits of its operands, so
+    they make the 32-bit tag, a filter before the exact comparison, not the slot)."""
+    bits = 0
+    while (1 << bits) < size:
+        bits += 1
+    return np.uint64(64 - bits)
 
 
 @njit(cache=True, nogil=True)
@@ -351,13 +351,14 @@ def _rehash(table, word_end, word_key, spellings):
     """The table at twice the size (each spelling's hash recomputed from its bytes, as :func:`_split_run` does)."""
     out = np.zeros(2 * len(table), np.uint64)
     mask = len(out) - 1
+    shift = _slot_shift(len(out))
     for q in range(len(table)):
         e = table[q]
         if e != 0:
             v = np.int64(e & np.uint64(0xFFFFFFFF)) - 1
             s0 = word_end[v - 1] if v > 0 else 0
             h = _spelling_hash(spellings, s0, word_end[v] - s0)
-            s = np.int64(h & np.uint64(mask))
+            s = np.int64(h >> shift)
             while out[s] != 0:
                 s = (s + 1) & mask
             out[s] = e
