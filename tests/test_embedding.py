@@ -561,6 +561,31 @@ def test_cli_json_per_pair_and_errors(tmp_path):
     assert p.returncode == 1 and "no pair could be scored" in p.stderr and "2 of 4 tokens" not in p.stderr
 
 
+def test_a_pair_too_long_to_compare_is_refused(monkeypatch, toy):
+    """Greedy matching compares every token of a pair with every other: a pair over MAX_TOKEN_PAIRS is one usage
+    error naming both lines (the reference's own line number when references come from several files)."""
+    import dialeval.metrics.embedding as emb
+
+    monkeypatch.setattr(emb, "MAX_TOKEN_PAIRS", 12)
+    ok = score_pairs(["a b c", "a a a"], [["b"], ["c c c c"]], "paper", toy)  # 3 x 4 = 12: scored
+    assert ok.summaries["greedy-matching"].n == 2
+    with pytest.raises(UsageError, match=r"^hypothesis line 2 and reference file 2 line 7: 3 x 5 words with "
+                                         r"vectors, over the 12 word pairs greedy matching compares for one pair"):
+        score_pairs(["a", "a b zz c"], [["b", "c"], ["c", "a a b b c"]], "paper", toy, ref_lines=[[1, 1], [2, 7]])
+
+
+def test_cli_refuses_a_hostile_long_line(tmp_path):
+    """Two lines of 10,001 words (10^8 word pairs and more): refused at once, exit 2, one line."""
+    pytest.importorskip("gensim")
+    files = _write_formats(tmp_path)
+    (tmp_path / "h.txt").write_text("a b\n" + "a " * 10_001 + "\n", encoding="utf-8")
+    p = _run("--hyp", "h.txt", "--ref", "h.txt", "--vectors", str(files["gensim"]), cwd=tmp_path)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == ("dialeval: error: hypothesis line 2 and reference file 1 line 2: 10,001 x 10,001 "
+                                "words with vectors, over the 100,000,000 word pairs greedy matching compares for "
+                                "one pair (split such lines)")
+
+
 def test_cli_without_extras_says_how_to_install(monkeypatch, tmp_path):
     import importlib.util
 

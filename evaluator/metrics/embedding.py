@@ -386,6 +386,9 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     if opts.empty == "error" and not both.all():
         owner = np.repeat(np.arange(n_h), ref_counts)
         _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines)
+    token_pairs = lengths[ph] * lengths[pr]
+    if len(token_pairs) and token_pairs.max() > MAX_TOKEN_PAIRS:
+        _too_long_error(token_pairs, lengths, ph, pr, ref_counts, ref_lines)
 
     raw = _pair_scores(matrix, rows, starts, lengths, ph, pr, opts)
     if not all(np.isfinite(v).all() for v in raw.values()):  # finite vectors whose sums overflow float64
@@ -679,6 +682,22 @@ def _reduce_refs(s: np.ndarray, ref_counts: np.ndarray, how: str) -> np.ndarray:
     else:
         red = np.add.reduceat(np.where(ok, s, 0.0), starts) / np.maximum(n_ok, 1)
     return np.where(n_ok > 0, red, np.nan)
+
+
+MAX_TOKEN_PAIRS = 10**8  # greedy matching compares every token of a pair with every other: about 0.1 s at 10^8
+
+
+def _too_long_error(token_pairs, lengths, ph, pr, ref_counts, ref_lines) -> None:
+    """Refuse the first pair whose sides hold more than ``MAX_TOKEN_PAIRS`` token pairs (two lines of 10,000
+    words with vectors each): scoring time stays bounded by the input's size (at most 10^4 comparisons per
+    token) whatever a hostile file puts on one line."""
+    bad = int(np.flatnonzero(token_pairs > MAX_TOKEN_PAIRS)[0])
+    i = int(np.repeat(np.arange(len(ref_counts)), ref_counts)[bad])
+    j = int(bad - (np.cumsum(ref_counts)[i] - ref_counts[i]))
+    where = f"reference file {j + 1} line {ref_lines[i][j] if ref_lines else i + 1}"
+    raise UsageError(f"hypothesis line {i + 1} and {where}: {int(lengths[ph[bad]]):,} x {int(lengths[pr[bad]]):,} "
+                     f"words with vectors, over the {MAX_TOKEN_PAIRS:,} word pairs greedy matching compares for "
+                     "one pair (split such lines)")
 
 
 def _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines) -> None:
