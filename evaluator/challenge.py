@@ -12,7 +12,8 @@ from pathlib import Path
 
 from dialeval.errors import UsageError
 from dialeval.formats.dstc6 import Challenge, Split
-from dialeval.formats.jsonio import parse_json_bytes, read_bytes_checked
+from dialeval.files.read import read_bytes
+from dialeval.formats.jsonio import parse_json_bytes
 from dialeval.problems import Problem
 
 
@@ -61,7 +62,7 @@ def load_task_index(task: int, path: Path) -> TaskIndex:
     """A test file's TaskIndex: from the index cache when the file is unchanged, else parsed and cached."""
     from dialeval import cache
 
-    raw = read_bytes_checked(path)
+    raw = read_bytes(path)
     digest = cache.content_digest(raw)  # entries are keyed by the very bytes parsed below
     cache.note_digest(path, digest)  # and the data identity reuses it
     cached = cache.load_index(path, digest)
@@ -79,7 +80,7 @@ def parse_task_index(task: int, path: Path, raw: bytes | None = None) -> TaskInd
     from dialeval.fastpath import decode_test_index
 
     if raw is None:
-        raw = read_bytes_checked(path)
+        raw = read_bytes(path)
     fast = decode_test_index(raw)
     if fast is not None:
         index = TaskIndex(task, path, *fast)
@@ -137,7 +138,7 @@ def load_answer_key(task: int, path: Path, index: TaskIndex) -> tuple[AnswerKey,
             f"answer key {path} not found (keys sit beside the test files as <stem>.answers.json, "
             "or in the directory given with --keys)"
         )
-    raw = read_bytes_checked(path)
+    raw = read_bytes(path)
     from dialeval import cache
 
     cache.note_digest(path, cache.content_digest(raw))  # the data identity hashes the bytes read, once

@@ -15,18 +15,22 @@ class UsageError(DialevalError):
     exit_code = 2
 
 
-class UnreadableJSON(UsageError):
-    """A file that cannot be read as one JSON document (syntax error, empty, wrong encoding, compressed, ...).
+class UnreadableInput(UsageError):
+    """A file whose content is not what its format needs (not JSON, empty, wrong encoding, compressed, binary).
 
-    For an organizer's file (test file, answer key) it is a usage error (exit 2); for a submitted file the
-    scorer turns it into a :class:`dialeval.problems.Problem` (exit 1) with ``code``, and ``line``/``column``
+    For an organizer's file (test file, answer key, data) it is a usage error (exit 2); for a submitted file
+    the reader turns it into a :class:`dialeval.problems.Problem` (exit 1) with ``code``, and ``line``/``column``
     (1-based, ``None`` when the problem is the whole file). ``reason`` is the message without the file name.
     """
 
     def __init__(self, name: str, code: str, reason: str, line: int | None = None, column: int | None = None):
-        super().__init__(f"{name}: {reason}")
+        super().__init__(f"{name}: {reason}" if name else reason)
         self.name = name
         self.code = code
         self.reason = reason
         self.line = line
         self.column = column
+
+
+UnreadableJSON = UnreadableInput
+"""A file that cannot be read as one JSON document: the JSON readers' name for :class:`UnreadableInput`."""

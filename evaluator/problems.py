@@ -55,6 +55,7 @@ CODES: dict[str, str] = {
     "bad-encoding": "a submitted file that is not UTF-8 without a BOM (UTF-16, a byte-order mark, invalid bytes)",
     "wrong-file-type": "a submitted file that is compressed or an archive (gzip, ZIP, tar, ...) where JSON is expected",
     "json-lines": "a JSON Lines file (one object per line) where the format is one JSON array",
+    "json-too-deep": "a submitted JSON document nested deeper than a parser can follow (no format needs it)",
     "truncated-json": "a submitted file that ends before its JSON value does (cut short)",
     "no-result-file": "a directory or archive without a result file for the split scored",
     "nothing-ranked": "(warning) the submission ranks no item of the split",

@@ -27,13 +27,8 @@ from pathlib import Path, PurePosixPath
 
 from dialeval.errors import UsageError
 from dialeval.formats.dstc6 import ANSWERS_SUFFIX
-from dialeval.formats.jsonio import (
-    env_bytes,
-    file_kind,
-    json_limit,
-    read_bytes_checked,
-    sweep_stale,
-)
+from dialeval.files.read import env_bytes, file_kind, json_limit, open_input, read_bytes, too_large
+from dialeval.formats.jsonio import sweep_stale
 
 ARCHIVE_LIMIT_ENV = "DIALEVAL_MAX_ARCHIVE_BYTES"
 DEFAULT_MAX_ARCHIVE_BYTES = 1024**3
@@ -65,7 +60,7 @@ class SubmittedFile:
     stem: str | None = None  # test-file stem this answers ("dialog-task1API-...-tst1000")
 
     def read_bytes(self) -> bytes:
-        return read_bytes_checked(self.path, shown=self.name)
+        return read_bytes(self.path, what="a result JSON file", shown=self.name)
 
 
 @dataclass
@@ -257,8 +252,7 @@ def _submitted(e: os.DirEntry, display_root: Path, split: str | None, shown: Pat
         raise UsageError(f"{shown}: {rel} is not a regular file ({file_kind(st.st_mode)})")
     limit = json_limit()
     if st.st_size > limit:  # before anything reads or hashes it
-        raise UsageError(f"{shown}: {rel} is {st.st_size} bytes, larger than the limit of {limit} bytes "
-                         "(set DIALEVAL_MAX_JSON_BYTES to allow more)")
+        raise too_large(f"{shown}: {rel}", st.st_size, limit)
     stem = e.name[: -len(ANSWERS_SUFFIX)] if e.name.endswith(ANSWERS_SUFFIX) else None
     return SubmittedFile(rel, f, split, stem)
 
@@ -346,14 +340,8 @@ def _safe_extract(archive: Path, dest: Path, shown: Path | None = None) -> None:
 
     shown = shown or archive
     limit = archive_limit()
-    try:
-        fd = os.open(archive, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        raise UsageError(f"{shown}: cannot read: {e.strerror or e}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{shown}: not a regular file ({file_kind(st.st_mode)})")
+    with open_input(archive, what="a .tgz archive", shown=str(shown)) as inp:
+        f = inp.file
         bad = (tarfile.TarError, EOFError, OSError, zlib.error, ValueError)
         try:
             # Headers and block padding add to the members' sizes; past that slack the stream is hostile.

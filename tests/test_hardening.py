@@ -27,6 +27,7 @@ from dialeval import cache
 from dialeval.api import score
 from dialeval.challenge import load_task_index
 from dialeval.errors import UnreadableJSON, UsageError
+from dialeval.files import read
 from dialeval.formats import jsonio
 from dialeval.termsafe import safe
 
@@ -197,7 +198,7 @@ def test_oversize_result_file_refused_before_reading(tmp_path, tiny, monkeypatch
     d = tmp_path / "dir"
     for t in tiny.tasks:
         write_json(d / "tst1" / tiny.answers_name(t), tiny.perfect([t]))
-    monkeypatch.setattr(jsonio, "MAX_JSON_BYTES", 100)
+    monkeypatch.setattr(read, "JSON_LIMIT", 100)
     with pytest.raises(UsageError, match="larger than the limit of 100 bytes"):
         submission.open_submission(d)
 

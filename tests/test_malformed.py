@@ -231,7 +231,7 @@ CASES = [
     Case("empty-file", raw(lambda ch: b""), {("empty-file", "")}, "same", message="empty"),
     Case("non-utf8", raw(lambda ch: b'[{"dialog_id": "\xff\xfe", "lst_candidate_id": []}]'), {("bad-encoding", "")},
          "same", message="not UTF-8"),
-    Case("deeply-nested", raw(lambda ch: b"[" * DEEP + b"]" * DEEP), {("not-json", "")}, "same",
+    Case("deeply-nested", raw(lambda ch: b"[" * DEEP + b"]" * DEEP), {("json-too-deep", "")}, "same",
          message="nested too deeply"),
     Case("utf8-bom", raw(lambda ch: b"\xef\xbb\xbf" + json.dumps(ch.perfect()).encode()), {("bad-encoding", "")}, "same",
          message="UTF-8 BOM"),

@@ -45,7 +45,7 @@ class DSTC6(Benchmark):
 
     def texts(self, request: Request, evaluation: Evaluation) -> tuple[list[str], list[str]]:
         """Top-1 candidate text and gold text per scored item (test files are re-read with utterances)."""
-        from dialeval.formats.jsonio import read_bytes_checked
+        from dialeval.files.read import read_bytes
 
         table = evaluation.table
         ch = open_challenge(request.data, request.keys)
@@ -61,7 +61,7 @@ class DSTC6(Benchmark):
             tasks = sorted({int(g) for g, s in zip(table.group, table.split) if s == split})
             loaded = load_split(ch, split, tasks, with_keys=True)
             for t in tasks:
-                for item in parse_json_bytes(read_bytes_checked(loaded.indexes[t].path), str(loaded.indexes[t].path)):
+                for item in parse_json_bytes(read_bytes(loaded.indexes[t].path), str(loaded.indexes[t].path)):
                     texts[(split, item["dialog_id"])] = {c["candidate_id"]: c["utterance"] for c in item["candidates"]}
                 for did, g in loaded.keys[t].gold.items():
                     gold[(split, did)] = g

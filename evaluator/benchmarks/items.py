@@ -188,9 +188,10 @@ def score_items(
         fmt = suffix[1:]
         _read_matrix(path, fmt, item_sets, out, problems, ties, nested, golds)
     else:
-        from dialeval.formats.jsonio import parse_json_bytes, read_bytes_checked
+        from dialeval.files.read import read_bytes
+        from dialeval.formats.jsonio import parse_json_bytes
 
-        raw = read_bytes_checked(path)
+        raw = read_bytes(path)
         head = raw[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
         if head == b"{":
             fmt = "scores"

@@ -378,9 +378,9 @@ def translate_texts(sub: Path, loaded: list[_TaskData], data: Path, tmp: Path, p
     """
     if sub.suffix.lower() in (".npy", ".csv") or not sub.is_file():
         return None
-    from dialeval.formats.jsonio import read_bytes_checked
+    from dialeval.files.read import read_bytes
 
-    raw = read_bytes_checked(sub)
+    raw = read_bytes(sub)
     head = raw[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
     if _only_ids(raw, head, loaded):
         return None

@@ -30,16 +30,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dialeval.errors import UnreadableJSON, UsageError
+from dialeval.files.read import first_bad_utf8 as _first_bad_utf8
+from dialeval.files.read import line_col as _line_col
+from dialeval.files.read import read_bytes
 
 try:  # accelerator (a core dependency; the standard library still works without it)
     import msgspec as _msgspec
 except ImportError:  # pragma: no cover - exercised when msgspec is absent
     _msgspec = None
-
-JSON_LIMIT_ENV = "DIALEVAL_MAX_JSON_BYTES"
-DEFAULT_MAX_JSON_BYTES = 2 * 1024**3
-MAX_JSON_BYTES: int | None = None
-"""Refuse files above this size before reading them. None: ``$DIALEVAL_MAX_JSON_BYTES``, else 2 GiB."""
 
 STDLIB_FALLBACK_BYTES = 16 * 1024**2
 """Only files up to this size are re-parsed by the standard library (for NaN/Infinity and integers past 64
@@ -47,23 +45,6 @@ bits, which msgspec refuses): its objects take about ten times the text, so a la
 its bytes instead."""
 
 STALE_SECONDS = 24 * 3600  # temp files of a killed run older than this are removed
-
-
-# ---- limits from the environment --------------------------------------------------------------------
-def env_bytes(name: str, default: int) -> int:
-    """A byte count from environment variable ``name`` (digits, ``_`` allowed); a bad value is a usage error."""
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    s = raw.strip().replace("_", "")
-    if not (s.isascii() and s.isdigit()) or int(s) < 1:
-        shown = raw if len(raw) <= 40 else raw[:40] + "..."
-        raise UsageError(f"{name}={shown!r} is not a size: give a whole number of bytes, e.g. {default}")
-    return int(s)
-
-
-def json_limit() -> int:
-    return MAX_JSON_BYTES if MAX_JSON_BYTES is not None else env_bytes(JSON_LIMIT_ENV, DEFAULT_MAX_JSON_BYTES)
 
 
 # ---- reading ------------------------------------------------------------------------------------------
@@ -84,7 +65,7 @@ def check_syntax(raw: bytes, name: str) -> None:
             return  # Python reads these (see parse_json_bytes)
         raise _diagnose(raw, name, e) from None
     except RecursionError:
-        raise UnreadableJSON(name, "not-json", "not valid JSON: nested too deeply") from None
+        raise UnreadableJSON(name, "json-too-deep", "not a readable JSON document: nested too deeply") from None
 
 
 def parse_json_bytes(raw: bytes, name: str):
@@ -96,7 +77,7 @@ def parse_json_bytes(raw: bytes, name: str):
     try:
         return _msgspec.json.decode(raw)
     except RecursionError:
-        raise UnreadableJSON(name, "not-json", "not valid JSON: nested too deeply") from None
+        raise UnreadableJSON(name, "json-too-deep", "not a readable JSON document: nested too deeply") from None
     except _msgspec.ValidationError as e:  # a number msgspec cannot hold (integer past 64 bits, 1e999)
         if len(raw) <= STDLIB_FALLBACK_BYTES:
             return _stdlib_parse(raw, name)
@@ -137,7 +118,7 @@ def _stdlib_parse(raw: bytes, name: str):
         raise UnreadableJSON(name, "not-json", "not a readable JSON document (an integer with too many digits)") \
             from None
     except RecursionError:
-        raise UnreadableJSON(name, "not-json", "not valid JSON: nested too deeply") from None
+        raise UnreadableJSON(name, "json-too-deep", "not a readable JSON document: nested too deeply") from None
 
 
 _MAGIC = (
@@ -230,21 +211,6 @@ def _diagnose(raw: bytes, name: str, failure: BaseException | None) -> Unreadabl
     return UnreadableJSON(name, "not-json", f"not valid JSON at line {line} column {col}: {words}", line, col)
 
 
-def _first_bad_utf8(raw: bytes) -> int:
-    """Offset of the first byte that is not valid UTF-8 (decoded in chunks: no full-size text copy)."""
-    import codecs
-
-    dec = codecs.getincrementaldecoder("utf-8")()
-    step = 1 << 20
-    for off in range(0, len(raw), step):
-        held = len(dec.getstate()[0])  # the start of a sequence held back from the previous chunk
-        try:
-            dec.decode(raw[off:off + step], final=off + step >= len(raw))
-        except UnicodeDecodeError as e:
-            return max(0, off - held + e.start)
-    return 0
-
-
 _WS = b" \t\r\n"
 
 
@@ -270,23 +236,6 @@ def _looks_like_json_lines(raw: bytes, pos: int) -> bool:
     return raw[first:first + 1] == b"{" and raw[pos:pos + 1] in (b"{", b"[") and b"\n" in gap
 
 
-def _line_col(raw: bytes, pos: int) -> tuple[int, int]:
-    """1-based line and column (in characters) of byte offset ``pos``."""
-    pos = max(0, min(pos, len(raw)))
-    line_start = raw.rfind(b"\n", 0, pos) + 1
-    # characters = bytes that do not continue a UTF-8 sequence; counted in chunks (a 500 MB file is often
-    # one line, and must not be copied to find a column)
-    col = 1
-    view = memoryview(raw)
-    for off in range(line_start, pos, 1 << 20):
-        chunk = bytes(view[off:min(pos, off + (1 << 20))])
-        col += len(chunk.translate(None, _UTF8_CONTINUATION))
-    return raw.count(b"\n", 0, pos) + 1, col
-
-
-_UTF8_CONTINUATION = bytes(range(0x80, 0xC0))
-
-
 def _msgspec_path(text: str) -> str:
     """msgspec's ``$[0].rank`` as a JSON pointer (``/0/rank``)."""
     m = re.search(r"`\$([^`]*)`", text)
@@ -296,68 +245,10 @@ def _msgspec_path(text: str) -> str:
     return "".join("/" + (a or b) for a, b in parts) or "/"
 
 
-def read_bytes_checked(path: str | Path, max_bytes: int | None = None, shown: str | None = None) -> bytes:
-    """A file's bytes, with one-line errors for a missing, unreadable, special or oversized file.
-
-    The file is opened without blocking and checked with ``fstat`` on the open descriptor, so a FIFO or a
-    device (``/dev/zero``) is refused before a single byte is read, and a file that grows while it is read
-    is still cut at the limit. Messages name the file ``shown`` (e.g. an archive member) when given.
-    """
-    path = Path(path)
-    name = shown or str(path)
-    limit = json_limit() if max_bytes is None else max_bytes
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise UsageError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{name}: is a directory, expected a JSON file") from None
-    except PermissionError:
-        raise UsageError(f"{name}: permission denied") from None
-    except OSError as e:
-        raise UsageError(f"{name}: cannot read: {e.strerror or e}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise UsageError(f"{name}: is a directory, expected a JSON file")
-        if not stat.S_ISREG(st.st_mode):
-            raise UsageError(f"{name}: not a regular file ({file_kind(st.st_mode)})")
-        if st.st_size > limit:
-            raise UsageError(f"{name}: {st.st_size} bytes is larger than the limit of {limit} bytes "
-                             f"(set {JSON_LIMIT_ENV} to allow more)")
-        try:
-            # read(n) allocates n bytes up front: ask for the size stat gave, then look for growth
-            data = f.read(st.st_size)
-            more = f.read(1)
-            if more:
-                data = b"".join([data, more, f.read(limit - len(data))])
-        except OSError as e:
-            raise UsageError(f"{name}: cannot read: {e.strerror or e}") from None
-    if len(data) > limit:
-        raise UsageError(f"{name}: larger than the limit of {limit} bytes (set {JSON_LIMIT_ENV} to allow more)")
-    return data
-
-
-def file_kind(mode: int) -> str:
-    """A plain name for a file type (for messages)."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    return "not a regular file"
-
-
 def load_json_file(path: str | Path, max_bytes: int | None = None, shown: str | None = None):
-    """Read and parse one JSON file with one-line errors for every failure."""
-    return parse_json_bytes(read_bytes_checked(path, max_bytes, shown), shown or str(Path(path)))
+    """Read (through the input layer) and parse one JSON file with one-line errors for every failure."""
+    return parse_json_bytes(read_bytes(path, what="a JSON file", limit=max_bytes, shown=shown),
+                            shown or str(Path(path)))
 
 
 # ---- inputs an output must not overwrite -------------------------------------------------------------------
