@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialeval.errors import UsageError
-from dialeval.formats.dstc6 import Challenge, Split
 from dialeval.files.read import read_bytes
+from dialeval.formats.dstc6 import Challenge, Split
 from dialeval.formats.jsonio import parse_json_bytes
 from dialeval.problems import Problem
 

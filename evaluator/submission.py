@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from dialeval.errors import UsageError
-from dialeval.formats.dstc6 import ANSWERS_SUFFIX
 from dialeval.files.read import env_bytes, file_kind, json_limit, open_input, read_bytes, too_large
+from dialeval.formats.dstc6 import ANSWERS_SUFFIX
 from dialeval.formats.jsonio import sweep_stale
 
 ARCHIVE_LIMIT_ENV = "DIALEVAL_MAX_ARCHIVE_BYTES"
