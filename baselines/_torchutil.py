@@ -33,7 +33,7 @@ import numpy as np
 
 from dialeval.baselines.base import Baseline
 from dialeval.baselines.data import ScoringMixin
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.dstc6 import Candidate, DialogItem
 
 INSTALL_HINT = "pip install 'dialeval[neural]' -c constraints.txt"

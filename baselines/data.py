@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.convert import (  # noqa: F401  (the bAbI layout is re-exported for baselines)
     BABI_CANDIDATES,
     BABI_SPLITS,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 
 @dataclass(frozen=True)

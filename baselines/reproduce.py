@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 # ----------------------------------------------------------------------------------------------------------------
 # Published numbers

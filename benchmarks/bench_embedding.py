@@ -30,7 +30,7 @@ import numpy as np
 def make_pairs(n: int, seed: int = 0):
     import pyarrow.parquet as pq
 
-    from dialeval.vectors import default_files
+    from dialeval.formats.vectors import default_files
 
     words = pq.read_table(default_files()[1]).column(0).to_pylist()[:20000]
     words = [w for w in words if w.isalpha()]
@@ -76,7 +76,7 @@ def loop_scores(hyps, refs, vec):
 LOAD_SNIPPET = """
 import json, time, sys
 t0 = time.perf_counter()
-from dialeval.vectors import load_vectors
+from dialeval.formats.vectors import load_vectors
 words = json.loads(sys.stdin.read())
 t1 = time.perf_counter()
 v = load_vectors("default", words=words)
@@ -103,7 +103,7 @@ def load_times(words) -> dict:
 def kernel_compile_time() -> float:
     """Seconds to compile the kernels from nothing (a fresh process, numba's cache in an empty folder)."""
     snippet = ("import time; t = time.perf_counter(); from dialeval.metrics.embedding import score_pairs; "
-               "from dialeval.vectors import Vectors; v = Vectors.from_arrays(['a'], [[1.0, 2.0]]); "
+               "from dialeval.formats.vectors import Vectors; v = Vectors.from_arrays(['a'], [[1.0, 2.0]]); "
                "score_pairs(['a b'], [['a']], 'paper', v); print(time.perf_counter() - t)")
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache, "DIALEVAL_CACHE_DIR": cache}
@@ -118,8 +118,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
 
+    from dialeval.formats.vectors import load_vectors
     from dialeval.metrics.embedding import METRICS, score_pairs
-    from dialeval.vectors import load_vectors
 
     hyps, refs = make_pairs(args.pairs)
     words = sorted({w for t in hyps + refs for w in t.split()})

@@ -36,7 +36,7 @@ import numpy as np
 from dialeval import api
 from dialeval.benchmarks.base import DataIdentity, Request
 from dialeval.benchmarks.ubuntu import Ubuntu
-import dialeval.benchmarks.items, dialeval.formats.scores, dialeval.metrics.ranking, dialeval.render  # noqa: F401
+import dialeval.benchmarks.items, dialeval.formats.scores, dialeval.metrics.ranking, dialeval.results.render  # noqa: F401
 bench = Ubuntu()
 identity = DataIdentity("00000000", "(not read)", ["test.csv"])
 def status(key):

@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES, Evaluation, Request
-from dialeval.errors import UsageError
-from dialeval.lenient import DEFAULT_CANDIDATE_LIMIT
-from dialeval.report import ScoreReport
-from dialeval.signature import Signature
+from dialeval.benchmarks.dstc6.lenient import DEFAULT_CANDIDATE_LIMIT
+from dialeval.core.errors import UsageError
+from dialeval.core.signature import Signature
+from dialeval.results.report import ScoreReport
 
 
 def evaluate(
@@ -122,7 +122,7 @@ def score(
 
     An invalid submission gives a report with ``valid`` False, every problem in ``problems`` and no
     results. ``lenient``/``candidate_limit`` are DSTC6's official-compatible mode (see
-    :mod:`dialeval.lenient`); ``tasks`` restricts the groups; ``ties`` applies to score-based submissions.
+    :mod:`dialeval.benchmarks.dstc6.lenient`); ``tasks`` restricts the groups; ``ties`` applies to score-based submissions.
     """
     bench, ev = evaluate(
         submission, benchmark=benchmark, data=data if data is not None else challenge, split=split, keys=keys,

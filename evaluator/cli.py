@@ -64,14 +64,14 @@ def main():
 def run() -> None:
     """Console-script entry point: turn library errors into one-line messages and exit codes.
 
-    Every message is one line with control characters escaped (:func:`dialeval.termsafe.safe`): ids and
+    Every message is one line with control characters escaped (:func:`dialeval.core.termsafe.safe`): ids and
     file names come from files the organizer did not write. ``DIALEVAL_DEBUG=1`` adds the traceback and
     keeps the exit code the run would have had.
     """
     import os
 
-    from dialeval.errors import DialevalError
-    from dialeval.termsafe import safe
+    from dialeval.core.errors import DialevalError
+    from dialeval.core.termsafe import safe
 
     debug = bool(os.environ.get("DIALEVAL_DEBUG"))
 

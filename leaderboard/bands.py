@@ -1,6 +1,6 @@
 """Rank the runs of a board with significance bands, and compare two runs — over the registry's per-item ranks.
 
-The statistics are :mod:`dialeval.stats`; this module chooses which runs and units take part:
+The statistics are :mod:`dialeval.results.stats`; this module chooses which runs and units take part:
 
 * **rank**: every valid graded run of the board (reported results never: they have no items) that covers
   the scope's items (a split, or everything the board's runs were scored on). Runs covering fewer items are
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dialeval import stats
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
+from dialeval.results import stats
 
 
 @dataclass

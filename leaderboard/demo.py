@@ -15,7 +15,7 @@ import random
 import tarfile
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 SIMULATED_TEAMS = (
     # (entry, team, system, quality, submitted_at)
@@ -117,7 +117,7 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
 
     out_dir = Path(out_dir)
     if baselines_dir is None:
-        from dialeval.resources import reference_runs_dir
+        from dialeval.core.resources import reference_runs_dir
 
         baselines_dir = reference_runs_dir()
     runs = out_dir / "runs"

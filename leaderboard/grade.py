@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialeval import __version__
-from dialeval.errors import DialevalError, UsageError
+from dialeval.core.errors import DialevalError, UsageError
 
 ARCHIVE_SUFFIXES = (".tgz", ".tar.gz", ".tar")
 TEAM_FILE = "team.json"
@@ -100,7 +100,7 @@ def read_team(path: Path) -> dict:
         raise UsageError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno})") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: must be a JSON object with at least \"team\"")
-    from dialeval.schemacheck import validator
+    from dialeval.core.schemacheck import validator
 
     errors = sorted(validator("team").iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:

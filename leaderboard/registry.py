@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from dialeval.ranks import RankTable
+    from dialeval.core.ranks import RankTable
 
 FILE_NAME = "registry.sqlite"
 APPLICATION_ID = 0x44457631  # "DEv1": marks a dialeval registry (PRAGMA application_id)
@@ -178,7 +178,7 @@ def encode_table(table: RankTable) -> tuple[bytes, str]:
 def decode_table(item_set: bytes, blob: bytes) -> RankTable:
     import numpy as np
 
-    from dialeval.ranks import RankTable
+    from dialeval.core.ranks import RankTable
 
     cols = json.loads(zlib.decompress(item_set))
     arrs = _unpack_arrays(blob)

@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from dialeval import __version__
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 META_COLUMNS = {"team", "system", "split", "task", "group", "source", "published_band", "note"}
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from dialeval import __version__
 
 if TYPE_CHECKING:
-    from dialeval.ranks import RankTable
-    from dialeval.report import ScoreReport
+    from dialeval.core.ranks import RankTable
+    from dialeval.results.report import ScoreReport
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Graded:
 
 def score_submission(submission: str | Path, benchmark: str, data: str | Path, keys: str | Path | None = None,
                      split=None, groups: list[str] | None = None, options: dict | None = None) -> Graded:
-    """Validate and score one submission strictly. Usage / I/O faults raise :class:`~dialeval.errors.UsageError`."""
+    """Validate and score one submission strictly. Usage / I/O faults raise :class:`~dialeval.core.errors.UsageError`."""
     from dialeval import api
 
     report = api.score(str(submission), split, keys=str(keys) if keys else None, tasks=groups or None,

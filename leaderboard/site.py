@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from dialeval import __version__
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 HERE = Path(__file__).resolve().parent
 CSV_COLUMNS = ("run_id", "team", "system", "kind", "benchmark", "board", "split", "group", "subset", "metric",

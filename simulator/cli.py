@@ -1,5 +1,5 @@
 """``dialeval simulate`` and ``dialeval stats``: thin shells over :mod:`dialeval.simulator.generate` and
-:mod:`dialeval.simulator.stats`. Bad input raises :class:`dialeval.errors.UsageError` (one line, exit 2)."""
+:mod:`dialeval.simulator.stats`. Bad input raises :class:`dialeval.core.errors.UsageError` (one line, exit 2)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 
 @click.command("simulate")
@@ -44,7 +44,7 @@ def simulate_cmd(out: Path, seed: int, n_train: int, n_test: int, candidates: st
         raise UsageError(f"--train must be >= 0 and --test >= 1 (got {n_train}, {n_test})")
     if not 0.0 <= context_distractors <= 1.0:
         raise UsageError(f"--context-distractors must be within 0..1, got {context_distractors}")
-    from dialeval.termsafe import progress, safe
+    from dialeval.core.termsafe import progress, safe
 
     with atomic_output_dir(out, force=force) as tmp, progress(f"simulating {out}"):
         generate_challenge(tmp, seed=seed, n_train=n_train, n_test=n_test, candidates=candidates,

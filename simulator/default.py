@@ -19,7 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
-from dialeval.cache import cache_root
+from dialeval.files.cache import cache_root
 
 DEFAULT_PARAMS: dict = {
     "seed": 2017,
@@ -30,7 +30,7 @@ DEFAULT_PARAMS: dict = {
     "airdialogue_dev": 1000,  # AirDialogue contexts in <default>/airdialogue/dev_{data,kb}.json
 }
 COMPLETE_MARKER = ".complete"
-CACHE_ENV = "DIALEVAL_CACHE_DIR"  # see dialeval.cache.cache_root
+CACHE_ENV = "DIALEVAL_CACHE_DIR"  # see dialeval.files.cache.cache_root
 
 
 def default_challenge_name(params: dict | None = None) -> str:
@@ -60,7 +60,7 @@ def ensure_default_challenge(params: dict | None = None) -> Path:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        from dialeval.errors import UsageError
+        from dialeval.core.errors import UsageError
 
         raise UsageError(
             f"cannot create the cache directory {root} for the embedded default challenge ({e.strerror or e}); "

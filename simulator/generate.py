@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.dstc6 import DSTC6_SPLITS, answers_file_name, dataset_file_name, write_dataset, write_results
 from dialeval.formats.fbdialog import Conversation as FbConversation
 from dialeval.formats.fbdialog import Line, write_candidates, write_conversations

@@ -21,7 +21,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.jsonio import atomic_write_text
 
 PRICES = ("cheap", "moderate", "expensive")

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.dstc6 import ANSWERS_SUFFIX, answers_file_name, gold_from_answer_key_json, parse_dataset_name
 from dialeval.formats.jsonio import load_json_file
 

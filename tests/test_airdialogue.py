@@ -13,7 +13,7 @@ import pytest
 from dialeval.api import evaluate
 from dialeval.baselines.airdialogue import write_reference_submissions, write_submission
 from dialeval.benchmarks.airdialogue import AirDialogue, read_kb_arrays
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.metrics import airdialogue as adm
 from dialeval.simulator.airdialogue import generate, write_airdialogue
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import TinyChallenge, run_cli, write_json
 
-import dialeval.submission as submission
+import dialeval.benchmarks.dstc6.submission as submission
 from dialeval.api import score
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 
 def _file(tf: tarfile.TarFile, name: str, data: bytes) -> None:

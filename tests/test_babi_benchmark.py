@@ -10,7 +10,7 @@ import pytest
 
 from dialeval.benchmarks.babi import Babi, load_items
 from dialeval.benchmarks.base import Request
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.metrics import get
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

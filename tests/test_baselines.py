@@ -19,7 +19,7 @@ from dialeval.baselines.random import RandomBaseline
 from dialeval.baselines.registry import REGISTRY, BaselineSpec, create, register
 from dialeval.baselines.reproduce import PAPER_TABLE2, parse_tasks, render_markdown, reproduce_babi
 from dialeval.baselines.tfidf import TfidfBaseline
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.dstc6 import Candidate, DialogItem, read_dataset, write_dataset
 
 REPO = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import SHARED, run_cli
 
-from dialeval.signature import Signature
+from dialeval.core.signature import Signature
 
 
 def _fields(rec: dict) -> dict:

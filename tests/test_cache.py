@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 
-from dialeval import cache
-from dialeval.challenge import load_task_index
+from dialeval.benchmarks.dstc6.challenge import load_task_index
+from dialeval.files import cache
 
 
 def test_index_cache_hit_and_invalidation(tiny, tmp_path, monkeypatch):

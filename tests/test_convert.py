@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.convert import babi_to_dstc6, dstc6_to_babi, is_fact_line, sample_candidates
 from dialeval.formats.dstc6 import (
     Candidate,

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
+from dialeval.formats.vectors import Vectors, load_vectors, sniff_format
 from dialeval.metrics.embedding import (
     METRICS,
     PRESETS,
@@ -20,7 +21,6 @@ from dialeval.metrics.embedding import (
     summarize,
     treebank_tokenize,
 )
-from dialeval.vectors import Vectors, load_vectors, sniff_format
 
 R2 = 1 / math.sqrt(2)
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -604,7 +604,7 @@ def test_cli_without_extras_says_how_to_install(monkeypatch, tmp_path):
 def test_embed_report_schema(tmp_path):
     pytest.importorskip("gensim")
     jsonschema = pytest.importorskip("jsonschema")
-    from dialeval.resources import schema_path
+    from dialeval.core.resources import schema_path
 
     files = _write_formats(tmp_path)
     (tmp_path / "h.txt").write_text("a b\n\n", encoding="utf-8")

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from test_malformed import CASES, materialize
 
-from dialeval.challenge import load_split, parse_task_index
-from dialeval.fastpath import check_result_fast, decode_test_index
+from dialeval.benchmarks.dstc6.challenge import load_split, parse_task_index
+from dialeval.benchmarks.dstc6.fastpath import check_result_fast, decode_test_index
+from dialeval.benchmarks.dstc6.validate import check_result_file
 from dialeval.formats.dstc6 import Challenge
 from dialeval.formats.jsonio import load_json_file
-from dialeval.validate import check_result_file
 
 
 def _files(path: Path) -> list[Path]:

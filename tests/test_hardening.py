@@ -22,14 +22,13 @@ from pathlib import Path
 import pytest
 from conftest import REPO, cli_env, run_cli, write_json
 
-import dialeval.submission as submission
-from dialeval import cache
+import dialeval.benchmarks.dstc6.submission as submission
 from dialeval.api import score
-from dialeval.challenge import load_task_index
-from dialeval.errors import UnreadableJSON, UsageError
-from dialeval.files import read
+from dialeval.benchmarks.dstc6.challenge import load_task_index
+from dialeval.core.errors import UnreadableJSON, UsageError
+from dialeval.core.termsafe import safe
+from dialeval.files import cache, read
 from dialeval.formats import jsonio
-from dialeval.termsafe import safe
 
 DAY = 24 * 3600
 

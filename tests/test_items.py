@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dialeval.benchmarks.items import ItemSet, score_items
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.scores import read_csv_matrix, read_npy_matrix
 
 SECRET = "gold-answer-7f3"  # a gold id that must never show up in a message

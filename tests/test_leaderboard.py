@@ -138,7 +138,7 @@ def test_hostile_entries_get_one_line_each_and_nothing_half_recorded(tmp_path, c
     bomb.mkdir()
     (bomb / "team.json").write_text(json.dumps({"team": "T11"}))
     # a bomb: 4 MiB of zeros (a few KiB compressed) against a 1 MiB unpack limit
-    monkeypatch.setattr("dialeval.submission.MAX_ARCHIVE_BYTES", 1024**2)
+    monkeypatch.setattr("dialeval.benchmarks.dstc6.submission.MAX_ARCHIVE_BYTES", 1024**2)
     _tgz(bomb / "submission.tgz", [(_info("tst1/big.answers.json", size=4 * 1024**2), bytes(4 * 1024**2))])
     reg_dir = tmp_path / "reg"
     s = grade(runs, "dstc6", challenge, reg_dir, progress=False)
@@ -297,7 +297,7 @@ def test_compare_and_rank_commands(demo):
 
 def test_export_jsonl_matches_the_schema_and_csv_is_formula_safe(demo, tmp_path):
     out, _ = demo
-    from dialeval.schemacheck import validator
+    from dialeval.core.schemacheck import validator
 
     r = cli("registry", "export", "--registry", out / "registry", "--out", tmp_path / "runs.jsonl")
     assert r.returncode == 0, r.stderr

@@ -26,8 +26,8 @@ import pytest
 from conftest import TinyChallenge, deepcopy, make_challenge, ranking, run_cli, write_json
 
 from dialeval.api import score
-from dialeval.errors import UsageError
-from dialeval.schemacheck import schema_problems
+from dialeval.core.errors import UsageError
+from dialeval.core.schemacheck import schema_problems
 
 NB = 10  # the official nb_candidate default
 

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from dialeval import __version__
+from dialeval.core.problems import Problem, pointer, short
+from dialeval.core.signature import Signature, format_tasks
 from dialeval.metrics.ranking import (
     NOT_RANKED,
     hit_rate_at_k,
@@ -18,8 +20,6 @@ from dialeval.metrics.ranking import (
     recall_at_k_in_n,
     reciprocal_ranks,
 )
-from dialeval.problems import Problem, pointer, short
-from dialeval.signature import Signature, format_tasks
 
 RANKS = np.array([1, 2, 3, 0, 5, 1, 10, 0])  # 0 = the gold was not ranked
 

@@ -11,7 +11,7 @@ import pytest
 
 from dialeval.benchmarks.base import Request
 from dialeval.benchmarks.movie_dialog import MovieDialog, groups_by_turn, load_task
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.movie import normalize_text, read_entities, split_answer
 from dialeval.metrics import get
 

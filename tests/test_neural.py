@@ -108,7 +108,7 @@ def test_without_torch_says_how_to_install_and_exits_2(tmp_path, name):
 
 def test_factory_without_torch_raises_usage_error(monkeypatch):
     from dialeval.baselines.registry import create
-    from dialeval.errors import UsageError
+    from dialeval.core.errors import UsageError
 
     monkeypatch.setitem(sys.modules, "torch", None)
     for name in ("supervised-embeddings", "memn2n", "memn2n-match"):

@@ -17,10 +17,10 @@ from conftest import REAL_CHALLENGE, ranking, run_cli, write_json
 
 from dialeval import __version__
 from dialeval.api import score
-from dialeval.errors import UsageError
-from dialeval.report import RECORD_FIELDS
-from dialeval.schemacheck import schema_problems
-from dialeval.signature import Signature
+from dialeval.core.errors import UsageError
+from dialeval.core.schemacheck import schema_problems
+from dialeval.core.signature import Signature
+from dialeval.results.report import RECORD_FIELDS
 
 pytestmark = pytest.mark.realdata
 METRICS = ("p@1", "p@2", "p@5", "mrr")

@@ -12,9 +12,9 @@ from conftest import REPO, make_challenge, ranking, run_cli, write_json
 
 from dialeval import metrics
 from dialeval.api import evaluate, score
-from dialeval.errors import UsageError
-from dialeval.ranks import RankTable
-from dialeval.signature import Signature
+from dialeval.core.errors import UsageError
+from dialeval.core.ranks import RankTable
+from dialeval.core.signature import Signature
 
 
 def test_rank_table_build_concat_take():
@@ -36,7 +36,7 @@ def test_rank_table_build_concat_take():
 def test_numbered_ids_are_made_when_read_and_behave_as_str_columns():
     import pickle
 
-    from dialeval.ranks import NumberedIds
+    from dialeval.core.ranks import NumberedIds
 
     ids = NumberedIds("test:", 4)
     assert list(ids) == ["test:1", "test:2", "test:3", "test:4"] and ids[-1] == "test:4" and ids[1:3] == ["test:2", "test:3"]

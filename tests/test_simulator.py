@@ -81,7 +81,7 @@ def test_fast_uuid4_matches_uuid_module():
 
 # --- well-formedness and answer keys ----------------------------------------------------------------------------
 def test_files_are_well_formed(small):
-    from dialeval.validate import validate_dataset_json
+    from dialeval.benchmarks.dstc6.validate import validate_dataset_json
 
     names = {p.name for p in small.iterdir()}
     assert {"trn", "tst1", "tst2", "tst3", "tst4", "extendedkb1.txt", "extendedkb2.txt"} <= names
@@ -435,7 +435,7 @@ def test_cli_simulate_and_stats(tmp_path):
     rows = json.loads(res.output)
     assert len(rows) == 10 and all(r["candidates_min"] == r["candidates_max"] == 8 for r in rows)
     # refuses a non-empty --out, accepts it with --force
-    from dialeval.errors import UsageError
+    from dialeval.core.errors import UsageError
 
     res = runner.invoke(simulate_cmd, ["--out", str(out), "--test", "5"], standalone_mode=False)
     assert isinstance(res.exception, UsageError)
@@ -460,7 +460,7 @@ def test_cli_bad_input_is_a_one_line_usage_error(tmp_path, args):
 
 def test_files_pass_the_published_schemas(small):
     """Every generated dataset file and answer key is valid under the published JSON Schemas."""
-    from dialeval.schemacheck import schema_problems
+    from dialeval.core.schemacheck import schema_problems
 
     checked = 0
     for path in sorted(small.rglob("dialog-task*.json")):

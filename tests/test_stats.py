@@ -1,13 +1,13 @@
-"""Significance statistics: intervals, paired tests, cluster resampling, Holm, bands (dialeval.stats)."""
+"""Significance statistics: intervals, paired tests, cluster resampling, Holm, bands (dialeval.results.stats)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dialeval import stats
+from dialeval.core.ranks import RankTable
 from dialeval.metrics import get
-from dialeval.ranks import RankTable
+from dialeval.results import stats
 
 
 def bernoulli(p, n, seed):

@@ -14,7 +14,7 @@ import pytest
 from dialeval import metrics
 from dialeval.benchmarks.base import Request
 from dialeval.benchmarks.registry import get
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.ubuntu import (
     CANDIDATE_IDS,
     EVAL_HEADER,

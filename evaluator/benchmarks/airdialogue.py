@@ -33,11 +33,11 @@ import msgspec
 import numpy as np
 
 from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, file_sha256
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
+from dialeval.core.problems import Problem, json_type, short
 from dialeval.formats import airdialogue as fmt
 from dialeval.metrics import airdialogue as adm
 from dialeval.metrics import register, value_metric
-from dialeval.problems import Problem, json_type, short
 
 STATUSES = adm.STATUSES
 METRICS = ("score", "exact", "name", "name-exact", "flight", "flight-exact", "status")
@@ -615,7 +615,7 @@ class AirDialogue(Benchmark):
             per_item, bleu_sig = selfplay_bleu([d or [] for d in preds.dialogues], gold_dialogues)
             values["bleu"] = per_item
             fields["bleu"] = bleu_sig
-        from dialeval.ranks import RankTable
+        from dialeval.core.ranks import RankTable
 
         table = RankTable.build(benchmark=self.name, split=split, group=GROUP, item_ids=[str(i) for i in range(n_scored)],
                                 gold_rank=np.zeros(n_scored, np.int32), n_candidates=1, values=values)

@@ -28,9 +28,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, task_numbers
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
+from dialeval.core.problems import Problem
 from dialeval.formats.convert import BABI_CANDIDATES, BABI_SPLITS, BABI_TASK_FILES, babi_splits
-from dialeval.problems import Problem
 
 TASKS = tuple(sorted(BABI_TASK_FILES))
 

@@ -1,7 +1,7 @@
 """The Benchmark protocol: what every benchmark reader provides, and what it returns.
 
 A benchmark knows its data layout (``splits``), how to read a submission against a split's data into a
-:class:`~dialeval.ranks.RankTable` plus :class:`~dialeval.problems.Problem` s (``evaluate``), which metrics
+:class:`~dialeval.core.ranks.RankTable` plus :class:`~dialeval.core.problems.Problem` s (``evaluate``), which metrics
 it reports by default, and the name its signatures start with. Everything after the RankTable (metrics,
 statistics, reports, renderings, the leaderboard) is shared, so a new benchmark is one module here and
 one line in :mod:`dialeval.benchmarks.registry`.
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from dialeval.problems import Problem
-    from dialeval.ranks import RankTable
+    from dialeval.core.problems import Problem
+    from dialeval.core.ranks import RankTable
 
 TIE_POLICIES = ("pessimistic", "optimistic", "expected")
 DEFAULT_TIES = "pessimistic"
@@ -174,7 +174,7 @@ def file_sha256(path: Path) -> str:
 
 def file_digest(path: Path) -> str:
     """Content digest of a data file (hex; the index cache's digest, computed once per process per file)."""
-    from dialeval import cache
+    from dialeval.files import cache
 
     d = cache.digest_of(path)
     if d is None:

@@ -28,7 +28,7 @@ c) **a .npy matrix** and d) **a headerless .csv matrix**: one row per item, in t
 Missing items (JSON forms) are warnings and count as misses (``gold_rank`` 0). With several gold
 candidates the best-ranked one counts; for score-based forms golds tied with it form one block
 (see :func:`dialeval.formats.scores.rank_in_vector`). Tie policies (``pessimistic`` | ``optimistic`` |
-``expected``) are described in :mod:`dialeval.ranks`; rank-based forms have no ties.
+``expected``) are described in :mod:`dialeval.core.ranks`; rank-based forms have no ties.
 
 No message ever names a gold candidate: messages only echo what the submission itself contains.
 """
@@ -44,12 +44,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
+from dialeval.core.problems import Problem, json_type, pointer, short
 from dialeval.formats.scores import TIE_POLICIES, Fault, rank_in_vector
-from dialeval.problems import Problem, json_type, pointer, short
 
 if TYPE_CHECKING:
-    from dialeval.ranks import RankTable
+    from dialeval.core.ranks import RankTable
 
 MAX_MISSING_WARNINGS = 20
 """Missing items are listed one per line up to this many, then summarised in one line."""
@@ -225,7 +225,7 @@ def score_items(
 
 
 def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str) -> RankTable:
-    from dialeval.ranks import RankTable
+    from dialeval.core.ranks import RankTable
 
     parts = []
     for k, s in enumerate(sets):

@@ -38,9 +38,9 @@ from pathlib import Path
 import numpy as np
 
 from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, file_sha256, task_numbers
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
+from dialeval.core.problems import Problem
 from dialeval.formats import movie
-from dialeval.problems import Problem
 
 TASKS = tuple(sorted(movie.TASK_NAMES))
 TURN_GROUPS = ("3",)

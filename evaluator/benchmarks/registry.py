@@ -5,10 +5,10 @@ from __future__ import annotations
 import importlib
 
 from dialeval.benchmarks.base import Benchmark
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 BUILTIN: dict[str, str] = {
-    "dstc6": "dialeval.benchmarks.dstc6:DSTC6",
+    "dstc6": "dialeval.benchmarks.dstc6.benchmark:DSTC6",
     "airdialogue": "dialeval.benchmarks.airdialogue:AirDialogue",
     "babi": "dialeval.benchmarks.babi:Babi",
     "movie-dialog": "dialeval.benchmarks.movie_dialog:MovieDialog",

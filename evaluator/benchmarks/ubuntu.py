@@ -19,9 +19,9 @@ import numpy as np
 
 from dialeval.benchmarks.base import Benchmark, DataIdentity, Evaluation, Request, data_identity
 from dialeval.benchmarks.items import ItemSet, SameGold, score_items
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
+from dialeval.core.ranks import NumberedIds
 from dialeval.formats.ubuntu import CANDIDATE_IDS, count_eval_rows, item_id
-from dialeval.ranks import NumberedIds
 
 NESTED = (2, 5, 10)
 _GOLD = frozenset({"gt"})

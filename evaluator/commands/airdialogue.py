@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 
 @click.group("airdialogue")
@@ -61,9 +61,9 @@ def baseline_cmd(name, data, split, out, seed):
 @click.option("--json", "as_json", is_flag=True, help="Print {bleu, n, signature} as JSON.")
 def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     """Corpus BLEU of PREDICTIONS (one line per target turn) against the split's correct dialogues."""
+    from dialeval.core.signature import Signature
     from dialeval.formats.airdialogue import decode_lines, split_paths
     from dialeval.metrics.bleu import corpus_bleu, infer_items
-    from dialeval.signature import Signature
 
     data_path, _ = split_paths(data, split)
     if not data_path.is_file():

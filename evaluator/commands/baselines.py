@@ -23,7 +23,7 @@ from dialeval.baselines.reproduce import (
     run_variants,
 )
 from dialeval.baselines.run import run_baseline
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 
 @click.group("baseline")
@@ -86,7 +86,7 @@ def run_cmd(name, challenge, split, out, seed, top_k):
     from dialeval.baselines.registry import get_spec
 
     get_spec(name)
-    from dialeval.termsafe import progress
+    from dialeval.core.termsafe import progress
 
     with progress(f"baseline {name} on {split}") as bar:
         paths = run_baseline(name, challenge, split, out, seed=seed, top_k=top_k, echo=bar.describe)
@@ -160,7 +160,7 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
         if (out / "babi-table2.variants.json").is_file():
             old_variants = load_json_file(out / "babi-table2.variants.json")
 
-    from dialeval.termsafe import progress
+    from dialeval.core.termsafe import progress
 
     # A bar on a terminal (the current model/task/split); quiet in logs and pipes, where the table is the record.
     with progress("reproduce babi") as bar:

@@ -9,7 +9,7 @@ from dialeval.formats.convert import babi_splits
 
 def _refuse_overwrite(paths, force: bool) -> None:
     """Like ``simulate``: existing outputs are replaced only with --force (a typo must not eat a file)."""
-    from dialeval.errors import UsageError
+    from dialeval.core.errors import UsageError
 
     existing = [str(p) for p in paths if p.exists() or p.is_symlink()]
     if existing and not force:
@@ -55,7 +55,7 @@ def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, 
     """Write <out>/<split>/dialog-task{N}{NAME}-babi-{split}.json and its .answers.json key (gold at rank 1)."""
     from pathlib import Path
 
-    from dialeval.errors import UsageError
+    from dialeval.core.errors import UsageError
     from dialeval.formats.convert import babi_dataset_name, babi_to_dstc6
     from dialeval.formats.dstc6 import answers_file_name
 

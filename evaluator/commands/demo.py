@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 
 @click.command("demo")
@@ -31,7 +31,7 @@ def demo_cmd(out, baseline, seed, organizer):
     from dialeval.baselines.run import run_baseline
     from dialeval.formats.dstc6 import Challenge
     from dialeval.formats.jsonio import atomic_write_text
-    from dialeval.render import print_summary as render_summary
+    from dialeval.results.render import print_summary as render_summary
     from dialeval.simulator.default import ensure_default_challenge
 
     t0 = time.perf_counter()
@@ -41,7 +41,7 @@ def demo_cmd(out, baseline, seed, organizer):
     out_dir = Path(out)
     sub_dir = out_dir / "submission"
     splits = [s for s in Challenge(challenge).splits if s.startswith("tst")]
-    from dialeval.termsafe import progress
+    from dialeval.core.termsafe import progress
 
     files = []
     with progress(f"baseline {baseline}", total=len(splits)) as bar:
@@ -60,8 +60,8 @@ def demo_cmd(out, baseline, seed, organizer):
     click.echo(f"4. score:      {report_path}")
     render_summary(report)
     if organizer:
+        from dialeval.core.resources import reference_runs_dir
         from dialeval.leaderboard.demo import organizer_demo
-        from dialeval.resources import reference_runs_dir
 
         site = organizer_demo(challenge, out_dir / "organizer", baselines_dir=reference_runs_dir(), seed=seed,
                               progress=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 PRESET_NAMES = ("paper", "hed-dlg", "nlg-eval")  # mirrors dialeval.metrics.embedding.PRESETS (kept import-free)
 
@@ -40,7 +40,7 @@ def read_lines(path: str) -> list[str]:
 def _require_extras() -> None:
     import importlib.util
 
-    from dialeval.vectors import INSTALL_HINT
+    from dialeval.formats.vectors import INSTALL_HINT
 
     missing = [m for m in ("gensim", "pyarrow") if importlib.util.find_spec(m) is None]
     if missing:
@@ -86,8 +86,8 @@ def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, 
     option. Exit 0 scored, 1 nothing could be scored, 2 usage, input or installation error.
     """
     _require_extras()
+    from dialeval.formats.vectors import load_vectors
     from dialeval.metrics.embedding import options_for, score_pairs
-    from dialeval.vectors import load_vectors
 
     opts = options_for(preset, tokenizer=tokenizer, lowercase=lowercase, oov=oov, empty=empty,
                        extrema_tie=extrema_tie, greedy=greedy_sim, multi_ref=multi_ref)

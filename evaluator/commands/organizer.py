@@ -1,7 +1,7 @@
 """Organizer commands: ``grade``, ``compare``, ``rank``, ``registry`` (check, export, import), ``leaderboard`` (build).
 
 They parse options, call :mod:`dialeval.leaderboard` and print; everything they do is callable from Python.
-Team-supplied text is printed through :func:`dialeval.termsafe.safe` (no terminal control sequences).
+Team-supplied text is printed through :func:`dialeval.core.termsafe.safe` (no terminal control sequences).
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import click
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 REGISTRY_HELP = "Folder holding registry.sqlite (default: submissions/)."
 
 
 def _safe(text) -> str:
     try:
-        from dialeval.termsafe import safe
+        from dialeval.core.termsafe import safe
     except ImportError:  # pragma: no cover
         return str(text)
     return safe(text)

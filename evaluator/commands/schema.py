@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dialeval.resources import schema_names, schema_path, schemas_dir  # noqa: F401 (re-exported)
+from dialeval.core.resources import schema_names, schema_path, schemas_dir  # noqa: F401 (re-exported)
 
 
 @click.command("schema")

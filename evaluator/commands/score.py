@@ -8,9 +8,9 @@ from collections import defaultdict
 import click
 
 from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES
-from dialeval.errors import UsageError
-from dialeval.problems import CODES, Problem
-from dialeval.termsafe import safe
+from dialeval.core.errors import UsageError
+from dialeval.core.problems import CODES, Problem
+from dialeval.core.termsafe import safe
 
 ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
 EMBEDDED = {"dstc6": "", "airdialogue": "airdialogue"}
@@ -226,7 +226,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, lenient
         _print_problems(report.problems, max_problems)
     if not (as_json or as_csv or out) or to_file:
         if report.valid:
-            from dialeval.render import print_table
+            from dialeval.results.render import print_table
 
             print_table(report)
         else:

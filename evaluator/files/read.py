@@ -19,10 +19,10 @@ built on it), so every reader gets the same guards and the same wording:
   ``<file>: not a regular file (a FIFO)``, ... (:func:`os_error`), never Python's own wording.
 
 Two kinds of failure, so that every caller splits submission faults from usage faults the same way:
-:class:`~dialeval.errors.UsageError` for the file as a file (missing, special, unreadable, too large:
-exit 2), and :class:`~dialeval.errors.UnreadableInput` (a UsageError with a problem ``code``) for content
+:class:`~dialeval.core.errors.UsageError` for the file as a file (missing, special, unreadable, too large:
+exit 2), and :class:`~dialeval.core.errors.UnreadableInput` (a UsageError with a problem ``code``) for content
 that is not what the format needs. A reader of a *submission* turns the latter into a
-:class:`~dialeval.problems.Problem` (exit 1); a reader of organizer data lets it through (exit 2).
+:class:`~dialeval.core.problems.Problem` (exit 1); a reader of organizer data lets it through (exit 2).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from dialeval.errors import UnreadableInput, UsageError
+from dialeval.core.errors import UnreadableInput, UsageError
 
 STDIN = "-"
 

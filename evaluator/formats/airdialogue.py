@@ -8,7 +8,7 @@ skipped without being materialised).
 Readers here decode straight into typed msgspec structs, line by line in blocks, and turn each block of KB
 lines into numpy columns (:class:`~dialeval.metrics.airdialogue.KBArrays` is built by the benchmark from
 :class:`KBColumns`) so a 40,000-line split never exists as Python dicts. Data errors raise
-:class:`~dialeval.errors.UsageError` with ``file line N``; a prediction file is only split into lines here
+:class:`~dialeval.core.errors.UsageError` with ``file line N``; a prediction file is only split into lines here
 (checking it produces Problems, which live above this layer).
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import msgspec
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 DATA_SUFFIX = "_data.json"
 KB_SUFFIX = "_kb.json"

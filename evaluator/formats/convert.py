@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.dstc6 import (
     TASK_NAMES,
     Candidate,

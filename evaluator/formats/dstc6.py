@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.formats.jsonio import dump_json_file, load_json_file
 
 TASK_NAMES = {1: "API", 2: "REFINE", 3: "OPTIONS", 4: "INFOS", 5: "FULL", 6: "DSTC2"}
@@ -118,7 +118,7 @@ def item_from_json(obj: dict) -> DialogItem:
 def read_dataset(path: str | Path) -> list[DialogItem]:
     """Read a dataset file (test or training) into DialogItems.
 
-    Structural problems raise :class:`dialeval.errors.UsageError` with a JSON pointer; use
+    Structural problems raise :class:`dialeval.core.errors.UsageError` with a JSON pointer; use
     :func:`dialeval.formats.dstc6_check.validate_dataset_json` for a full report of every problem.
     """
     from dialeval.formats.dstc6_check import validate_dataset_json

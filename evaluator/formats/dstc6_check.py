@@ -6,7 +6,7 @@ scorer's modules.
 
 from __future__ import annotations
 
-from dialeval.problems import Problem, json_type, pointer, short
+from dialeval.core.problems import Problem, json_type, pointer, short
 
 
 def validate_dataset_json(data: object) -> list[Problem]:

@@ -4,7 +4,7 @@ Reading uses msgspec (faster than the standard library, and parsing dominates sc
 does not parse is diagnosed from its bytes, without building its objects (so a huge broken file costs no
 more memory than its text): what it is (empty, compressed, a ZIP, UTF-16, JSON Lines, truncated) and where
 the syntax error is (line and column), in this project's own words. The scorer's hot paths go further and
-decode straight into typed structs (:mod:`dialeval.fastpath`).
+decode straight into typed structs (:mod:`dialeval.benchmarks.dstc6.fastpath`).
 
 Writing (:func:`atomic_writer`) is atomic (temp file + rename), so an interrupted run never leaves a
 half-written file, and safe for outputs a user names: ``-`` is standard output; a device or FIFO
@@ -29,7 +29,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from dialeval.errors import UnreadableJSON, UsageError
+from dialeval.core.errors import UnreadableJSON, UsageError
 from dialeval.files.read import first_bad_utf8 as _first_bad_utf8
 from dialeval.files.read import line_col as _line_col
 from dialeval.files.read import read_bytes

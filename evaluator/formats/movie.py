@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 TASK_NAMES = {1: "task1_qa", 2: "task2_recs", 3: "task3_qarecs", 4: "task4_reddit"}
 """File-name stem prefix per task; the split is appended as ``_{split}.txt``."""

@@ -9,11 +9,11 @@ Three file forms carry scores instead of ranks (higher score = better candidate)
 
 Readers here know nothing about benchmarks or answer keys. Bad input comes back as :class:`Fault` s (code,
 JSON pointer, message): the benchmark layer, which knows the submitted file's name and each fault's severity,
-turns them into :class:`~dialeval.problems.Problem` s. Matrix
+turns them into :class:`~dialeval.core.problems.Problem` s. Matrix
 pointers are ``/<row>/<column>``, 0-based; messages also give the 1-based CSV line.
 
 :func:`ranks_from_scores` turns score rows into the gold rank under a tie policy (``pessimistic``,
-``optimistic``, ``expected``); see :mod:`dialeval.ranks` for what ``gold_rank`` and ``ties`` mean.
+``optimistic``, ``expected``); see :mod:`dialeval.core.ranks` for what ``gold_rank`` and ``ties`` mean.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from dialeval.errors import UsageError
-from dialeval.problems import json_type as _json_type
-from dialeval.problems import short
+from dialeval.core.errors import UsageError
+from dialeval.core.problems import json_type as _json_type
+from dialeval.core.problems import short
 
 TIE_POLICIES = ("pessimistic", "optimistic", "expected")
 

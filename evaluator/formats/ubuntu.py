@@ -24,7 +24,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 N_DISTRACTORS = 9
 EVAL_HEADER = ("Context", "Ground Truth Utterance", *(f"Distractor_{i}" for i in range(N_DISTRACTORS)))

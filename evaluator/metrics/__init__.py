@@ -25,12 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from dialeval.ranks import RankTable
+    from dialeval.core.ranks import RankTable
 
 
 @dataclass(frozen=True)

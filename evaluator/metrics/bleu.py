@@ -43,7 +43,7 @@ def _bleu_class():
     try:
         from sacrebleu.metrics import BLEU
     except ImportError:
-        from dialeval.errors import UsageError
+        from dialeval.core.errors import UsageError
 
         raise UsageError("BLEU needs sacrebleu: pip install 'dialeval[bleu]'") from None
     return BLEU

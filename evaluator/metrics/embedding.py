@@ -77,12 +77,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
+from dialeval.core.signature import Signature
 from dialeval.metrics import Metric, register
-from dialeval.signature import Signature
 
 if TYPE_CHECKING:
-    from dialeval.vectors import Vectors
+    from dialeval.formats.vectors import Vectors
 
 METRICS = ("embedding-average", "greedy-matching", "vector-extrema")
 TOKENIZERS = ("whitespace", "space", "regex", "treebank")
@@ -321,7 +321,7 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     """Score each hypothesis against its references with the three metrics.
 
     ``hyps[i]`` is one hypothesis text, ``refs[i]`` the non-empty list of its reference texts. ``options`` is an
-    :class:`EmbeddingOptions` or a preset name (default ``paper``). ``vectors``: a :class:`dialeval.vectors.Vectors`;
+    :class:`EmbeddingOptions` or a preset name (default ``paper``). ``vectors``: a :class:`dialeval.formats.vectors.Vectors`;
     by default the offline GloVe 6B 50d vectors, loading only the words of these texts. Returns an
     :class:`EmbeddingResult`; raises :class:`UsageError` for malformed input (and for an empty side under
     ``empty="error"``, naming the line: ``ref_lines[i][j]`` gives reference j's own line number when references
@@ -355,7 +355,7 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     words, parts = corpus_token_parts(texts, opts)
 
     if vectors is None:
-        from dialeval.vectors import load_vectors
+        from dialeval.formats.vectors import load_vectors
 
         vectors = load_vectors("default", words=words, need_mean=opts.oov == "mean")
     word_rows = vectors.rows(words)  # row in vectors.matrix, -1 when unknown
@@ -654,7 +654,7 @@ def _kernels():
     try:
         return importlib.import_module("dialeval.metrics.embedding_kernels")
     except ImportError:  # numba or llvmlite missing or broken
-        from dialeval.vectors import INSTALL_HINT
+        from dialeval.formats.vectors import INSTALL_HINT
 
         raise UsageError(f"numba is not installed or does not load; embedding metrics need the extra: {INSTALL_HINT}"
                          ) from None

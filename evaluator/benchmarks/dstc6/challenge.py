@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
+from dialeval.core.problems import Problem
 from dialeval.files.read import read_bytes
 from dialeval.formats.dstc6 import Challenge, Split
 from dialeval.formats.jsonio import parse_json_bytes
-from dialeval.problems import Problem
 
 
 @dataclass
@@ -60,7 +60,7 @@ def _bad(path: Path, pointer: str, message: str) -> UsageError:
 
 def load_task_index(task: int, path: Path) -> TaskIndex:
     """A test file's TaskIndex: from the index cache when the file is unchanged, else parsed and cached."""
-    from dialeval import cache
+    from dialeval.files import cache
 
     raw = read_bytes(path)
     digest = cache.content_digest(raw)  # entries are keyed by the very bytes parsed below
@@ -77,7 +77,7 @@ def load_task_index(task: int, path: Path) -> TaskIndex:
 
 def parse_task_index(task: int, path: Path, raw: bytes | None = None) -> TaskIndex:
     """Read a test file (or its bytes ``raw``) into a TaskIndex, checking the structure the scorer relies on."""
-    from dialeval.fastpath import decode_test_index
+    from dialeval.benchmarks.dstc6.fastpath import decode_test_index
 
     if raw is None:
         raw = read_bytes(path)
@@ -139,10 +139,10 @@ def load_answer_key(task: int, path: Path, index: TaskIndex) -> tuple[AnswerKey,
             "or in the directory given with --keys)"
         )
     raw = read_bytes(path)
-    from dialeval import cache
+    from dialeval.files import cache
 
     cache.note_digest(path, cache.content_digest(raw))  # the data identity hashes the bytes read, once
-    from dialeval.fastpath import decode_result
+    from dialeval.benchmarks.dstc6.fastpath import decode_result
 
     items = decode_result(raw)
     if items is not None:  # well-typed (the usual case): structs, no generic JSON objects

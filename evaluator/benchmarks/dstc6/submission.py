@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 from dialeval.files.read import env_bytes, file_kind, json_limit, open_input, read_bytes, too_large
 from dialeval.formats.dstc6 import ANSWERS_SUFFIX
 from dialeval.formats.jsonio import sweep_stale

@@ -5,7 +5,7 @@ result file into small structs instead of dicts halves its memory; msgspec's typ
 the JSON types (a boolean or a float is not an int, no unknown keys), which are most of the schema.
 
 The rule that keeps these paths honest: a fast path either proves the file fully valid (every check of
-:func:`dialeval.validate.check_result_file` that yields an error passes) and returns the same gold ranks,
+:func:`dialeval.benchmarks.dstc6.validate.check_result_file` that yields an error passes) and returns the same gold ranks,
 or returns None and the caller runs the full checker, which reports every problem with its pointer.
 Invalid submissions are thus always explained by one implementation, and ``tests/test_fastpath.py`` checks
 both paths agree on the malformed corpus.

@@ -19,7 +19,7 @@ class UnreadableInput(UsageError):
     """A file whose content is not what its format needs (not JSON, empty, wrong encoding, compressed, binary).
 
     For an organizer's file (test file, answer key, data) it is a usage error (exit 2); for a submitted file
-    the reader turns it into a :class:`dialeval.problems.Problem` (exit 1) with ``code``, and ``line``/``column``
+    the reader turns it into a :class:`dialeval.core.problems.Problem` (exit 1) with ``code``, and ``line``/``column``
     (1-based, ``None`` when the problem is the whole file). ``reason`` is the message without the file name.
     """
 

@@ -1,6 +1,6 @@
 """Renderings of a ScoreReport: JSON document, CSV, pandas, per-item JSONL, and rich tables.
 
-Computation lives in :mod:`dialeval.report`; nothing here changes a number. Rounding: values are stored
+Computation lives in :mod:`dialeval.results.report`; nothing here changes a number. Rounding: values are stored
 rounded to 6 decimals in the records; tables show 4.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from dialeval import __version__
 
 if TYPE_CHECKING:
-    from dialeval.report import ScoreReport
+    from dialeval.results.report import ScoreReport
 
 RECORD_FIELDS = ("benchmark", "split", "group", "subset", "metric", "average", "value", "n", "signature")
 """Columns of a result record (JSON ``results`` entries, CSV header, DataFrame columns)."""

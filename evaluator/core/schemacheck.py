@@ -1,6 +1,6 @@
 """Validation against the published JSON Schemas with jsonschema (the slow, general path).
 
-The scorer's own checks (:mod:`dialeval.validate`) are a hand-written fast path over the same rules;
+The scorer's own checks (:mod:`dialeval.benchmarks.dstc6.validate`) are a hand-written fast path over the same rules;
 this module validates any document against a published schema by name, for tools that consume the
 files and for the tests that keep the two paths in agreement.
 """
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from functools import cache
 
-from dialeval.problems import Problem, pointer
+from dialeval.core.problems import Problem, pointer
 
 
 @cache
 def validator(name: str):
     from jsonschema import Draft202012Validator
 
-    from dialeval.resources import load_schema
+    from dialeval.core.resources import load_schema
 
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)

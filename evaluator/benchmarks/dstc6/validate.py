@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dialeval.challenge import LoadedSplit
+from dialeval.benchmarks.dstc6.challenge import LoadedSplit
+from dialeval.core.problems import Problem, json_type, pointer, short
 from dialeval.formats.dstc6_check import validate_dataset_json  # noqa: F401 (re-exported)
-from dialeval.problems import Problem, json_type, pointer, short
 
 ITEM_KEYS = frozenset(("dialog_id", "lst_candidate_id"))
 ENTRY_KEYS = frozenset(("candidate_id", "rank"))

@@ -30,7 +30,7 @@ never depends on the inputs; it is computed once and cached.
 
 **Identity**: name (file stem, or ``glove-6b-50d`` for the default), format, dimension, vocabulary size (after
 ``limit``), and the sha256 of the file contents (all files of the source, in a fixed order). Hashing a 3.6 GB
-file takes seconds, so the identity is cached in ``<cache_root>/vectors/`` (see :func:`dialeval.cache.cache_root`)
+file takes seconds, so the identity is cached in ``<cache_root>/vectors/`` (see :func:`dialeval.files.cache.cache_root`)
 and verified on every use, never trusted blindly: the record carries its own checksum; each file's size,
 modification time and inode must match, and a fingerprint of its first and last MiB is recomputed and compared;
 the dimension and vocabulary size read in this run must agree. Anything else recomputes the hash. A cache that
@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
 
 FORMATS = ("auto", "default", "gensim", "word2vec-bin", "word2vec-text", "glove-text")
 INSTALL_HINT = "pip install 'dialeval[embeddings]'"
@@ -467,7 +467,7 @@ def _glove_mean(path: Path, dim: int, limit) -> np.ndarray:
 def _cache_dir() -> Path | None:
     if os.environ.get("DIALEVAL_NO_CACHE"):
         return None
-    from dialeval.cache import cache_root
+    from dialeval.files.cache import cache_root
 
     return cache_root() / "vectors"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dialeval.problems import Problem, json_type, short
+from dialeval.core.problems import Problem, json_type, short
 
 DEFAULT_CANDIDATE_LIMIT = 10
 

@@ -1,6 +1,6 @@
 """Significance for dialog benchmarks: confidence intervals, paired tests, Holm correction and ranking bands.
 
-Everything here works on *per-unit values keyed by item id* taken from a :class:`~dialeval.ranks.RankTable`
+Everything here works on *per-unit values keyed by item id* taken from a :class:`~dialeval.core.ranks.RankTable`
 and a registered :class:`~dialeval.metrics.Metric`: a unit is an item (one row, key ``split/item id``) for
 item-level metrics (hits@k, P@k, MRR, ...) and a conversation for conversation-level ones (per-dialog
 accuracy). Units are grouped into **clusters** — the item's conversation — and every resampling draws whole
@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from dialeval.core.ranks import RankTable
     from dialeval.metrics import Metric
-    from dialeval.ranks import RankTable
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345

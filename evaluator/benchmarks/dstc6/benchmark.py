@@ -13,19 +13,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, task_numbers
-from dialeval.challenge import LoadedSplit, load_split, open_challenge
-from dialeval.errors import UnreadableJSON, UsageError
-from dialeval.fastpath import check_result_items, decode_result
+from dialeval.benchmarks.dstc6.challenge import LoadedSplit, load_split, open_challenge
+from dialeval.benchmarks.dstc6.fastpath import check_result_items, decode_result
+from dialeval.benchmarks.dstc6.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
+from dialeval.benchmarks.dstc6.submission import Submission, SubmittedFile, open_submission
+from dialeval.benchmarks.dstc6.validate import check_result_file
+from dialeval.core.errors import UnreadableJSON, UsageError
+from dialeval.core.problems import Problem
+from dialeval.core.signature import format_tasks
 from dialeval.formats.jsonio import SYNTAX_FIRST_BYTES, check_syntax, parse_json_bytes
-from dialeval.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
-from dialeval.problems import Problem
-from dialeval.signature import format_tasks
-from dialeval.submission import Submission, SubmittedFile, open_submission
-from dialeval.validate import check_result_file
 
 if TYPE_CHECKING:
+    from dialeval.core.ranks import RankTable
     from dialeval.formats.dstc6 import Challenge
-    from dialeval.ranks import RankTable
 
 
 class DSTC6(Benchmark):
@@ -115,7 +115,7 @@ class DSTC6(Benchmark):
                     "files": [f.name for f in sub.files]}
         table = None
         if scoring:
-            from dialeval.ranks import RankTable
+            from dialeval.core.ranks import RankTable
 
             table = RankTable.concat(parts)
         fields = {
@@ -300,7 +300,7 @@ def _check_split(
         problems.append(Problem("other-task", "", f"{other} item(s) or file(s) of tasks outside --task were ignored", "warning"))
     parts = []
     if scoring:
-        from dialeval.ranks import RankTable
+        from dialeval.core.ranks import RankTable
     # After a file-level error (not JSON, not an array, no result file) every item would be "missing":
     # that error says it all.
     file_level = any(p.severity == "error" and p.pointer == "" for p in problems)
@@ -334,7 +334,7 @@ def _check_split(
             )
     if not scoring:
         return problems, None
-    from dialeval.ranks import RankTable
+    from dialeval.core.ranks import RankTable
 
     return problems, RankTable.concat(parts)
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from dialeval.errors import UsageError
+from dialeval.core.errors import UsageError
+
+_REPO = Path(__file__).resolve().parents[2]
+"""The source checkout (``evaluator/core/`` is two levels down), for running from a checkout without installing."""
 
 
 def _data_package_dir(name: str, marker: str, fallback: Path) -> Path:
@@ -26,8 +29,7 @@ def _data_package_dir(name: str, marker: str, fallback: Path) -> Path:
 @cache
 def reference_runs_dir() -> Path:
     """The reference baselines' submissions on the embedded default challenge (``<name>/submission.tgz``)."""
-    repo = Path(__file__).resolve().parent.parent
-    return _data_package_dir("dialeval.reference_runs", "*/submission.tgz", repo / "submissions" / "baselines" / "default")
+    return _data_package_dir("dialeval.reference_runs", "*/submission.tgz", _REPO / "submissions" / "baselines" / "default")
 
 
 @cache
@@ -38,7 +40,7 @@ def schemas_dir() -> Path:
     top-level ``schemas/`` folder); in a source checkout that sub-package may not exist, so fall back to
     the folder itself.
     """
-    return _data_package_dir("dialeval.schemas", "*.schema.json", Path(__file__).resolve().parent.parent / "schemas")
+    return _data_package_dir("dialeval.schemas", "*.schema.json", _REPO / "schemas")
 
 
 def schema_names() -> list[str]:

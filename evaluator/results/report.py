@@ -4,7 +4,7 @@ A record is ``{benchmark, split, group, subset, metric, average, value, n, signa
 benchmark's task / file (``"1"`` ... ``"5"`` for DSTC6) or ``"all"`` for an aggregate; ``subset`` narrows a
 group further (``"turn=2"``, ``"status=book"``) and is null otherwise; ``average`` is ``"micro"`` (pooled
 over items) or ``"macro"`` (mean of the per-group values) on aggregates and null otherwise; ``n`` counts
-the items behind the number. Renderings (rich table, JSON, CSV, pandas) live in :mod:`dialeval.render`.
+the items behind the number. Renderings (rich table, JSON, CSV, pandas) live in :mod:`dialeval.results.render`.
 The JSON form follows ``schemas/score-report.schema.json``.
 """
 
@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dialeval import __version__
-from dialeval.problems import Problem
-from dialeval.signature import Signature
+from dialeval.core.problems import Problem
+from dialeval.core.signature import Signature
 
 if TYPE_CHECKING:  # numpy is imported only when numbers are computed (validate never needs it)
     from dialeval.benchmarks.base import DataIdentity
+    from dialeval.core.ranks import RankTable
     from dialeval.metrics import Metric
-    from dialeval.ranks import RankTable
 
-from dialeval.render import RECORD_FIELDS  # noqa: E402,F401 (re-exported: the record's columns)
+from dialeval.results.render import RECORD_FIELDS  # noqa: E402,F401 (re-exported: the record's columns)
 
 
 @dataclass
@@ -162,31 +162,31 @@ class ScoreReport:
                         out.append({"split": split, "group": group, "rank": rank, "count": count})
         return out
 
-    # ---- renderings (see dialeval.render) -------------------------------------------------------
+    # ---- renderings (see dialeval.results.render) -------------------------------------------------------
     def to_json(self) -> dict:
-        from dialeval.render import report_json
+        from dialeval.results.render import report_json
 
         return report_json(self)
 
     def to_json_text(self) -> str:
-        from dialeval.render import json_text
+        from dialeval.results.render import json_text
 
         return json_text(self)
 
     def to_csv_text(self) -> str:
-        from dialeval.render import csv_text
+        from dialeval.results.render import csv_text
 
         return csv_text(self)
 
     def to_dataframe(self):
         """The records as a pandas DataFrame (one row per number), columns as in the JSON records."""
-        from dialeval.render import dataframe
+        from dialeval.results.render import dataframe
 
         return dataframe(self)
 
     def per_item_lines(self) -> list[str]:
         """JSONL rows (item id, split, group, candidates, gold rank). Reveals the key: organizers only."""
-        from dialeval.render import per_item_lines
+        from dialeval.results.render import per_item_lines
 
         return per_item_lines(self)
 
