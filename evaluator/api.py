@@ -15,7 +15,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES, Evaluation, Request
-from dialeval.benchmarks.dstc6.lenient import DEFAULT_CANDIDATE_LIMIT
 from dialeval.core.errors import UsageError
 from dialeval.core.signature import Signature
 from dialeval.results.report import ScoreReport
@@ -51,6 +50,7 @@ def evaluate(
         ties=ties,
         options=dict(options or {}),
     )
+    bench.check_options(request.options, request.keys)
     ev = bench.evaluate(request)
     ev.request = request
     if ev.data is not None and request.options.get("embedded_default"):
@@ -109,7 +109,7 @@ def score(
     keys: str | Path | None = None,
     tasks: list | None = None,
     lenient: bool = False,
-    candidate_limit: int = DEFAULT_CANDIDATE_LIMIT,
+    candidate_limit: int | None = None,
     *,
     benchmark: str = "dstc6",
     data: str | Path | None = None,
@@ -121,12 +121,13 @@ def score(
     """Validate and score ``submission`` on ``split`` of a benchmark's data.
 
     An invalid submission gives a report with ``valid`` False, every problem in ``problems`` and no
-    results. ``lenient``/``candidate_limit`` are DSTC6's official-compatible mode (see
-    :mod:`dialeval.benchmarks.dstc6.lenient`); ``tasks`` restricts the groups; ``ties`` applies to score-based submissions.
+    results. ``options`` are the benchmark's own (``dialeval benchmarks`` lists them; ``lenient`` and
+    ``candidate_limit`` are shorthands for two of them); ``tasks`` restricts the groups; ``ties`` applies to
+    score-based submissions.
     """
     bench, ev = evaluate(
         submission, benchmark=benchmark, data=data if data is not None else challenge, split=split, keys=keys,
-        groups=tasks, scoring=True, ties=ties, options=_options(benchmark, lenient, candidate_limit, options),
+        groups=tasks, scoring=True, ties=ties, options=_options(lenient, candidate_limit, options),
     )
     return build_report(bench, ev, metrics, embedding_preset)
 
@@ -137,7 +138,7 @@ def validate(
     challenge: str | Path | None = None,
     tasks: list | None = None,
     lenient: bool = False,
-    candidate_limit: int = DEFAULT_CANDIDATE_LIMIT,
+    candidate_limit: int | None = None,
     *,
     benchmark: str = "dstc6",
     data: str | Path | None = None,
@@ -147,15 +148,17 @@ def validate(
     """Check ``submission`` against the test files only (no answer keys needed): problems, no scores."""
     bench, ev = evaluate(
         submission, benchmark=benchmark, data=data if data is not None else challenge, split=split,
-        groups=tasks, scoring=False, ties=ties, options=_options(benchmark, lenient, candidate_limit, options),
+        groups=tasks, scoring=False, ties=ties, options=_options(lenient, candidate_limit, options),
     )
     return build_report(bench, ev)
 
 
-def _options(benchmark: str, lenient: bool, candidate_limit: int, extra: dict | None) -> dict:
+def _options(lenient: bool, candidate_limit: int | None, extra: dict | None) -> dict:
+    """The benchmark options: ``extra`` plus the two shorthands, each only when given (the benchmark checks
+    them against what it declares, and applies its own defaults)."""
     opts = dict(extra or {})
     if lenient:
         opts["lenient"] = True
-    if benchmark == "dstc6" or lenient:
-        opts.setdefault("candidate_limit", candidate_limit)
+    if candidate_limit is not None:
+        opts["candidate_limit"] = candidate_limit
     return opts

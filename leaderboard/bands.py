@@ -141,10 +141,17 @@ def compare_runs(table_a, table_b, metrics: list[str], resamples: int = stats.DE
         raise UsageError(str(e)) from None
 
 
+def _group_keys() -> tuple[str, ...]:
+    """Signature keys that name a group: each benchmark's own group label (task, file, ...)."""
+    from dialeval.benchmarks import registry
+
+    return tuple(sorted({f"{b.group_label}:" for b in registry.all_benchmarks()}))
+
+
 def common_signature(records_a: list[dict], records_b: list[dict]) -> str:
     """The options both runs were scored with (signature fields that name no split/group/metric), or ''."""
     def base(recs):
-        drop = ("split:", "task:", "group:", "file:", "metric:", "avg:", "subset:", "data:")
+        drop = ("split:", "group:", "metric:", "avg:", "subset:", "data:", *_group_keys())
         out = set()
         for r in recs:
             out.add("|".join(p for p in r["signature"].split("|") if not p.startswith(drop)))

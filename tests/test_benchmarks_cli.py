@@ -175,3 +175,38 @@ def test_hostile_single_file_submissions(ubuntu_dir, tmp_path):
     r = run_cli("score", big, "--benchmark", "ubuntu", "--data", ubuntu_dir, "--split", "test", "--json")
     assert r.returncode == 1, r.stderr
     assert [p["code"] for p in json.loads(r.stdout)["problems"] if p["severity"] == "error"] == ["rank-out-of-range"]
+
+
+# ---- benchmark-declared options -----------------------------------------------------------------------------
+@pytest.mark.parametrize("extra,flag", [(("--lenient",), "--lenient"), (("--keys", "."), "--keys"),
+                                        (("--flight-distance", "legacy"), "--flight-distance"),
+                                        (("--candidate-limit", "5"), "--candidate-limit")])
+def test_an_option_of_another_benchmark_is_refused_not_ignored(ubuntu_dir, tmp_path, extra, flag):
+    np.save(tmp_path / "s.npy", np.zeros((40, 10), np.float32))
+    r = run_cli("score", tmp_path / "s.npy", "--benchmark", "ubuntu", "--data", ubuntu_dir, "--split", "test", *extra)
+    assert r.returncode == 2, r.stderr
+    line = r.stderr.strip().splitlines()[-1]
+    assert f"{flag} does not apply to benchmark ubuntu" in line and "Traceback" not in r.stderr
+
+
+def test_the_api_checks_options_against_the_benchmark(ubuntu_dir, tmp_path):
+    from dialeval.api import score
+    from dialeval.core.errors import UsageError
+
+    np.save(tmp_path / "s.npy", np.zeros((40, 10), np.float32))
+    with pytest.raises(UsageError, match="--exact-name does not apply to benchmark ubuntu .*airdialogue"):
+        score(tmp_path / "s.npy", "test", benchmark="ubuntu", data=ubuntu_dir, options={"exact_name": "whole"})
+    with pytest.raises(UsageError, match="--flight-distance must be one of current, legacy"):
+        score(tmp_path / "s.npy", "test", benchmark="airdialogue", data=ubuntu_dir,
+              options={"flight_distance": "sideways"})
+
+
+def test_the_command_line_lists_what_each_benchmark_declares():
+    r = run_cli("benchmarks", "--json")
+    rows = {b["name"]: b for b in json.loads(r.stdout)}
+    assert rows["dstc6"]["options"] == ["--lenient", "--candidate-limit"]
+    assert rows["airdialogue"]["options"][:3] == ["--lenient", "--flight-distance", "--exact-name"]
+    assert rows["ubuntu"]["options"] == []
+    help_text = run_cli("score", "--help").stdout
+    assert "--flight-distance" in help_text and "--candidate-limit" in help_text
+    assert "--flight-distance" not in run_cli("validate", "--help").stdout  # scoring-only options stay off validate

@@ -34,9 +34,10 @@ def test_hit_rate_is_share_of_golds_in_top_k():
 
 
 def test_unranked_is_a_miss_and_counts_in_the_denominator():
-    assert NOT_RANKED == 0
-    assert hit_rate_at_k([0, 0, 0, 1], 5) == 0.25
-    assert mrr([0, 0, 0, 1]) == 0.25
+    unranked = [NOT_RANKED] * 3 + [1]
+    assert hit_rate_at_k(unranked, 5) == 0.25  # whatever k: an unranked gold is never in the top k
+    assert hit_rate_at_k(unranked, 10_000) == 0.25
+    assert mrr(unranked) == 0.25  # and adds 0 to the reciprocal-rank sum, not 1/NOT_RANKED
 
 
 def test_mrr_with_unranked():
@@ -84,7 +85,7 @@ def test_signature_format_and_parse_round_trip():
 
 
 def test_signature_with_fields_keeps_positions_and_formats_values():
-    sig = Signature().with_fields(a=1, b=None, c=True).with_fields(a=2, d=False)
+    sig = Signature("dstc6").with_fields(a=1, b=None, c=True).with_fields(a=2, d=False)
     assert sig.fields == (("a", "2"), ("b", "none"), ("c", "yes"), ("d", "no"))
     assert str(sig).endswith(f"|v:{__version__}")
 

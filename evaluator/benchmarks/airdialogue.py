@@ -32,7 +32,7 @@ from typing import ClassVar
 import msgspec
 import numpy as np
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, file_sha256
+from dialeval.benchmarks.base import Benchmark, Evaluation, Option, Request, data_identity, file_sha256
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem, json_type, short
 from dialeval.formats import airdialogue as fmt
@@ -504,6 +504,19 @@ class AirDialogue(Benchmark):
     split_names: ClassVar[tuple[str, ...]] = ("train", "dev", "test")
     default_metrics: ClassVar[tuple[str, ...]] = METRICS
     submission_formats: ClassVar[tuple[str, ...]] = ("airdialogue-prediction",)
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("lenient", "dstc6, airdialogue: reproduce the official scorer's numbers, listing every quirk "
+                          "applied."),
+        Option("flight_distance", "airdialogue: flight distance of the toolkit today (current) or of its pre-2020 "
+                                  "evaluator (legacy).", kind="choice", choices=adm.FLIGHT_DISTANCES,
+               default="current", scoring_only=True),
+        Option("exact_name", "airdialogue: exact name credit per first/last-name token (tokens) or whole-name "
+                             "equality (whole).", kind="choice", choices=adm.EXACT_NAMES, default="tokens",
+               scoring_only=True),
+        Option("source", "submission (default) or human: score the data file's own actions.", kind="choice",
+               choices=("submission", "human"), default="submission", cli=False),
+        Option("bleu", "auto, yes or no: BLEU of the predicted utterances.", kind="text", default="auto", cli=False),
+    )
 
     def splits(self, data: Path) -> list[str]:
         return fmt.available_splits(data)

@@ -27,6 +27,24 @@ def names() -> list[str]:
     return list(_REGISTRY)
 
 
+def all_benchmarks() -> list[Benchmark]:
+    """Every registered benchmark (imports each module)."""
+    return [get(n) for n in _REGISTRY]
+
+
+def declared_options() -> dict[str, list]:
+    """Each option name any benchmark declares -> ``[(benchmark name, Option), ...]`` (the CLI builds its
+    flags from this; two benchmarks may share a name only with the same kind)."""
+    out: dict[str, list] = {}
+    for b in all_benchmarks():
+        for o in b.options:
+            others = out.setdefault(o.name, [])
+            if others and (others[0][1].kind, others[0][1].choices) != (o.kind, o.choices):
+                raise RuntimeError(f"option {o.name} is declared twice with different kinds ({others[0][0]}, {b.name})")
+            others.append((b.name, o))
+    return out
+
+
 def get(name: str) -> Benchmark:
     target = _REGISTRY.get(name)
     if target is None:

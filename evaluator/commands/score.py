@@ -66,15 +66,41 @@ def common_options(f):
                      help="Score-based submissions: where a gold tied with other candidates ranks (pessimistic: after "
                           "all of them; optimistic: before; expected: the mean over the tied positions). Always in "
                           "the signature of such runs.")(f)
-    f = click.option("--lenient", is_flag=True,
-                     help="dstc6: reproduce the official DSTC6 scorer, listing every quirk applied.")(f)
-    f = click.option("--candidate-limit", type=click.IntRange(1, 10_000), default=10, show_default=True,
-                     help="Slots per dialog in --lenient mode (the official nb_candidate).")(f)
     f = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schemas/score-report).")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the report (JSON or CSV) to FILE.")(f)
     f = click.option("--max-problems", type=int, default=SCREEN_PER_CODE, show_default=True,
                      help="Problems shown on screen per code (all of them are in --json).")(f)
     return f
+
+
+def benchmark_options(scoring: bool):
+    """Click options for every option a registered benchmark declares (``Benchmark.options``): this module
+    names none of them. Each is None unless given, so the benchmark applies its own default."""
+    from dialeval.benchmarks import registry
+
+    def deco(f):
+        for name, owners in reversed(list(registry.declared_options().items())):
+            o = owners[0][1]
+            if not o.cli or (o.scoring_only and not scoring):
+                continue
+            helps = list(dict.fromkeys(opt.help for _, opt in owners))
+            text = " ".join(helps) + (f" [default: {o.default}]" if o.default is not None and o.kind != "flag" else "")
+            if o.kind == "flag":
+                f = click.option(o.flag, name, is_flag=True, default=None, help=text)(f)
+            elif o.kind == "int":
+                f = click.option(o.flag, name, type=click.IntRange(o.low, o.high), default=None, help=text)(f)
+            elif o.kind == "choice":
+                f = click.option(o.flag, name, type=click.Choice(o.choices), default=None, help=text)(f)
+            else:
+                f = click.option(o.flag, name, default=None, help=text)(f)
+        return f
+
+    return deco
+
+
+def given_options(bench_opts: dict) -> dict:
+    """The benchmark options the user gave (flags left off and options not given are not passed on)."""
+    return {k: v for k, v in bench_opts.items() if v is not None and v is not False}
 
 
 def resolve_data(benchmark: str, data: str | None, challenge: str | None) -> tuple[str, bool]:
@@ -159,8 +185,8 @@ def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
 @click.command("validate")
 @click.argument("submission", type=click.Path())
 @common_options
-def validate_cmd(submission, benchmark, data, challenge, split, task, ties, lenient, candidate_limit, as_json, out,
-                 max_problems):
+@benchmark_options(scoring=False)
+def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_json, out, max_problems, **bench_opts):
     """Check SUBMISSION against a benchmark's test files (no answer keys needed).
 
     SUBMISSION is a result JSON, a directory in the official layout, a .tgz of one, or (where the benchmark takes
@@ -170,15 +196,16 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, leni
 
     root, embedded = resolve_data(benchmark, data, challenge)
     _guard_outputs(submission, root, None, as_json, False, out)
-    report = validate(submission, split, tasks=_tasks(task), lenient=lenient, candidate_limit=candidate_limit,
-                      benchmark=benchmark, data=root, ties=ties, options={"embedded_default": embedded})
+    opts = given_options(bench_opts)
+    report = validate(submission, split, tasks=_tasks(task), benchmark=benchmark, data=root, ties=ties,
+                      options={"embedded_default": embedded, **opts})
     _emit(report, as_json, False, out)
     if not as_json or (out and out != "-"):
         _print_problems(report.problems, max_problems)
         n = len(report.warnings)
         status = "valid" if report.valid else "INVALID"
         click.echo(f"{safe(submission)}: {status} ({len(report.errors)} error(s), {n} warning(s); "
-                   f"{benchmark} split {', '.join(report.splits)}; mode {'lenient' if lenient else 'strict'})",
+                   f"{benchmark} split {', '.join(report.splits)}; mode {'lenient' if opts.get('lenient') else 'strict'})",
                    err=out == "-")
     return 0 if report.valid else 1
 
@@ -186,10 +213,7 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, leni
 @click.command("score")
 @click.argument("submission", type=click.Path())
 @common_options
-@click.option("--flight-distance", type=click.Choice(("current", "legacy")), default=None,
-              help="airdialogue: flight distance of the toolkit today (default) or of its pre-2020 evaluator.")
-@click.option("--exact-name", type=click.Choice(("tokens", "whole")), default=None,
-              help="airdialogue: exact name credit per first/last-name token (default) or whole-name equality.")
+@benchmark_options(scoring=True)
 @click.option("--embedding-preset", type=click.Choice(("paper", "hed-dlg", "nlg-eval")), default=None,
               help="Text metrics (embedding-average, greedy-matching, vector-extrema): definitions as published "
                    "(paper, default) or as the hed-dlg / nlg-eval scripts compute them.")
@@ -200,8 +224,8 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, leni
 @click.option("--csv", "as_csv", is_flag=True, help="Print the results as CSV (same columns as the JSON records).")
 @click.option("--per-item", type=click.Path(dir_okay=False), default=None,
               help="Write JSONL (item id, group, gold rank) to FILE. ORGANIZERS ONLY: it reveals the answer key.")
-def score_cmd(submission, benchmark, data, challenge, split, task, ties, lenient, candidate_limit, as_json, out,
-              max_problems, flight_distance, exact_name, embedding_preset, metrics, keys, as_csv, per_item):
+def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json, out, max_problems, embedding_preset,
+              metrics, keys, as_csv, per_item, **bench_opts):
     """Validate and score SUBMISSION on a benchmark (default dstc6: P@1, P@2, P@5, MRR per task and split).
 
     Exit 0 scored, 1 invalid (strict mode) or a submission the official scorer would crash on (--lenient),
@@ -211,14 +235,9 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, lenient
 
     root, embedded = resolve_data(benchmark, data, challenge)
     _guard_outputs(submission, root, keys, as_json, as_csv, out, per_item)
-    options = {"embedded_default": embedded}
-    if flight_distance:
-        options["flight_distance"] = flight_distance
-    if exact_name:
-        options["exact_name"] = exact_name
-    report = score(submission, split, keys=keys, tasks=_tasks(task), lenient=lenient, candidate_limit=candidate_limit,
-                   benchmark=benchmark, data=root, metrics=metrics, ties=ties, options=options,
-                   embedding_preset=embedding_preset)
+    options = {"embedded_default": embedded, **given_options(bench_opts)}
+    report = score(submission, split, keys=keys, tasks=_tasks(task), benchmark=benchmark, data=root, metrics=metrics,
+                   ties=ties, options=options, embedding_preset=embedding_preset)
     _emit(report, as_json, as_csv, out)
     to_file = bool(out) and out != "-"
     if not as_json or to_file:
@@ -252,7 +271,8 @@ def benchmarks_cmd(as_json):
         b = registry.get(name)
         rows.append({"name": name, "title": b.title, "splits": list(b.split_names),
                      "metrics": list(b.default_metrics), "group": b.group_label,
-                     "submissions": list(b.submission_formats)})
+                     "submissions": list(b.submission_formats),
+                     "options": [o.flag if o.cli else f"{o.name} (API only)" for o in b.options]})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return 0
@@ -261,7 +281,8 @@ def benchmarks_cmd(as_json):
     for r in rows:
         click.echo(f"{r['name']}: {r['title']}")
         for label, value in (("splits", " ".join(r["splits"])), ("metrics", ", ".join(r["metrics"])),
-                             ("submissions", "; ".join(r["submissions"]))):
+                             ("submissions", "; ".join(r["submissions"])),
+                             ("options", " ".join(r["options"]) or "none")):
             click.echo(textwrap.fill(value, width=100, initial_indent=f"  {label + ':':<13}",
                                      subsequent_indent=" " * 15))
     return 0

@@ -14,7 +14,7 @@ from dialeval import __version__
 
 @dataclass(frozen=True)
 class Signature:
-    benchmark: str = "dstc6"
+    benchmark: str  # the benchmark's registry name: every signature says what it scores
     fields: tuple[tuple[str, str], ...] = field(default_factory=tuple)
     version: str = __version__
 

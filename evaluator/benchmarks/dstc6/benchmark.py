@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, task_numbers
+from dialeval.benchmarks.base import Benchmark, Evaluation, Option, Request, data_identity, task_numbers
 from dialeval.benchmarks.dstc6.challenge import LoadedSplit, load_split, open_challenge
 from dialeval.benchmarks.dstc6.fastpath import check_result_items, decode_result
 from dialeval.benchmarks.dstc6.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
@@ -34,6 +34,13 @@ class DSTC6(Benchmark):
     split_names = ("tst1", "tst2", "tst3", "tst4")
     default_metrics = ("p@1", "p@2", "p@5", "mrr")
     submission_formats = ("dstc6-result (file, official directory layout, or .tgz)",)
+    separate_keys = True
+    options = (
+        Option("lenient", "dstc6, airdialogue: reproduce the official scorer's numbers, listing every quirk "
+                          "applied."),
+        Option("candidate_limit", "dstc6 --lenient: slots per dialog (the official scorer's nb_candidate).",
+               kind="int", default=DEFAULT_CANDIDATE_LIMIT, low=1, high=10_000),
+    )
 
     def splits(self, data: Path) -> list[str]:
         return open_challenge(data).splits
