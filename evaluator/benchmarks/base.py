@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from dialeval.core.errors import UsageError
+from dialeval.files.read import file_sha256  # noqa: F401 (re-exported: a submission's identity)
 
 if TYPE_CHECKING:
     from dialeval.core.problems import Problem
@@ -224,12 +225,6 @@ def task_numbers(groups: list[str] | None, allowed, what: str) -> list[int] | No
             raise UsageError(f"--task: {what} tasks are {min(allowed)}-{max(allowed)}, got {s[:20]!r}")
         out.add(int(s))
     return sorted(out)
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a submitted file (hex), read in chunks: the submission's identity in reports and the registry."""
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def file_digest(path: Path) -> str:
