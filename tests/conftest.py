@@ -187,3 +187,28 @@ def run_cli(*args, cwd: Path | None = None, env: dict | None = None, timeout: fl
 @pytest.fixture
 def cli():
     return run_cli
+
+
+# ---- optional extras ----------------------------------------------------------------------------------------
+EXTRA_OF = {"numba": "embeddings", "sacrebleu": "bleu", "gensim": "embeddings", "torch": "neural"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """``@pytest.mark.needs("numba")``: skip, naming the extra, when an optional package is not installed.
+
+    The closest mark wins, so a module marked ``needs("numba")`` can hold a test marked ``needs()`` that runs
+    without it (the test that the missing package is reported as a missing extra)."""
+    import importlib.util
+
+    missing = {}
+    for item in items:
+        mark = item.get_closest_marker("needs")
+        if mark is None:
+            continue
+        for module in mark.args:
+            if module not in missing:
+                missing[module] = importlib.util.find_spec(module) is None
+            if missing[module]:
+                extra = EXTRA_OF.get(module, module)
+                item.add_marker(pytest.mark.skip(reason=f"needs {module}: pip install 'dialeval[{extra}]'"))
+                break

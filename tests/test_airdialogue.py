@@ -454,6 +454,7 @@ def test_schemas_accept_simulated_lines(sim, tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------ BLEU
+@pytest.mark.needs("sacrebleu")
 def test_selfplay_bleu(sim, tmp_path):
     data = [json.loads(x) for x in open(sim / "dev_data.json")][:20]
     d = tmp_path / "data"
@@ -526,6 +527,7 @@ def test_lenient_human_counts_correct_samples(tmp_path):
     assert any("correct_sample" in p.message for p in lenient.problems)
 
 
+@pytest.mark.needs("sacrebleu")
 def test_cli_simulate_baseline_score_and_infer_bleu(tmp_path):
     from click.testing import CliRunner
 

@@ -30,6 +30,7 @@ WORDS = ["a", "b", "c", "d", "q"]
 MATRIX = np.array([[1, 0], [0, 1], [1, 1], [-2, 0], [-1, 2]], dtype=np.float32)
 
 
+
 @pytest.fixture
 def toy():
     return Vectors.from_arrays(WORDS, MATRIX, name="toy")
@@ -47,12 +48,14 @@ def one(hyp, ref, toy, metric, **opts):
 
 
 # ---- hand-computed values ------------------------------------------------------------------------------
+@pytest.mark.needs("numba")
 def test_average_is_cosine_of_means(toy):
     assert one("a b", "c", toy, "embedding-average") == pytest.approx(1.0)
     assert one("a", "b", toy, "embedding-average") == pytest.approx(0.0)
     assert one("a d", "a", toy, "embedding-average") == pytest.approx(-1.0)  # mean (-0.5, 0)
 
 
+@pytest.mark.needs("numba")
 def test_greedy_cosine_both_directions(toy):
     assert one("a b", "c", toy, "greedy-matching") == pytest.approx(R2)
     # G(h,r) = max(cos(a,a), cos(a,b)) = 1; G(r,h) = mean(1, 0) = 0.5
@@ -61,12 +64,14 @@ def test_greedy_cosine_both_directions(toy):
     assert one("a", "a a b", toy, "greedy-matching") == pytest.approx((1 + 2 / 3) / 2)
 
 
+@pytest.mark.needs("numba")
 def test_greedy_raw_dot_is_floored_and_unbounded(toy):
     assert one("d", "a b", toy, "greedy-matching", greedy="dot") == pytest.approx(0.0)  # dots -2 and 0, floor 0
     assert one("c", "c", toy, "greedy-matching", greedy="dot") == pytest.approx(2.0)  # not bounded by 1
     assert one("c", "c", toy, "greedy-matching") == pytest.approx(1.0)
 
 
+@pytest.mark.needs("numba")
 def test_extrema_sign_and_ties(toy):
     # a d: dim0 {1,-2} -> -2 (|min| > max); dim1 {0,0} -> 0; vs a = (1,0): cosine -1 (a plain max would give +1)
     assert one("a d", "a", toy, "vector-extrema") == pytest.approx(-1.0)
@@ -76,12 +81,14 @@ def test_extrema_sign_and_ties(toy):
     assert one("c q", "c", toy, "vector-extrema", extrema_tie="nlg-eval") == pytest.approx(1 / math.sqrt(10))
 
 
+@pytest.mark.needs("numba")
 def test_extrema_nlg_eval_min_zero_quirk(toy):
     # a c: dim1 {0,1}: max 1 > |0| -> 1 (paper); nlg-eval: min == 0 gives 0. extrema (1,1) vs (1,0); ref c
     assert one("a c", "c", toy, "vector-extrema") == pytest.approx(1.0)
     assert one("a c", "c", toy, "vector-extrema", extrema_tie="nlg-eval") == pytest.approx(R2)
 
 
+@pytest.mark.needs("numba")
 def test_oov_policies(toy):
     # hypothesis "a x" (x unknown) vs c
     assert one("a x", "c", toy, "embedding-average") == pytest.approx(R2)  # skip: just a
@@ -94,6 +101,7 @@ def test_oov_policies(toy):
     assert one("x", "y", toy, "embedding-average", oov="mean") == pytest.approx(1.0)
 
 
+@pytest.mark.needs("numba")
 def test_empty_side_policies(toy):
     hyps = ["", "a", "x", "a"]
     refs = [["a"], [""], ["a"], ["c"]]
@@ -111,6 +119,7 @@ def test_empty_side_policies(toy):
         score_pairs(hyps[1:], refs[1:], options_for("paper", empty="error"), toy)
 
 
+@pytest.mark.needs("numba")
 def test_hed_dlg_empty_rules(toy):
     # empty reference: skipped for average/extrema, 0 for greedy; empty hypothesis: 0 everywhere
     r = score_pairs(["a", "", "a"], [[""], ["a"], ["c"]], "hed-dlg", toy)
@@ -121,6 +130,7 @@ def test_hed_dlg_empty_rules(toy):
     assert r.per_pair["greedy-matching"][2] == pytest.approx(1.0)  # dot(a,c) = 1 both ways
 
 
+@pytest.mark.needs("numba")
 def test_multi_reference_max_and_mean(toy):
     assert one("a", ["b", "c"], toy, "embedding-average") == pytest.approx(R2)
     assert one("a", ["b", "c"], toy, "embedding-average", multi_ref="mean") == pytest.approx(R2 / 2)
@@ -140,6 +150,7 @@ def test_summary_statistics():
     assert empty.value is None and empty.n == 0 and empty.skipped == 1
 
 
+@pytest.mark.needs("numba")
 def test_records_never_nan_and_signatures(toy):
     r = score_pairs(["x"], [["y"]], "paper", toy)
     recs = r.records()
@@ -163,6 +174,7 @@ def test_input_errors(toy):
         options_for("bleu")
 
 
+@pytest.mark.needs("numba")
 def test_vectorised_equals_per_pair_loop_on_random_corpus():
     """Random vocabulary and sentences (with duplicates, OOV and empty lines) against a plain loop."""
     rng = np.random.default_rng(7)
@@ -247,6 +259,7 @@ def _loop_pair(h, refs, vec, opts):
     (1 << 22, 0, np.float64, 40, 64),  # columns in two whole passes, no remainder
     (1 << 22, 0, np.float64, 30, 301),  # nine passes and a remainder of one vector of 8
 ])
+@pytest.mark.needs("numba")
 def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest, dim):
     """The compiled path gives the loop's values for every preset: sentences of every length (tiles cut
     anywhere), vectors of several widths, chunked tokenizing (two vocabularies, parts whose dropped unknown
@@ -287,6 +300,7 @@ def test_pair_kernel_fast_math_keeps_infinities():
         assert isinstance(flags, set) and not flags & {"nnan", "ninf", "fast"}, fn.__name__
 
 
+@pytest.mark.needs("numba")
 @pytest.mark.parametrize("hl,rl", [(1, 1), (3, 5), (4, 4), (5, 13), (9, 3), (13, 17)])
 def test_greedy_when_every_similarity_is_negative(hl, rl):
     """Sentences are padded to whole tiles with zero similarities; when every real similarity is negative the
@@ -305,6 +319,7 @@ def test_greedy_when_every_similarity_is_negative(hl, rl):
     assert got.per_pair["greedy-matching"][0] < 0
 
 
+@pytest.mark.needs("numba")
 @pytest.mark.parametrize("tokenizer,lowercase", [("whitespace", False), ("whitespace", True), ("space", False),
                                                  ("regex", False), ("treebank", False)])
 @pytest.mark.parametrize("bad,name", [(7, "int"), (b"a b", "bytes"), (None, "NoneType")])
@@ -317,6 +332,7 @@ def test_texts_that_are_not_strings(toy, tokenizer, lowercase, bad, name):
         score_pairs(["a b", "b"], [["a"], ["b", bad]], opts, toy)
 
 
+@pytest.mark.needs("numba")
 def test_counts_of_tokens_oov_and_empty_sides(toy):
     r = score_pairs(["a zz b", "zz", ""], [["c"], ["a a", "yy q"], ["b"]], "paper", toy)
     assert r.counts == {"hypotheses": 3, "references": 4, "tokens": 10, "oov_tokens": 3,
@@ -342,6 +358,7 @@ def test_treebank_tokenizer(text, tokens):
     assert treebank_tokenize(text) == tokens
 
 
+@pytest.mark.needs("numba")
 def test_tokenizer_options(toy):
     # "A" is unknown without lower-casing; the regex tokenizer splits "a,b"
     assert one("A", "a", toy, "embedding-average", empty="zero") == 0.0
@@ -362,6 +379,7 @@ def _tokens_of(words, token_word, lengths):
 
 @pytest.mark.parametrize("tokenizer", ["whitespace", "space"])
 @pytest.mark.parametrize("lowercase", [False, True])
+@pytest.mark.needs("numba")
 @pytest.mark.parametrize("extra", ["", "no\u00a0break", "thin\u2009space", "ideo\u3000graphic", "nel\x85x",
                                    "lone \ud800 surrogate", "\ud800\udfff"])
 def test_corpus_tokens_split_like_the_tokenizer(monkeypatch, tokenizer, lowercase, extra):
@@ -388,6 +406,7 @@ def test_corpus_tokens_split_like_the_tokenizer(monkeypatch, tokenizer, lowercas
     assert _tokens_of(*emb.corpus_tokens(with_nul, opts)) == [split(t) for t in with_nul]
 
 
+@pytest.mark.needs("numba")
 def test_compiled_split_knows_every_unicode_space():
     """Every character str.split() splits on, and no other, separates tokens in the compiled split."""
     import dialeval.metrics.embedding as emb
@@ -400,6 +419,7 @@ def test_compiled_split_knows_every_unicode_space():
     assert got == want and sum(len(w) == 2 for w in want) == sum(c.isspace() for c in chars)
 
 
+@pytest.mark.needs("numba")
 @pytest.mark.parametrize("whitespace", [True, False])
 def test_compiled_split_random_texts(whitespace):
     """Seeded random texts whose tokens are 1-40 characters long (so tokens, and 2- and 3-byte spaces, end at
@@ -423,6 +443,7 @@ def test_compiled_split_random_texts(whitespace):
     assert _tokens_of(words, token_word, lengths) == want and len(set(words)) == len(words)
 
 
+@pytest.mark.needs("numba")
 def test_compiled_split_numbers_many_words_exactly():
     """Many distinct spellings (the hash table and spelling buffer grow many times) sharing hashes' low bits,
     prefixes and lengths: each keeps its own number."""
@@ -561,6 +582,7 @@ def test_cli_json_per_pair_and_errors(tmp_path):
     assert p.returncode == 1 and "no pair could be scored" in p.stderr and "2 of 4 tokens" not in p.stderr
 
 
+@pytest.mark.needs("numba")
 def test_a_pair_too_long_to_compare_is_refused(monkeypatch, toy):
     """Greedy matching compares every token of a pair with every other: a pair over MAX_TOKEN_PAIRS is one usage
     error naming both lines (the reference's own line number when references come from several files)."""
@@ -666,6 +688,7 @@ def test_real_dstc6_responses_match_the_loop():
                 assert got.per_pair[m][i] == pytest.approx(want[m], abs=1e-12)
 
 
+@pytest.mark.needs("numba")
 def test_non_finite_vectors_are_refused(toy):
     bad = Vectors.from_arrays(["a", "b"], np.array([[1.0, np.nan], [0.0, 1.0]]), name="nan")
     with pytest.raises(UsageError, match="the vector of 'a' holds NaN or infinity"):
@@ -700,6 +723,7 @@ def test_kernels_without_a_cache_folder_are_an_environment_error(monkeypatch, to
         emb.score_pairs(["a"], [["a"]], "paper", toy)
 
 
+@pytest.mark.needs("numba")
 def test_tie_codes_agree_with_the_kernels():
     import dialeval.metrics.embedding as emb
     from dialeval.metrics import embedding_kernels as k
