@@ -50,7 +50,7 @@ def evaluate(
         ties=ties,
         options=dict(options or {}),
     )
-    bench.check_options(request.options, request.keys)
+    registry.check_options(bench, request.options, request.keys)
     ev = bench.evaluate(request)
     ev.request = request
     if ev.data is not None and request.options.get("embedded_default"):

@@ -35,9 +35,9 @@ class Option:
     """An option one benchmark takes: declared by the benchmark, read by the CLI and the API.
 
     Generic code names no benchmark's option: the command line adds a flag for every option a registered
-    benchmark declares (``cli``), the API passes ``options`` through, and :meth:`Benchmark.check_options`
-    refuses an option the chosen benchmark does not declare (``--lenient`` on Ubuntu is a usage error, not
-    silently ignored).
+    benchmark declares (``cli``), the API passes ``options`` through, and
+    :func:`dialeval.benchmarks.registry.check_options` refuses an option the chosen benchmark does not declare
+    (``--lenient`` on Ubuntu is a usage error, not silently ignored).
     """
 
     name: str  # key in Request.options, e.g. "candidate_limit"
@@ -123,34 +123,6 @@ class Benchmark:
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)
     separate_keys: ClassVar[bool] = False  # answer keys may sit in their own folder (``--keys``)
     problem_codes: ClassVar[dict[str, str]] = {}  # this benchmark's own problem codes -> meaning
-
-    def check_options(self, options: dict, keys: object = None) -> None:
-        """Refuse options this benchmark does not declare, and values outside a declared option's range."""
-        declared = {o.name: o for o in self.options}
-        for name, value in options.items():
-            if name in GENERIC_OPTIONS:
-                continue
-            o = declared.get(name)
-            flag = "--" + str(name).replace("_", "-")
-            if o is None:
-                takers = ", ".join(self.options_taker(name)) or "none"
-                raise UsageError(f"{flag[:60]} does not apply to benchmark {self.name} (it applies to: {takers})")
-            if value is None:
-                continue
-            if o.kind == "choice" and value not in o.choices:
-                raise UsageError(f"{flag} must be one of {', '.join(o.choices)}")
-            if o.kind == "int" and (not isinstance(value, int) or isinstance(value, bool)
-                                    or (o.low is not None and value < o.low)
-                                    or (o.high is not None and value > o.high)):
-                raise UsageError(f"{flag} must be a whole number from {o.low} to {o.high}")
-        if keys is not None and not self.separate_keys:
-            raise UsageError(f"--keys does not apply to benchmark {self.name} (its answers are in its data folder)")
-
-    @staticmethod
-    def options_taker(name: str) -> list[str]:
-        from dialeval.benchmarks import registry
-
-        return [b.name for b in registry.all_benchmarks() if any(o.name == name for o in b.options)]
 
     def splits(self, data: Path) -> list[str]:
         """Split names present under ``data``."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from dialeval.benchmarks.base import Benchmark
+from dialeval.benchmarks.base import GENERIC_OPTIONS, Benchmark
 from dialeval.core.errors import UsageError
 
 BUILTIN: dict[str, str] = {
@@ -51,3 +51,26 @@ def get(name: str) -> Benchmark:
         raise UsageError(f"unknown benchmark {name!r} (known: {', '.join(_REGISTRY)})")
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)()
+
+
+def check_options(bench: Benchmark, options: dict, keys: object = None) -> None:
+    """Refuse options ``bench`` does not declare (naming the benchmarks that do), and declared options' values
+    outside their range: an option meant for another benchmark is a usage error, never silently ignored."""
+    declared = {o.name: o for o in bench.options}
+    for name, value in options.items():
+        if name in GENERIC_OPTIONS:
+            continue
+        o = declared.get(name)
+        flag = "--" + str(name).replace("_", "-")
+        if o is None:
+            takers = ", ".join(b.name for b in all_benchmarks() if any(x.name == name for x in b.options))
+            raise UsageError(f"{flag[:60]} does not apply to benchmark {bench.name} (it applies to: {takers or 'none'})")
+        if value is None:
+            continue
+        if o.kind == "choice" and value not in o.choices:
+            raise UsageError(f"{flag} must be one of {', '.join(o.choices)}")
+        if o.kind == "int" and (not isinstance(value, int) or isinstance(value, bool)
+                                or (o.low is not None and value < o.low) or (o.high is not None and value > o.high)):
+            raise UsageError(f"{flag} must be a whole number from {o.low} to {o.high}")
+    if keys is not None and not bench.separate_keys:
+        raise UsageError(f"--keys does not apply to benchmark {bench.name} (its answers are in its data folder)")
