@@ -93,28 +93,30 @@ _SEVERAL_TOK = ("unk",)  # several flights (lenient): the toolkit's joined strin
 
 class _Capped:
     """A problem list that keeps :data:`PROBLEMS_PER_CODE` problems per (severity, code) and counts the rest;
-    :meth:`finish` adds the count to the last one kept (no extra problem, no reused code)."""
+    :meth:`finish` adds the total to the first one kept (no extra problem, no reused code)."""
 
     def __init__(self, out: list[Problem], limit: int = PROBLEMS_PER_CODE):
         self.out = out
         self.limit = limit
-        self.kept: dict[tuple[str, str], int] = {}  # -> index of the last kept problem in ``out``
+        self.first: dict[tuple[str, str], int] = {}  # -> index of the first kept problem in ``out``
         self.count: dict[tuple[str, str], int] = {}
 
     def append(self, p: Problem) -> None:
         key = (p.severity, p.code)
         n = self.count[key] = self.count.get(key, 0) + 1
+        if n == 1:
+            self.first[key] = len(self.out)
         if n <= self.limit:
-            self.kept[key] = len(self.out)
             self.out.append(p)
 
     def finish(self) -> None:
+        # The note goes on the first one kept: the screen shows the first few of each code, --json all kept.
         for key, n in self.count.items():
             if n > self.limit:
-                i = self.kept[key]
+                i = self.first[key]
                 p = self.out[i]
-                self.out[i] = Problem(p.code, p.pointer, f"{p.message} (and {n - self.limit} more such problems, "
-                                      "not listed)", p.severity, p.file)
+                self.out[i] = Problem(p.code, p.pointer, f"{p.message} ({n} problems with this code in all; the "
+                                      f"first {self.limit} are listed)", p.severity, p.file)
 
 
 class _Preds:
@@ -242,6 +244,8 @@ def _unreadable_number(e: Exception) -> str | None:
         return None
     m = re.search(r"at `\$(.*)`", text)
     path = m.group(1) if m else ""
+    if "..." in path:  # untyped decoding does not name object keys: point at the line
+        return ""
     return "".join("/" + part for part in re.findall(r"[^.\[\]]+", path))
 
 
@@ -260,10 +264,11 @@ def read_strict(path: Path, n_data: int, file: str, problems: list[Problem]) -> 
             found.append(_too_long(idx, length, file))
             bad = True
             continue
+        fast_error = None
         try:
             fast = _FAST.decode(raw)
-        except (msgspec.MsgspecError, ValueError, RecursionError):
-            fast = None
+        except (msgspec.MsgspecError, ValueError, RecursionError) as e:
+            fast, fast_error = None, e
         if fast is not None and fast.action.status in _STATUS_SET and (fast.id is msgspec.UNSET or fast.id == idx):
             a = fast.action
             if not bad:
@@ -279,6 +284,8 @@ def read_strict(path: Path, n_data: int, file: str, problems: list[Problem]) -> 
             obj = msgspec.json.decode(raw)
         except (msgspec.MsgspecError, ValueError, RecursionError) as e:
             where = _unreadable_number(e)
+            if where == "" and fast_error is not None:  # the typed decoder names the keys on the way
+                where = _unreadable_number(fast_error) or ""
             if where is not None:  # valid JSON, but no field holds a number of thousands of digits
                 found.append(Problem("wrong-type", f"/{idx}{where}", f"line {lineno}: an integer of more than 4,300 "
                                      "digits (a flight number is at most 64 bits)", "error", file))

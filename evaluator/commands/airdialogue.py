@@ -67,7 +67,9 @@ def simulate_cmd(out, seed, n, split, setting, no_dialogues):
 def baseline_cmd(name, data, split, out, seed):
     """Write baseline NAME's submission for a split (one JSON line per data line)."""
     from dialeval.baselines.airdialogue import write_submission
+    from dialeval.formats.jsonio import protect
 
+    protect(data, "a data file")  # --out onto dev_data.json would replace the data with the predictions
     write_submission(name, data, split, out, seed)
     click.echo(f"wrote {out}")
     return 0
