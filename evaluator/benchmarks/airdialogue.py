@@ -9,7 +9,11 @@ scored with BLEU when every line has one).
 Strict (default): a line-count mismatch, blank or non-JSON lines, wrong types, a status outside the five
 values and missing keys are errors, each reported with its line (pointer ``/<0-based line>/...``, message
 "line N"); the submission is then not scored. A flight outside the KB or several flights are wrong answers:
-valid and scored 0, as the toolkit scores them. Lenient (``options["lenient"]``): the toolkit's numbers on
+valid and scored 0, as the toolkit scores them; so is a flight number past 64 bits (no KB holds one), while an
+integer literal of more than 4,300 digits cannot be read at all (``wrong-type``). A line longer than
+:data:`MAX_LINE_BYTES` is ``line-too-long``; a file that is not UTF-8 JSON lines (BOM, UTF-16, gzip, binary) or is
+empty is one problem (``bad-encoding``, ``wrong-file-type``, ``empty-file``). At most :data:`PROBLEMS_PER_CODE`
+problems are kept per code, the first one kept saying how many there were. Lenient (``options["lenient"]``): the toolkit's numbers on
 whatever it accepts (its fill-ins for missing fields, unknown statuses as mismatches, extra or missing lines
 dropped), each quirk listed as a warning; where the toolkit crashes, an ``official-crash`` error.
 
