@@ -792,11 +792,13 @@ class AirDialogue(Benchmark):
                     crashed = True
             problems = q.finish()
             return (None if crashed else preds), problems, mask
+        found = _Capped(problems)
         for i, h in enumerate(human):
             obj = {"action": h.action} if h.action is not None else {}
-            r = _strict_check(obj, i, file, problems)
+            r = _strict_check(obj, i, file, found)
             if r is not None:
                 preds.add(*r)
+        found.finish()
         return preds, problems, None
 
     def breakdown(self, evaluation: Evaluation, metrics=None) -> list[dict]:
