@@ -245,36 +245,44 @@ def read_gold(path: Path, with_dialogue: bool = False) -> tuple[list[str], list[
     flights: list[list[int]] = []
     statuses: list[str] = []
     dialogues: list | None = [] if with_dialogue else None
-    for lineno, obj in decode_lines(path, GoldDialogueLine if with_dialogue else GoldLine):
+    for _, obj in decode_lines(path, GoldDialogueLine if with_dialogue else GoldLine):
         a = obj.expected_action
-        check_gold_flights(path, lineno, a.flight)
         names.append(a.name)
         flights.append(a.flight)
         statuses.append(a.status)
         if dialogues is not None:
             dialogues.append(obj.dialogue)
+    check_gold_flights(path, flights)
     return names, flights, statuses, dialogues
 
 
-def check_gold_flights(path: Path, lineno: int, flights: list[int]) -> None:
-    """A gold flight list is data: more than :data:`MAX_FLIGHTS` flights or a number past 64 bits is a data
-    error (exit 2). The message names the line, never the number (gold flights are the answer key)."""
-    if len(flights) > MAX_FLIGHTS:
-        raise UsageError(f"{path.name} line {lineno}: expected_action.flight lists {len(flights)} flights; at most "
-                         f"{MAX_FLIGHTS} are read")
-    lo, hi = _INT64
-    for f in flights:
-        if not lo <= f < hi:
-            raise UsageError(f"{path.name} line {lineno}: expected_action.flight holds a number that is not a 64-bit "
-                             "integer (a flight number of the line's KB)")
+def check_gold_flights(path: Path, flights: list[list[int]]) -> None:
+    """Gold flight lists are data: one of more than :data:`MAX_FLIGHTS` flights or a number past 64 bits is a data
+    error (exit 2). The message names the line, never the number (gold flights are the answer key).
+
+    One C-level pass over all lines (lengths, then every number into int64); lines are looked at one by one only
+    to name the faulty one."""
+    import numpy as np
+
+    if not flights:
+        return
+    if max(map(len, flights)) > MAX_FLIGHTS:
+        i = next(i for i, fl in enumerate(flights) if len(fl) > MAX_FLIGHTS)
+        raise UsageError(f"{path.name} line {i + 1}: expected_action.flight lists {len(flights[i])} flights; at "
+                         f"most {MAX_FLIGHTS} are read")
+    try:
+        np.fromiter(chain.from_iterable(flights), np.int64)
+    except OverflowError:
+        lo, hi = _INT64
+        i = next(i for i, fl in enumerate(flights) if not all(lo <= f < hi for f in fl))
+        raise UsageError(f"{path.name} line {i + 1}: expected_action.flight holds a number that is not a 64-bit "
+                         "integer (a flight number of the line's KB)") from None
 
 
 def read_human(path: Path) -> list[HumanLine]:
     """Every data line's gold, the human agent's own ``action`` and ``correct_sample`` (the ``human`` task)."""
-    out = []
-    for lineno, obj in decode_lines(path, HumanLine):
-        check_gold_flights(path, lineno, obj.expected_action.flight)
-        out.append(obj)
+    out = [obj for _, obj in decode_lines(path, HumanLine)]
+    check_gold_flights(path, [h.expected_action.flight for h in out])
     return out
 
 
