@@ -28,6 +28,7 @@ from conftest import REPO, cli_env
 
 MB = 1024 * 1024
 BASE_RSS = 200 * MB
+TIME_SLACK = 5.0
 """What a CLI run may take beyond 3x its input: the interpreter, numpy, the metric code and their caches."""
 
 PYTHON_WORDING = re.compile(
@@ -154,7 +155,11 @@ class Hostile:
         for s in self.secrets:
             for t in texts:
                 assert s not in t, f"a secret ({s[:12]}...) leaked: {where}"
-        assert out.seconds <= self.seconds, f"took longer than {self.seconds} s: {where}"
+        # The bound catches a hang or superlinear work, not a slow machine: a loaded 2-core CI box can take a
+        # second just to start the interpreter, so the documented times (e.g. a FIFO refused in < 1 s) are
+        # measured on a quiet machine and reported, and the test allows TIME_SLACK times as much.
+        limit = self.seconds * TIME_SLACK
+        assert out.seconds <= limit, f"took longer than {limit:g} s: {where}"
         bound = self.rss if self.rss is not None else 3 * input_bytes(self.inputs) + BASE_RSS
         assert out.peak_rss <= bound, f"peak RSS over {bound / MB:.0f} MB: {where}"
         for p, data in before.items():

@@ -391,6 +391,43 @@ def test_lenient_crashes(hand, tmp_path):
         assert not ev.valid and [p.code for p in ev.problems if p.severity == "error"] == ["official-crash"], bad
 
 
+def test_one_word_names_are_listed_by_lenient_only(tmp_path):
+    """The toolkit's scorer takes a one-word name (character F1); its model code's exact score raises IndexError.
+    --lenient lists each such predicted name; both modes score it, the missing word a mismatch."""
+    d = tmp_path / "data"
+    gold = {"name": "Sun Lee", "flight": [1000], "status": "book"}
+    write_split(d, [([G, P, F], 0, gold)] * 3)
+    p = write_preds(tmp_path / "p", [act("Sun", [1000]), act("", [1000]), act("Sun Lee", [1000])])
+    strict, lenient = score(p, d), score(p, d, lenient=True)
+    assert strict.valid and not strict.problems
+    listed = [q for q in lenient.problems if "name without a space" in q.message]
+    assert [q.pointer for q in listed] == ["/0/action/name", "/1/action/name"]
+    for ev in (strict, lenient):
+        assert ev.table.values["name-exact"].tolist() == [0.5, 0.0, 1.0]
+
+
+def test_limits_on_data_and_predictions(tmp_path):
+    """Gold past 64 bits and KBs past MAX_FLIGHTS are data errors; a predicted flight past 64 bits is a wrong
+    answer; problems past PROBLEMS_PER_CODE are counted on the first one kept."""
+    from dialeval.benchmarks import airdialogue as bench
+    from dialeval.formats import airdialogue as fmt
+
+    d = tmp_path / "data"
+    write_split(d, [([G, P, F], 0, {"name": "A B", "flight": [2**64], "status": "book"})])
+    with pytest.raises(UsageError, match="dev_data.json line 1: .*not a 64-bit integer"):
+        score(write_preds(tmp_path / "p", [act()]), d)
+    write_split(d, [([G] * (fmt.MAX_FLIGHTS + 1), 0, {"name": "A B", "flight": [1000], "status": "book"})])
+    with pytest.raises(UsageError, match=f"dev_kb.json line 1: a KB of {fmt.MAX_FLIGHTS + 1} flights"):
+        score(write_preds(tmp_path / "p", [act()]), d)
+    write_split(d, [([G, P, F], 0, {"name": "A B", "flight": [1000], "status": "book"})] * 3)
+    ev = score(write_preds(tmp_path / "p", [act(flight=[2**64 + 1000])] * 3), d)
+    assert ev.valid and ev.table.values["flight"].tolist() == [0.0, 0.0, 0.0]
+    ev = score(write_preds(tmp_path / "p", [""] * (bench.PROBLEMS_PER_CODE + 7)), d)
+    blank = [q for q in ev.problems if q.code == "blank-line"]
+    assert len(blank) == bench.PROBLEMS_PER_CODE
+    assert f"{bench.PROBLEMS_PER_CODE + 7} problems with this code in all" in blank[0].message
+
+
 def test_data_errors_are_usage_errors(tmp_path):
     d = tmp_path / "data"
     write_split(d, [([G, P], 0, {"name": "A B", "flight": [1005], "status": "book"})])

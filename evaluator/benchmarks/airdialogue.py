@@ -9,7 +9,11 @@ scored with BLEU when every line has one).
 Strict (default): a line-count mismatch, blank or non-JSON lines, wrong types, a status outside the five
 values and missing keys are errors, each reported with its line (pointer ``/<0-based line>/...``, message
 "line N"); the submission is then not scored. A flight outside the KB or several flights are wrong answers:
-valid and scored 0, as the toolkit scores them. Lenient (``options["lenient"]``): the toolkit's numbers on
+valid and scored 0, as the toolkit scores them; so is a flight number past 64 bits (no KB holds one), while an
+integer literal of more than 4,300 digits cannot be read at all (``wrong-type``). A line longer than
+:data:`MAX_LINE_BYTES` is ``line-too-long``; a file that is not UTF-8 JSON lines (BOM, UTF-16, gzip, binary) or is
+empty is one problem (``bad-encoding``, ``wrong-file-type``, ``empty-file``). At most :data:`PROBLEMS_PER_CODE`
+problems are kept per code, the first one kept saying how many there were. Lenient (``options["lenient"]``): the toolkit's numbers on
 whatever it accepts (its fill-ins for missing fields, unknown statuses as mismatches, extra or missing lines
 dropped), each quirk listed as a warning; where the toolkit crashes, an ``official-crash`` error.
 
@@ -32,9 +36,10 @@ from typing import ClassVar
 import msgspec
 import numpy as np
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Option, Request, data_identity, file_sha256
-from dialeval.core.errors import UsageError
+from dialeval.benchmarks.base import Benchmark, Evaluation, Option, Request, data_identity
+from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Problem, json_type, short
+from dialeval.files import read
 from dialeval.formats import airdialogue as fmt
 from dialeval.metrics import airdialogue as adm
 from dialeval.metrics import register, value_metric
@@ -42,7 +47,14 @@ from dialeval.metrics import register, value_metric
 STATUSES = adm.STATUSES
 METRICS = ("score", "exact", "name", "name-exact", "flight", "flight-exact", "status")
 GROUP = "state"
-QUIRK_LIST_LIMIT = 20  # per quirk kind; the rest is summarised in one warning
+QUIRK_LIST_LIMIT = 20  # per quirk kind; the count of the rest is added to the last one listed
+PROBLEMS_PER_CODE = 1000
+"""Problems kept per code (strict mode, and --lenient crashes): a file of a million bad lines is reported with
+the first thousand of each kind and their total, so memory follows the file's kinds of faults, not its size."""
+MAX_LINE_BYTES = 1024**2
+"""The longest prediction line read (a state and, for self-play, its dialogue: a few KB). A longer line is the
+submission's fault, ``line-too-long`` (exit 1), and is never held whole."""
+PREDICTION_FILE = "a JSON-lines prediction file"
 
 
 EXTRA_DESCRIPTIONS = {
@@ -79,6 +91,38 @@ _LINE_KEYS = ("action", "id", "dialogue")
 _ACTION_KEYS = ("name", "flight", "status")
 
 
+_SEVERAL = [None, None]  # several flights (strict): always INVALID
+_SEVERAL_TOK = ("unk",)  # several flights (lenient): the toolkit's joined string matches no flight either
+
+
+class _Capped:
+    """A problem list that keeps :data:`PROBLEMS_PER_CODE` problems per (severity, code) and counts the rest;
+    :meth:`finish` adds the total to the first one kept (no extra problem, no reused code)."""
+
+    def __init__(self, out: list[Problem], limit: int = PROBLEMS_PER_CODE):
+        self.out = out
+        self.limit = limit
+        self.first: dict[tuple[str, str], int] = {}  # -> index of the first kept problem in ``out``
+        self.count: dict[tuple[str, str], int] = {}
+
+    def append(self, p: Problem) -> None:
+        key = (p.severity, p.code)
+        n = self.count[key] = self.count.get(key, 0) + 1
+        if n == 1:
+            self.first[key] = len(self.out)
+        if n <= self.limit:
+            self.out.append(p)
+
+    def finish(self) -> None:
+        # The note goes on the first one kept: the screen shows the first few of each code, --json all kept.
+        for key, n in self.count.items():
+            if n > self.limit:
+                i = self.first[key]
+                p = self.out[i]
+                self.out[i] = Problem(p.code, p.pointer, f"{p.message} ({n} problems with this code in all; the "
+                                      f"first {self.limit} are listed)", p.severity, p.file)
+
+
 class _Preds:
     """Predictions of the scored lines: name, flight (as raw numbers or the toolkit's strings), status."""
 
@@ -89,6 +133,12 @@ class _Preds:
         self.dialogues: list = []  # list[str] or None
 
     def add(self, name, flight, status, dialogue=None):
+        # Only an empty or one-flight answer can score: several flights are kept as one shared marker, so a
+        # line listing 100,000 flights costs nothing once read.
+        if isinstance(flight, list):
+            flight = flight if len(flight) <= 1 else _SEVERAL
+        elif flight[0] == "tok" and len(flight[1]) > 1:
+            flight = _SEVERAL_TOK
         self.names.append(name)
         self.flights.append(flight)
         self.statuses.append(status)
@@ -118,7 +168,7 @@ def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
         if not isinstance(v, int) or isinstance(v, bool):
             err("wrong-type", f"{base}/id", f"id must be an integer (the 0-based line number), got {_a(json_type(v))}")
         elif v != idx:
-            err("id-mismatch", f"{base}/id", f"id {v} does not match the line's position (expected {idx})")
+            err("id-mismatch", f"{base}/id", f"id {_num(v)} does not match the line's position (expected {idx})")
     dialogue = obj.get("dialogue")
     if "dialogue" in obj and not (isinstance(dialogue, list) and all(isinstance(t, str) for t in dialogue)):
         err("wrong-type", f"{base}/dialogue", "dialogue must be an array of strings")
@@ -143,9 +193,12 @@ def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
             err("wrong-type", f"{base}/action/flight",
                 f"flight must be an array of flight numbers ([] for none), got {_a(json_type(flight))}")
         else:
-            for j, f in enumerate(flight):
-                if not isinstance(f, int) or isinstance(f, bool):
-                    err("wrong-type", f"{base}/action/flight/{j}", f"a flight number is an integer, got {_a(json_type(f))}")
+            bad = [j for j, f in enumerate(flight) if not isinstance(f, int) or isinstance(f, bool)]
+            if bad:  # one problem per array, however long
+                j = bad[0]
+                more = f" (and {len(bad) - 1} more in this array)" if len(bad) > 1 else ""
+                err("wrong-type", f"{base}/action/flight/{j}",
+                    f"a flight number is an integer, got {_a(json_type(flight[j]))}{more}")
     if "status" in a:
         if not isinstance(status, str):
             err("wrong-type", f"{base}/action/status", f"status must be a string, got {_a(json_type(status))}")
@@ -157,6 +210,13 @@ def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
     return name, flight, status, dialogue
 
 
+def _num(v: int) -> str:
+    """An integer for a message: a long one shortened (Python refuses to print past 4,300 digits)."""
+    if -(10**18) < v < 10**18:
+        return str(v)
+    return f"{'-' if v < 0 else ''}<an integer of about {int(abs(v).bit_length() * 0.30103) + 1} digits>"
+
+
 def _a(word: str) -> str:
     """``"an integer"``, ``"a string"``."""
     return ("an " if word[:1] in "aeiou" else "a ") + word
@@ -166,18 +226,53 @@ def _esc(k) -> str:
     return str(k).replace("~", "~0").replace("/", "~1")
 
 
+def _lines(path: Path, file: str, refused: list[Problem]):
+    """The prediction file's lines (see :func:`fmt.iter_raw_lines`); a file that is not UTF-8 JSON lines
+    (BOM, UTF-16, compressed, binary) is refused before its first line: one problem with the input layer's
+    code, appended to ``refused``."""
+    try:
+        yield from fmt.iter_raw_lines(path, MAX_LINE_BYTES, what=PREDICTION_FILE)
+    except UnreadableInput as e:
+        refused.append(Problem(e.code, "", e.reason, "error", file))
+
+
+def _too_long(idx: int, length: int, file: str) -> Problem:
+    return Problem("line-too-long", f"/{idx}", f"line {idx + 1}: {length} bytes, longer than the limit of "
+                   f"{MAX_LINE_BYTES} bytes for one prediction", "error", file)
+
+
+def _unreadable_number(e: Exception) -> str | None:
+    """The JSON pointer (below the line) of an integer literal too long to read, from msgspec's error; else None."""
+    text = str(e)
+    if "Integer value out of range" not in text:
+        return None
+    m = re.search(r"at `\$(.*)`", text)
+    path = m.group(1) if m else ""
+    if "..." in path:  # untyped decoding does not name object keys: point at the line
+        return ""
+    return "".join("/" + part for part in re.findall(r"[^.\[\]]+", path))
+
+
 def read_strict(path: Path, n_data: int, file: str, problems: list[Problem]) -> _Preds | None:
-    """Every line checked; None when the submission has errors (problems appended)."""
+    """Every line checked; None when the submission has errors (problems appended, at most
+    :data:`PROBLEMS_PER_CODE` per code)."""
     preds = _Preds()
     n_lines = 0
     bad = False
-    for lineno, raw in fmt.iter_raw_lines(path):
+    found = _Capped(problems)
+    refused: list[Problem] = []
+    for lineno, raw, length in _lines(path, file, refused):
         idx = lineno - 1
         n_lines = lineno
+        if raw is None:
+            found.append(_too_long(idx, length, file))
+            bad = True
+            continue
+        fast_error = None
         try:
             fast = _FAST.decode(raw)
-        except (msgspec.MsgspecError, ValueError):
-            fast = None
+        except (msgspec.MsgspecError, ValueError, RecursionError) as e:
+            fast, fast_error = None, e
         if fast is not None and fast.action.status in _STATUS_SET and (fast.id is msgspec.UNSET or fast.id == idx):
             a = fast.action
             if not bad:
@@ -185,39 +280,58 @@ def read_strict(path: Path, n_data: int, file: str, problems: list[Problem]) -> 
             continue
         # The full checker explains what the fast path refused.
         if not raw.strip():
-            problems.append(Problem("blank-line", f"/{idx}", f"line {lineno}: blank line (one prediction per data "
-                                    "line, in order)", "error", file))
+            found.append(Problem("blank-line", f"/{idx}", f"line {lineno}: blank line (one prediction per data "
+                                 "line, in order)", "error", file))
             bad = True
             continue
         try:
             obj = msgspec.json.decode(raw)
-        except (msgspec.MsgspecError, ValueError, RecursionError):
-            problems.append(Problem("not-json", f"/{idx}", f"line {lineno}: not a JSON value", "error", file))
+        except (msgspec.MsgspecError, ValueError, RecursionError) as e:
+            where = _unreadable_number(e)
+            if where == "" and fast_error is not None:  # the typed decoder names the keys on the way
+                where = _unreadable_number(fast_error) or ""
+            if where is not None:  # valid JSON, but no field holds a number of thousands of digits
+                found.append(Problem("wrong-type", f"/{idx}{where}", f"line {lineno}: an integer of more than 4,300 "
+                                     "digits (a flight number is at most 64 bits)", "error", file))
+            else:
+                found.append(Problem("not-json", f"/{idx}", f"line {lineno}: not a JSON value", "error", file))
             bad = True
             continue
-        r = _strict_check(obj, idx, file, problems)
+        r = _strict_check(obj, idx, file, found)
         if r is None:
             bad = True
         elif not bad:
             preds.add(*r)
-    if n_lines != n_data:
+    if refused:
+        found.append(refused[0])
+        bad = True
+    elif n_lines == 0 and n_data > 0:
+        found.append(Problem("empty-file", "", f"the file is empty; the split has {n_data} data lines (one "
+                             "prediction per line, in order)", "error", file))
+        bad = True
+    elif n_lines != n_data:
         first = min(n_lines, n_data)
-        problems.append(Problem(
+        found.append(Problem(
             "line-count", f"/{first}",
             f"the submission has {n_lines} lines, the split has {n_data} data lines (one prediction per data line, "
             f"in order); {'missing from' if n_lines < n_data else 'extra from'} line {first + 1}", "error", file))
         bad = True
+    found.finish()
     return None if bad else preds
 
 
-def _toolkit_flight_strings(v) -> list[str] | None:
-    """What ``[str(f) for f in o['flight']]`` gives for a truthy value; None where iterating it crashes."""
+SHOWN_FLIGHTS = 8  # flight strings turned into text for a message (a longer list scores 0 whatever it holds)
+
+
+def _toolkit_flight_strings(v) -> tuple[int, list[str]] | None:
+    """``(how many, the first few)`` of what ``[str(f) for f in o['flight']]`` gives for a truthy value; None where
+    iterating it crashes. Only a one-flight answer can score, so a long list is never converted whole."""
     if isinstance(v, list):
-        return [_py_str(x) for x in v]
+        return len(v), [_py_str(x) for x in v[:SHOWN_FLIGHTS]]
     if isinstance(v, str):
-        return list(v)
+        return len(v), list(v[:SHOWN_FLIGHTS])
     if isinstance(v, dict):
-        return [str(k) for k in v]
+        return len(v), [str(k) for _, k in zip(range(SHOWN_FLIGHTS), v)]
     return None
 
 
@@ -229,24 +343,36 @@ def _py_str(x) -> str:
 
 
 class _Quirks:
+    """The quirks applied (:data:`QUIRK_LIST_LIMIT` listed per kind, the count of the rest added to the last one
+    listed) and the crashes and errors found (:data:`PROBLEMS_PER_CODE` per code)."""
+
     def __init__(self, file: str):
         self.file = file
         self.seen: dict[str, int] = {}  # quirk kind -> lines it was applied to
+        self.last: dict[str, int] = {}  # quirk kind -> index of its last listed warning
         self.problems: list[Problem] = []
+        self.errors = _Capped(self.problems)
 
     def add(self, kind: str, ptr: str, msg: str):
         self.seen[kind] = self.seen.get(kind, 0) + 1
         if self.seen[kind] <= QUIRK_LIST_LIMIT:
+            self.last[kind] = len(self.problems)
             self.problems.append(Problem("official-quirk", ptr, msg, "warning", self.file))
 
     def crash(self, ptr: str, msg: str):
-        self.problems.append(Problem("official-crash", ptr, msg, "error", self.file))
+        self.errors.append(Problem("official-crash", ptr, msg, "error", self.file))
+
+    def error(self, p: Problem):
+        self.errors.append(p)
 
     def finish(self) -> list[Problem]:
+        self.errors.finish()
         for kind, n in self.seen.items():
             if n > QUIRK_LIST_LIMIT:
-                self.problems.append(Problem("official-quirk", "", f"{kind}: {n - QUIRK_LIST_LIMIT} more "
-                                             "lines (not listed)", "warning", self.file))
+                i = self.last[kind]
+                p = self.problems[i]
+                self.problems[i] = Problem(p.code, p.pointer, f"{p.message} (and {n - QUIRK_LIST_LIMIT} more lines "
+                                           "with this quirk, not listed)", p.severity, p.file)
         return self.problems
 
 
@@ -282,6 +408,12 @@ def _lenient_object(obj, idx: int, q: _Quirks, preds: _Preds, want_dialogue: boo
         if not isinstance(name, str):
             q.crash(f"{base}/action/name", f"line {line}: name is {_a(json_type(name))}: the toolkit crashes")
             ok = False
+        elif " " not in name:
+            # The toolkit's scorer (character F1) takes it; the model code's exact score (compute_01_score,
+            # names split on " ") raises IndexError. Only the prediction is looked at: the gold's shape is secret.
+            q.add("one-word name", f"{base}/action/name", f"line {line}: a name without a space: the toolkit's "
+                  "score is unaffected, but its model code's exact-name score raises IndexError on it; name-exact "
+                  "counts the missing word as a mismatch")
     if "status" not in a:
         q.add("missing status", f"{base}/action/status", f"line {line}: no status: filled in as 'unk' (a mismatch)")
         status = "unk"
@@ -300,17 +432,19 @@ def _lenient_object(obj, idx: int, q: _Quirks, preds: _Preds, want_dialogue: boo
                   f"line {line}: flight is {'missing' if 'flight' not in a else short(v)}: scored as no flight")
         flight = ("tok", [])
     else:
-        strs = _toolkit_flight_strings(v)
-        if strs is None:
+        got = _toolkit_flight_strings(v)
+        if got is None:
             q.crash(f"{base}/action/flight", f"line {line}: flight is a bare {json_type(v)}: the toolkit crashes "
                     "iterating over it")
             ok = False
             flight = None
         else:
+            n, strs = got
             if not (isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)):
-                q.add("flight strings", f"{base}/action/flight", f"line {line}: flight {short(v)} is not an array of "
-                      "integers: matched as the toolkit's strings " + short("_".join(f"<fl_{s}>" for s in strs)))
-            flight = ("tok", strs)
+                shown = v[:SHOWN_FLIGHTS] if isinstance(v, (list, str)) else strs
+                q.add("flight strings", f"{base}/action/flight", f"line {line}: flight {short(shown)} is not an array "
+                      "of integers: matched as the toolkit's strings " + short("_".join(f"<fl_{s}>" for s in strs)))
+            flight = ("tok", strs) if n <= 1 else _SEVERAL_TOK
     if ok:
         preds.add(name, flight, status, dialogue)
     return ok
@@ -322,21 +456,32 @@ def read_lenient(path: Path, n_data: int, file: str, want_dialogue: bool) -> tup
     preds = _Preds()
     n_lines = 0
     crashed = False
-    for lineno, raw in fmt.iter_raw_lines(path):
+    refused: list[Problem] = []
+    for lineno, raw, length in _lines(path, file, refused):
         n_lines = lineno
         if lineno > n_data:
             continue  # zip() stops before parsing it
         idx = lineno - 1
+        if raw is None:  # the toolkit would read it; dialeval's bound applies in both modes
+            q.error(_too_long(idx, length, file))
+            crashed = True
+            continue
         try:
             obj = msgspec.json.decode(raw)
-        except (msgspec.MsgspecError, ValueError, RecursionError):
-            what = "a blank line" if not raw.strip() else "not JSON"
+        except (msgspec.MsgspecError, ValueError, RecursionError) as e:
+            if _unreadable_number(e) is not None:
+                what = "an integer of more than 4,300 digits, which Python's int refuses"
+            else:
+                what = "a blank line" if not raw.strip() else "not JSON"
             q.crash(f"/{idx}", f"line {lineno}: {what}: the toolkit's json.loads crashes")
             crashed = True
             continue
         if not _lenient_object(obj, idx, q, preds, want_dialogue):
             crashed = True
-    if n_lines > n_data:
+    if refused:
+        q.error(refused[0])
+        crashed = True
+    elif n_lines > n_data:
         q.add("extra lines", f"/{n_data}", f"lines {n_data + 1}-{n_lines} have no data line: the toolkit drops them "
               "silently")
     elif n_lines < n_data:
@@ -346,7 +491,7 @@ def read_lenient(path: Path, n_data: int, file: str, want_dialogue: bool) -> tup
     return (preds if not crashed else None), problems, min(n_lines, n_data)
 
 
-_INT = re.compile(r"-?\d+")
+_INT = re.compile(r"-?[0-9]{1,19}")  # longer cannot be a 64-bit KB number (and int() refuses 4,300+ digits)
 
 
 def _resolve_flights(kb: adm.KBArrays, flights: list) -> tuple[np.ndarray, np.ndarray]:
@@ -373,8 +518,8 @@ def _resolve_flights(kb: adm.KBArrays, flights: list) -> tuple[np.ndarray, np.nd
     if single_rows:
         rows = np.asarray(single_rows)
         nums = np.asarray(single_num, dtype=object)
-        # Numbers beyond int64 cannot be KB flights.
-        fits = np.fromiter((-(2**62) < x < 2**62 for x in single_num), bool, count=len(single_num))
+        # Numbers beyond int64 cannot be KB flights (the KB reader refuses them): a wrong answer, not an error.
+        fits = np.fromiter((-(2**63) <= x < 2**63 for x in single_num), bool, count=len(single_num))
         rows, nums = rows[fits], nums[fits].astype(np.int64)
         eq = (kb.number[rows] == nums[:, None]) & kb.valid[rows]
         found = eq.any(axis=1)
@@ -462,13 +607,18 @@ def gold_columns(kb: adm.KBArrays, gold_flights: list[list[int]], data_name: str
     n_gold = np.fromiter(map(len, gold_flights), np.int64, count=len(gold_flights))
     owner = np.repeat(np.arange(len(gold_flights)), n_gold)
     flat = np.fromiter((f for fl in gold_flights for f in fl), np.int64, count=int(n_gold.sum()))
-    eq = (kb.number[owner] == flat[:, None]) & kb.valid[owner]
-    found = eq.any(axis=1)
-    if not found.all():
-        bad = int(owner[~found][0]) + offset
-        raise UsageError(f"{data_name} line {bad + 1}: a gold flight of expected_action is not in the line's KB "
-                         f"({int((~found).sum())} such gold flights in its block of lines)")
-    cols = eq.argmax(axis=1).tolist()
+    # (pairs x KB width) at a time, in chunks of at most adm.CHUNK_CELLS cells
+    step = max(1, adm.CHUNK_CELLS // max(1, kb.number.shape[1] if kb.number.ndim == 2 else 1))
+    parts = []
+    for s in range(0, len(flat), step):
+        o = owner[s : s + step]
+        eq = (kb.number[o] == flat[s : s + step, None]) & kb.valid[o]
+        found = eq.any(axis=1)
+        if not found.all():
+            bad = int(o[~found][0]) + offset
+            raise UsageError(f"{data_name} line {bad + 1}: a gold flight of expected_action is not in the line's KB")
+        parts.append(eq.argmax(axis=1))
+    cols = np.concatenate(parts).tolist() if parts else []
     out: list[list[int]] = []
     pos = 0
     for k in n_gold.tolist():
@@ -548,6 +698,11 @@ class AirDialogue(Benchmark):
         problems: list[Problem] = []
         fields = {"task": GROUP, "mode": "lenient" if o["lenient"] else "strict", "source": o["source"],
                   "flight-distance": o["flight_distance"], "exact-name": o["exact_name"]}
+        # Every file is checked before any is read or hashed: a FIFO or a device is refused at once.
+        for path in (data_path, kb_path):
+            read.check_regular(path, what="a JSON-lines data file")
+        if o["source"] == "submission":
+            read.check_regular(request.submission, what=PREDICTION_FILE)
         identity = data_identity([data_path, kb_path], request.data)
 
         # Gold first (one pass), KB only when scoring.
@@ -562,12 +717,10 @@ class AirDialogue(Benchmark):
             want_bleu = o["bleu"] == "yes"
             gold_names, gold_flights, gold_status, gold_dialogues = fmt.read_gold(data_path, with_dialogue=want_bleu)
             sub_path = Path(request.submission)
-            if not sub_path.is_file():
-                raise UsageError(f"{sub_path}: no such file" if not sub_path.exists() else f"{sub_path}: not a file")
         n_data = len(gold_names)
         file = sub_path.name
         submission = {"path": str(sub_path), "kind": "file" if o["source"] == "submission" else "data-actions",
-                      "sha256": file_sha256(sub_path), "files": [file]}
+                      "sha256": read.file_sha256(sub_path), "files": [file]}
 
         n_scored = n_data
         correct_sample_mask = None
@@ -652,11 +805,13 @@ class AirDialogue(Benchmark):
                     crashed = True
             problems = q.finish()
             return (None if crashed else preds), problems, mask
+        found = _Capped(problems)
         for i, h in enumerate(human):
             obj = {"action": h.action} if h.action is not None else {}
-            r = _strict_check(obj, i, file, problems)
+            r = _strict_check(obj, i, file, found)
             if r is not None:
                 preds.add(*r)
+        found.finish()
         return preds, problems, None
 
     def breakdown(self, evaluation: Evaluation, metrics=None) -> list[dict]:

@@ -13,7 +13,28 @@ from pathlib import Path
 
 import click
 
-from dialeval.core.errors import UsageError
+from dialeval.core.errors import UnreadableInput, UsageError
+from dialeval.core.termsafe import safe
+from dialeval.files import read
+
+HYPOTHESES = "a text file of predicted turns"
+MAX_HYPOTHESIS_BYTES = 1024**2
+"""The longest predicted turn read (a turn is a sentence): a longer line is the submission's fault, exit 1."""
+
+
+def _hypotheses(path: Path) -> list[str]:
+    """One predicted turn per line, streamed through the input layer (UTF-8 without a BOM; a line longer than
+    :data:`MAX_HYPOTHESIS_BYTES` or not UTF-8 raises :class:`UnreadableInput` naming the line)."""
+    out = []
+    for lineno, raw, length in read.iter_bounded_lines(path, MAX_HYPOTHESIS_BYTES, what=HYPOTHESES):
+        if raw is None:
+            raise UnreadableInput(path.name, "line-too-long", f"line {lineno}: {length} bytes, longer than the "
+                                  f"limit of {MAX_HYPOTHESIS_BYTES} bytes for one predicted turn", lineno)
+        try:
+            out.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise UnreadableInput(path.name, "bad-encoding", f"line {lineno}: not UTF-8 text", lineno) from None
+    return out
 
 
 @click.group("airdialogue")
@@ -46,7 +67,9 @@ def simulate_cmd(out, seed, n, split, setting, no_dialogues):
 def baseline_cmd(name, data, split, out, seed):
     """Write baseline NAME's submission for a split (one JSON line per data line)."""
     from dialeval.baselines.airdialogue import write_submission
+    from dialeval.formats.jsonio import protect
 
+    protect(data, "a data file")  # --out onto dev_data.json would replace the data with the predictions
     write_submission(name, data, split, out, seed)
     click.echo(f"wrote {out}")
     return 0
@@ -62,23 +85,21 @@ def baseline_cmd(name, data, split, out, seed):
 def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     """Corpus BLEU of PREDICTIONS (one line per target turn) against the split's correct dialogues."""
     from dialeval.core.signature import Signature
-    from dialeval.formats.airdialogue import decode_lines, split_paths
+    from dialeval.formats.airdialogue import InferLine, decode_lines, split_paths
     from dialeval.metrics.bleu import corpus_bleu, infer_items
 
     data_path, _ = split_paths(data, split)
-    if not data_path.is_file():
-        raise UsageError(f"{data_path}: no such file")
+    read.check_regular(predictions, what=HYPOTHESES)  # a FIFO or a device is refused before the data is read
     dialogues, correct = [], []
-    for _, line in decode_lines(data_path, dict):
-        dialogues.append(line.get("dialogue") or [])
-        correct.append(line.get("correct_sample", True) is not False)
+    for _, line in decode_lines(data_path, InferLine):
+        dialogues.append(line.dialogue or [])
+        correct.append(line.correct_sample is not False)
     refs = [t for _, _, t in infer_items(dialogues, correct)]
     try:
-        hyps = predictions.read_text(encoding="utf-8").split("\n")
-    except UnicodeDecodeError:
-        raise UsageError(f"{predictions}: not UTF-8 text") from None
-    if hyps and hyps[-1] == "":
-        hyps.pop()
+        hyps = _hypotheses(predictions)
+    except UnreadableInput as e:  # the submission's fault: exit 1 with the input layer's code
+        click.echo(f"{safe(predictions.name)}: error [{e.code}] {safe(e.reason)}", err=True)
+        return 1
     if len(hyps) != len(refs):
         click.echo(f"{predictions.name}: error [line-count] {len(hyps)} lines, but the split has {len(refs)} target "
                    "turns (turn t >= 1 of every correct dialogue, in order)", err=True)
@@ -87,7 +108,7 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
 
     if tokenize not in BLEU.TOKENIZERS:
         raise UsageError(f"--tokenize must be one of {', '.join(BLEU.TOKENIZERS)}")
-    score, bleu_sig = corpus_bleu([h.rstrip("\r") for h in hyps], refs, tokenize=tokenize)
+    score, bleu_sig = corpus_bleu(hyps, refs, tokenize=tokenize)
     sig = Signature("airdialogue").with_fields(task="infer", split=split, bleu=bleu_sig).format()
     if as_json:
         click.echo(json.dumps({"bleu": score, "n": len(refs), "signature": sig}))

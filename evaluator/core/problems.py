@@ -63,6 +63,8 @@ CODES: dict[str, str] = {
     "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     # organizer grading
     "unreadable-submission": "a team's submission that cannot be opened at all (a refused or corrupt archive)",
+    # AirDialogue (JSON-lines predictions, infer-bleu hypotheses)
+    "line-too-long": "a line of a line-oriented submission longer than the documented limit (AirDialogue: 1 MiB)",
 }
 
 

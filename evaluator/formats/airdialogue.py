@@ -19,10 +19,12 @@ from collections import defaultdict
 from collections.abc import Iterator
 from itertools import chain, count
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from dialeval.core.errors import UsageError
+from dialeval.files import read
 
 DATA_SUFFIX = "_data.json"
 KB_SUFFIX = "_kb.json"
@@ -30,6 +32,9 @@ MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "June", "July", "Aug", "Sept", "Oct
 _MONTH_INDEX = {m: i + 1 for i, m in enumerate(MONTHS)}
 AIRLINE_COST = {"UA": 0, "AA": 0, "Delta": 0, "Hawaiian": 0, "Southwest": 1, "Frontier": 1, "JetBlue": 1, "Spirit": 1}
 BLOCK = 2048  # lines decoded before a block is turned into columns (bounds the Python objects alive at once)
+BLOCK_CELLS = BLOCK * 32
+"""A block also ends before (lines x its widest KB) passes this: the block's arrays are padded to its widest KB,
+so one wide line must not widen two thousand others (with 30-flight KBs the line count decides)."""
 
 
 class Flight(msgspec.Struct, gc=False):
@@ -68,6 +73,13 @@ class GoldDialogueLine(msgspec.Struct):
     dialogue: list[str] = []
 
 
+class InferLine(msgspec.Struct):
+    """What response generation reads of a data line (the rest is skipped without being materialised)."""
+
+    dialogue: list[str] | None = None
+    correct_sample: Any = True
+
+
 class HumanLine(msgspec.Struct):
     expected_action: Action
     action: dict | None = None
@@ -84,31 +96,28 @@ def available_splits(data_dir: Path) -> list[str]:
     if not d.is_dir():
         raise UsageError(f"{d}: not a directory")
     names = {p.name[: -len(DATA_SUFFIX)] for p in d.glob(f"*{DATA_SUFFIX}")}
-    names = {n for n in names if (d / f"{n}{KB_SUFFIX}").is_file()}
+    # exists(), not is_file(): a KB that is a FIFO or a device is then refused by name when it is read
+    names = {n for n in names if (d / f"{n}{KB_SUFFIX}").exists()}
     order = {"train": 0, "dev": 1, "test": 2}
     return sorted(names, key=lambda n: (order.get(n, 3), n))
 
 
-def _open(path: Path):
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, expected a JSON-lines file") from None
-    except PermissionError:
-        raise UsageError(f"{path}: permission denied") from None
+MAX_DATA_LINE_BYTES = 16 * 1024**2
+"""The longest line of a data or KB file (the release's are a few KB): a longer one is a data error (exit 2), so a
+single line never costs more than this before it is even decoded."""
+MAX_FLIGHTS = 1000
+"""The most flights a KB line, or a gold ``expected_action.flight`` list, may hold (the release has 30 per KB).
+Scoring holds each block of KB lines as (lines x widest KB) arrays; this bound keeps that, and the flight
+distances over it, small whatever the file."""
+_INT64 = (-(2**63), 2**63)
 
 
-def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """``(1-based line number, bytes without the newline)``; a final newline does not make an extra line."""
-    with _open(path) as fh:
-        for i, line in enumerate(fh, 1):
-            if line.endswith(b"\n"):
-                line = line[:-1]
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            yield i, line
+def iter_raw_lines(path: Path, max_line: int = MAX_DATA_LINE_BYTES, what: str = "a JSON-lines file"
+                   ) -> Iterator[tuple[int, bytes | None, int]]:
+    """``(1-based line number, bytes without the newline or None when longer than max_line, length)``, streamed
+    through :mod:`dialeval.files.read` (only regular files; BOM, UTF-16, compressed and binary files are
+    refused with a problem code before the first line)."""
+    return read.iter_bounded_lines(path, max_line, what=what, expect="JSON lines")
 
 
 def _decode_error(path: Path, lineno: int, line: bytes, e: Exception) -> UsageError:
@@ -119,17 +128,17 @@ def _decode_error(path: Path, lineno: int, line: bytes, e: Exception) -> UsageEr
 
 
 def decode_lines(path: Path, typ) -> Iterator[tuple[int, object]]:
-    """Typed decoding of every line; a blank or malformed line is a UsageError naming the line.
-
-    Lines are decoded as read (JSON allows the trailing newline as whitespace), so nothing is copied.
-    """
+    """Typed decoding of every line of a data file; a blank, malformed or overlong line is a UsageError naming
+    the line (organizer data: exit 2)."""
     dec = msgspec.json.Decoder(typ)
-    with _open(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            try:
-                yield lineno, dec.decode(line)
-            except (msgspec.MsgspecError, ValueError) as e:
-                raise _decode_error(path, lineno, line, e) from None
+    for lineno, line, length in iter_raw_lines(path):
+        if line is None:
+            raise UsageError(f"{path.name} line {lineno}: {length} bytes, longer than the limit of "
+                             f"{MAX_DATA_LINE_BYTES} bytes for a line of AirDialogue data")
+        try:
+            yield lineno, dec.decode(line)
+        except (msgspec.MsgspecError, ValueError, RecursionError) as e:
+            raise _decode_error(path, lineno, line, e) from None
 
 
 COLUMN_NAMES = ("a1", "a2", "m1", "m2", "d1", "d2", "t1", "t2", "cl", "pr", "cn", "al", "number")
@@ -140,13 +149,27 @@ _DAY = {**{str(i): i for i in range(1, 32)}, **{i: i for i in range(1, 32)}}
 
 
 def read_kb_blocks(path: Path) -> Iterator[tuple[int, list[KBLine]]]:
-    """Blocks of decoded KB lines: ``(first line number, lines)``."""
+    """Blocks of decoded KB lines: ``(first line number, lines)``, at most :data:`BLOCK` lines and
+    :data:`BLOCK_CELLS` (lines x widest KB) each; a KB of more than :data:`MAX_FLIGHTS` flights or a reservation
+    past 64 bits is a data error naming its line."""
     block: list[KBLine] = []
     first = 1
+    width = 0
     for lineno, obj in decode_lines(path, KBLine):
+        k = len(obj.kb)
+        if k > MAX_FLIGHTS:
+            raise UsageError(f"{path.name} line {lineno}: a KB of {k} flights; at most {MAX_FLIGHTS} are read "
+                             "(the release has 30)")
+        if not _INT64[0] <= obj.reservation < _INT64[1]:
+            raise UsageError(f"{path.name} line {lineno}: reservation is not a 64-bit integer")
+        if block and (len(block) + 1) * max(width, k) > BLOCK_CELLS:
+            yield first, block
+            block = []
         if not block:
             first = lineno
+            width = 0
         block.append(obj)
+        width = max(width, k)
         if len(block) >= BLOCK:
             yield first, block
             block = []
@@ -191,6 +214,8 @@ def kb_block_columns(path: Path, first: int, block: list[KBLine], codes: dict | 
                     continue
                 except ValueError:
                     pass
+                except OverflowError:
+                    raise UsageError(f"{path.name}: a number from line {first} on does not fit in 64 bits") from None
             raise UsageError(_locate_bad_value(path, first, block)) from None
         except OverflowError:
             raise UsageError(f"{path.name}: a number from line {first} on does not fit in 64 bits") from None
@@ -227,12 +252,38 @@ def read_gold(path: Path, with_dialogue: bool = False) -> tuple[list[str], list[
         statuses.append(a.status)
         if dialogues is not None:
             dialogues.append(obj.dialogue)
+    check_gold_flights(path, flights)
     return names, flights, statuses, dialogues
+
+
+def check_gold_flights(path: Path, flights: list[list[int]]) -> None:
+    """Gold flight lists are data: one of more than :data:`MAX_FLIGHTS` flights or a number past 64 bits is a data
+    error (exit 2). The message names the line, never the number (gold flights are the answer key).
+
+    One C-level pass over all lines (lengths, then every number into int64); lines are looked at one by one only
+    to name the faulty one."""
+    import numpy as np
+
+    if not flights:
+        return
+    if max(map(len, flights)) > MAX_FLIGHTS:
+        i = next(i for i, fl in enumerate(flights) if len(fl) > MAX_FLIGHTS)
+        raise UsageError(f"{path.name} line {i + 1}: expected_action.flight lists {len(flights[i])} flights; at "
+                         f"most {MAX_FLIGHTS} are read")
+    try:
+        np.fromiter(chain.from_iterable(flights), np.int64)
+    except OverflowError:
+        lo, hi = _INT64
+        i = next(i for i, fl in enumerate(flights) if not all(lo <= f < hi for f in fl))
+        raise UsageError(f"{path.name} line {i + 1}: expected_action.flight holds a number that is not a 64-bit "
+                         "integer (a flight number of the line's KB)") from None
 
 
 def read_human(path: Path) -> list[HumanLine]:
     """Every data line's gold, the human agent's own ``action`` and ``correct_sample`` (the ``human`` task)."""
-    return [obj for _, obj in decode_lines(path, HumanLine)]
+    out = [obj for _, obj in decode_lines(path, HumanLine)]
+    check_gold_flights(path, [h.expected_action.flight for h in out])
+    return out
 
 
 def read_json_lines(path: Path) -> list[dict]:

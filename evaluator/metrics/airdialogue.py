@@ -45,6 +45,10 @@ EMPTY, IN_KB, INVALID = 0, 1, 2
 """``EMPTY``: no flight; ``IN_KB``: exactly one flight, found in the KB (``pred_index`` is its column);
 ``INVALID``: several flights, a flight outside the KB, or the toolkit's ``<unk>`` fill-in: 0 everywhere."""
 
+CHUNK_CELLS = 4096 * 32
+"""(item, gold flight) pairs x KB flights computed at once: the distance temporaries stay a few MB each whatever the
+KB's width (4,096 pairs of 30-flight KBs; 131 pairs of 1,000-flight ones)."""
+
 FEATURES = ("a1", "a2", "m1", "m2", "d1", "d2", "t1", "t2", "cl", "pr", "cn", "al")
 """The 12 flight features in the toolkit's token order (departure/return airport, month, day, hour, class,
 price, connections, airline cost class)."""
@@ -211,7 +215,8 @@ def flight_scores(
     ``gold_cols[i]``: KB columns of item i's gold flights (empty list = no flight is correct);
     ``pred_kind``/``pred_col``: the prediction as :data:`EMPTY`, :data:`IN_KB` (with its column) or
     :data:`INVALID`. Distances are only computed for items whose prediction is a KB flight outside the gold
-    set, in chunks of ``chunk`` (item, gold) pairs to bound memory.
+    set, in chunks of ``chunk`` (item, gold) pairs, fewer when the KB is wider than 32 flights
+    (:data:`CHUNK_CELLS`), to bound memory.
     """
     if distance not in FLIGHT_DISTANCES:
         raise ValueError(f"flight distance must be one of {FLIGHT_DISTANCES}")
@@ -237,6 +242,8 @@ def flight_scores(
     pair_need = need[owner]
     p_item = owner[pair_need]
     p_gold = flat_gold[pair_need]
+    width = kb.number.shape[1] if kb.number.ndim == 2 else 1
+    chunk = max(1, min(chunk, CHUNK_CELLS // max(1, width)))
     best = np.full(n, np.inf)  # min over gold flights of the (normalised) distance
     denom = np.zeros(n)  # current: max over (f != g) pairs of the item
     num = np.full(n, np.inf)  # current: min over g of d(p, g)
