@@ -6,7 +6,6 @@ import gc
 import json
 import os
 from collections.abc import Iterator
-from itertools import zip_longest
 from pathlib import Path
 
 import click
@@ -65,6 +64,11 @@ def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, 
     option. Exit 0 scored, 1 nothing could be scored, 2 usage, input or installation error.
     """
     inputs = [hyp, *refs] + ([] if vformat == "default" or vectors == "default" else [vectors])
+    from dialeval.files.read import check_regular
+
+    for name in inputs:  # a FIFO, a device or a missing file is refused before anything heavy is loaded
+        check_regular(name, what="a word-vectors file" if name == vectors and name not in (hyp, *refs)
+                      else "a text file (one text per line)")
     if per_pair:
         _refuse_output_onto_inputs(per_pair, inputs)
     _require_extras()
@@ -140,46 +144,139 @@ def _refuse_output_onto_inputs(out: str, inputs: list[str]) -> None:
             raise UsageError(f"--per-pair {out}: is the input {name}; refusing to overwrite it")
 
 
-def _lines(path: str) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of a hypothesis or reference file, streamed through the one input layer
-    (regular files only; a BOM dropped; UTF-16, compressed or binary data refused from the first bytes)."""
-    from dialeval.files.read import iter_byte_lines
+_CHUNK = 1 << 20
+"""Bytes read at a time from a text file: decoded and split in one call each, not line by line."""
 
-    for lineno, raw in iter_byte_lines(path, what="a text file (one text per line)", bom_ok=True):
+
+class _TextLines:
+    """The lines of a hypothesis or reference file, streamed through the one input layer (regular files only:
+    a FIFO or a device is refused before a byte is read; UTF-16, compressed or binary data refused from the
+    first bytes; a BOM dropped; ``\\r\\n`` ends a line like ``\\n``; a final newline makes no extra line).
+
+    Bytes are read :data:`_CHUNK` at a time and decoded and split whole, so a line costs no Python step of its
+    own; :meth:`available` and :meth:`take` let several files advance in step."""
+
+    def __init__(self, path: str, stack):
+        from dialeval.files.read import open_input
+
+        self.path = path
+        self._f = stack.enter_context(open_input(path, what="a text file (one text per line)")).file
+        self._pending: list[str] = []
+        self._at = 0  # next pending line
+        self._carry = b""  # an incomplete last line
+        self._eof = False
+        self._first = True
+        self.lines_before = 0  # lines given out by take()
+
+    def _read(self) -> bool:
+        """Read the next chunk into pending lines; False at the end of the file."""
+        from dialeval.files.read import SNIFF_BYTES, named, os_error, sniff
+
+        while not self._eof:
+            try:
+                data = self._f.read(_CHUNK)
+            except OSError as e:
+                raise os_error(self.path, e) from None
+            if self._first:
+                self._first = False
+                bad = sniff(data[:SNIFF_BYTES], expect="UTF-8 text, one text per line", bom_ok=True)
+                if bad is not None:
+                    raise named(bad, self.path)
+                data = data.removeprefix(b"\xef\xbb\xbf")
+            if not data:
+                self._eof = True
+                data, self._carry = self._carry, b""
+                if not data:
+                    return False
+            else:
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    self._carry += data
+                    if len(self._carry) > 4 * MAX_PAIR_BYTES:  # 4 bytes a character at most
+                        n = self.lines_before + len(self._pending) - self._at + 1
+                        raise UsageError(f"{self.path} line {n}: over {MAX_PAIR_BYTES:,} characters, the limit of "
+                                         "one pair (split such lines)")
+                    continue
+                data, self._carry = self._carry + data[:cut], data[cut + 1:]
+            self._add(data)
+            return True
+        return False
+
+    def _add(self, data: bytes) -> None:
+        first_line = self.lines_before + len(self._pending) - self._at + 1
         try:
-            yield lineno, raw.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as e:
-            col = len(raw[:e.start].decode("utf-8", "replace")) + 1
-            raise UsageError(f"{path}:{lineno}: not valid UTF-8 text (column {col})") from None
+            start = data.rfind(b"\n", 0, e.start) + 1
+            col = len(data[start:e.start].decode("utf-8", "replace")) + 1
+            line = first_line + data.count(b"\n", 0, e.start)
+            raise UsageError(f"{self.path}:{line}: not valid UTF-8 text (column {col})") from None
+        lines = text.split("\n")
+        if "\r" in text:
+            lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+        if self._at:
+            del self._pending[:self._at]
+            self._at = 0
+        self._pending.extend(lines)
+
+    def available(self, k: int, budget: int) -> int:
+        """How many of the next ``k`` lines fit in ``budget`` characters (at least one, if there is one);
+        reads as needed. 0 at the end of the file."""
+        total = 0
+        n = 0
+        while n < k:
+            if self._at + n >= len(self._pending) and not self._read():
+                break
+            total += len(self._pending[self._at + n])
+            if n and total > budget:
+                break
+            n += 1
+        return n
+
+    def take(self, k: int) -> list[str]:
+        """The next ``k`` lines (after :meth:`available` said they are there)."""
+        out = self._pending[self._at:self._at + k]
+        self._at += k
+        self.lines_before += k
+        return out
+
+    def count_rest(self) -> int:
+        """Lines not yet taken, counted to the end of the file (for a message)."""
+        n = len(self._pending) - self._at
+        self._pending, self._at = [], 0
+        while self._read():
+            n += len(self._pending)
+            self._pending = []
+        return n
 
 
 def _line_blocks(hyp: str, refs: tuple[str, ...]) -> Iterator[tuple[int, list[str], list[list[str]]]]:
     """``(first line number, hypotheses, [references per hypothesis])`` in blocks of at most
-    :data:`BLOCK_LINES` lines or about :data:`BLOCK_BYTES` characters; files of different lengths are refused
-    (both counts named), and so is a pair over :data:`MAX_PAIR_BYTES`."""
-    streams = [_lines(hyp), *(_lines(r) for r in refs)]
-    hyps: list[str] = []
-    ref_rows: list[list[str]] = []
-    size = 0
-    first = 1
-    for row in zip_longest(*streams):
-        if None in row:
-            _count_mismatch(hyp, refs, row, streams)
-        lineno = row[0][0]
-        texts = [t for _, t in row]
-        h_len = len(texts[0])
-        for j, t in enumerate(texts[1:]):
-            if h_len + len(t) > MAX_PAIR_BYTES:
-                _pair_too_large(hyp, refs[j], lineno, j)
-        size += sum(map(len, texts))
-        hyps.append(texts[0])
-        ref_rows.append(texts[1:])
-        if len(hyps) >= BLOCK_LINES or size >= BLOCK_BYTES:
-            yield first, hyps, ref_rows
-            first += len(hyps)
-            hyps, ref_rows, size = [], [], 0
-    if hyps:
-        yield first, hyps, ref_rows
+    :data:`BLOCK_LINES` lines or about :data:`BLOCK_BYTES` characters per file; files of different lengths are
+    refused (both counts named), and so is a pair over :data:`MAX_PAIR_BYTES`."""
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        streams = [_TextLines(hyp, stack), *(_TextLines(r, stack) for r in refs)]
+        first = 1
+        while True:
+            counts = [s.available(BLOCK_LINES, BLOCK_BYTES) for s in streams]
+            k = min(counts)
+            if k == 0:
+                if max(counts) == 0:
+                    return
+                _count_mismatch(hyp, refs, streams)
+            hyps = streams[0].take(k)
+            cols = [s.take(k) for s in streams[1:]]
+            longest = max(map(len, hyps))
+            for j, col in enumerate(cols):
+                if longest + max(map(len, col)) <= MAX_PAIR_BYTES:  # the common case: no pair to look at
+                    continue
+                for i, (h, r) in enumerate(zip(hyps, col)):
+                    if len(h) + len(r) > MAX_PAIR_BYTES:
+                        _pair_too_large(hyp, refs[j], first + i, j)
+            yield first, hyps, [list(t) for t in zip(*cols)]
+            first += k
 
 
 def _pair_too_large(hyp: str, ref: str, lineno: int, j: int) -> None:
@@ -187,10 +284,9 @@ def _pair_too_large(hyp: str, ref: str, lineno: int, j: int) -> None:
                      f"{MAX_PAIR_BYTES:,} characters together, the limit of one pair (split such lines)")
 
 
-def _count_mismatch(hyp: str, refs: tuple[str, ...], row, streams) -> None:
+def _count_mismatch(hyp: str, refs: tuple[str, ...], streams) -> None:
     """Files of different lengths: count what is left of each (streamed) and name both counts."""
-    done = max(x[0] for x in row if x is not None) - 1
-    counts = [done + (x is not None) + sum(1 for _ in s) for x, s in zip(row, streams)]
+    counts = [s.lines_before + s.count_rest() for s in streams]
     for r, n in zip(refs, counts[1:]):
         if n != counts[0]:
             raise UsageError(f"{hyp} has {counts[0]} lines but {r} has {n}")
@@ -235,8 +331,7 @@ def _score_blocks(hyp: str, refs: tuple[str, ...], opts, vec, n_lines: int, per_
 
             out = stack.enter_context(atomic_writer(per_pair, "w"))
         for first, hyps, ref_rows in _line_blocks(hyp, refs):
-            lines = [[first + i] * len(row) for i, row in enumerate(ref_rows)]
-            r = score_pairs(hyps, ref_rows, opts, vec, ref_lines=lines, first_line=first)
+            r = score_pairs(hyps, ref_rows, opts, vec, first_line=first)  # a reference's line is its hypothesis's
             for k, v in r.counts.items():
                 counts[k] = counts.get(k, 0) + v
             for m in METRICS:
@@ -246,7 +341,7 @@ def _score_blocks(hyp: str, refs: tuple[str, ...], opts, vec, n_lines: int, per_
             if first_result is None:
                 first_result = r
             scored += len(hyps)
-            del r, hyps, ref_rows, lines
+            del r, hyps, ref_rows
         if scored != n_lines:
             raise UsageError(f"{hyp}: changed while it was read ({n_lines} lines, then {scored})")
         summaries = {}
