@@ -179,6 +179,25 @@ def load_vectors(spec: str | os.PathLike = "default", *, fmt: str = "auto", limi
     path = Path(spec)
     if fmt == "gensim":  # the user vouches for the file: no sniffing (its first bytes are a pickle anyway)
         return _load_gensim(path, limit, wanted, need_mean)
+    fmt, lines, size, hint = _resolve(path, fmt, limit)
+    if fmt in ("word2vec-bin", "word2vec-text"):
+        return _load_word2vec(path, fmt, limit, wanted, need_mean, lines[0], size, hint)
+    return _load_glove(path, limit, wanted, need_mean, hint)
+
+
+def check_vectors(spec: str | os.PathLike = "default", *, fmt: str = "auto", limit: int | None = None) -> None:
+    """The checks :func:`load_vectors` makes before reading the vectors (a regular file, a known format, never
+    a guessed pickle, a word2vec header the file's size can hold), made alone: the command line runs them
+    before it reads the texts, so a wrong vectors file is refused in a fraction of a second."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown vectors format {fmt!r} (choose from {', '.join(FORMATS)})")
+    if str(spec) == "default" or fmt in ("default", "gensim"):
+        return
+    _resolve(Path(spec), fmt, limit)
+
+
+def _resolve(path: Path, fmt: str, limit) -> tuple[str, list[bytes], int | None, str]:
+    """``(format, first lines, size, hint)``: the format given or guessed, refused when it cannot be read."""
     lines, size = _first_lines(path)
     guessed = sniff_format(b"".join(lines), path)
     if fmt == "auto":
@@ -192,8 +211,8 @@ def load_vectors(spec: str | os.PathLike = "default", *, fmt: str = "auto", limi
         fmt = guessed
     hint = f" (it looks like {guessed})" if guessed not in (None, fmt) else ""
     if fmt in ("word2vec-bin", "word2vec-text"):
-        return _load_word2vec(path, fmt, limit, wanted, need_mean, lines[0], size, hint)
-    return _load_glove(path, limit, wanted, need_mean, hint)
+        _w2v_header(path, lines[0], fmt, limit, size, hint)
+    return fmt, lines, size, hint
 
 
 _MAX_SNIFF_LINE = 1 << 20

@@ -73,7 +73,9 @@ def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, 
         _refuse_output_onto_inputs(per_pair, inputs)
     _require_extras()
     from dialeval.metrics.embedding import options_for
-    from dialeval.vectors import load_vectors
+    from dialeval.vectors import check_vectors, load_vectors
+
+    check_vectors(vectors, fmt=vformat, limit=limit)  # before the texts: a wrong vectors file is refused at once
 
     opts = options_for(preset, tokenizer=tokenizer, lowercase=lowercase, oov=oov, empty=empty,
                        extrema_tie=extrema_tie, greedy=greedy_sim, multi_ref=multi_ref)
@@ -163,7 +165,8 @@ class _TextLines:
         self._f = stack.enter_context(open_input(path, what="a text file (one text per line)")).file
         self._pending: list[str] = []
         self._at = 0  # next pending line
-        self._carry = b""  # an incomplete last line
+        self._carry: list[bytes] = []  # the parts of an incomplete last line (joined once: no quadratic copy)
+        self._carry_len = 0
         self._eof = False
         self._first = True
         self.lines_before = 0  # lines given out by take()
@@ -185,19 +188,23 @@ class _TextLines:
                 data = data.removeprefix(b"\xef\xbb\xbf")
             if not data:
                 self._eof = True
-                data, self._carry = self._carry, b""
+                data = b"".join(self._carry)
+                self._carry, self._carry_len = [], 0
                 if not data:
                     return False
             else:
                 cut = data.rfind(b"\n")
                 if cut < 0:
-                    self._carry += data
-                    if len(self._carry) > 4 * MAX_PAIR_BYTES:  # 4 bytes a character at most
+                    self._carry.append(data)
+                    self._carry_len += len(data)
+                    if self._carry_len > 4 * MAX_PAIR_BYTES:  # 4 bytes a character at most
                         n = self.lines_before + len(self._pending) - self._at + 1
                         raise UsageError(f"{self.path} line {n}: over {MAX_PAIR_BYTES:,} characters, the limit of "
                                          "one pair (split such lines)")
                     continue
-                data, self._carry = self._carry + data[:cut], data[cut + 1:]
+                rest = data[cut + 1:]
+                data = b"".join([*self._carry, data[:cut]]) if self._carry else data[:cut]
+                self._carry, self._carry_len = ([rest], len(rest)) if rest else ([], 0)
             self._add(data)
             return True
         return False
