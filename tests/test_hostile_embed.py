@@ -54,7 +54,7 @@ def build(tmp: Path, dry: bool = False) -> tuple[list[Hostile], dict]:
         "hyp.txt", "ref.txt", "ref19.txt", "glove.txt", "w2v_short.txt", "w2v_trunc.txt", "w2v_trunc.bin",
         "w2v_baddim.txt", "w2v_liar.bin", "w2v_liar.txt", "nan.txt", "binary.txt", "utf16.txt", "empty.txt",
         "empty_vec.txt", "vectors.txt", "badutf8.txt", "bigpair.txt", "one.txt", "glove_bad.txt", "gz.txt",
-        "crlf_bom.txt", "pp_out.jsonl")}
+        "crlf_bom.txt", "pp_out.jsonl", "many_h.txt", "many_r.txt", "wide_h.txt", "wide_r.txt")}
     f["fifo"] = tmp / "fifo"
     f["dir"] = tmp / "folder"
     if not dry:
@@ -88,6 +88,13 @@ def build(tmp: Path, dry: bool = False) -> tuple[list[Hostile], dict]:
         f["glove_bad.txt"].write_text("the 1 0\ncat 0 1\ndog x 1\n")
         f["gz.txt"].write_bytes(b"\x1f\x8b\x08\x00" + bytes(60))
         f["crlf_bom.txt"].write_bytes(b"\xef\xbb\xbf" + _texts(1).replace("\n", "\r\n").encode())
+        # 500,000 short lines: memory must follow a block, not the files (4 MB each here)
+        f["many_h.txt"].write_text("".join(f"{WORDS[i % 10]} {WORDS[i % 7]}\n" for i in range(500_000)))
+        f["many_r.txt"].write_text("".join(f"{WORDS[i % 9]} {WORDS[i % 4]}\n" for i in range(500_000)))
+        # one line of 1,000,000 words (6 MB), 300,000 of them distinct
+        f["wide_h.txt"].write_text(" ".join(f"w{(i * 7919) % 300_000:05d}" if i % 3 else WORDS[i % 10]
+                                            for i in range(1_000_000)) + "\n")
+        f["wide_r.txt"].write_text("the cat\n")
         f["dir"].mkdir(exist_ok=True)
         fifo(f["fifo"])
     H, R, G = "hyp.txt", "ref.txt", "glove.txt"  # runs start in ``tmp``: names, never private temp paths
@@ -149,6 +156,10 @@ def build(tmp: Path, dry: bool = False) -> tuple[list[Hostile], dict]:
                 message=r"is the input", **REFUSED_AT_ONCE),
         Hostile("per-pair-onto-vectors", embed(H, R, G, "--per-pair", G), 2, unchanged=[f["glove.txt"]],
                 message=r"is the input", **REFUSED_AT_ONCE),
+        Hostile("many-short-lines", embed(f["many_h.txt"], f["many_r.txt"]), 0,
+                [f["many_h.txt"], f["many_r.txt"], f["glove.txt"]]),
+        Hostile("one-line-of-a-million-words", embed(f["wide_h.txt"], f["wide_r.txt"]), 0,
+                [f["wide_h.txt"], f["wide_r.txt"], f["glove.txt"]]),
         Hostile("per-pair-ok", embed(H, R, G, "--per-pair", "pp_out.jsonl"), 0, texts, outputs=[f["pp_out.jsonl"]]),
     ]
     return cases, {"marker": marker, "cwd": tmp}
