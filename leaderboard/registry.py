@@ -369,7 +369,8 @@ class Registry:
         from collections import Counter
 
         problems = graded.problems
-        sev = Counter(p.get("severity", "error") for p in problems)
+        # a problem without a code is a note ("... more not listed"): kept, never counted
+        sev = Counter(p.get("severity", "error") for p in problems if p.get("code"))
         status = "valid" if graded.valid else "rejected"
         set_digest = blob = blob_digest = None
         if graded.valid and graded.table is not None and len(graded.table):

@@ -135,10 +135,14 @@ def _print_problems(problems: list[Problem], per_code: int) -> None:
         stream.write(safe(text) + "\n")
 
     by_code: dict[tuple[str, str], list[Problem]] = defaultdict(list)
+    notes: list[Problem] = []
     for p in problems:
-        by_code[(p.severity, p.code)].append(p)
-    n_err = sum(1 for p in problems if p.severity == "error")
-    n_warn = len(problems) - n_err
+        if p.code:
+            by_code[(p.severity, p.code)].append(p)
+        else:  # a reader's "... more problems not listed": a note, not a problem (no code, not counted)
+            notes.append(p)
+    n_err = sum(len(v) for (sev, _), v in by_code.items() if sev == "error")
+    n_warn = sum(len(v) for v in by_code.values()) - n_err
     write(f"{n_err} error(s), {n_warn} warning(s)")
     for (sev, code), items in sorted(by_code.items(), key=lambda kv: (kv[0][0] != "error", kv[0][1])):
         write(f"  {sev} [{code}] x{len(items)}: {CODES.get(code, '')}")
@@ -146,6 +150,8 @@ def _print_problems(problems: list[Problem], per_code: int) -> None:
             write(f"    {p.where()}: {p.message}")
         if len(items) > per_code:
             write(f"    ... and {len(items) - per_code} more (all are listed in --json)")
+    for p in notes:
+        write(f"  {p.file + ': ' if p.file else ''}{p.message}")
 
 
 

@@ -203,7 +203,12 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
     if names == ["all"]:
         names = [s for s in submission.splits() if s in have] if submission.kind != "file" else have[:1]
         if not names:
-            raise UsageError("--split all: the submission has no folder named after a split of the challenge")
+            if len(have) > 1 and any(f.split is None for f in submission.files):
+                raise UsageError("--split all: the submission has no folder named after a split of the challenge; "
+                                 "give --split for a split's folder")
+            # No result file for any split (an empty folder or archive, or only folders the challenge does not
+            # have): the submission's fault, reported per split as no-result-file (exit 1), whatever its form.
+            names = list(have)
     if not names:
         raise UsageError("--split is empty")
     for n in names:
