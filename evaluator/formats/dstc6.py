@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
+from dialeval.files.read import check_regular
 from dialeval.formats.jsonio import dump_json_file, load_json_file
 
 TASK_NAMES = {1: "API", 2: "REFINE", 3: "OPTIONS", 4: "INFOS", 5: "FULL", 6: "DSTC2"}
@@ -202,8 +203,11 @@ class Challenge:
         files: dict[int, TaskFile] = {}
         for f in sorted(d.iterdir()):
             task = parse_dataset_name(f.name)
-            if task is None or not f.is_file():
+            if task is None:
                 continue
+            # a test file that is a FIFO, a device or a folder is refused here, never skipped: skipping it
+            # would score the split without that task (and opening a FIFO would wait for a writer)
+            check_regular(f, what="a test JSON file")
             if task in files:
                 raise UsageError(f"split {name}: two dataset files for task {task}: {files[task].path.name}, {f.name}")
             files[task] = TaskFile(task, f)
