@@ -315,7 +315,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
             run_kind = kind or ("baseline" if e.team.get("baseline") else "submission")
             run_id, created = reg.record_run(team=e.team, graded=graded, grading_key=key, kind=run_kind, board=board,
                                              submitted_at=e.submitted_at, source_name=e.name, sha256=e.sha256)
-            errors = [p for p in graded.problems if p.get("severity") == "error"]
+            errors = [p for p in graded.problems if p.get("severity") == "error" and p.get("code")]  # notes: no code
             if not created:
                 summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"], "unchanged", run_id,
                                                 headline(reg.records(run_id), metric), "graded meanwhile by another grader",
