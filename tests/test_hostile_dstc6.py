@@ -238,7 +238,7 @@ def test_out_onto_a_file_of_a_data_folder_with_over_100000_files(tmp_path):
 
 def test_protection_never_lists_a_folder(tmp_path, monkeypatch):
     """In-process: protecting a folder and checking a target inside it never walks the folder."""
-    from dialeval.errors import UsageError
+    from dialeval.core.errors import UsageError
     from dialeval.formats import jsonio
 
     d = tmp_path / "data" / "deep" / "er"
@@ -317,10 +317,10 @@ def test_huge_json(world, tmp_path):
 # ---- the truncation note: a problem without a code -------------------------------------------------------------
 def test_codeless_problems_are_notes(capsys):
     from dialeval.commands.score import _print_problems
-    from dialeval.problems import Problem
-    from dialeval.report import ScoreReport
-    from dialeval.schemacheck import validator
-    from dialeval.signature import Signature
+    from dialeval.core.problems import Problem
+    from dialeval.core.schemacheck import validator
+    from dialeval.core.signature import Signature
+    from dialeval.results.report import ScoreReport
 
     problems = [Problem("score-not-number", "", f"row {i}: not a number", "error", "x.csv") for i in range(1, 4)]
     problems.append(Problem("", "", "... 22 more problems not listed", "error", "x.csv"))

@@ -13,6 +13,7 @@ and ``turn`` (int, 1-based position of the predicted bot turn in that conversati
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -217,7 +218,12 @@ class Challenge:
         if self.keys_root is not None:
             # Keys may be kept flat in one directory or in per-split folders like the challenge.
             keys_dir = self.keys_root / name if (self.keys_root / name).is_dir() else self.keys_root
-        return Split(name=name, directory=d, files=files, keys_directory=keys_dir)
+        split = Split(name=name, directory=d, files=files, keys_directory=keys_dir)
+        for task in files:  # a key that is a FIFO or a device: refused now, before any test file is read
+            key = split.key_path(task)
+            if os.path.lexists(key):
+                check_regular(key, what="an answer-key JSON file")
+        return split
 
 
 def load_json(path: str | Path):
