@@ -83,19 +83,14 @@ _FIELD_HELP = {
 
 def read_team(path: Path) -> dict:
     """team.json as a dict with defaults, or :class:`UsageError` with one line saying what is wrong."""
+    from dialeval.files.read import decode_utf8, read_bytes
+
+    if not os.path.lexists(path):
+        raise UsageError(f"{path}: missing (every run needs a team.json)")
+    # the input layer: a FIFO or a device is refused before it is opened for reading, the size is bounded
+    raw = read_bytes(path, what="a team.json file", limit=MAX_TEAM_BYTES)
     try:
-        size = path.stat().st_size
-    except OSError:
-        raise UsageError(f"{path}: missing (every run needs a team.json)") from None
-    if not path.is_file():
-        raise UsageError(f"{path}: not a regular file")
-    if size > MAX_TEAM_BYTES:
-        raise UsageError(f"{path}: larger than {MAX_TEAM_BYTES // 1024} KiB")
-    raw = path.read_bytes()
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
+        data = json.loads(decode_utf8(raw, str(path), expect="UTF-8 JSON"))
     except json.JSONDecodeError as e:
         raise UsageError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno})") from None
     if not isinstance(data, dict):
@@ -195,18 +190,22 @@ def discover(runs_dir: Path) -> list[Entry]:
 
 def submission_sha256(path: Path) -> str:
     """sha256 of a file, or of a folder's relative file names and contents in sorted order (team.json excluded)."""
+    from dialeval.files.read import file_sha256, open_input, os_error
+
     h = hashlib.sha256()
     if path.is_file():
-        with open(path, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
+        return file_sha256(path)
     for f in sorted(q for q in path.rglob("*") if q.is_file() and not q.is_symlink()):
         rel = f.relative_to(path).as_posix()
         if rel == TEAM_FILE:
             continue
         h.update(rel.encode() + b"\0")
-        with open(f, "rb") as fh:
-            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                h.update(block)
+        with open_input(f, follow_links=False) as inp:
+            try:
+                for block in iter(lambda fh=inp.file: fh.read(1 << 20), b""):
+                    h.update(block)
+            except OSError as e:
+                raise os_error(inp.name, e) from None
         h.update(b"\0")
     return h.hexdigest()
 
@@ -316,7 +315,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
             run_kind = kind or ("baseline" if e.team.get("baseline") else "submission")
             run_id, created = reg.record_run(team=e.team, graded=graded, grading_key=key, kind=run_kind, board=board,
                                              submitted_at=e.submitted_at, source_name=e.name, sha256=e.sha256)
-            errors = [p for p in graded.problems if p.get("severity") == "error"]
+            errors = [p for p in graded.problems if p.get("severity") == "error" and p.get("code")]  # notes: no code
             if not created:
                 summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"], "unchanged", run_id,
                                                 headline(reg.records(run_id), metric), "graded meanwhile by another grader",

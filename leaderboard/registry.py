@@ -248,11 +248,14 @@ class Registry:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise RegistryError(f"{self.path.parent}: cannot create the registry folder ({e.strerror})") from None
-        elif not self.path.is_file():
-            raise RegistryError(f"{self.path}: not a file")
         else:
-            with open(self.path, "rb") as fh:
-                head = fh.read(16)
+            from dialeval.files.read import open_input
+
+            try:  # a FIFO or a device is refused before it is opened for reading
+                with open_input(self.path, what="an SQLite registry file") as f:
+                    head = f.file.read(16)
+            except (UsageError, OSError) as e:
+                raise RegistryError(str(e) if isinstance(e, UsageError) else f"{self.path}: cannot read") from None
             if head and head != SQLITE_MAGIC:
                 raise RegistryError(f"{self.path}: not a dialeval registry (not an SQLite database)")
         try:
@@ -369,7 +372,8 @@ class Registry:
         from collections import Counter
 
         problems = graded.problems
-        sev = Counter(p.get("severity", "error") for p in problems)
+        # a problem without a code is a note ("... more not listed"): kept, never counted
+        sev = Counter(p.get("severity", "error") for p in problems if p.get("code"))
         status = "valid" if graded.valid else "rejected"
         set_digest = blob = blob_digest = None
         if graded.valid and graded.table is not None and len(graded.table):

@@ -25,7 +25,9 @@ META_COLUMNS = {"team", "system", "split", "task", "group", "source", "published
 
 
 def _rows(path: Path) -> list[dict]:
-    text = path.read_text(encoding="utf-8")
+    from dialeval.files.read import read_text
+
+    text = read_text(path, what="a CSV or JSON file of reported results")
     if path.suffix.lower() == ".json":
         try:
             rows = json.loads(text)

@@ -223,9 +223,12 @@ def registry_check_cmd(registry_dir):
 @click.option("--with-contact", is_flag=True, help="Include team contact addresses (organizer archive only).")
 def registry_export_cmd(registry_dir, out, fmt, with_contact):
     """Write every run (JSONL, schemas/run-record) or every score record (CSV) for archiving."""
+    from dialeval.formats.jsonio import check_output, protect
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.site import export_csv, export_jsonl
 
+    protect(registry_dir, "the registry")  # an export must never replace the database it reads
+    check_output(out, parents=True)
     fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
     with Registry(registry_dir, create=False) as reg:
         n = (export_csv if fmt == "csv" else export_jsonl)(reg, Path(out), with_contact=with_contact)
@@ -256,6 +259,36 @@ def leaderboard_group():
     """Build the static leaderboard site."""
 
 
+def _check_site_folder(out: Path, registry_dir: Path) -> None:
+    """The site folder is replaced as a whole: never the registry's folder or one above it, and never a
+    folder that holds anything but an earlier site (its index.html)."""
+    import os
+
+    try:
+        st = os.stat(out)
+    except OSError:
+        return  # a new folder
+    if not out.is_dir():
+        raise UsageError(f"--out {out}: is a file; give the site's folder")
+    try:
+        reg = os.stat(registry_dir)
+    except OSError:
+        reg = None
+    if reg is not None:
+        here = Path(os.path.realpath(registry_dir))
+        for d in (here, *here.parents):  # by identity: links and spellings of the same folder are caught
+            try:
+                ds = os.stat(d)
+            except OSError:
+                continue
+            if (ds.st_dev, ds.st_ino) == (st.st_dev, st.st_ino):
+                raise UsageError(f"--out {out}: holds the registry; the site folder is replaced as a whole, "
+                                 "give another folder")
+    if any(out.iterdir()) and not (out / "index.html").is_file():
+        raise UsageError(f"--out {out}: a folder that is not an earlier site (no index.html); the site folder is "
+                         "replaced as a whole, give a new or an earlier site's folder")
+
+
 @leaderboard_group.command("build")
 @_registry_option
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Site folder to write.")
@@ -268,6 +301,7 @@ def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title):
     from dialeval.leaderboard.site import build_site
 
     hidden = [s.strip() for s in hidden_splits.split(",") if s.strip()]
+    _check_site_folder(Path(out), Path(registry_dir))
     with Registry(registry_dir, create=False) as reg:
         index = build_site(reg, Path(out), private=private, hidden_splits=hidden, title=title)
     click.echo(f"site: {index}  (open it in a browser{'; PRIVATE: do not publish' if private else ''})")

@@ -23,8 +23,11 @@ MAX_TASK = 1000
 """Task numbers are small: a range past this is refused before it is expanded (1-20000000 is a typo)."""
 
 
-def _tasks(values: tuple[str, ...]) -> list[int] | None:
+def _tasks(values: tuple[str, ...]) -> list[int | str] | None:
+    """``--task`` values: numbers and number ranges (``1,3-5``) expanded and bounded here; any other name
+    (``test.csv``, a benchmark's string group) is passed on as it is, for the benchmark to accept or refuse."""
     out: set[int] = set()
+    names: list[str] = []
 
     def number(text: str, part: str) -> int:
         if not (text.isascii() and text.isdigit()) or len(text) > 12:  # "²" is a digit to Python, not a task
@@ -34,10 +37,18 @@ def _tasks(values: tuple[str, ...]) -> list[int] | None:
             raise UsageError(f"--task: {n} is not a task number (1-{MAX_TASK})")
         return n
 
+    def numeric(text: str) -> bool:
+        return all(c.isdigit() or c.isspace() for c in text) and any(c.isdigit() for c in text)
+
     for v in values:
         for part in v.split(","):
             part = part.strip()
             if not part:
+                continue
+            a, dash, b = part.partition("-")
+            if not (numeric(a) and (not dash or numeric(b))):
+                if part not in names:
+                    names.append(part)  # a group name: the benchmark interprets it
                 continue
             if "-" in part:
                 a, _, b = part.partition("-")
@@ -47,7 +58,7 @@ def _tasks(values: tuple[str, ...]) -> list[int] | None:
                 out.update(range(lo, hi + 1))
             else:
                 out.add(number(part, part))
-    return sorted(out) or None
+    return [*sorted(out), *names] or None
 
 
 def common_options(f):
@@ -135,10 +146,14 @@ def _print_problems(problems: list[Problem], per_code: int) -> None:
         stream.write(safe(text) + "\n")
 
     by_code: dict[tuple[str, str], list[Problem]] = defaultdict(list)
+    notes: list[Problem] = []
     for p in problems:
-        by_code[(p.severity, p.code)].append(p)
-    n_err = sum(1 for p in problems if p.severity == "error")
-    n_warn = len(problems) - n_err
+        if p.code:
+            by_code[(p.severity, p.code)].append(p)
+        else:  # a reader's "... more problems not listed": a note, not a problem (no code, not counted)
+            notes.append(p)
+    n_err = sum(len(v) for (sev, _), v in by_code.items() if sev == "error")
+    n_warn = sum(len(v) for v in by_code.values()) - n_err
     write(f"{n_err} error(s), {n_warn} warning(s)")
     for (sev, code), items in sorted(by_code.items(), key=lambda kv: (kv[0][0] != "error", kv[0][1])):
         write(f"  {sev} [{code}] x{len(items)}: {CODES.get(code, '')}")
@@ -146,13 +161,15 @@ def _print_problems(problems: list[Problem], per_code: int) -> None:
             write(f"    {p.where()}: {p.message}")
         if len(items) > per_code:
             write(f"    ... and {len(items) - per_code} more (all are listed in --json)")
+    for p in notes:
+        write(f"  {p.file + ': ' if p.file else ''}{p.message}")
 
 
 
 
 def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, as_csv: bool, *outs) -> None:
     """Refuse option combinations and outputs that would clobber an input, before any work."""
-    from dialeval.formats.jsonio import protect
+    from dialeval.formats.jsonio import check_output, protect
 
     if as_json and as_csv:
         raise UsageError("give --json or --csv, not both")
@@ -164,6 +181,8 @@ def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, 
     for folder in (data, keys):
         if folder:
             protect(folder, "a file of the challenge")
+    for o in named:  # now, before reading anything: a refused output costs no scoring
+        check_output(o)
 
 
 def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
@@ -207,6 +226,9 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
         click.echo(f"{safe(submission)}: {status} ({len(report.errors)} error(s), {n} warning(s); "
                    f"{benchmark} split {', '.join(report.splits)}; mode {'lenient' if opts.get('lenient') else 'strict'})",
                    err=out == "-")
+    elif not report.valid:  # the report is on stdout: one line on stderr says why the exit code is 1
+        click.echo(f"{safe(submission)}: INVALID ({len(report.errors)} error(s)); every problem is in the report",
+                   err=True)
     return 0 if report.valid else 1
 
 
@@ -251,6 +273,9 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         else:
             click.echo(f"{safe(submission)}: INVALID, not scored ({len(report.errors)} error(s)); "
                        "see above, or --json for the full list", err=True)
+    elif not report.valid:  # the report is on stdout: one line on stderr says why the exit code is 1
+        click.echo(f"{safe(submission)}: INVALID, not scored ({len(report.errors)} error(s)); every problem is in "
+                   "the report", err=True)
     if per_item and report.valid:
         from dialeval.formats.jsonio import atomic_write_text
 

@@ -13,11 +13,13 @@ and ``turn`` (int, 1-based position of the predicted bot turn in that conversati
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
+from dialeval.files.read import check_regular
 from dialeval.formats.jsonio import dump_json_file, load_json_file
 
 TASK_NAMES = {1: "API", 2: "REFINE", 3: "OPTIONS", 4: "INFOS", 5: "FULL", 6: "DSTC2"}
@@ -202,8 +204,11 @@ class Challenge:
         files: dict[int, TaskFile] = {}
         for f in sorted(d.iterdir()):
             task = parse_dataset_name(f.name)
-            if task is None or not f.is_file():
+            if task is None:
                 continue
+            # a test file that is a FIFO, a device or a folder is refused here, never skipped: skipping it
+            # would score the split without that task (and opening a FIFO would wait for a writer)
+            check_regular(f, what="a test JSON file")
             if task in files:
                 raise UsageError(f"split {name}: two dataset files for task {task}: {files[task].path.name}, {f.name}")
             files[task] = TaskFile(task, f)
@@ -213,7 +218,12 @@ class Challenge:
         if self.keys_root is not None:
             # Keys may be kept flat in one directory or in per-split folders like the challenge.
             keys_dir = self.keys_root / name if (self.keys_root / name).is_dir() else self.keys_root
-        return Split(name=name, directory=d, files=files, keys_directory=keys_dir)
+        split = Split(name=name, directory=d, files=files, keys_directory=keys_dir)
+        for task in files:  # a key that is a FIFO or a device: refused now, before any test file is read
+            key = split.key_path(task)
+            if os.path.lexists(key):
+                check_regular(key, what="an answer-key JSON file")
+        return split
 
 
 def load_json(path: str | Path):

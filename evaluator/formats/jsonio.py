@@ -253,36 +253,83 @@ def load_json_file(path: str | Path, max_bytes: int | None = None, shown: str | 
 
 # ---- inputs an output must not overwrite -------------------------------------------------------------------
 _PROTECTED: dict[tuple[int, int], str] = {}
+"""Protected regular files by identity (st_dev, st_ino): the same file whatever path or link names it."""
+_PROTECTED_DIRS: dict[tuple[int, int], str] = {}
+"""Protected folders by identity: every file under them is protected. Checking a target costs one stat per
+folder above it, whatever the number of files the folder holds (a data folder may hold hundreds of
+thousands; listing them would cost time and, past any cap, leave files unprotected)."""
 
 
 def protect(path: str | Path, what: str = "the submission") -> None:
-    """Refuse, for the rest of the process, to write any output onto ``path`` (the same file, by inode).
+    """Refuse, for the rest of the process, to write any output onto ``path`` (the same file, by identity).
 
-    A directory protects every file in it (an output named like one of its result files is refused too).
+    A directory protects every file under it (an output named like one of its result files is refused too),
+    by the folder's own identity: nothing is listed. (A hard link to such a file from outside the folder
+    has another parent and is not recognised; protect such a file by name.)
     """
-    p = Path(path)
     try:
-        st = os.stat(p)
+        st = os.stat(path)
     except OSError:
         return
     if stat.S_ISDIR(st.st_mode):
-        count = 0
-        for root, _dirs, files in os.walk(p):
-            for name in files:
-                try:
-                    s = os.lstat(os.path.join(root, name))
-                except OSError:
-                    continue
-                _PROTECTED[(s.st_dev, s.st_ino)] = what
-                count += 1
-                if count > 100_000:
-                    return
+        _PROTECTED_DIRS[(st.st_dev, st.st_ino)] = what
     elif stat.S_ISREG(st.st_mode):
         _PROTECTED[(st.st_dev, st.st_ino)] = what
 
 
 def unprotect_all() -> None:
     _PROTECTED.clear()
+    _PROTECTED_DIRS.clear()
+
+
+def protected_as(path: str | Path, st: os.stat_result) -> str | None:
+    """What protected input the existing file ``path`` (stat ``st``, links followed) is, or None."""
+    what = _PROTECTED.get((st.st_dev, st.st_ino))
+    if what or not _PROTECTED_DIRS:
+        return what
+    folder = Path(os.path.realpath(path)).parent  # the folders the file really sits in, links resolved
+    for d in (folder, *folder.parents):
+        try:
+            ds = os.stat(d)
+        except OSError:
+            continue
+        what = _PROTECTED_DIRS.get((ds.st_dev, ds.st_ino))
+        if what:
+            return what
+    return None
+
+
+def check_output(path: str | Path, *, parents: bool = False) -> None:
+    """Refuse an output target before any work: an input of the run, a folder, a missing parent folder.
+
+    :func:`atomic_writer` checks the same again when it writes (the file system may change meanwhile).
+    """
+    if str(path) == "-":
+        return
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        raise UsageError(f"{path}: a parent of it is a file, not a folder") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write: {(e.strerror or 'I/O error').lower()}") from None
+    if st is not None:
+        what = protected_as(path, st)
+        if what:
+            raise UsageError(f"{path}: is {what}, an input of this run; refusing to overwrite it")
+        if stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"{path}: is a directory; give a file name")
+        return
+    if path.is_symlink():
+        raise UsageError(f"{path}: is a symbolic link to a missing file; refusing to create its target")
+    parent = path.parent
+    if not parent.is_dir():
+        if parent.exists() or os.path.lexists(parent):
+            raise UsageError(f"{path}: {parent} is not a folder")
+        if not parents:
+            raise UsageError(f"{path}: the folder {parent} does not exist (create it first)")
 
 
 # ---- writing ---------------------------------------------------------------------------------------------
@@ -358,7 +405,7 @@ def atomic_writer(path: str | Path, mode: str = "wb", *, parents: bool = True):
     except OSError as e:
         raise UsageError(f"{path}: cannot write: {e.strerror or e}") from None
     if st is not None:
-        what = _PROTECTED.get((st.st_dev, st.st_ino))
+        what = protected_as(path, st)
         if what:
             raise UsageError(f"{path}: is {what}, an input of this run; refusing to overwrite it")
         if stat.S_ISDIR(st.st_mode):

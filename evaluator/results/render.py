@@ -1,79 +1,16 @@
-"""Renderings of a ScoreReport: JSON document, CSV, pandas, per-item JSONL, and rich tables.
+"""Rich tables of a ScoreReport for the terminal: the only place a value is rounded (to 4 decimals).
 
-Computation lives in :mod:`dialeval.results.report`; nothing here changes a number. Rounding: values are stored
-rounded to 6 decimals in the records; tables show 4.
+Computation and the serialised forms (JSON, CSV, per-item JSONL, pandas, all at full precision) live in
+:mod:`dialeval.results.report`; this module reads reports and is never imported by it.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from dialeval import __version__
-
 if TYPE_CHECKING:
     from dialeval.results.report import ScoreReport
-
-RECORD_FIELDS = ("benchmark", "split", "group", "subset", "metric", "average", "value", "n", "signature")
-"""Columns of a result record (JSON ``results`` entries, CSV header, DataFrame columns)."""
-
-
-def report_json(report: ScoreReport) -> dict:
-    return {
-        "dialeval_version": __version__,
-        "benchmark": report.benchmark,
-        "signature": report.signature.format(),
-        "data": report.data.to_json() if report.data is not None else None,
-        "submission": report.submission,
-        "splits": report.splits,
-        "groups": report.groups,
-        "metrics": report.metrics,
-        "valid": report.valid,
-        "counts": {"errors": len(report.errors), "warnings": len(report.warnings)},
-        "problems": [p.to_json() for p in report.problems],
-        "results": report.records,
-        "rank_distribution": report.rank_distribution(),
-        "notes": report.notes,
-    }
-
-
-def json_text(report: ScoreReport) -> str:
-    return json.dumps(report_json(report), indent=2) + "\n"
-
-
-def csv_text(report: ScoreReport) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=RECORD_FIELDS, lineterminator="\n")
-    w.writeheader()
-    for rec in report.records:
-        w.writerow({**rec, "average": rec["average"] or "", "subset": rec["subset"] or ""})
-    return buf.getvalue()
-
-
-def dataframe(report: ScoreReport):
-    import pandas as pd
-
-    return pd.DataFrame(report.records, columns=list(RECORD_FIELDS))
-
-
-def per_item_lines(report: ScoreReport) -> list[str]:
-    t = report.table
-    if t is None:
-        return []
-    lines = []
-    for i in range(len(t)):
-        row = {"item_id": t.item_id[i], "split": t.split[i], "group": t.group[i],
-               "conversation_id": t.conversation_id[i], "n_candidates": int(t.n_candidates[i]),
-               "gold_rank": int(t.gold_rank[i])}
-        if t.ties[i]:
-            row["ties"] = int(t.ties[i])
-        for k, v in t.values.items():
-            row[k] = round(float(v[i]), 6)
-        lines.append(json.dumps(row))
-    return lines
 
 
 def _fmt(v) -> str:

@@ -4,12 +4,17 @@ A record is ``{benchmark, split, group, subset, metric, average, value, n, signa
 benchmark's task / file (``"1"`` ... ``"5"`` for DSTC6) or ``"all"`` for an aggregate; ``subset`` narrows a
 group further (``"turn=2"``, ``"status=book"``) and is null otherwise; ``average`` is ``"micro"`` (pooled
 over items) or ``"macro"`` (mean of the per-group values) on aggregates and null otherwise; ``n`` counts
-the items behind the number. Renderings (rich table, JSON, CSV, pandas) live in :mod:`dialeval.results.render`.
+the items behind the number. The report's serialised forms (JSON document, CSV, per-item JSONL, pandas) are
+here, with every value at full precision: a report is a record, not a display. Only the rich tables of
+:mod:`dialeval.results.render` (which reads reports, never the other way round) round for the eye.
 The JSON form follows ``schemas/score-report.schema.json``.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,7 +27,8 @@ if TYPE_CHECKING:  # numpy is imported only when numbers are computed (validate 
     from dialeval.core.ranks import RankTable
     from dialeval.metrics import Metric
 
-from dialeval.results.render import RECORD_FIELDS  # noqa: E402,F401 (re-exported: the record's columns)
+RECORD_FIELDS = ("benchmark", "split", "group", "subset", "metric", "average", "value", "n", "signature")
+"""Columns of a result record (JSON ``results`` entries, CSV header, DataFrame columns)."""
 
 
 @dataclass
@@ -109,7 +115,7 @@ class ScoreReport:
                     "subset": subset,
                     "metric": metric,
                     "average": average,
-                    "value": round(float(value), 6),
+                    "value": float(value),  # full precision: rounding is for tables
                     "n": n,
                     "signature": sig.format(),
                 }
@@ -140,11 +146,11 @@ class ScoreReport:
 
     @property
     def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
+        return [p for p in self.problems if p.severity == "error" and p.code]
 
     @property
     def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
+        return [p for p in self.problems if p.severity == "warning" and p.code]
 
     def rank_distribution(self) -> list[dict]:
         """Counts of gold ranks per split and group (rank-based benchmarks only)."""
@@ -162,33 +168,69 @@ class ScoreReport:
                         out.append({"split": split, "group": group, "rank": rank, "count": count})
         return out
 
-    # ---- renderings (see dialeval.results.render) -------------------------------------------------------
-    def to_json(self) -> dict:
-        from dialeval.results.render import report_json
+    # ---- serialised forms --------------------------------------------------------------------
+    @property
+    def listed_problems(self) -> list[Problem]:
+        """The problems that have a code (those a report counts); see :attr:`not_listed`."""
+        return [p for p in self.problems if p.code]
 
-        return report_json(self)
+    @property
+    def not_listed(self) -> list[str]:
+        """Notes without a problem code, such as a reader's "more problems not listed": never counted."""
+        return [p.message for p in self.problems if not p.code]
+
+    def to_json(self) -> dict:
+        return {
+            "dialeval_version": __version__,
+            "benchmark": self.benchmark,
+            "signature": self.signature.format(),
+            "data": self.data.to_json() if self.data is not None else None,
+            "submission": self.submission,
+            "splits": self.splits,
+            "groups": self.groups,
+            "metrics": self.metrics,
+            "valid": self.valid,
+            "counts": {"errors": len(self.errors), "warnings": len(self.warnings)},
+            "problems": [p.to_json() for p in self.listed_problems],
+            "not_listed": self.not_listed,
+            "results": self.records,
+            "rank_distribution": self.rank_distribution(),
+            "notes": self.notes,
+        }
 
     def to_json_text(self) -> str:
-        from dialeval.results.render import json_text
-
-        return json_text(self)
+        return json.dumps(self.to_json(), indent=2) + "\n"
 
     def to_csv_text(self) -> str:
-        from dialeval.results.render import csv_text
-
-        return csv_text(self)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=RECORD_FIELDS, lineterminator="\n")
+        w.writeheader()
+        for rec in self.records:  # csv writes floats with repr: every digit, like the JSON
+            w.writerow({**rec, "average": rec["average"] or "", "subset": rec["subset"] or ""})
+        return buf.getvalue()
 
     def to_dataframe(self):
         """The records as a pandas DataFrame (one row per number), columns as in the JSON records."""
-        from dialeval.results.render import dataframe
+        import pandas as pd
 
-        return dataframe(self)
+        return pd.DataFrame(self.records, columns=list(RECORD_FIELDS))
 
     def per_item_lines(self) -> list[str]:
         """JSONL rows (item id, split, group, candidates, gold rank). Reveals the key: organizers only."""
-        from dialeval.results.render import per_item_lines
-
-        return per_item_lines(self)
+        t = self.table
+        if t is None:
+            return []
+        lines = []
+        for i in range(len(t)):
+            row = {"item_id": t.item_id[i], "split": t.split[i], "group": t.group[i],
+                   "conversation_id": t.conversation_id[i], "n_candidates": int(t.n_candidates[i]),
+                   "gold_rank": int(t.gold_rank[i])}
+            if t.ties[i]:
+                row["ties"] = int(t.ties[i])
+            for k, v in t.values.items():
+                row[k] = float(v[i])
+            lines.append(json.dumps(row))
+        return lines
 
 
 def _values(metrics: list[Metric], table: RankTable) -> dict[str, float]:

@@ -203,7 +203,12 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
     if names == ["all"]:
         names = [s for s in submission.splits() if s in have] if submission.kind != "file" else have[:1]
         if not names:
-            raise UsageError("--split all: the submission has no folder named after a split of the challenge")
+            if len(have) > 1 and any(f.split is None for f in submission.files):
+                raise UsageError("--split all: the submission has no folder named after a split of the challenge; "
+                                 "give --split for a split's folder")
+            # No result file for any split (an empty folder or archive, or only folders the challenge does not
+            # have): the submission's fault, reported per split as no-result-file (exit 1), whatever its form.
+            names = list(have)
     if not names:
         raise UsageError("--split is empty")
     for n in names:
@@ -222,15 +227,19 @@ def _files_for_split(sub: Submission, split: str, n_splits: int) -> list[Submitt
 
 
 def _sha256(sub: Submission) -> str:
-    h = hashlib.sha256()
+    from dialeval.files.read import file_sha256, open_input, os_error
+
     if sub.kind == "archive" or sub.kind == "file":
-        with open(sub.source, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
+        return file_sha256(sub.source, shown=sub.shown or str(sub.source))
+    h = hashlib.sha256()
     for f in sub.files:  # a directory: hash of names and contents, in sorted order, read in chunks
         h.update(f.name.encode() + b"\0")
-        with open(f.path, "rb") as fh:
-            for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                h.update(block)
+        with open_input(f.path, shown=f.name, follow_links=False) as inp:
+            try:
+                for block in iter(lambda fh=inp.file: fh.read(1 << 20), b""):
+                    h.update(block)
+            except OSError as e:
+                raise os_error(inp.name, e) from None
         h.update(b"\0")
     return h.hexdigest()
 

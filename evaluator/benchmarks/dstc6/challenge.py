@@ -7,6 +7,7 @@ names the file and a JSON pointer, and never a gold id.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def load_task_index(task: int, path: Path) -> TaskIndex:
     """A test file's TaskIndex: from the index cache when the file is unchanged, else parsed and cached."""
     from dialeval.files import cache
 
-    raw = read_bytes(path)
+    raw = read_bytes(path, what="a test JSON file")
     digest = cache.content_digest(raw)  # entries are keyed by the very bytes parsed below
     cache.note_digest(path, digest)  # and the data identity reuses it
     cached = cache.load_index(path, digest)
@@ -133,12 +134,12 @@ def load_answer_key(task: int, path: Path, index: TaskIndex) -> tuple[AnswerKey,
     A key that references an unknown dialog, or whose gold is not among the item's candidates, is an
     organizer error (exit 2); the message gives the pointer, never the gold id.
     """
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise UsageError(
             f"answer key {path} not found (keys sit beside the test files as <stem>.answers.json, "
             "or in the directory given with --keys)"
         )
-    raw = read_bytes(path)
+    raw = read_bytes(path, what="an answer-key JSON file")  # refuses a FIFO or a device before reading
     from dialeval.files import cache
 
     cache.note_digest(path, cache.content_digest(raw))  # the data identity hashes the bytes read, once

@@ -98,7 +98,7 @@ def open_submission(path: str | Path) -> Submission:
     except OSError as e:
         raise UsageError(f"{p}: cannot read: {e.strerror or e}") from None
     if stat.S_ISDIR(st.st_mode):
-        return Submission(p, "directory", _scan_directory(p))
+        return Submission(p, "directory", _scan_root(p, p))
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"{p}: not a regular file ({file_kind(st.st_mode)}); give a result JSON, a directory "
                          "or a .tgz")
@@ -113,12 +113,7 @@ def _open_archive(archive: Path, shown: Path, tmp: Path | None = None) -> Submis
         dest = tmp / "x"
         dest.mkdir()
         _safe_extract(archive, dest, shown)
-        root = dest
-        # An archive of a folder ("submission/tst1/...") is accepted like one of its contents.
-        entries = [e for e in root.iterdir() if not _ignored(e.name)]
-        if len(entries) == 1 and entries[0].is_dir() and not _has_answers(entries[0]):
-            root = entries[0]
-        files = _scan_directory(root, display_root=root, shown=shown)
+        files = _scan_root(dest, shown)
     except BaseException:
         release_private_dir(tmp)
         raise
@@ -217,17 +212,29 @@ def _entries(d: Path, display_root: Path, shown: Path) -> list[os.DirEntry]:
     return entries
 
 
-def _has_answers(d: Path) -> bool:
-    try:
-        with os.scandir(d) as it:
-            return any(e.name.endswith(ANSWERS_SUFFIX) and not _ignored(e.name) for e in it)
-    except OSError:
-        return False
+def _is_wrapper(d: Path, shown: Path) -> bool:
+    """A folder holding folders and no JSON file (``submission/tst1/...``): a wrapper around the layout,
+    not a split's folder (which holds the result files themselves)."""
+    entries = _entries(d, d, shown)
+    return (any(e.is_dir(follow_symlinks=False) for e in entries)
+            and not any(e.name.endswith(".json") for e in entries))
 
 
-def _scan_directory(root: Path, display_root: Path | None = None, shown: Path | None = None) -> list[SubmittedFile]:
-    display_root = display_root or root
-    shown = shown or root
+def _scan_root(root: Path, shown: Path) -> list[SubmittedFile]:
+    """The result files under a submission's root, the same for a folder and for an unpacked archive.
+
+    One rule for both forms, so that the same content gets the same problems: a root whose only entry is a
+    folder of folders (``submission/tst1/...``, what ``tar czf x.tgz submission`` packs) is unwrapped once,
+    and names in messages are relative to the root used. No result file at all is not an error here: the
+    benchmark reports it (``no-result-file``, the submission's fault) for each split it scores.
+    """
+    entries = _entries(root, root, shown)
+    if len(entries) == 1 and entries[0].is_dir(follow_symlinks=False) and _is_wrapper(Path(entries[0].path), shown):
+        root = Path(entries[0].path)
+    return _scan_directory(root, root, shown)
+
+
+def _scan_directory(root: Path, display_root: Path, shown: Path) -> list[SubmittedFile]:
     files: list[SubmittedFile] = []
     top = _entries(root, display_root, shown)
     if any(e.name.endswith(ANSWERS_SUFFIX) for e in top):
@@ -239,8 +246,6 @@ def _scan_directory(root: Path, display_root: Path | None = None, shown: Path | 
             for e in _entries(Path(sub.path), display_root, shown):
                 if e.name.endswith(".json"):
                     files.append(_submitted(e, display_root, sub.name, shown))
-    if not files:
-        raise UsageError(f"{shown}: no result files (expected <split>/<test file stem>.answers.json)")
     return files
 
 
