@@ -63,6 +63,8 @@ CODES: dict[str, str] = {
     "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     # organizer grading
     "unreadable-submission": "a team's submission that cannot be opened at all (a refused or corrupt archive)",
+    # score-based submissions (area: scores)
+    "score-out-of-range": "a JSON integer score that does not fit in 64 bits (what a .npy matrix can hold)",
 }
 
 
