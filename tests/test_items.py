@@ -13,7 +13,7 @@ import pytest
 
 from dialeval.benchmarks.items import ItemSet, score_items
 from dialeval.core.errors import UsageError
-from dialeval.formats.scores import read_csv_matrix, read_npy_matrix
+from dialeval.formats.scores import open_npy_rows, read_csv_matrix
 
 SECRET = "gold-answer-7f3"  # a gold id that must never show up in a message
 
@@ -212,6 +212,14 @@ def test_matrix_rows_follow_item_order_and_multi_gold(tmp_path):
     assert table.nested[5][0].tolist() == [2, 1]
 
 
+def read_npy_matrix(path):
+    """The header reader, then the size check the scorer makes before reading the data."""
+    src, faults = open_npy_rows(path)
+    if src is not None and src.size_fault() is not None:
+        return None, [src.size_fault()]
+    return src, faults
+
+
 @pytest.mark.parametrize(
     "array,code,text",
     [
@@ -243,16 +251,16 @@ def test_npy_unreadable(tmp_path):
 
 def test_csv_matrix_problems_name_the_line(tmp_path):
     p = tmp_path / "m.csv"
-    p.write_text("1,2,3\n4,5\n7,x,9\n\n")
+    p.write_text("1,2,3\n4,5\n\n7,x,9\n\n")
     m, faults = read_csv_matrix(p)
     assert m is None
     assert [(f.code, f.pointer, f.message) for f in faults] == [
         ("wrong-shape", "/1", "line 2: 2 scores, but line 1 has 3"),
-        ("score-not-number", "/2/1", 'line 3, column 2: "x" is not a number'),
-        ("wrong-shape", "/3", "line 4: empty line; expected a row of scores"),
-    ]
+        ("wrong-shape", "/2", "line 3: empty line; expected a row of scores"),
+        ("score-not-number", "/3/1", 'line 4, column 2: "x" is not a number'),
+    ]  # the blank line at the end is no row: ignored
     p.write_text("")
-    assert [f.code for f in read_csv_matrix(p)[1]] == ["wrong-shape"]
+    assert [f.code for f in read_csv_matrix(p)[1]] == ["empty-file"]
     p.write_text("1.5, -2e-3 ,7\n")
     m, faults = read_csv_matrix(p)
     assert faults == [] and m.tolist() == [[1.5, -0.002, 7.0]]
@@ -356,3 +364,79 @@ def test_npy_sha256_is_the_whole_files_while_streamed(tmp_path, monkeypatch, ext
     _, problems, info = score_items(tmp_path / "m.npy", [s, s], benchmark="b", split="t", ties="expected", scoring=True)
     assert [p.code for p in problems] == ["wrong-shape"]
     assert info["sha256"] == hashlib.sha256((tmp_path / "m.npy").read_bytes()).hexdigest()
+
+
+# ---- hardening: one checker, bounded problems, content faults are problems ----------------------------------
+
+
+def test_ranked_form_unknown_item_rank_is_capped_fast_and_keys_get_a_suggestion(tmp_path):
+    import time
+
+    doc = [{"dialog_id": "Z:1", "lst_candidate_id": [{"candidate_id": "x", "rank": 10**9}, {"candidate_id": "y", "rank": 1}]},
+           {"dialog_id": "A:1", "lst_candidate_id": [{"candidate_id": "x", "ranks": 1}]}]
+    t = time.monotonic()
+    _, problems, _ = run(tmp_path, doc)
+    assert time.monotonic() - t < 2
+    by_code = {p.code: p.message for p in problems}
+    assert "rank 1000000000 is outside 1..5 (no item of split test has more candidates)" == by_code["rank-out-of-range"]
+    assert 'did you mean "rank"?' in by_code["unknown-key"]
+    assert "rank-gap" not in by_code
+
+
+def test_problems_are_capped_per_code_with_one_line_without_a_code(tmp_path):
+    doc = {"format": "scores", "items": {f"Z:{i}": {"x": 1.0} for i in range(100)}}
+    _, problems, _ = run(tmp_path, doc)
+    codes = [p.code for p in problems]
+    assert codes.count("unknown-dialog") == 20
+    marker = problems[-1]
+    assert marker.code == "" and marker.message == "... 80 more problems not listed (unknown-dialog 80)"
+    assert codes.count("missing-dialog") == 5  # the five items of the sets, each a warning
+
+
+@pytest.mark.parametrize("content,code", [
+    (b'\xef\xbb\xbf{"format": "scores", "items": {}}', "bad-encoding"),
+    (b'{"format": "scores", "items": {}} and more', "not-json"),
+    (b'{"format": "scores", "items": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "json-too-deep"),
+    (b"\x1f\x8b\x08\x00" + b"\x00" * 30, "wrong-file-type"),
+    (b"", "empty-file"),
+])
+def test_unreadable_json_is_a_problem_not_a_usage_error(tmp_path, content, code):
+    (tmp_path / "sub.json").write_bytes(content)
+    _, problems, _ = score_items(tmp_path / "sub.json", sets(), benchmark="b", split="t", ties="expected", scoring=True)
+    assert [p.code for p in problems if p.severity == "error"][:1] == [code]
+
+
+def test_scores_json_duplicate_keys_and_huge_integers(tmp_path):
+    raw = '{"format": "scores", "items": {"B:1": {"e1": 1, "e1": 2}, "B:2": {"e5": 1}, "B:1": {"e2": 3}}}'
+    _, problems, _ = run(tmp_path, raw)
+    assert [(p.code, p.pointer) for p in problems if p.severity == "error"] == [
+        ("duplicate-candidate", "/items/B:1/e1"), ("duplicate-dialog", "/items/B:1")]
+    raw = '{"format": "scores", "items": {"B:1": {"e1": 1' + "7" * 400 + ', "e2": -9223372036854775808}}}'
+    _, problems, _ = run(tmp_path, raw)
+    assert [(p.code, p.pointer) for p in problems if p.severity == "error"] == [("score-out-of-range", "/items/B:1/e1")]
+
+
+def test_csv_quoted_crlf_and_bounded_by_what_the_split_can_hold(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_bytes(b'"1.5", 2 ,"3"\r\n4,5,6\r\n\r\n')
+    m, faults = read_csv_matrix(p)
+    assert faults == [] and m.tolist() == [[1.5, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    p.write_bytes(b"1," * 100_000 + b"1\n")
+    m, faults = read_csv_matrix(p, max_columns=10)
+    assert m is None and [f.message for f in faults] == ["100001 scores per line, but each item has 10 candidates"]
+    p.write_bytes(b"1,2\n" * 50)
+    m, faults = read_csv_matrix(p, max_rows=3)
+    assert m is None and [f.message for f in faults] == ["50 lines, but the split has 3 items (one line per item, in order)"]
+
+
+def test_npy_lying_header_is_judged_before_any_allocation(tmp_path):
+    import struct
+
+    body = b"{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 5), }"
+    body += b" " * ((-(10 + len(body) + 1)) % 64) + b"\n"
+    (tmp_path / "m.npy").write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(body)) + body)
+    _, problems, _ = score_items(tmp_path / "m.npy", [sets()[1]], benchmark="b", split="t", ties="expected", scoring=True)
+    assert [p.code for p in problems] == ["wrong-shape"] and "1000000000000 rows" in problems[0].message
+    (tmp_path / "m.npy").write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(body)) + body[:20])
+    src, faults = open_npy_rows(tmp_path / "m.npy")
+    assert src is None and [f.code for f in faults] == ["unreadable-matrix"] and "inside its .npy header" in faults[0].message

@@ -10,7 +10,7 @@ import pytest
 
 from dialeval import metrics
 from dialeval.benchmarks.items import ItemSet, score_items
-from dialeval.formats.scores import rank_in_vector, ranks_from_scores
+from dialeval.formats.scores import count_above_tied, fold_counts, fold_ties, new_counts, rank_in_vector
 
 CANDS = ("gt", *(f"d{i}" for i in range(9)))
 
@@ -44,11 +44,43 @@ EXPECTED = {
 
 
 @pytest.mark.parametrize("policy", sorted(EXPECTED))
-def test_ranks_from_scores_hand_computed(policy):
-    rank, ties = ranks_from_scores(MATRIX, 0, policy)
+def test_matrix_ranks_hand_computed(policy):
+    # what the matrix scorer runs on each chunk (benchmarks/items.py: _MatrixPlan): counts, then the tie rule
+    above, same = new_counts(1, len(MATRIX), policy)
+    count_above_tied(MATRIX, 0, [10], above, same)
+    [(rank, ties)] = fold_counts(above, same, policy)
     exp_rank, exp_ties, *_ = EXPECTED[policy]
     assert rank.tolist() == exp_rank
     assert ties.tolist() == exp_ties
+
+
+def test_the_tie_rule_on_scalars_and_arrays():
+    # s = 2 above the gold, t = 3 others tied with it
+    assert fold_ties(2, 3, "pessimistic") == (6, 0)
+    assert fold_ties(2, 3, "optimistic") == (3, 0)
+    assert fold_ties(2, 3, "expected") == (3, 3)
+    r, t = fold_ties(np.array([2, 0]), np.array([3, 0]), "pessimistic")
+    assert r.tolist() == [6, 1] and t.tolist() == [0, 0]
+
+
+def test_json_integer_scores_compare_exactly(tmp_path):
+    # 2**62 + 1 and 2**62 are one float64: as JSON integers they must not tie (as in an int64 .npy)
+    s = ItemSet("g", ["q1"], CANDS, [frozenset({"gt"})])
+    big = 2**62
+    for n_cands in (2, 10):  # the plain-Python and the vectorised paths (more than 64 scores is wide)
+        row = {"gt": big + 1, "d0": big} | {f"d{j}": j for j in range(1, n_cands - 1)}
+        sub = tmp_path / "s.json"
+        sub.write_text(json.dumps({"format": "scores", "items": {"q1": row}}))
+        table, problems, _ = score_items(sub, [s], benchmark="b", split="t", ties="pessimistic", scoring=True)
+        assert [p.code for p in problems if p.severity == "error"] == [] and table.gold_rank.tolist() == [1]
+    wide = ItemSet("g", ["q1"], tuple(f"c{j}" for j in range(100)), [frozenset({"c0"})])
+    sub.write_text(json.dumps({"format": "scores", "items": {"q1": {f"c{j}": big - j + (j == 0) for j in range(100)}}}))
+    table, problems, _ = score_items(sub, [wide], benchmark="b", split="t", ties="pessimistic", scoring=True)
+    assert problems == [] and table.gold_rank.tolist() == [1]
+    np.save(tmp_path / "m.npy", np.array([[big + 1, big]], dtype=np.int64))
+    two = ItemSet("g", ["q1"], ("gt", "d0"), [frozenset({"gt"})])
+    table, problems, _ = score_items(tmp_path / "m.npy", [two], benchmark="b", split="t", ties="pessimistic", scoring=True)
+    assert problems == [] and table.gold_rank.tolist() == [1]
 
 
 @pytest.mark.parametrize("policy", sorted(EXPECTED))

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from dialeval.core.ranks import RankTable
 
 TIE_POLICIES = ("pessimistic", "optimistic", "expected")
+"""The tie policies of score-based submissions (the rule itself: :func:`dialeval.formats.scores.fold_ties`)."""
 DEFAULT_TIES = "pessimistic"
 """Score-based submissions: a gold tied with other candidates ranks after all of them unless told otherwise
 (the only choice that can never overstate a system)."""

@@ -8,34 +8,39 @@ a) **DSTC6 result format**, keyed by the benchmark's item ids (a ``.json`` whose
 
        [{"dialog_id": "test:1", "lst_candidate_id": [{"candidate_id": "gt", "rank": 1}, ...]}, ...]
 
-   Checked as DSTC6 strict mode checks it (same codes: unknown-dialog, duplicate-dialog,
-   unknown-candidate, duplicate-candidate, rank-out-of-range, duplicate-rank, rank-gap,
-   rank-not-integer, wrong-type, missing-key, unknown-key, empty-ranking, item-not-object), every problem
-   at once with its JSON pointer. A partial top-m ranking is valid; a gold it leaves out is a miss.
+   Checked by DSTC6's own checker (:func:`check_ranked_items`: same codes and messages,
+   unknown-dialog, duplicate-dialog, unknown-candidate, duplicate-candidate, rank-out-of-range,
+   duplicate-rank, rank-gap, rank-not-integer, wrong-type, missing-key, unknown-key, empty-ranking,
+   item-not-object), every problem at once with its JSON pointer. A partial top-m ranking is valid; a gold
+   it leaves out is a miss.
 
 b) **JSON scores** (a ``.json`` whose top level is an object)::
 
        {"format": "scores", "items": {"test:1": {"gt": 0.9, "d0": 0.1, ...}, ...}}
 
-   Higher is better. Candidates an item does not score rank below every scored candidate and tie among
-   themselves (a warning says how many items do this); the tie policy then applies to them as to any tie.
+   Higher is better; integer scores compare exactly (up to 64 bits). Candidates an item does not score rank
+   below every scored candidate and tie among themselves (a warning says how many items do this); the tie
+   policy then applies to them as to any tie. A key an object repeats is a problem, never a silent last-wins.
 
 c) **a .npy matrix** and d) **a headerless .csv matrix**: one row per item, in the order of the item sets
    and of their ``item_ids`` (for Ubuntu, the CSV's row order), one column per candidate in the item's
    candidate order. Every item needs the same number of candidates n; a matrix with k < n columns scores
-   the first k candidates only (``n_candidates`` becomes k, and 1-in-N ranks exist only for N <= k).
+   the first k candidates only (``n_candidates`` becomes k, and 1-in-N ranks exist only for N <= k). A
+   ``.npy`` shape is compared with the split from the file's header, before anything is allocated.
 
 Missing items (JSON forms) are warnings and count as misses (``gold_rank`` 0). With several gold
 candidates the best-ranked one counts; for score-based forms golds tied with it form one block
 (see :func:`dialeval.formats.scores.rank_in_vector`). Tie policies (``pessimistic`` | ``optimistic`` |
 ``expected``) are described in :mod:`dialeval.core.ranks`; rank-based forms have no ties.
 
-No message ever names a gold candidate: messages only echo what the submission itself contains.
+No message ever names a gold candidate: messages only echo what the submission itself contains. Every
+problem of the file is reported, up to :data:`dialeval.formats.scores.MAX_FAULTS` of each code, then one
+line without a code counts the rest; what is wrong with the file's content (not JSON, a BOM, compressed,
+...) is a problem too (exit 1), and only the file as a file (missing, a FIFO) is a usage error.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,9 +49,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dialeval.core.errors import UsageError
+from dialeval.benchmarks.base import TIE_POLICIES
+from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Problem, json_type, pointer, short
-from dialeval.formats.scores import TIE_POLICIES, Fault, rank_in_vector
+from dialeval.files.read import SNIFF_BYTES, check_regular, file_sha256, read_bytes, sniff
+from dialeval.formats.scores import Capped, Fault, fold_ties, rank_in_vector
 
 if TYPE_CHECKING:
     from dialeval.core.ranks import RankTable
@@ -57,6 +64,7 @@ MAX_MISSING_WARNINGS = 20
 ITEM_KEYS = frozenset(("dialog_id", "lst_candidate_id"))
 ENTRY_KEYS = frozenset(("candidate_id", "rank"))
 _SMALL = 64  # below this many scores per item, plain Python beats numpy's per-call overhead
+_EXACT = 1 << 53  # integers beyond this lose digits as float64: an item holding one is compared in Python, exactly
 
 
 @dataclass
@@ -168,12 +176,8 @@ def score_items(
     if ties not in TIE_POLICIES:
         raise UsageError(f"unknown tie policy {ties!r} (known: {', '.join(TIE_POLICIES)})")
     path = Path(submission)
-    if path.is_dir():
-        raise UsageError(f"{path}: is a directory; this benchmark takes one submission file (.json, .npy or .csv)")
-    if not path.exists():
-        raise UsageError(f"{path}: no such file")
-    if not path.is_file():  # a FIFO or device would block or never end: refused before it is opened
-        raise UsageError(f"{path}: not a regular file (a FIFO, device or socket is not read)")
+    # a FIFO or device would block or never end: refused before it is opened
+    check_regular(path, what="one submission file (.json, .npy or .csv); this benchmark takes a single file")
     fname = path.name
     suffix = path.suffix.lower()
     # hash the file on a second thread while it is read and ranked (hashlib releases the GIL)
@@ -183,32 +187,37 @@ def score_items(
     nested = tuple(sorted({int(n) for n in nested}))
     out = _Out(item_sets, nested)
     golds = scoring
-    problems: list[Problem] = []
+    problems = Capped(make=lambda message, severity: Problem("", "", message, severity, fname))
     if suffix in (".npy", ".csv"):
         fmt = suffix[1:]
         _read_matrix(path, fmt, item_sets, out, problems, ties, nested, golds)
     else:
-        from dialeval.files.read import read_bytes
         from dialeval.formats.jsonio import parse_json_bytes
 
+        fmt, readable = "unknown", False
         raw = read_bytes(path)
         head = raw[:64].lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
-        if head == b"{":
-            fmt = "scores"
-            readable = _read_scores_json(raw, fname, item_sets, out, problems, ties, nested, golds)
-        else:
-            data = parse_json_bytes(raw, str(path))
-            del raw
-            if isinstance(data, list):
-                fmt = "dstc6-result"
-                _read_ranked(data, fname, item_sets, out, problems, nested, golds, split)
-                readable = True
+        try:
+            bad = sniff(raw[:SNIFF_BYTES], expect="a JSON submission, a .npy or a .csv matrix")
+            if bad is not None:  # compressed, an archive, a .npy under another name, UTF-16, a BOM: said as such
+                raise bad
+            if head == b"{":
+                fmt = "scores"
+                readable = _read_scores_json(raw, fname, item_sets, out, problems, ties, nested, golds)
             else:
-                fmt, readable = "unknown", False
-                problems.append(
-                    Problem("unknown-format", "", f"top level is a {json_type(data)}: expected a DSTC6 result array "
-                            'or a {"format": "scores", "items": ...} object', file=fname)
-                )
+                data = parse_json_bytes(raw, fname)
+                del raw
+                if isinstance(data, list):
+                    fmt = "dstc6-result"
+                    _read_ranked(data, fname, item_sets, out, problems, nested, golds, split)
+                    readable = True
+                else:
+                    problems.append(
+                        Problem("unknown-format", "", f"top level is a {json_type(data)}: expected a DSTC6 result "
+                                'array or a {"format": "scores", "items": ...} object', file=fname)
+                    )
+        except UnreadableInput as e:  # the participant's file (not JSON, a BOM, compressed...): exit 1
+            problems.append(Problem(e.code, "", e.reason, "error", fname))
         if readable:
             _missing_warnings(item_sets, out, problems, fname, split)
     table = None
@@ -218,7 +227,7 @@ def score_items(
     info = {"path": str(path), "kind": "file", "sha256": digest.get("sha256") or _sha256(path), "format": fmt}
     if out.width is not None:
         info["columns"] = out.width
-    return table, problems, info
+    return table, problems.close(), info
 
 
 # ---- the rank table -----------------------------------------------------------------------------------
@@ -253,11 +262,7 @@ def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str) -> RankTa
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return file_sha256(path)
 
 
 def _problems(faults: list[Fault], fname: str) -> list[Problem]:
@@ -285,8 +290,8 @@ def _missing_warnings(sets, out: _Out, problems: list[Problem], fname: str, spli
                 Problem("missing-dialog", "", f"item {s.item_ids[i]} is not in the submission: scored as a miss", "warning", fname)
             )
             shown += 1
-    if total > shown:
-        problems.append(
+    if total > shown:  # a summary line with its count, kept whatever the cap on problems per code
+        getattr(problems, "always", problems.append)(
             Problem("missing-dialog", "", f"... {total} items of split {split} in all are not in the submission: "
                     "each is scored as a miss", "warning", fname)
         )
@@ -295,12 +300,145 @@ def _missing_warnings(sets, out: _Out, problems: list[Problem], fname: str, spli
 # ---- a) DSTC6 result format ---------------------------------------------------------------------------
 
 
-def _rank_problem(r: object) -> str:
+def _is(value: object) -> str:
+    """``is an integer``, ``is null``: the JSON type of a value with the right article."""
+    t = json_type(value)
+    return "is null" if t == "null" else f"is {'an' if t[0] in 'aeiou' else 'a'} {t}"
+
+
+def _rank_problem(r: object, lenient_hint: bool = True) -> str:
+    hint = " (--lenient reads it as the official scorer does)" if lenient_hint else ""
     if isinstance(r, bool):
         return f"rank is a boolean ({str(r).lower()}); ranks are JSON integers"
     if isinstance(r, float):
-        return f"rank {r!r} is a number with a fraction or exponent; ranks are JSON integers"
-    return f"rank {short(r)} is a {json_type(r)}; ranks are JSON integers"
+        if r != r:
+            return "rank is NaN (not a number); ranks are JSON integers"
+        if r in (float("inf"), float("-inf")):
+            return f"rank is {'-' if r < 0 else ''}Infinity; ranks are JSON integers"
+        return f"rank {r!r} is a number with a fraction or exponent; ranks are JSON integers{hint}"
+    if isinstance(r, str):
+        return f"rank {short(r)} is a string; ranks are JSON integers{hint}"
+    return f"rank {short(r)} {_is(r)}; ranks are JSON integers"
+
+
+def _did_you_mean(key: object, known) -> str:
+    """`` (did you mean "lst_candidate_id"?)`` for a near-miss key (a typo, a plural, another case)."""
+    if not isinstance(key, str) or len(key) > 100:
+        return ""
+    import difflib
+
+    lowered = {k.lower(): k for k in known}
+    match = lowered.get(key.lower()) or next(iter(difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)), None)
+    return f' (did you mean "{match}"?)' if match else ""
+
+
+def _gap_ranges(ranks) -> list[str]:
+    """The missing ranks below the largest one, as ranges ("3", "5-9"): never one string per rank."""
+    out, prev = [], 0
+    for r in sorted(ranks):
+        if r > prev + 1:
+            out.append(str(prev + 1) if r == prev + 2 else f"{prev + 1}-{r - 1}")
+        prev = r
+    return out
+
+
+def check_ranked_items(data: list, file: str, *, split_name: str, max_n: int, resolve, add,
+                       lenient_hint: bool = True):
+    """THE ranking-entry checker of the DSTC6 result format, for DSTC6 and every benchmark that takes it.
+
+    Walks the parsed result array ``data`` and reports every problem through ``add`` (structure, keys with a
+    "did you mean", types, candidates, ranks capped by the item's candidates or, for an item the split does
+    not have, by ``max_n``, duplicate ranks, gaps as ranges). ``resolve(i, dialog_id)`` looks an item up:
+    it reports its own problems (unknown or repeated dialog) and returns ``(where, candidate ids)`` or None.
+    Yields ``(i, dialog_id, where, rank_of, valid)`` for each resolved item with a ranking, after its
+    entries are checked: ``rank_of`` maps candidate id -> the rank given (as submitted), ``valid`` says the
+    ranking had no problem.
+    """
+    for i, item in enumerate(data):
+        if type(item) is not dict:
+            add(Problem("item-not-object", f"/{i}", f"item {_is(item)}, expected an object", file=file))
+            continue
+        if item.keys() != ITEM_KEYS:
+            for k in sorted(ITEM_KEYS - item.keys()):
+                add(Problem("missing-key", f"/{i}", f"item has no {k!r}", file=file))
+            for k in sorted(item.keys() - ITEM_KEYS):
+                add(Problem("unknown-key", pointer(i, k), f"unexpected key {short(k)} in item{_did_you_mean(k, ITEM_KEYS)}", file=file))
+        did = item.get("dialog_id")
+        lst = item.get("lst_candidate_id")
+        found = None
+        if "dialog_id" in item:
+            if type(did) is not str:
+                add(Problem("wrong-type", f"/{i}/dialog_id", f"dialog_id {_is(did)}, expected a string", file=file))
+            else:
+                found = resolve(i, did)
+        if "lst_candidate_id" not in item:
+            continue
+        if type(lst) is not list:
+            add(Problem("wrong-type", f"/{i}/lst_candidate_id", f"lst_candidate_id {_is(lst)}, expected an array", file=file))
+            continue
+        if not lst:
+            add(Problem("empty-ranking", f"/{i}/lst_candidate_id", "lst_candidate_id is empty: rank at least one candidate", file=file))
+            continue
+        rank_of, valid = check_ranking(lst, i, file, did, None if found is None else found[1], max_n, split_name,
+                                       add, lenient_hint)
+        if found is not None:
+            yield i, did, found[0], rank_of, valid
+
+
+def check_ranking(lst: list, i: int, file: str, did: object, cands, max_n: int, split_name: str, add,
+                  lenient_hint: bool = True) -> tuple[dict[str, object], bool]:
+    """Check one item's non-empty ``lst_candidate_id`` (item ``i``; ``cands``: its candidate ids, None when
+    the item is unknown); returns (candidate id -> rank as given, True when the ranking had no problem)."""
+    n = len(cands) if cands is not None else None
+    ranks: dict[int, int] = {}
+    rank_of: dict[str, object] = {}
+    added = 0
+
+    def problem(p: Problem) -> None:
+        nonlocal added
+        added += 1
+        add(p)
+
+    for j, e in enumerate(lst):
+        ptr = f"/{i}/lst_candidate_id/{j}"
+        if type(e) is not dict:
+            problem(Problem("item-not-object", ptr, f"ranking entry {_is(e)}, expected an object", file=file))
+            continue
+        if e.keys() != ENTRY_KEYS:
+            for k in sorted(ENTRY_KEYS - e.keys()):
+                problem(Problem("missing-key", ptr, f"ranking entry has no {k!r}", file=file))
+            for k in sorted(e.keys() - ENTRY_KEYS):
+                problem(Problem("unknown-key", ptr + pointer(k), f"unexpected key {short(k)} in ranking entry{_did_you_mean(k, ENTRY_KEYS)}", file=file))
+        r = e.get("rank")
+        if "candidate_id" in e:
+            cid = e["candidate_id"]
+            if type(cid) is not str:
+                problem(Problem("wrong-type", f"{ptr}/candidate_id", f"candidate_id {_is(cid)}, expected a string", file=file))
+            elif cands is not None and cid not in cands:
+                problem(Problem("unknown-candidate", f"{ptr}/candidate_id", f"candidate_id {short(cid)} is not a candidate of dialog {short(did)}", file=file))
+            elif cid in rank_of:
+                problem(Problem("duplicate-candidate", f"{ptr}/candidate_id", f"candidate_id {short(cid)} is ranked twice in this item", file=file))
+            else:
+                rank_of[cid] = r
+        if "rank" in e:
+            if type(r) is not int:
+                problem(Problem("rank-not-integer", f"{ptr}/rank", _rank_problem(r, lenient_hint), file=file))
+            elif r < 1 or r > (n if n is not None else max_n):
+                # an item the split does not have is bounded by the split's largest one, so a rank of
+                # 10**12 is one problem, not a trillion missing ranks
+                limit = (f"1..{n} (the item has {n} candidates)" if n is not None
+                         else f"1..{max_n} (no item of split {split_name} has more candidates)")
+                problem(Problem("rank-out-of-range", f"{ptr}/rank", f"rank {short(r)} is outside {limit}", file=file))
+            elif r in ranks:
+                problem(Problem("duplicate-rank", f"{ptr}/rank", f"rank {r} is already given to entry {ranks[r]}", file=file))
+            else:
+                ranks[r] = j
+    if ranks and max(ranks) != len(ranks) and not added:
+        gaps = _gap_ranges(ranks)
+        shown = ", ".join(gaps[:5]) + (" ..." if len(gaps) > 5 else "")
+        problem(Problem("rank-gap", f"/{i}/lst_candidate_id", f"ranks {shown} are missing: ranks must run 1..m", file=file))
+    return rank_of, not added
+
 
 
 def _read_ranked(data: list, file: str, sets, out: _Out, problems: list[Problem], nested, golds: bool, split: str):
@@ -308,85 +446,27 @@ def _read_ranked(data: list, file: str, sets, out: _Out, problems: list[Problem]
     pos_of = _positions(sets)
     index = _Index(sets)
     seen: dict[str, int] = {}
-    for i, item in enumerate(data):
-        if type(item) is not dict:
-            add(Problem("item-not-object", f"/{i}", f"item is a {json_type(item)}, expected an object", file=file))
-            continue
-        if item.keys() != ITEM_KEYS:
-            for key in sorted(ITEM_KEYS - item.keys()):
-                add(Problem("missing-key", f"/{i}", f"item has no {key!r}", file=file))
-            for key in sorted(item.keys() - ITEM_KEYS):
-                add(Problem("unknown-key", pointer(i, key), f"unexpected key {short(key)} in item", file=file))
-        did = item.get("dialog_id")
-        lst = item.get("lst_candidate_id")
-        at = None
-        if "dialog_id" in item:
-            if type(did) is not str:
-                add(Problem("wrong-type", f"/{i}/dialog_id", f"dialog_id is a {json_type(did)}, expected a string", file=file))
-            else:
-                at = pos_of.get(did)
-                if at is None:
-                    add(Problem("unknown-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} is not an item of split {split}", file=file))
-                elif did in seen:
-                    add(Problem("duplicate-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} was already ranked at {file}#/{seen[did]}", file=file))
-                    at = None
-                else:
-                    seen[did] = i
-                    out.seen[at[0]][at[1]] = True
-        if "lst_candidate_id" not in item:
-            continue
-        if type(lst) is not list:
-            add(Problem("wrong-type", f"/{i}/lst_candidate_id", f"lst_candidate_id is a {json_type(lst)}, expected an array", file=file))
-            continue
-        if not lst:
-            add(Problem("empty-ranking", f"/{i}/lst_candidate_id", "lst_candidate_id is empty: rank at least one candidate", file=file))
-            continue
-        col_of = index.of(*at) if at is not None else None
-        n = len(col_of) if col_of is not None else None
-        ranks: dict[int, int] = {}
-        rank_of: dict[str, object] = {}
-        n_before = len(problems)
-        for j, e in enumerate(lst):
-            ptr = f"/{i}/lst_candidate_id/{j}"
-            if type(e) is not dict:
-                add(Problem("item-not-object", ptr, f"ranking entry is a {json_type(e)}, expected an object", file=file))
-                continue
-            if e.keys() != ENTRY_KEYS:
-                for key in sorted(ENTRY_KEYS - e.keys()):
-                    add(Problem("missing-key", ptr, f"ranking entry has no {key!r}", file=file))
-                for key in sorted(e.keys() - ENTRY_KEYS):
-                    add(Problem("unknown-key", ptr + pointer(key), f"unexpected key {short(key)} in ranking entry", file=file))
-            r = e.get("rank")
-            if "candidate_id" in e:
-                cid = e["candidate_id"]
-                if type(cid) is not str:
-                    add(Problem("wrong-type", f"{ptr}/candidate_id", f"candidate_id is a {json_type(cid)}, expected a string", file=file))
-                elif col_of is not None and cid not in col_of:
-                    add(Problem("unknown-candidate", f"{ptr}/candidate_id", f"candidate_id {short(cid)} is not a candidate of dialog {short(did)}", file=file))
-                elif cid in rank_of:
-                    add(Problem("duplicate-candidate", f"{ptr}/candidate_id", f"candidate_id {short(cid)} is ranked twice in this item", file=file))
-                else:
-                    rank_of[cid] = r
-            if "rank" in e:
-                if type(r) is not int:
-                    add(Problem("rank-not-integer", f"{ptr}/rank", _rank_problem(r), file=file))
-                elif r < 1 or (n is not None and r > n):
-                    limit = f"1..{n} (the item has {n} candidates)" if n is not None else "1 or more"
-                    add(Problem("rank-out-of-range", f"{ptr}/rank", f"rank {r} is outside {limit}", file=file))
-                elif r in ranks:
-                    add(Problem("duplicate-rank", f"{ptr}/rank", f"rank {r} is already given to entry {ranks[r]}", file=file))
-                else:
-                    ranks[r] = j
-        if ranks and max(ranks) != len(ranks) and len(problems) == n_before:
-            gaps = [str(x) for x in range(1, max(ranks)) if x not in ranks]
-            shown = ", ".join(gaps[:5]) + (" ..." if len(gaps) > 5 else "")
-            add(Problem("rank-gap", f"/{i}/lst_candidate_id", f"ranks {shown} are missing: ranks must run 1..m", file=file))
-        if at is None or not golds or len(problems) > n_before:  # an invalid ranking is never ranked
-            continue
-        k, p = at
+
+    def resolve(i: int, did: str):
+        at = pos_of.get(did)
+        if at is None:
+            add(Problem("unknown-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} is not an item of split {split}", file=file))
+            return None
+        if did in seen:
+            add(Problem("duplicate-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} was already ranked at {file}#/{seen[did]}", file=file))
+            return None
+        seen[did] = i
+        out.seen[at[0]][at[1]] = True
+        return at, index.of(*at)
+
+    # an item the split does not have may rank at most as many candidates as the split's widest item
+    max_n = max((len(s.candidates) if s.shared else max(map(len, s.candidates), default=1) for s in sets), default=1)
+    for _i, _did, (k, p), rank_of, valid in check_ranked_items(data, file, split_name=split, max_n=max_n,
+                                                                 resolve=resolve, add=add, lenient_hint=False):
         gold = sets[k].gold
-        if gold is None:
+        if not golds or not valid or gold is None:  # an invalid ranking is never ranked
             continue
+        col_of = index.of(k, p)
         g = gold[p]
         out.rank[k][p] = _best_rank(rank_of, g)
         for N in nested:
@@ -413,21 +493,22 @@ def _best_rank(rank_of: dict[str, object], gold) -> int:
 def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Problem], ties: str, nested, golds):
     from dialeval.formats.scores import decode_scores_json
 
-    items, faults = decode_scores_json(raw)
+    pos_of = _positions(sets)
+    items, faults = decode_scores_json(raw, keep=pos_of)
     del raw
+    problems.extend(_problems(faults, file))
     if items is None:
-        problems.extend(_problems(faults, file))
         return False
     add = problems.append
-    pos_of = _positions(sets)
     index = _Index(sets)
     partial = 0
     for iid, scores in items.items():
         at = pos_of.get(iid)
-        ptr = "/items" + pointer(iid)
         if at is None:
-            add(Problem("unknown-dialog", ptr, f"item {short(iid)} is not an item of this split", file=file))
+            if not problems.full("unknown-dialog"):  # a million unknown items: twenty messages are built
+                add(Problem("unknown-dialog", "/items" + pointer(iid), f"item {short(iid)} is not an item of this split", file=file))
             continue
+        ptr = "/items" + pointer(iid)
         k, p = at
         out.seen[k][p] = True
         col_of = index.of(k, p)
@@ -437,8 +518,10 @@ def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Pro
         for cid in scores:
             c = col_of.get(cid)
             if c is None:
-                add(Problem("unknown-candidate", ptr + pointer(cid), f"candidate_id {short(cid)} is not a candidate of item {short(iid)}", file=file))
                 bad = True
+                if problems.full("unknown-candidate"):
+                    continue
+                add(Problem("unknown-candidate", ptr + pointer(cid), f"candidate_id {short(cid)} is not a candidate of item {short(iid)}", file=file))
             else:
                 cols.append(c)
         if bad:
@@ -473,7 +556,7 @@ def _rank_scored(cols: list[int], vals: list[float], n: int, gcols: list[int], t
         cols = [cols[j] for j in keep]
         vals = [vals[j] for j in keep]
     gset = set(gcols)
-    if len(vals) > _SMALL:
+    if len(vals) > _SMALL and not any(type(x) is int and not -_EXACT <= x <= _EXACT for x in vals):
         v = np.asarray(vals, dtype=np.float64)
         isg = np.fromiter((c in gset for c in cols), bool, len(cols))
         gv = v[isg]
@@ -481,7 +564,7 @@ def _rank_scored(cols: list[int], vals: list[float], n: int, gcols: list[int], t
             best = gv.max()
             above = int(np.count_nonzero(v > best))
             tied = int(np.count_nonzero(v[~isg] == best))
-            return _policy(above, tied, ties)
+            return fold_ties(above, tied, ties)
         n_scored = len(vals)
     else:
         gv = [x for c, x in zip(cols, vals, strict=True) if c in gset]
@@ -489,43 +572,37 @@ def _rank_scored(cols: list[int], vals: list[float], n: int, gcols: list[int], t
             best = max(gv)
             above = sum(1 for x in vals if x > best)
             tied = sum(1 for c, x in zip(cols, vals, strict=True) if x == best and c not in gset)
-            return _policy(above, tied, ties)
+            return fold_ties(above, tied, ties)
         n_scored = len(vals)
     # no gold scored: every scored candidate is above it, unscored non-golds tie with it
-    return _policy(n_scored, n - n_scored - len(gset), ties)
-
-
-def _policy(above: int, tied: int, ties: str) -> tuple[int, int]:
-    if ties == "pessimistic":
-        return above + tied + 1, 0
-    if ties == "optimistic":
-        return above + 1, 0
-    return above + 1, tied
+    return fold_ties(n_scored, n - n_scored - len(gset), ties)
 
 
 # ---- c, d) score matrices -----------------------------------------------------------------------------
 
 
 def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem], ties: str, nested, golds: bool):
-    from dialeval.formats.scores import FiniteCheck, MatrixRows, chunk_rows, open_npy_rows, read_csv_matrix
+    from dialeval.formats.scores import FiniteCheck, MatrixRows, NpyEnded, chunk_rows, open_npy_rows, read_csv_matrix
 
     file = path.name
-    if fmt == "npy":
-        src, faults = open_npy_rows(path)
-    else:
-        m, faults = read_csv_matrix(path)
-        src = None if m is None else MatrixRows(m)
-    if src is None:
-        problems.extend(_problems(faults, file))
-        return
-    rows, k = src.shape
     total = sum(len(s) for s in sets)
     widths = {s.uniform_width() for s in sets if len(s)}
     if None in widths or len(widths) > 1:
         problems.append(Problem("wrong-shape", "", "items of this split have different numbers of candidates: "
                                 "a matrix cannot hold their scores; submit JSON scores instead", file=file))
         return
-    n = widths.pop() if widths else k
+    n = widths.pop() if widths else None
+    if fmt == "npy":
+        # the header alone: the shape is compared with the split before a byte of data is read or allocated
+        src, faults = open_npy_rows(path, shown=file)
+    else:
+        m, faults = read_csv_matrix(path, shown=file, max_columns=n, max_rows=total)
+        src = None if m is None else MatrixRows(m)
+    if src is None:
+        problems.extend(_problems(faults, file))
+        return
+    rows, k = src.shape
+    n = k if n is None else n
     unit = "lines" if fmt == "csv" else "rows"
     if rows != total:
         problems.append(Problem("wrong-shape", "", f"{rows} {unit}, but the split has {total} items (one {unit[:-1]} per item, in order)", file=file))
@@ -533,6 +610,10 @@ def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem],
     if k > n or k < 2:
         problems.append(Problem("wrong-shape", "", f"{k} scores per {unit[:-1]}, but each item has {n} candidates"
                                 + (" (at least 2 are needed)" if k < 2 else ""), file=file))
+        return
+    short_data = src.size_fault()
+    if short_data is not None:
+        problems.extend(_problems([short_data], file))
         return
     sizes = sorted({k, *(N for N in nested if N <= k)})
     plans = _matrix_plans(sets, k, sizes, ties) if golds else []
@@ -546,8 +627,9 @@ def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem],
             if finite:
                 for plan in plans:
                     plan.add(a, c)
-    except OSError:
-        problems.append(Problem("unreadable-matrix", "", "not a readable .npy file (bad header or truncated data)", file=file))
+    except NpyEnded:  # the file shrank while it was read
+        problems.append(Problem("unreadable-matrix", "", "truncated: the file ended before the data its header "
+                                "declares", file=file))
         return
     if not finite:
         problems.extend(_problems(check.faults(), file))
@@ -597,7 +679,7 @@ class _MatrixPlan:
             first, last = np.searchsorted(self.multi_rows, [i0, i1])
             for q in range(first, last):
                 i = int(self.multi_rows[q])
-                v = np.asarray(block[i - i0], dtype=np.float64)
+                v = np.asarray(block[i - i0])  # its own dtype: integers compare exactly
                 cols = self.multi_cols[q]
                 self.multi_ranks[i] = [rank_in_vector(v[:N], [x for x in cols if x < N], self.ties) for N in self.sizes]
 

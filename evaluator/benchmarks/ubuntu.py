@@ -50,7 +50,8 @@ class Ubuntu(Benchmark):
 
     def splits(self, data: Path) -> list[str]:
         data = Path(data)
-        return [s for s in self.split_names if (data / f"{s}.csv").is_file()]
+        # any file by that name, so that a FIFO or device named test.csv is refused by name when read
+        return [s for s in self.split_names if (data / f"{s}.csv").exists() and not (data / f"{s}.csv").is_dir()]
 
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         """The default metrics whose 1-in-N the submission covers (a rows x 2 matrix gives R2@1 only)."""
@@ -84,9 +85,10 @@ class Ubuntu(Benchmark):
         if matrix and len(splits) > 1:
             raise UsageError("a score matrix answers one split: pass --split valid or --split test")
         files = {s: data / f"{s}.csv" for s in splits}
+        rows = {s: count_eval_rows(files[s]) for s in splits}  # first: the input layer vets each file
         identity = data_identity(list(files.values()), data)
         identity.split_digests = {s: data_identity([files[s]], data).digest for s in splits}
-        return self.evaluate_rows(request, {s: count_eval_rows(files[s]) for s in splits}, identity)
+        return self.evaluate_rows(request, rows, identity)
 
     def evaluate_rows(self, request: Request, rows: dict[str, int], identity: DataIdentity) -> Evaluation:
         """Score ``request.submission`` once the data are known: ``rows`` data rows per split (in order).

@@ -65,6 +65,8 @@ CODES: dict[str, str] = {
     "unreadable-submission": "a team's submission that cannot be opened at all (a refused or corrupt archive)",
     # AirDialogue (JSON-lines predictions, infer-bleu hypotheses)
     "line-too-long": "a line of a line-oriented submission longer than the documented limit (AirDialogue: 1 MiB)",
+    # score-based submissions (area: scores)
+    "score-out-of-range": "a JSON integer score that does not fit in 64 bits (what a .npy matrix can hold)",
 }
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 NOT_RANKED = 0
+"""Value of ``gold_rank`` for a gold candidate that the submission did not rank (a miss at every k)."""
 
 COLUMNS = ("benchmark", "split", "group", "item_id", "conversation_id", "turn", "n_candidates", "gold_rank", "ties")
 LAZY = ("benchmark", "split", "group", "item_id", "conversation_id")

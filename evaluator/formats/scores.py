@@ -4,46 +4,54 @@ Three file forms carry scores instead of ranks (higher score = better candidate)
 
 * JSON ``{"format": "scores", "items": {"<item id>": {"<candidate id>": <number>, ...}, ...}}``
   (:func:`decode_scores_json`);
-* a ``.npy`` matrix, one row per item, one column per candidate (:func:`read_npy_matrix`);
+* a ``.npy`` matrix, one row per item, one column per candidate (:func:`open_npy_rows`);
 * a headerless ``.csv`` matrix with the same layout, comma-separated numbers (:func:`read_csv_matrix`).
 
-Readers here know nothing about benchmarks or answer keys. Bad input comes back as :class:`Fault` s (code,
-JSON pointer, message): the benchmark layer, which knows the submitted file's name and each fault's severity,
-turns them into :class:`~dialeval.core.problems.Problem` s. Matrix
-pointers are ``/<row>/<column>``, 0-based; messages also give the 1-based CSV line.
+Every file is read through the input layer (:mod:`dialeval.files.read`). Readers here know nothing about
+benchmarks or answer keys. Bad input comes back as :class:`Fault` s (code, JSON pointer, message): the
+benchmark layer, which knows the submitted file's name and each fault's severity, turns them into
+:class:`~dialeval.core.problems.Problem` s. Matrix pointers are ``/<row>/<column>``, 0-based; messages also give
+the 1-based CSV line. At most :data:`MAX_FAULTS` faults of one code are kept (:class:`Capped`); the rest are
+counted in one closing line that has no code.
 
-:func:`ranks_from_scores` turns score rows into the gold rank under a tie policy (``pessimistic``,
-``optimistic``, ``expected``); see :mod:`dialeval.core.ranks` for what ``gold_rank`` and ``ties`` mean.
+:func:`fold_ties` is the one tie rule (``pessimistic``, ``optimistic``, ``expected``; the policy names are
+:data:`dialeval.benchmarks.base.TIE_POLICIES`); see :mod:`dialeval.core.ranks` for what ``gold_rank`` and ``ties`` mean.
 """
 
 from __future__ import annotations
 
-import csv
+import ast
 import math
+import re
+import struct
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+import msgspec
 import numpy as np
 
-from dialeval.core.errors import UsageError
+from dialeval.core.errors import UnreadableInput
 from dialeval.core.problems import json_type as _json_type
-from dialeval.core.problems import short
-
-TIE_POLICIES = ("pessimistic", "optimistic", "expected")
+from dialeval.core.problems import pointer, short
+from dialeval.files.read import SNIFF_BYTES, iter_byte_lines, open_input, os_error, sniff
 
 CHUNK_ELEMENTS = 1 << 18
 """Rows are processed in chunks of about this many cells, so temporary arrays stay small whatever the
 matrix size (a float64 copy of one chunk at most, never of the whole matrix)."""
 
-LOAD_LIMIT = 1 << 30
-""".npy files up to this size are read into memory; larger ones are memory-mapped and read chunk by chunk."""
-
 MAX_FAULTS = 20
-"""At most this many faults of one kind per file, then one summary line (a broken file stays readable)."""
+"""At most this many problems of one code per file are kept, then one closing line counts the rest (a
+broken file stays readable, and a million bad cells cost no more memory than twenty)."""
+
+INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
+"""JSON integer scores must fit in 64 bits (what a ``.npy`` matrix can hold); within it they compare exactly."""
 
 
 class Fault(NamedTuple):
-    """One problem found in a score file: a stable code, a JSON pointer ('' = whole file), a message."""
+    """One problem found in a score file: a stable code, a JSON pointer ('' = whole file), a message.
+
+    A fault with code ``""`` is not a problem: it is the note saying how many were not listed.
+    """
 
     code: str
     pointer: str
@@ -51,76 +59,73 @@ class Fault(NamedTuple):
     severity: str = "error"
 
 
-def escape(part: object) -> str:
-    """One JSON-pointer reference token (RFC 6901: ``~`` -> ``~0``, ``/`` -> ``~1``)."""
-    return "/" + str(part).replace("~", "~0").replace("/", "~1")
+class Capped(list):
+    """A list of faults or problems (anything with ``code`` and ``severity``) that keeps at most ``cap`` of
+    each code and counts the rest; :meth:`close` appends the one code-less line that says how many."""
+
+    def __init__(self, cap: int = MAX_FAULTS, make=None):
+        super().__init__()
+        self.cap = cap
+        self.make = make or (lambda message, severity: Fault("", "", message, severity))
+        self.kept: dict[str, int] = {}
+        self.dropped: dict[str, int] = {}
+        self.dropped_error = False
+
+    def append(self, item) -> None:
+        n = self.kept.get(item.code, 0)
+        if n < self.cap or not item.code:
+            self.kept[item.code] = n + 1
+            super().append(item)
+        else:
+            self.dropped[item.code] = self.dropped.get(item.code, 0) + 1
+            self.dropped_error = self.dropped_error or item.severity == "error"
+
+    def extend(self, items) -> None:
+        for item in items:
+            self.append(item)
+
+    def full(self, code: str, severity: str = "error") -> bool:
+        """True (and the problem counted as dropped) when ``code`` already has its ``cap``: a hot loop then
+        skips building a message that would be dropped."""
+        if self.kept.get(code, 0) < self.cap:
+            return False
+        self.dropped[code] = self.dropped.get(code, 0) + 1
+        self.dropped_error = self.dropped_error or severity == "error"
+        return True
+
+    def always(self, item) -> None:
+        """Append a line that is itself a summary (it is never dropped)."""
+        super().append(item)
+
+    def close(self) -> list:
+        """The kept items, then (when some were dropped) one line without a code counting them by code."""
+        out = list(self)
+        if self.dropped:
+            total = sum(self.dropped.values())
+            by_code = ", ".join(f"{c} {n:,}" for c, n in sorted(self.dropped.items()))
+            out.append(self.make(f"... {total:,} more problems not listed ({by_code})",
+                                 "error" if self.dropped_error else "warning"))
+        return out
 
 
 # ---- ranks ---------------------------------------------------------------------------------------------
 
 
-def _fold(above: np.ndarray, tied: np.ndarray, policy: str) -> tuple[np.ndarray, np.ndarray]:
-    """(gold_rank, ties) from s = candidates strictly above the gold and t = others tied with it."""
-    if policy == "pessimistic":
-        return (above + tied + 1).astype(np.int32), np.zeros(above.shape, np.int32)
-    if policy == "optimistic":
-        return (above + 1).astype(np.int32), np.zeros(above.shape, np.int32)
-    if policy == "expected":
-        return (above + 1).astype(np.int32), tied.astype(np.int32)
-    raise UsageError(f"unknown tie policy {policy!r} (known: {', '.join(TIE_POLICIES)})")
-
-
-def ranks_from_scores(scores, gold_col, policy: str) -> tuple[np.ndarray, np.ndarray]:
-    """Rank of the gold per row of a score matrix, under a tie policy. Vectorised over rows.
-
-    ``scores``: (rows, n) numbers, higher is better (any float or integer dtype; a memory map is read
-    in chunks). ``gold_col``: (rows,) column of each row's gold, or one int for every row. With s the
-    number of candidates scoring strictly above the gold and t the number of *other* candidates scoring
-    the same as it:
+def fold_ties(above, tied, policy: str):
+    """THE tie rule: ``(gold_rank, ties)`` from s = candidates strictly above the gold and t = *other*
+    candidates tied with it (ints or integer arrays alike).
 
     * ``pessimistic``: gold_rank = s + t + 1, ties = 0 (the gold ranks after every tied candidate);
     * ``optimistic``: gold_rank = s + 1, ties = 0;
     * ``expected``: gold_rank = s + 1, ties = t (metrics average over the t + 1 equal positions).
 
-    The scores must be finite (check with :func:`finite_faults` first): NaN compares unequal to itself.
+    Callers check the policy name against :data:`dialeval.benchmarks.base.TIE_POLICIES` first.
     """
-    n = scores.shape[1] if scores.ndim == 2 else 0
-    return ranks_from_scores_nested(scores, gold_col, policy, (n,))[n]
-
-
-def ranks_from_scores_nested(scores, gold_col, policy: str, sizes) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """:func:`ranks_from_scores` among the first N columns, for every N in ``sizes``, in one pass.
-
-    ``{N: (gold_rank, ties)}``; a row whose gold column is N or beyond has rank 0 (not among them).
-    The matrix is read in row chunks (:func:`count_above_tied` on each), so a memory map is never copied whole.
-    """
-    m = scores
-    if m.ndim != 2:
-        raise ValueError("scores must be a 2-D matrix")
-    rows, n = m.shape
-    sizes = sorted({int(x) for x in sizes})
-    if any(not 1 <= x <= n for x in sizes):
-        raise ValueError("every N must be between 1 and the number of columns")
-    g = np.broadcast_to(np.asarray(gold_col, dtype=np.intp), (rows,))
-    if rows and (g.min() < 0 or g.max() >= n):
-        raise ValueError("gold column outside the matrix")
-    uniform = not rows or g.min() == g.max()
-    above, same = new_counts(len(sizes), rows, policy)
-    step = chunk_rows(n)
-    for a in range(0, rows, step):
-        c = np.asarray(m[a : a + step])
-        gold = int(g[0]) if uniform else g[a : a + step]
-        count_above_tied(c, gold, sizes, above[:, a : a + step], None if same is None else same[:, a : a + step])
-    ranked = fold_counts(above, same, policy)
-    out = {}
-    for j, x in enumerate(sizes):
-        r, t = ranked[j]
-        outside = g >= x
-        if outside.any():
-            r[outside] = 0
-            t[outside] = 0
-        out[x] = (r, t)
-    return out
+    if policy == "pessimistic":
+        return above + tied + 1, tied * 0
+    if policy == "optimistic":
+        return above + 1, tied * 0
+    return above + 1, tied
 
 
 def chunk_rows(n: int) -> int:
@@ -130,8 +135,6 @@ def chunk_rows(n: int) -> int:
 
 def new_counts(sizes: int, rows: int, policy: str) -> tuple[np.ndarray, np.ndarray | None]:
     """Zeroed (sizes, rows) int32 arrays for :func:`count_above_tied` (no tie counts under ``optimistic``)."""
-    if policy not in TIE_POLICIES:
-        raise UsageError(f"unknown tie policy {policy!r} (known: {', '.join(TIE_POLICIES)})")
     above = np.zeros((sizes, rows), np.int32)
     return above, (None if policy == "optimistic" else np.zeros((sizes, rows), np.int32))
 
@@ -193,17 +196,11 @@ def _prefix_sums(b: np.ndarray, sizes: list[int], out: np.ndarray, sparse: bool 
 
 
 def fold_counts(above: np.ndarray, same: np.ndarray | None, policy: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(gold_rank, ties) per row of :func:`count_above_tied` 's (sizes, rows) counts, under a tie policy.
-
-    Works in place on ``above`` and ``same`` (they become the rank and ties columns).
-    """
-    if policy == "pessimistic":
-        above += same
-    above += 1
-    zeros = np.zeros(above.shape[1], np.int32)
-    if policy == "expected":
-        return [(above[j], same[j]) for j in range(above.shape[0])]
-    return [(above[j], zeros.copy() if j else zeros) for j in range(above.shape[0])]
+    """(gold_rank, ties) per row of :func:`count_above_tied` 's (sizes, rows) counts, by :func:`fold_ties`."""
+    rank, ties = fold_ties(above, np.zeros_like(above) if same is None else same, policy)
+    rank = rank.astype(np.int32, copy=False)
+    ties = ties.astype(np.int32, copy=False)
+    return [(rank[j], ties[j]) for j in range(rank.shape[0])]
 
 
 def rank_in_vector(scores: np.ndarray, gold_cols, policy: str) -> tuple[int, int]:
@@ -221,18 +218,8 @@ def rank_in_vector(scores: np.ndarray, gold_cols, policy: str) -> tuple[int, int
     best = scores[gold_cols].max()
     above = int(np.count_nonzero(scores > best))
     tied = int(np.count_nonzero(scores == best)) - int(np.count_nonzero(scores[gold_cols] == best))
-    r, t = _fold(np.array([above]), np.array([tied]), policy)
-    return int(r[0]), int(t[0])
-
-
-def finite_faults(m, *, csv_lines: bool = False, line_offset: int = 1) -> list[Fault]:
-    """A fault for each NaN or infinite cell (the first :data:`MAX_FAULTS`, then a count), read in chunks."""
-    check = FiniteCheck(csv_lines=csv_lines, line_offset=line_offset)
-    if m.dtype.kind == "f":
-        step = chunk_rows(m.shape[1])
-        for a in range(0, m.shape[0], step):
-            check.check(np.asarray(m[a : a + step]), a)
-    return check.faults()
+    r, t = fold_ties(above, tied, policy)
+    return int(r), int(t)
 
 
 class FiniteCheck:
@@ -241,8 +228,7 @@ class FiniteCheck:
     def __init__(self, *, csv_lines: bool = False, line_offset: int = 1):
         self.csv_lines = csv_lines
         self.line_offset = line_offset
-        self.found: list[Fault] = []
-        self.bad_total = 0
+        self.found = Capped()
 
     def check(self, c: np.ndarray, first_row: int) -> bool:
         """True when every cell of the chunk ``c`` (rows ``first_row`` ...) is finite; else records faults."""
@@ -258,69 +244,36 @@ class FiniteCheck:
         if ok.all():
             return True
         rr, cc = np.nonzero(~ok)
-        self.bad_total += len(rr)
         room = max(0, MAX_FAULTS - len(self.found))
         for r, col in zip(rr[:room].tolist(), cc[:room].tolist(), strict=True):
             row = first_row + r
             v = float(c[r, col])
             where = f"line {row + self.line_offset}, column {col + 1}" if self.csv_lines else f"row {row + 1}, column {col + 1}"
             self.found.append(Fault("score-not-finite", f"/{row}/{col}", f"{where}: score {v!r} is not a finite number"))
+        more = len(rr) - min(room, len(rr))
+        if more:  # counted, not built: a matrix of NaN costs no more than twenty of them
+            self.found.dropped["score-not-finite"] = self.found.dropped.get("score-not-finite", 0) + more
+            self.found.dropped_error = True
         return False
 
     def faults(self) -> list[Fault]:
-        out = list(self.found)
-        if self.bad_total > len(out):
-            out.append(Fault("score-not-finite", "", f"... and {self.bad_total - len(out)} more scores that are NaN or infinite"))
-        return out
+        return self.found.close()
 
 
 # ---- matrices ------------------------------------------------------------------------------------------
 
 
-def read_npy_matrix(path: str | Path) -> tuple[np.ndarray | None, list[Fault]]:
-    """A 2-D numeric ``.npy`` matrix (memory-mapped above :data:`LOAD_LIMIT`), or faults.
-
-    Accepted dtypes: floating and integer. Refused: booleans, complex, strings, objects (pickles are
-    never loaded), structured records, and anything not two-dimensional.
-    """
-    path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            magic = fh.read(6)
-        if magic != b"\x93NUMPY":
-            what = "an .npz archive" if magic.startswith(b"PK") else "no .npy header"
-            return None, [Fault("unreadable-matrix", "", f"not a .npy file ({what})")]
-        # small enough: read it (one copy, and faster than page-faulting a map); larger: map it
-        mode = None if path.stat().st_size <= LOAD_LIMIT else "r"
-        m = np.load(path, mmap_mode=mode, allow_pickle=False)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except PermissionError:
-        raise UsageError(f"{path}: permission denied") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, expected a .npy file") from None
-    except ValueError as e:
-        if "pickle" in str(e).lower() or "object" in str(e).lower():
-            return None, [Fault("wrong-dtype", "", "the matrix holds Python objects; expected float or integer scores")]
-        return None, [Fault("unreadable-matrix", "", "not a readable .npy file (bad header or truncated data)")]
-    except (OSError, EOFError):
-        return None, [Fault("unreadable-matrix", "", "not a readable .npy file (bad header or truncated data)")]
-    if not isinstance(m, np.ndarray):  # np.load of an .npz archive gives an NpzFile
-        return None, [Fault("unreadable-matrix", "", "not a .npy array (an .npz archive?)")]
-    if m.dtype.names is not None or m.dtype.kind not in "fiu":
-        return None, [Fault("wrong-dtype", "", f"dtype {m.dtype} is not a float or integer type")]
-    if m.ndim != 2:
-        return None, [Fault("wrong-shape", "", f"shape {tuple(m.shape)} is not 2-D (rows, candidates)")]
-    return m, []
-
-
 class MatrixRows:
-    """A score matrix as consecutive row chunks (:meth:`chunks`); this one wraps an array (or memory map)."""
+    """A score matrix as consecutive row chunks (:meth:`chunks`); this one wraps an array in memory."""
 
     def __init__(self, m: np.ndarray):
         self.m = m
         self.shape: tuple[int, int] = m.shape
         self.dtype = m.dtype
+
+    def size_fault(self) -> Fault | None:
+        """A fault when the file holds fewer bytes than its header declares (None here: the data are read)."""
+        return None
 
     def chunks(self, step: int):
         """Yield ``(first row, rows x columns array)``; a chunk is only valid until the next one is asked for."""
@@ -328,154 +281,341 @@ class MatrixRows:
             yield a, np.asarray(self.m[a : a + step])
 
 
-class NpyRows(MatrixRows):
-    """The data of a C-ordered 2-D ``.npy`` file, streamed into one reused chunk buffer.
+NPY_MAGIC = b"\x93NUMPY"
+NPY_MAX_HEADER = 1 << 16
+"""The largest ``.npy`` header read (numpy writes under 200 bytes for a 2-D matrix; version 1 cannot exceed
+64 KiB): a header claiming gigabytes is refused before it is read."""
+_NPY_KEYS = {"descr", "fortran_order", "shape"}
 
-    Reading the file straight into a chunk-sized buffer avoids holding the whole matrix in memory, and each
-    chunk is checked and ranked while it is still in the CPU cache.
+
+class NpyRows(MatrixRows):
+    """The data of a 2-D ``.npy`` file, known from its header alone and streamed into one reused chunk buffer.
+
+    Nothing is allocated from the header's numbers until the caller has compared the shape with the split
+    (a 180-byte file may declare 10^13 cells) and :meth:`size_fault` has checked that the file really holds
+    that many bytes. C order is read row block by row block; Fortran order (one column after another) reads
+    each chunk's slice of every column; big-endian data are swapped in the buffer.
     """
 
-    def __init__(self, path: Path, offset: int, shape: tuple[int, int], dtype: np.dtype):
-        self.path = path
-        self.offset = offset
+    def __init__(self, path: Path, shown: str, offset: int, file_size: int, shape: tuple[int, int],
+                 dtype: np.dtype, fortran: bool):
+        self.path, self.shown, self.offset, self.file_size = path, shown, offset, file_size
         self.shape = shape
-        self.dtype = dtype
+        self.dtype = dtype.newbyteorder("=") if dtype.byteorder not in "=|" else dtype
+        self.stored = dtype
+        self.fortran = fortran
+
+    def size_fault(self) -> Fault | None:
+        rows, n = self.shape
+        need = rows * n * self.stored.itemsize
+        have = self.file_size - self.offset
+        if have < need:
+            return Fault("unreadable-matrix", "", f"truncated: the header declares {rows} x {n} {self.stored.name} "
+                         f"scores ({need:,} bytes), the file holds {max(have, 0):,} bytes of data")
+        return None
 
     def chunks(self, step: int):
         rows, n = self.shape
-        buf = np.empty((min(step, rows), n), self.dtype)
-        with open(self.path, "rb", buffering=0) as fh:
-            fh.seek(self.offset)
+        width = self.stored.itemsize
+        swap = self.stored.byteorder not in "=|" and self.stored.newbyteorder("=") != self.stored
+        with open_input(self.path, shown=self.shown, what="a .npy file") as f:
+            fh = getattr(f.file, "raw", f.file)  # unbuffered: each chunk is read straight into its buffer
+            if not self.fortran:
+                buf = np.empty((min(step, rows), n), self.dtype)
+                for a in range(0, rows, step):
+                    b = buf[: min(step, rows - a)]
+                    _read_into(fh, self.offset if a == 0 else None, b, f.name)  # sequential after the first
+                    if swap:
+                        b.byteswap(inplace=True)
+                    yield a, b
+                return
+            buf = np.empty((n, min(step, rows)), self.dtype)  # one chunk's slice of every column
             for a in range(0, rows, step):
-                b = buf[: min(step, rows - a)]
-                view = memoryview(b.reshape(-1).view(np.uint8))
-                got = 0
-                while got < len(view):
-                    k = fh.readinto(view[got:])
-                    if not k:
-                        raise OSError("the .npy data ended early")
-                    got += k
-                yield a, b
+                k = min(step, rows - a)
+                b = buf[:, :k]
+                for j in range(n):
+                    _read_into(fh, self.offset + (j * rows + a) * width, b[j], f.name)
+                if swap:
+                    b.byteswap(inplace=True)
+                yield a, b.T
 
 
-def open_npy_rows(path: str | Path) -> tuple[MatrixRows | None, list[Fault]]:
-    """A 2-D numeric ``.npy`` matrix as row chunks (streamed from the file), or faults.
+def _read_into(fh, at: int | None, out: np.ndarray, name: str) -> None:
+    """Fill the contiguous array ``out`` with the bytes of ``fh`` from offset ``at`` (None: where it is)."""
+    view = memoryview(out.reshape(-1).view(np.uint8))  # out is contiguous: a view, never a copy
+    try:
+        if at is not None:
+            fh.seek(at)
+        got = 0
+        while got < len(view):
+            k = fh.readinto(view[got:])
+            if not k:
+                raise NpyEnded
+            got += k
+    except OSError as e:
+        raise os_error(name, e) from None
 
-    Same checks, faults and errors as :func:`read_npy_matrix`, which also handles the files not streamed
-    here (Fortran order, other header versions, and everything it refuses).
+
+class NpyEnded(Exception):
+    """The file ended before the data its header declares (it shrank after its size was checked)."""
+
+
+def open_npy_rows(path: str | Path, *, shown: str | None = None) -> tuple[NpyRows | None, list[Fault]]:
+    """A 2-D numeric ``.npy`` matrix as row chunks, judged from its header alone, or faults.
+
+    Accepted dtypes: floating (float16 ... float128) and integer, either byte order, C or Fortran order.
+    Refused: booleans, complex, strings, objects and structured records (the data of a pickled array are
+    never read, let alone unpickled), and anything not two-dimensional. Raises
+    :class:`~dialeval.core.errors.UsageError` only for the file as a file (missing, a FIFO or device, unreadable).
     """
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            version = np.lib.format.read_magic(fh)
-            if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-            elif version == (2, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+    name = shown or str(path)
+    with open_input(path, shown=shown, what="a .npy file") as f:
+        try:
+            head = f.file.read(12)
+            if len(head) < 10 or not head.startswith(NPY_MAGIC):
+                return None, [_not_npy(head, f.file)]
+            major = head[6]
+            if major == 1:
+                header_len, start = struct.unpack("<H", head[8:10])[0], 10
+            elif major in (2, 3) and len(head) >= 12:
+                header_len, start = struct.unpack("<I", head[8:12])[0], 12
             else:
-                shape = None
-            offset = fh.tell()
-        simple = (
-            shape is not None and len(shape) == 2 and not fortran and dtype.names is None and dtype.kind in "fiu"
-            and path.stat().st_size >= offset + shape[0] * shape[1] * dtype.itemsize
-        )
-    except Exception:  # noqa: BLE001 - anything unusual is diagnosed by the full reader below
-        simple = False
-    if simple:
-        return NpyRows(path, offset, (int(shape[0]), int(shape[1])), dtype), []
-    m, faults = read_npy_matrix(path)
-    return (None if m is None else MatrixRows(m)), faults
+                return None, [Fault("unreadable-matrix", "", f"not a readable .npy file (format version {major} "
+                                    f"is not one numpy writes)")]
+            if header_len > NPY_MAX_HEADER:
+                return None, [Fault("unreadable-matrix", "", f"not a readable .npy file (its header claims "
+                                    f"{header_len:,} bytes; numpy writes a few hundred)")]
+            f.file.seek(start)
+            raw = f.file.read(header_len)
+        except OSError as e:
+            raise os_error(name, e) from None
+    if len(raw) < header_len:
+        return None, [Fault("unreadable-matrix", "", f"truncated: the file ends inside its .npy header "
+                            f"({len(raw)} of {header_len} bytes)")]
+    parsed = _npy_header(raw, major)
+    if isinstance(parsed, Fault):
+        return None, [parsed]
+    shape, fortran, dtype = parsed
+    if len(shape) != 2:
+        return None, [Fault("wrong-shape", "", f"shape {tuple(shape)} is not 2-D (rows, candidates)")]
+    return NpyRows(path, name, start + header_len, f.size or 0, (shape[0], shape[1]), dtype, fortran), []
 
 
-def read_csv_matrix(path: str | Path) -> tuple[np.ndarray | None, list[Fault]]:
+def _not_npy(head: bytes, fh) -> Fault:
+    if not head:
+        return Fault("empty-file", "", "the file is empty: expected a .npy matrix of scores")
+    try:
+        head = head + fh.read(SNIFF_BYTES - len(head))
+    except OSError:
+        pass
+    bad = sniff(head, expect="a .npy matrix (np.save of one array; an .npz archive is not read)")
+    if bad is not None and not head.startswith(NPY_MAGIC):
+        return Fault(bad.code, "", bad.reason)
+    return Fault("unreadable-matrix", "", "not a .npy file (no .npy header)" if not head.startswith(NPY_MAGIC)
+                 else "truncated: the file ends inside its .npy header")
+
+
+def _npy_header(raw: bytes, major: int):
+    """``(shape, fortran, dtype)`` from a header's text, or a fault; the text is parsed as a literal only."""
+    bad = Fault("unreadable-matrix", "", "not a readable .npy file (its header is not numpy's dictionary of "
+                "descr, fortran_order and shape)")
+    try:
+        text = raw.decode("utf-8" if major >= 3 else "latin1")
+        d = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, UnicodeDecodeError):
+        return bad
+    if not isinstance(d, dict) or set(d) != _NPY_KEYS:
+        return bad
+    shape, fortran, descr = d["shape"], d["fortran_order"], d["descr"]
+    if (not isinstance(shape, tuple) or not all(type(x) is int and x >= 0 for x in shape)
+            or not isinstance(fortran, bool)):
+        return bad
+    try:
+        dtype = np.lib.format.descr_to_dtype(descr)
+    except Exception:  # noqa: BLE001 - numpy's own errors for a descr it cannot read: one fault
+        return bad
+    if dtype.hasobject:
+        return Fault("wrong-dtype", "", "the matrix holds Python objects (a pickle, never loaded); expected float "
+                     "or integer scores")
+    if dtype.names is not None or dtype.kind not in "fiu":
+        return Fault("wrong-dtype", "", f"dtype {dtype} is not a float or integer type")
+    return shape, fortran, dtype
+
+
+_CELL = re.compile(rb'\s*"([^"]*)"\s*')
+
+
+def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: int | None = None,
+                    max_rows: int | None = None) -> tuple[np.ndarray | None, list[Fault]]:
     """A headerless CSV matrix of numbers (float64), or faults with the 1-based line and column.
 
-    One row per line, cells separated by commas, every row the same length; Python's float syntax
-    (``1``, ``-0.5``, ``1e-3``; surrounding spaces allowed). ``nan``/``inf`` parse but are reported by
-    :func:`finite_faults`. An empty file is a fault.
+    One row per line (``\\n`` or ``\\r\\n``), cells separated by commas, every row the same length; Python's
+    float syntax (``1``, ``-0.5``, ``1e-3``; surrounding spaces allowed; a cell may be in double quotes).
+    ``nan``/``inf`` parse but are reported by :class:`FiniteCheck`. Blank lines at the end are ignored;
+    elsewhere they are a fault. Streamed line by line: memory is the matrix plus the longest line.
+    ``max_columns``/``max_rows`` (what the caller can accept) stop a line or a file far too large early.
     """
-    path = Path(path)
+    faults = Capped()
+    blocks: list[np.ndarray] = []
+    pending: list[bytes] = []
+    pending_from = 0
+    width = width_line = None
+    too_wide = False
+    blank_at: list[int] = []  # blank lines not yet known to be trailing
+    rows = 0
+    lines = 0
+
+    def flush() -> None:
+        nonlocal pending
+        if not pending:
+            return
+        try:  # numpy's C parser; a block it refuses is read again cell by cell, which names each bad cell
+            block = np.loadtxt(pending, delimiter=",", dtype=np.float64, ndmin=2, comments=None, quotechar='"',
+                               encoding="utf-8")
+            if block.shape != (len(pending), width):
+                raise ValueError("ragged")
+        except ValueError:
+            block = _rows_by_python(pending, pending_from, width, faults)
+        blocks.append(block)
+        pending = []
+
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, expected a .csv file") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        return None, [Fault("score-not-number", "", f"not UTF-8 text (byte {e.start})")]
-    del raw
-    if not text.strip():
-        return None, [Fault("wrong-shape", "", "the file is empty: expected one row of scores per item")]
-    try:  # fast path: numpy's C parser; any failure is re-diagnosed line by line below
-        m = np.loadtxt(text.splitlines(), delimiter=",", dtype=np.float64, ndmin=2, comments=None)
-        return m, []
-    except ValueError:
-        pass
-    return None, _diagnose_csv(text)
+        for lineno, line in iter_byte_lines(path, shown=shown, what="a .csv file", bom_ok=True,
+                                            expect="comma-separated numbers"):
+            lines = lineno
+            if not line.strip():
+                blank_at.append(lineno)
+                continue
+            for b in blank_at:
+                faults.append(Fault("wrong-shape", f"/{b - 1}", f"line {b}: empty line; expected a row of scores"))
+            blank_at = []
+            rows += 1
+            if max_rows is not None and rows > max_rows:
+                continue  # only counted: the caller reports the number of lines
+            cells = line.count(b",") + 1
+            if width is None:
+                width, width_line = cells, lineno
+                too_wide = max_columns is not None and cells > max_columns
+            if too_wide:  # one problem for the file, found without parsing a single cell
+                continue
+            if cells != width and (b'"' not in line or (max_columns is not None and cells > max_columns)):
+                faults.append(Fault("wrong-shape", f"/{lineno - 1}", f"line {lineno}: {cells} scores, but line "
+                                    f"{width_line} has {width}"))
+                continue
+            if not pending:
+                pending_from = lineno
+            elif lineno != pending_from + len(pending):  # keep a block's lines consecutive (messages count them)
+                flush()
+                pending_from = lineno
+            pending.append(line)
+            if len(pending) >= 8192:
+                flush()
+        flush()
+    except UnreadableInput as e:
+        return None, [Fault(e.code, "", e.reason)]
+    if rows == 0:
+        return None, [Fault("empty-file" if lines == 0 else "wrong-shape", "",
+                            "the file is empty: expected one row of scores per item" if lines == 0
+                            else "the file holds only blank lines: expected one row of scores per item")]
+    if max_rows is not None and rows > max_rows:
+        faults.append(Fault("wrong-shape", "", f"{rows} lines, but the split has {max_rows} items (one line "
+                            "per item, in order)"))
+    elif too_wide:
+        faults.append(Fault("wrong-shape", "", f"{width} scores per line, but each item has {max_columns} candidates"))
+    if faults:
+        return None, faults.close()
+    return (np.concatenate(blocks) if len(blocks) > 1 else blocks[0]), []
 
 
-def _diagnose_csv(text: str) -> list[Fault]:
-    out: list[Fault] = []
-    width = None
-    width_line = 0
-    for i, row in enumerate(csv.reader(text.splitlines())):
-        line = i + 1
-        if len(out) >= MAX_FAULTS:
-            out.append(Fault("score-not-number", "", "... more problems not shown"))
-            break
-        if not row or all(not c.strip() for c in row):
-            out.append(Fault("wrong-shape", f"/{i}", f"line {line}: empty line; expected a row of scores"))
+def _rows_by_python(lines: list[bytes], first: int, width: int | None, faults: Capped) -> np.ndarray:
+    """The rows numpy refused, cell by cell with Python's float syntax; faults name line and column."""
+    out = np.zeros((len(lines), width or 0))
+    for i, line in enumerate(lines):
+        lineno = first + i
+        cells = _split_cells(line)
+        if width is not None and len(cells) != width:
+            faults.append(Fault("wrong-shape", f"/{lineno - 1}", f"line {lineno}: {len(cells)} scores, but the "
+                                f"first row has {width}"))
             continue
-        if width is None:
-            width, width_line = len(row), line
-        elif len(row) != width:
-            out.append(
-                Fault("wrong-shape", f"/{i}", f"line {line}: {len(row)} scores, but line {width_line} has {width}")
-            )
-            continue
-        for j, cell in enumerate(row):
+        for j, cell in enumerate(cells):
             try:
-                float(cell)
+                out[i, j] = float(cell)
             except ValueError:
-                out.append(Fault("score-not-number", f"/{i}/{j}", f"line {line}, column {j + 1}: {short(cell, 40)} is not a number"))
-    if not out:  # numpy refused something the csv module accepts (e.g. quoted cells): say what is expected
-        out.append(Fault("score-not-number", "", "cells must be plain unquoted numbers separated by commas"))
+                shown = cell.decode("utf-8", "replace")
+                faults.append(Fault("score-not-number", f"/{lineno - 1}/{j}",
+                                    f"line {lineno}, column {j + 1}: {short(shown, 40)} is not a number"))
     return out
+
+
+def _split_cells(line: bytes) -> list[bytes]:
+    """The cells of one line: split on commas, a cell in double quotes unquoted (a quoted comma stays)."""
+    if b'"' not in line:
+        return line.split(b",")
+    cells, pos = [], 0
+    while True:
+        m = _CELL.match(line, pos)
+        if m and (m.end() == len(line) or line[m.end():m.end() + 1] == b","):
+            cells.append(m.group(1))
+            pos = m.end()
+        else:
+            end = line.find(b",", pos)
+            end = len(line) if end < 0 else end
+            cells.append(line[pos:end])
+            pos = end
+        if pos >= len(line):
+            return cells
+        pos += 1  # the comma
+        if pos == len(line):
+            cells.append(b"")
+            return cells
 
 
 # ---- JSON scores ---------------------------------------------------------------------------------------
 
 
-def decode_scores_json(raw: bytes | None, data: object = None) -> tuple[dict[str, dict[str, float]] | None, list[Fault]]:
-    """The ``items`` mapping of a JSON score document, or every fault in it (each with its pointer).
+def decode_scores_json(raw: bytes, keep=None) -> tuple[dict[str, dict[str, int | float] | None] | None, list[Fault]]:
+    """The ``items`` mapping of a JSON score document and the faults in it (each with its pointer).
 
-    Fast path: msgspec decodes straight into ``dict[str, dict[str, float]]`` (integers accepted, booleans
-    and strings refused); on any failure the parsed document ``data`` is walked to report every problem.
-    Pass ``raw`` (the file's bytes) and/or ``data`` (already parsed).
+    Fast path: msgspec decodes the document with each item's scores left as raw JSON, then each item into
+    ``dict[str, int | float]`` (integers stay integers, so they compare exactly; booleans and strings
+    refused). ``keep`` (a container of item ids) keeps the scores of those items only: any other item maps
+    to None once its scores are checked, so a million unknown items cost a million keys, not a million
+    dictionaries. On any failure the parsed document is walked to report every problem (``items`` is then
+    None). Keys a JSON object repeats are faults too (``duplicate-dialog``, ``duplicate-candidate``), never a
+    silent last-wins. Raises :class:`~dialeval.core.errors.UnreadableInput` when the bytes are not one JSON document.
     """
-    if raw is not None:
-        try:
-            import msgspec
+    items = None
+    try:
+        items = msgspec.json.decode(raw, type=_scores_type()).items
+        scores_of = msgspec.json.Decoder(dict[str, int | float])
+        strings = 3 + len(items)  # every key and the value "scores": what the text holds without repeated keys
+        for iid, item in items.items():
+            scores = scores_of.decode(item)
+            if not _all_ok(scores):
+                items = None
+                break
+            strings += len(scores)
+            items[iid] = scores if keep is None or iid in keep else None  # a new value, not a new key
+    except Exception:  # noqa: BLE001 - any decode failure is re-diagnosed with pointers below
+        items = None
+    if items is not None:
+        return items, duplicate_keys(raw, strings, Capped()).close()
+    from dialeval.formats.jsonio import parse_json_bytes
 
-            doc = msgspec.json.decode(raw, type=_scores_type())
-            items = doc.items
-            if all(_all_finite(v) for v in items.values()):
-                return items, []
-        except Exception:  # noqa: BLE001 - any decode failure is re-diagnosed with pointers below
-            pass
-        if data is None:
-            from dialeval.formats.jsonio import parse_json_bytes
-
-            data = parse_json_bytes(raw, "submission")
-    return None, _diagnose_scores(data)
+    data = parse_json_bytes(raw, "submission")
+    faults = _diagnose_scores(data, Capped())
+    return None, duplicate_keys(raw, _count_strings(data), faults).close()
 
 
-def _all_finite(scores: dict) -> bool:
-    return all(math.isfinite(v) for v in scores.values())
+def _all_ok(scores: dict) -> bool:
+    for v in scores.values():
+        if type(v) is int:
+            if not INT_MIN <= v <= INT_MAX:
+                return False
+        elif not math.isfinite(v):
+            return False
+    return True
 
 
 _TYPE = None
@@ -484,24 +624,91 @@ _TYPE = None
 def _scores_type():
     global _TYPE
     if _TYPE is None:
-        import msgspec
-
         class ScoresDoc(msgspec.Struct, forbid_unknown_fields=True):
             format: Literal["scores"]
-            items: dict[str, dict[str, float]]
+            items: dict[str, msgspec.Raw]
 
         _TYPE = ScoresDoc
     return _TYPE
 
 
-def _diagnose_scores(data: object) -> list[Fault]:
-    out: list[Fault] = []
+def _count_strings(data: object) -> int:
+    """Keys and string values in a parsed JSON document (what its text holds if no key is repeated)."""
+    n, todo = 0, [data]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, str):
+            n += 1
+        elif isinstance(x, dict):
+            n += len(x)
+            todo.extend(x.values())
+        elif isinstance(x, list):
+            todo.extend(x)
+    return n
+
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+
+
+def duplicate_keys(raw: bytes, strings: int, faults: Capped) -> Capped:
+    """Faults for keys a JSON object of ``raw`` repeats, given that the parsed document holds ``strings``
+    keys and string values: when the text holds as many strings, no key was dropped, which one count of
+    quotes proves for a text without backslashes; otherwise its tokens are walked (objects inside arrays
+    are not followed: no score document has them). Appends to ``faults`` and returns it."""
+    if b"\\" not in raw and raw.count(b'"') == 2 * strings:
+        return faults
+    import json
+
+    stack: list[list] = []  # per open container: [is object, its pointer or None, keys seen, last key]
+    for m in _TOKEN.finditer(raw):
+        tok = m.group()
+        if tok == b"{" or tok == b"[":
+            ptr = None
+            if stack and stack[-1][0] and stack[-1][1] is not None and stack[-1][3] is not None:
+                ptr = stack[-1][1] + pointer(stack[-1][3])
+            elif not stack:
+                ptr = ""
+            stack.append([tok == b"{", ptr, set(), None])
+        elif tok == b"}" or tok == b"]":
+            if stack:
+                stack.pop()
+        elif stack and stack[-1][0]:
+            after = raw[m.end():m.end() + 64].lstrip()
+            if not after.startswith(b":"):
+                continue  # a string value
+            try:
+                key = json.loads(tok)
+            except ValueError:
+                continue
+            top = stack[-1]
+            top[3] = key
+            if top[1] is None:
+                continue
+            if key in top[2]:
+                faults.append(_duplicate(top[1], key))
+            else:
+                top[2].add(key)
+    return faults
+
+
+def _duplicate(ptr: str, key: str) -> Fault:
+    where = ptr + pointer(key)
+    if ptr == "/items":
+        return Fault("duplicate-dialog", where, f"item {short(key)} is scored twice: give each item one set of "
+                     "scores (a later one would silently replace the earlier)")
+    if ptr.startswith("/items/") and ptr.count("/") == 2:
+        return Fault("duplicate-candidate", where, f"candidate_id {short(key)} is scored twice in this item")
+    return Fault("unknown-key", where, f"key {short(key)} appears twice in the same object")
+
+
+def _diagnose_scores(data: object, out: Capped) -> Capped:
     if not isinstance(data, dict):
-        return [Fault("wrong-type", "", f"a score document is a JSON object, found {_json_type(data)}")]
+        out.append(Fault("wrong-type", "", f"a score document is a JSON object, found {_json_type(data)}"))
+        return out
     if data.get("format") != "scores":
         out.append(Fault("wrong-type", "/format", 'a score document has "format": "scores"'))
     for k in sorted(set(data) - {"format", "items"}):
-        out.append(Fault("unknown-key", escape(k), f"unexpected key {short(k, 40)} in the score document"))
+        out.append(Fault("unknown-key", pointer(k), f"unexpected key {short(k, 40)} in the score document"))
     if "items" not in data:
         out.append(Fault("missing-key", "", 'the score document has no "items"'))
         return out
@@ -510,23 +717,19 @@ def _diagnose_scores(data: object) -> list[Fault]:
         out.append(Fault("wrong-type", "/items", f"items is a {_json_type(items)}, expected an object"))
         return out
     for iid, scores in items.items():
-        ptr = "/items" + escape(iid)
+        ptr = "/items" + pointer(iid)
         if not isinstance(scores, dict):
             out.append(Fault("wrong-type", ptr, f"the scores of an item are an object, found {_json_type(scores)}"))
             continue
         for cid, v in scores.items():
             if type(v) is bool or not isinstance(v, int | float):
-                out.append(Fault("score-not-number", ptr + escape(cid), f"score is a {_json_type(v)}, expected a number"))
+                out.append(Fault("score-not-number", ptr + pointer(cid), f"score is a {_json_type(v)}, expected a number"))
+            elif type(v) is int:
+                if not INT_MIN <= v <= INT_MAX:
+                    out.append(Fault("score-out-of-range", ptr + pointer(cid), f"an integer score of {v.bit_length()} "
+                                     "bits: integer scores must fit in 64 bits (write larger ones as decimals)"))
             elif not math.isfinite(v):
-                out.append(Fault("score-not-finite", ptr + escape(cid), f"score {v!r} is not a finite number"))
+                out.append(Fault("score-not-finite", ptr + pointer(cid), f"score {v!r} is not a finite number"))
     if not out:
         out.append(Fault("wrong-type", "", "not a score document"))
     return out
-
-
-def scores_vector(n: int, cols: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """A length-``n`` float64 vector with ``values`` at ``cols`` and -inf elsewhere (unscored candidates
-    rank below every scored one and tie among themselves)."""
-    v = np.full(n, -np.inf)
-    v[cols] = values
-    return v

@@ -20,11 +20,13 @@ baselines and the tests agree: item ``<split>:<row>`` (1-based data row, header 
 from __future__ import annotations
 
 import csv
+import io
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
+from dialeval.files.read import SNIFF_BYTES, named, open_input, os_error, sniff
 
 N_DISTRACTORS = 9
 EVAL_HEADER = ("Context", "Ground Truth Utterance", *(f"Distractor_{i}" for i in range(N_DISTRACTORS)))
@@ -67,22 +69,20 @@ class TrainFile:
     labels: list[int]  # 1 = the true response, 0 = a random one
 
 
-def _open_rows(path: Path):
-    try:
-        fh = open(path, encoding="utf-8", newline="")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, expected a CSV file") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read: {e.strerror or e}") from None
-    return fh
-
-
 def _rows(path: Path, header: tuple[str, ...]):
-    """Yield (first line of the record, fields) of every data row after checking the header."""
-    fh = _open_rows(path)
-    with fh:
+    """Yield (first line of the record, fields) of every data row after checking the header.
+
+    Opened through the input layer (a FIFO or a device is refused before it is read; a compressed, UTF-16
+    or binary file is named as such) and streamed: memory follows the longest record, not the file.
+    """
+    with open_input(path, what="a CSV file") as f:
+        try:
+            bad = sniff(f.file.peek(SNIFF_BYTES)[:SNIFF_BYTES], expect="a UTF-8 CSV file", bom_ok=True)
+        except OSError as e:
+            raise os_error(f.name, e) from None
+        if bad is not None:
+            raise named(bad, f.name)  # organizer data: a usage error (exit 2) that says what the file is
+        fh = io.TextIOWrapper(f.file, encoding="utf-8", newline="")  # csv needs the line ends inside quotes
         reader = csv.reader(fh)
         try:
             first = next(reader, None)
@@ -102,6 +102,10 @@ def _rows(path: Path, header: tuple[str, ...]):
             raise UsageError(f"{path}:{reader.line_num}: not a readable CSV row ({e})") from None
         except UnicodeDecodeError as e:
             raise UsageError(f"{path}: not UTF-8 text (byte {e.start})") from None
+        except OSError as e:
+            raise os_error(f.name, e) from None
+        finally:
+            fh.detach()  # the input layer closes the file
 
 
 def _shorten(text: str, limit: int = 80) -> str:

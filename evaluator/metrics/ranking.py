@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-NOT_RANKED = 0
-"""Value of ``gold_rank`` for a gold candidate that the submission did not rank."""
+from dialeval.core.ranks import NOT_RANKED  # noqa: F401 (re-exported: the one definition is the rank table's)
 
 
 def _as_ties(ties, r: np.ndarray) -> np.ndarray | None:
