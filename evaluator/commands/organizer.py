@@ -123,7 +123,7 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     the benchmark and the data identity and names the split scope (split:tst1, split:all).
     """
     from dialeval.leaderboard.bands import compare_runs
-    from dialeval.results.stats import format_p
+    from dialeval.results.stats import ar_floor, format_p
 
     la, ta, ra = _load_run(run_a, registry_dir, benchmark, data, keys, None)
     lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data, keys, None)
@@ -142,9 +142,9 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
         ci = f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}]"
         click.echo(f"{r.metric:<24}{r.a:9.4f}{r.b:9.4f}{r.diff:+9.4f}  {ci:<20}{r.p_randomization_text:>10}"
                    f"{r.p_bootstrap_text:>10}{r.p_exact_text:>11}")
-    click.echo(f"units: {results[0].n} ({results[0].clusters} clusters); p (AR), p (boot): {resamples} resamples, "
-               f"floor {format_p(1 / (resamples + 1), resamples)}; p (exact): McNemar, 0/1 metrics on independent "
-               "items only")
+    click.echo(f"units: {results[0].n} ({results[0].clusters} clusters); {resamples} resamples: the smallest p (AR) "
+               f"is {format_p(ar_floor(resamples))}, p (boot) {format_p(1 / (resamples + 1))}, shown as \"<\" at that "
+               "floor; p (exact): McNemar, 0/1 metrics on independent items only")
     for r in results:
         click.echo(f"signature: {r.signature}")
     return 0
