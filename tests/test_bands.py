@@ -147,13 +147,11 @@ def test_rank_separates_the_ends_of_the_chain_and_signs_with_benchmark_and_data(
     sig = out["signature"]
     assert sig.startswith(f"dstc6|data:{DATA_ALL}|{OPTIONS}|split:all|metric:p@1|bands:pairwise|test:mcnemar|")
     assert sig.endswith("|v:0.1.0")
-    # one split: its own data identity and scope
-    r = cli("rank", "--registry", chain_registry, "--split", "tst1", "--json")
-    assert json.loads(r.stdout)["signature"].startswith(f"dstc6|data:{SPLITS['tst1']}|{OPTIONS}|split:tst1|")
-    # the neighbour rule, by name: one band, the rule in the signature
-    r = cli("rank", "--registry", chain_registry, "--bands", "neighbour")
+    # one split, the neighbour rule by name: the split's own data identity and scope, the rule in the signature
+    r = cli("rank", "--registry", chain_registry, "--split", "tst1", "--bands", "neighbour")
     assert r.returncode == 0, r.stderr
-    assert "|bands:neighbour|" in r.stdout and "bands: neighbour" in r.stdout
+    assert f"signature: dstc6|data:{SPLITS['tst1']}|{OPTIONS}|split:tst1|metric:p@1|bands:neighbour|" in r.stdout
+    assert "bands: neighbour" in r.stdout
     text = cli("rank", "--registry", chain_registry).stdout
     assert "new band: differs from #1" in text and "|bands:pairwise|test:mcnemar|" in text
 
@@ -179,19 +177,20 @@ def test_rank_help_states_the_rule():
 
 # ---- compare -----------------------------------------------------------------------------------------------------
 def test_compare_signatures_name_data_and_split_scope(chain_registry):
-    every = json.loads(cli("compare", "1", "4", "--registry", chain_registry, "--json").stdout)
+    text = cli("compare", "1", "4", "--registry", chain_registry).stdout
     one = json.loads(cli("compare", "1", "4", "--registry", chain_registry, "--split", "tst1", "--json").stdout)
-    s_all, s_one = every["results"][0]["signature"], one["results"][0]["signature"]
+    s_all = next(x for x in text.splitlines() if x.startswith("signature: "))[len("signature: "):]
+    s_one = one["results"][0]["signature"]
     assert s_all != s_one
     assert s_all.startswith(f"dstc6|data:{DATA_ALL}|{OPTIONS}|split:all|metric:p@1|")
     assert s_one.startswith(f"dstc6|data:{SPLITS['tst1']}|{OPTIONS}|split:tst1|metric:p@1|")
-    assert "|exact:mcnemar|" in s_all
-    res = every["results"][0]
-    assert res["exact_test"] == "mcnemar" and res["p_exact"] < 1e-6
-    # the randomization p-value is at its floor (2/(R+1) two-sided): shown as a bound
+    assert "|exact:mcnemar|" in s_all and "|exact:mcnemar|" in s_one
+    res = one["results"][0]
+    assert res["exact_test"] == "mcnemar" and res["p_exact"] < 1e-3
+    # the randomization p-value is at its floor (2/(R+1) two-sided): shown as a bound, never as a number
     assert res["p_randomization_at_floor"] and res["p_randomization_text"] == "< 0.0020"
-    text = cli("compare", "1", "4", "--registry", chain_registry).stdout
-    assert "< 0.0020" in text and " 0.0020 " not in text.replace("< 0.0020", "")
+    p1 = next(x for x in text.splitlines() if x.startswith("p@1 "))
+    assert "< 0.0020" in p1 and "< 0.0010" in p1
 
 
 def test_compare_refuses_runs_scored_on_different_data(tmp_path):
