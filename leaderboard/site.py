@@ -146,6 +146,7 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
             "group_label": info["group_label"], "metric": metric, "splits": splits, "metrics": table_metrics,
             "ranked": ranked, "reported": reported, "rejected": rejected, "groups": groups,
             "ranking_signature": ranking.signature if ranking else "", "ranking_notes": ranking.notes if ranking else [],
+            "band_rule": ranking.rule_text if ranking else "",
             "scope": ranking.scope if ranking else "", "downloads": downloads,
             "hidden": sorted(hidden), "n_bands": max((v["band"] or 0 for v in ranked), default=0)}
 

@@ -72,7 +72,7 @@ def test_demo_grades_baselines_and_teams_into_bands(demo):
     assert order[-1] == ("dialeval baselines", "tfidf")
     bands = [r.band for r in ranking.rows]
     assert bands == sorted(bands) and bands[0] == 1 and bands[-1] >= 4
-    assert ranking.signature.startswith("metric:p@1|test:ar|ar:")
+    assert ranking.signature.startswith("dstc6|data:all#") and "|split:all|metric:p@1|bands:pairwise|" in ranking.signature
     assert index.is_file()
 
 
@@ -361,7 +361,7 @@ def test_public_site_holds_no_keys_contacts_or_hidden_splits(demo, challenge, tm
     # the public ranking is recomputed on tst1-tst3 (records that pool tst4 are dropped)
     data = json.loads((tmp_path / "public" / "board-demo.json").read_text())
     assert {r["split"] for r in data["records"]} == {"tst1", "tst2", "tst3"}
-    assert "scope:tst1+tst2+tst3" in data["ranking_signature"]
+    assert "|split:tst1+tst2+tst3|" in data["ranking_signature"]
 
 
 def test_team_text_is_escaped_everywhere(tmp_path, challenge):

@@ -82,7 +82,8 @@ def test_holm_adjustment_by_hand():
     assert len(stats.holm([])) == 0
 
 
-def test_bands_group_indistinguishable_runs_and_order_ties_by_submission():
+@pytest.mark.parametrize("rule", ["pairwise", "neighbour"])
+def test_bands_group_indistinguishable_runs_and_order_ties_by_submission(rule):
     base = bernoulli(0.7, 3000, 20)
     rng = np.random.default_rng(21)
 
@@ -96,14 +97,19 @@ def test_bands_group_indistinguishable_runs_and_order_ties_by_submission():
     runs.append(runs[0].copy())  # an exact duplicate of run 0, submitted earlier
     tiebreak = ["2017-09-05", "2017-09-02", "2017-09-03", "2017-09-04", "2017-09-06", "2017-09-01"]
     del rng
-    b = stats.bands(np.stack(runs), tiebreak=tiebreak, metric="p@1")
+    b = stats.bands(np.stack(runs), tiebreak=tiebreak, metric="p@1", rule=rule, test="ar")
     assert b.order[:2] == [5, 0]  # equal scores: earliest submission first
     band_of = dict(zip(b.order, b.band))
     assert band_of[5] == band_of[0] == band_of[1] == 1
     assert band_of[2] == band_of[3] == 2
     assert band_of[4] == 3
     assert "|ar:" in b.signature and "|seed:12345" in b.signature and "adj:holm" in b.signature
-    assert b.resamples == stats.band_resamples(6)
+    tests = 15 if rule == "pairwise" else 5
+    assert b.resamples == stats.band_resamples(6, tests=tests) and f"|bands:{rule}|" in b.signature
+    # 0/1 values on independent items: "auto" takes McNemar's exact test, and the bands agree here
+    e = stats.bands(np.stack(runs), tiebreak=tiebreak, metric="p@1", rule=rule)
+    assert e.test == "mcnemar" and "|test:mcnemar|" in e.signature and "|ar:" not in e.signature
+    assert e.band == b.band
 
 
 def _table(split, ids, ranks, convs=None):
@@ -139,3 +145,56 @@ def test_compare_tables_signature_holds_resamples_and_seed():
     assert res[0].signature.endswith("|v:0.1.0")
     assert res[0].p_randomization < 0.01 and res[0].diff_low > 0
     assert res[0].a_interval.low < res[0].a < res[0].a_interval.high
+
+
+# ---- exact test, p-value display (issue 20, items 5 and 7) ---------------------------------------------------------
+def test_mcnemar_agrees_with_scipy_on_a_hand_made_case():
+    from scipy.stats import binomtest
+
+    # 40 items: 20 both right, 5 both wrong, 12 only A right, 3 only B right
+    a = np.array([1] * 20 + [0] * 5 + [1] * 12 + [0] * 3, dtype=float)
+    b = np.array([1] * 20 + [0] * 5 + [0] * 12 + [1] * 3, dtype=float)
+    by_hand = 2 * (1 + 15 + 105 + 455) / 2 ** 15  # 2 P(X <= 3), X ~ Bin(15, 1/2)
+    assert by_hand == pytest.approx(0.03515625)
+    assert stats.mcnemar(a, b) == pytest.approx(binomtest(12, 15, 0.5).pvalue) == pytest.approx(by_hand)
+    assert stats.mcnemar(b, a) == pytest.approx(by_hand)
+    assert stats.pairwise_mcnemar(np.stack([a, b]))[0, 1] == pytest.approx(by_hand)
+    assert stats.mcnemar(a, a) == 1.0
+
+
+def test_vectorised_mcnemar_matches_binomtest_for_every_pair():
+    runs = np.stack([bernoulli(p, 700, s) for s, p in enumerate([0.5, 0.52, 0.55, 0.6, 0.6])])
+    p = stats.pairwise_mcnemar(runs)
+    for i in range(5):
+        for j in range(i + 1, 5):
+            assert p[i, j] == pytest.approx(stats.mcnemar(runs[i], runs[j]), rel=1e-9)
+            assert p[j, i] == p[i, j]
+
+
+def test_a_p_value_at_the_resampling_floor_is_printed_as_a_bound():
+    assert stats.format_p(1 / 1001, 1000) == "< 0.0010"
+    assert stats.format_p(1 / 501, 500) == "< 0.0020"
+    assert stats.format_p(2 / 1001, floor=stats.ar_floor(1000)) == "< 0.0020"
+    assert stats.format_p(1 / 2801, 2800) == "< 0.0004"  # 0.000357 rounded up: the bound stays true
+    assert stats.format_p(1 / 11201, 11200) == "< 9.0e-05"
+    assert stats.format_p(1 / 100001, 100000) == "< 1.0e-05"
+    assert stats.format_p(3 / 1001, 1000) == "0.0030"  # above the floor: a number
+    assert stats.format_p(0.0421) == "0.0421" and stats.format_p(1.7e-5) == "1.7e-05"
+    assert stats.format_p(0.0) == "< 1e-300" and stats.format_p(None) == "-"
+    # compare: clearly different runs put the randomization p-value at its floor
+    ids = [f"i{k}" for k in range(300)]
+    res = stats.compare_tables(_table("tst1", ids, np.ones(300, int)), _table("tst1", ids, np.full(300, 3)),
+                               [get("p@1")])[0]
+    assert res.p_randomization == pytest.approx(2 / 1001) and res.p_randomization_text == "< 0.0020"
+    assert res.p_bootstrap_text == "< 0.0010"
+    assert res.exact_test == "mcnemar" and res.p_exact == pytest.approx(2 * 0.5 ** 300)
+    assert res.to_json()["p_randomization_at_floor"] is True
+
+
+def test_holm_marks_adjusted_values_driven_by_a_floor():
+    adj, bound = stats.holm_bounds([0.001, 0.04, 0.2], floor=[True, False, False])
+    assert adj.tolist() == pytest.approx([0.003, 0.08, 0.2])
+    assert bound.tolist() == [True, False, False]
+    adj, bound = stats.holm_bounds([0.001, 0.0012], floor=[True, False])
+    assert adj.tolist() == pytest.approx([0.002, 0.002])  # the second is set by the floor term
+    assert bound.tolist() == [True, True]

@@ -113,44 +113,77 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
 @click.option("--keys", type=click.Path(file_okay=False), default=None)
 @click.option("--json", "as_json", is_flag=True)
 def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, benchmark, data, keys, as_json):
-    """Paired bootstrap and approximate randomization of RUN_A against RUN_B (run ids or submission files)."""
-    from dialeval.leaderboard.bands import common_signature, compare_runs
+    """Paired tests of RUN_A against RUN_B (run ids or submission files) on the items both have.
+
+    Per metric: the difference A - B with its paired-bootstrap 95 % interval, the approximate-randomization and
+    bootstrap p-values (R resamples: a p-value at the floor prints as "< 1/(R+1)", e.g. "< 0.0010", since no
+    resample was as extreme and the true value may be far smaller), and for 0/1 metrics on independent items
+    (P@1, hits@1, accuracy) McNemar's exact p-value. Other metrics, or turns clustered in conversations, have no
+    exact test: there the randomization test (exact up to Monte Carlo error) stands. The signature starts with
+    the benchmark and the data identity and names the split scope (split:tst1, split:all).
+    """
+    from dialeval.leaderboard.bands import compare_runs
+    from dialeval.results.stats import ar_floor, format_p
 
     la, ta, ra = _load_run(run_a, registry_dir, benchmark, data, keys, None)
     lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data, keys, None)
     names = metrics or ",".join(dict.fromkeys(r["metric"] for r in ra if r["metric"] in {x["metric"] for x in rb}))
     if not names:
         raise UsageError("the two runs share no metric; give --metric")
-    base = common_signature(ra, rb)
-    results = compare_runs(ta, tb, names.split(","), resamples, seed, scope=scope, base_signature=base)
+    results = compare_runs(ta, tb, names.split(","), resamples, seed, scope=scope, records_a=ra, records_b=rb)
     if as_json:
         click.echo(json.dumps({"a": la, "b": lb, "scope": scope or "all", "results": [r.to_json() for r in results]},
                               indent=2))
         return 0
     click.echo(f"A: {_safe(la)}\nB: {_safe(lb)}\nscope: {scope or 'all common items'}")
-    click.echo(f"{'metric':<24}{'A':>9}{'B':>9}{'A-B':>9}  {'95% CI of A-B':<20}{'p (AR)':>9}{'p (boot)':>10}")
+    click.echo(f"{'metric':<24}{'A':>9}{'B':>9}{'A-B':>9}  {'95% CI of A-B':<20}{'p (AR)':>10}{'p (boot)':>10}"
+               f"{'p (exact)':>11}")
     for r in results:
         ci = f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}]"
-        click.echo(f"{r.metric:<24}{r.a:9.4f}{r.b:9.4f}{r.diff:+9.4f}  {ci:<20}{r.p_randomization:9.4f}{r.p_bootstrap:10.4f}")
-    click.echo(f"units: {results[0].n} ({results[0].clusters} clusters)")
+        click.echo(f"{r.metric:<24}{r.a:9.4f}{r.b:9.4f}{r.diff:+9.4f}  {ci:<20}{r.p_randomization_text:>10}"
+                   f"{r.p_bootstrap_text:>10}{r.p_exact_text:>11}")
+    click.echo(f"units: {results[0].n} ({results[0].clusters} clusters); {resamples} resamples: the smallest p (AR) "
+               f"is {format_p(ar_floor(resamples))}, p (boot) {format_p(1 / (resamples + 1))}, shown as \"<\" at that "
+               "floor; p (exact): McNemar, 0/1 metrics on independent items only")
     for r in results:
         click.echo(f"signature: {r.signature}")
     return 0
 
 
 # ---- rank -----------------------------------------------------------------------------------------------------
-@click.command("rank")
+def _rank_help() -> str:
+    from dialeval.results.stats import RULES
+
+    return (f"""Order runs by a metric and group them into significance bands.
+
+    Bands (--bands): "pairwise" (default): {RULES["pairwise"]}. "neighbour": {RULES["neighbour"]}.
+
+    Tests (--test): "auto" (default) uses McNemar's exact test for 0/1 metrics on independent items (P@1,
+    hits@1, accuracy) and approximate randomization (cluster swaps) otherwise, with enough resamples that the
+    Holm correction can reject; a p-value at the resampling floor prints as "< 1/(R+1)". Equal scores: earliest
+    submission first. Reported results (no per-item results) are never banded; a board of reported results
+    only is listed as reported. The signature starts with the benchmark and the data identity, names the split
+    scope, the band rule and the test.
+    """).replace("\n    ", "\n")
+
+
+@click.command("rank", help=_rank_help())
 @_registry_option
 @click.option("--board", default=None, help="Leaderboard (default: the only one in the registry).")
 @click.option("--metric", default=None, help="Ranking metric (default: the benchmark's first).")
 @click.option("--split", "scope", default=None, help="Rank on one split (default: everything).")
+@click.option("--bands", "rule", type=click.Choice(["pairwise", "neighbour"]), default="pairwise", show_default=True,
+              help="Band rule: pairwise (no two runs in a band differ significantly) or neighbour (the DSTC6 "
+                   "overview's chaining of neighbour tests, to reproduce it).")
+@click.option("--test", type=click.Choice(["auto", "mcnemar", "ar"]), default="auto", show_default=True,
+              help="Pairwise test: McNemar (exact; 0/1 metrics on independent items), approximate randomization, "
+                   "or auto (McNemar where it applies).")
 @click.option("--alpha", type=click.FloatRange(0.0001, 0.5), default=0.05, show_default=True)
 @click.option("--resamples", type=click.IntRange(100, 10_000_000), default=None,
-              help="Randomization resamples (default: enough for Holm over the neighbour tests).")
+              help="Randomization resamples (default: enough for Holm over the tests to be able to reject).")
 @click.option("--seed", type=int, default=12345, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
-def rank_cmd(registry_dir, board, metric, scope, alpha, resamples, seed, as_json):
-    """Order runs by a metric and group them into bands of statistically indistinguishable systems."""
+def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, seed, as_json):
     from dialeval.leaderboard.bands import rank_board
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.scoring import benchmark_info
@@ -161,22 +194,36 @@ def rank_cmd(registry_dir, board, metric, scope, alpha, resamples, seed, as_json
         if not runs:
             raise UsageError(f"board {board!r} has no runs")
         metric = metric or benchmark_info(runs[0].benchmark)["default_metrics"][0]
-        ranking = rank_board(reg, board, metric, scope, alpha, resamples, seed)
+        ranking = rank_board(reg, board, metric, scope, alpha, resamples, seed, rule=rule, test=test)
     if as_json:
         click.echo(json.dumps(ranking.to_json(), indent=2))
         return 0
-    click.echo(f"board {_safe(board)} · {ranking.metric} on {ranking.scope}")
-    click.echo(f"{'#':>3} {'band':>4}  {'team / system':<40}{ranking.metric:>9}  {'95% CI':<19}{'p next':>8}")
+    if ranking.reported_only:
+        click.echo(f"board {_safe(board)} · {ranking.metric} on {ranking.scope} · reported results only, not banded")
+    else:
+        click.echo(f"board {_safe(board)} · {ranking.metric} on {ranking.scope} · bands: {ranking.rule}"
+                   + (f", test: {ranking.test}" if ranking.test else ""))
+    if ranking.reported_only:  # published numbers: no band, no interval, no test to show
+        for i, r in enumerate(ranking.rows, 1):
+            label = _safe(f"{r.team} / {r.system}")[:39]
+            click.echo(f"{i:>3}  {label:<40}{r.score:9.4f}" + (f"  {_safe(r.note)}" if r.note else ""))
+        for n in ranking.notes:
+            click.echo(f"note: {_safe(n)}")
+        return 0
+    if ranking.rows:
+        click.echo(f"{'#':>3} {'band':>4}  {'team / system':<40}{ranking.metric:>9}  {'95% CI':<19}{'p next':>9}")
     for i, r in enumerate(ranking.rows, 1):
         label = _safe(f"{r.team} / {r.system}")[:39]
-        ci = f"[{_fmt(r.low)}, {_fmt(r.high)}]"
+        ci = f"[{_fmt(r.low)}, {_fmt(r.high)}]" if r.low is not None else "-"
         band = str(r.band) if r.band else "-"
-        badge = " (baseline)" if r.kind == "baseline" else ""
-        click.echo(f"{i:>3} {band:>4}  {label + badge:<40}{r.score:9.4f}  {ci:<19}{_fmt(r.p_next):>8}"
-                   + (f"  {r.note}" if r.note else ""))
+        badge = {"baseline": " (baseline)", "reported": " (reported)"}.get(r.kind, "")
+        why = f"  new band: differs from #{r.differs_from} (p {r.p_differs_text})" if r.differs_from else ""
+        note = f"  {_safe(r.note)}" if r.note else ""
+        click.echo(f"{i:>3} {band:>4}  {label + badge:<40}{r.score:9.4f}  {ci:<19}{r.p_next_text:>9}{why}{note}")
     for n in ranking.notes:
-        click.echo(f"note: {n}")
-    click.echo(f"signature: {ranking.signature}")
+        click.echo(f"note: {_safe(n)}")
+    if ranking.signature:
+        click.echo(f"signature: {ranking.signature}")
     return 0
 
 

@@ -21,13 +21,22 @@ Routines and where they come from
     * :func:`approximate_randomization`: approximate randomization (Noreen 1989; Riezler & Maxwell 2005):
       swap the two runs' outputs per cluster at random — ``scipy.stats.permutation_test(permutation_type=
       "samples")`` on the paired cluster sums, two-sided, p-value as scipy computes it ((hits + 1)/(R + 1)).
+    * :func:`mcnemar` / :func:`pairwise_mcnemar`: the exact McNemar test (``scipy.stats.binomtest`` on the
+      discordant items, p = 0.5) for 0/1 per-item metrics (P@1, hits@1, accuracy) whose items are independent
+      (every item its own cluster). It is exact, so it has no resampling floor. It does not apply to graded
+      metrics (MRR, P@k on ties, embedding scores: no two-outcome table) or to clustered units (turns of one
+      conversation are not independent); there the randomization test stands: with every one of the 2^C sign
+      flips it is an exact conditional test of "A and B are exchangeable within each cluster", and the Monte
+      Carlo estimate ``(hits + 1)/(R + 1)`` is a valid p-value that cannot go below ``1/(R + 1)`` (Phipson &
+      Smyth 2010) — such a value is reported as ``< 1/(R + 1)`` (:func:`format_p`), never as if exact.
     * :func:`pairwise_randomization` (used by :func:`bands` and ``dialeval rank``): the same test for every
       pair of many runs **not** through scipy: ``permutation_test`` draws fresh swaps per call, so 50 runs
       would cost 1,225 calls; here one matrix of random signs (R x C) is drawn once and shared by all pairs
       (common random numbers), and since the null statistic of pair (i, j) is ``signs @ (S_i - S_j)`` it is
       ``M[:, i] - M[:, j]`` with ``M = signs @ S.T`` — one matrix product for all pairs. :func:`bands` tests
-      neighbours in rank order, Holm-adjusted over the k - 1 tests, with enough resamples
-      (:func:`band_resamples`) that the adjustment can reject at all (p >= 1/(R + 1) for a Monte Carlo test). Its p-values are the
+      every pair (or, under the ``neighbour`` rule, neighbours in rank order), Holm-adjusted over the tests,
+      with enough resamples (:func:`band_resamples`) that the adjustment can reject at all (p >= 1/(R + 1) for
+      a Monte Carlo test). Its p-values are the
       same test as :func:`approximate_randomization` (a different random stream, so they can differ by
       Monte Carlo error, about ±0.015 at p = 0.05 with 1,000 resamples); tests check the two agree.
     * :func:`holm`: Holm's step-down adjustment (scipy has none; statsmodels is not a dependency).
@@ -207,9 +216,23 @@ class PairedResult:
     a_interval: Interval | None = None
     b_interval: Interval | None = None
     signature: str = ""
+    p_exact: float | None = None  # McNemar's exact test, where it applies (0/1 metric, independent items)
+    exact_test: str | None = None  # "mcnemar" or None
 
     def significant(self, alpha: float = DEFAULT_ALPHA) -> bool:
-        return self.p_randomization < alpha
+        return (self.p_exact if self.p_exact is not None else self.p_randomization) < alpha
+
+    @property
+    def p_randomization_text(self) -> str:
+        return format_p(self.p_randomization, floor=ar_floor(self.resamples))
+
+    @property
+    def p_bootstrap_text(self) -> str:
+        return format_p(self.p_bootstrap, self.resamples)
+
+    @property
+    def p_exact_text(self) -> str:
+        return "-" if self.p_exact is None else format_p(self.p_exact)
 
     def to_json(self) -> dict:
         return {
@@ -220,6 +243,11 @@ class PairedResult:
             "confidence": self.confidence, "unit": self.level,
             "a_interval": self.a_interval.to_json() if self.a_interval else None,
             "b_interval": self.b_interval.to_json() if self.b_interval else None,
+            # the Monte Carlo p-values as text: "< 0.0010" at the resampling floor, never a bare 0.0010
+            "p_randomization_text": self.p_randomization_text, "p_bootstrap_text": self.p_bootstrap_text,
+            "p_randomization_at_floor": at_floor(self.p_randomization, floor=ar_floor(self.resamples)),
+            "p_exact": self.p_exact, "exact_test": self.exact_test,
+            "p_exact_text": None if self.p_exact is None else self.p_exact_text,
             "signature": self.signature,
         }
 
@@ -295,17 +323,120 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
         d, lo, hi, p_bs = paired_bootstrap(va, vb, cl, resamples, seed, confidence)
         p_ar = approximate_randomization(va, vb, cl, resamples, seed)
         n_clusters = len(np.unique(cl))
+        exact = exact_applies(np.stack([va, vb]), cl)
+        p_ex = mcnemar(va, vb) if exact else None
         parts = [p for p in base_signature.split("|") if p] if base_signature else []
         version = [p for p in parts if p.startswith("v:")]  # the version stays last (signature convention)
         head = "|".join([p for p in parts if not p.startswith("v:")] + [f"metric:{m.name}"])
         sig = head + settings_suffix(test="ar+bs", resamples=resamples, seed=seed, confidence=confidence,
-                                     level=ua.level) + "".join("|" + v for v in version)
+                                     level=ua.level) + ("|exact:mcnemar" if exact else "") \
+            + "".join("|" + v for v in version)
         out.append(PairedResult(
             m.name, float(va.mean()), float(vb.mean()), d, lo, hi, p_bs, p_ar, len(va), n_clusters, resamples,
             seed, confidence, ua.level, interval(va, cl, resamples, seed, confidence),
-            interval(vb, cl, resamples, seed, confidence), sig,
+            interval(vb, cl, resamples, seed, confidence), sig, p_ex, "mcnemar" if exact else None,
         ))
     return out
+
+
+# ---- exact test and p-value display -------------------------------------------------------------------
+def is_binary(values: np.ndarray) -> bool:
+    """Every value is 0 or 1 (P@1, hits@1, accuracy per item): the runs' outcomes form 2 x 2 tables."""
+    v = np.asarray(values)
+    return bool(v.size) and bool(np.isin(v, (0.0, 1.0)).all())
+
+
+def exact_applies(values: np.ndarray, clusters: np.ndarray | None = None) -> bool:
+    """McNemar's exact test fits: 0/1 values on independent units (no cluster holds two units)."""
+    if not is_binary(values):
+        return False
+    if clusters is None:
+        return True
+    return len(np.unique(clusters)) == len(clusters)
+
+
+def mcnemar(a: np.ndarray, b: np.ndarray) -> float:
+    """Exact two-sided McNemar p-value of paired 0/1 outcomes: ``binomtest(n10, n10 + n01, 0.5)``.
+
+    Only the discordant units count (A right and B wrong: n10; the reverse: n01); under the null each is
+    equally likely either way. No discordant unit gives 1.0.
+    """
+    from scipy import stats
+
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    n10 = int(np.count_nonzero((a == 1) & (b == 0)))
+    n01 = int(np.count_nonzero((a == 0) & (b == 1)))
+    if n10 + n01 == 0:
+        return 1.0
+    return float(stats.binomtest(n10, n10 + n01, 0.5, alternative="two-sided").pvalue)
+
+
+def pairwise_mcnemar(values: np.ndarray, pairs: list[tuple[int, int]] | None = None) -> np.ndarray:
+    """Exact McNemar p-values for every pair of rows of 0/1 ``values`` (runs x units); 1.0 on the diagonal.
+
+    The discordant counts of all pairs come from one matrix product (``n10 = V @ (1 - V).T``). For p = 0.5
+    the binomial is symmetric, so binomtest's two-sided p-value is ``min(1, 2 * cdf(min(n10, n01)))``: one
+    vectorised ``binom.cdf`` instead of a call per pair (the tests check it against :func:`mcnemar`).
+    """
+    from scipy import stats
+
+    v = np.asarray(values, dtype=np.float64)
+    k = v.shape[0]
+    n10 = np.rint(v @ (1.0 - v).T).astype(np.int64)
+    todo = pairs if pairs is not None else [(x, y) for x in range(k) for y in range(x + 1, k)]
+    p = np.ones((k, k))
+    if not todo:
+        return p
+    i, j = np.array(todo).T
+    hi_, lo_ = n10[i, j], n10[j, i]
+    n = hi_ + lo_
+    pv = np.where(n > 0, np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(hi_, lo_), np.maximum(n, 1), 0.5)), 1.0)
+    p[i, j] = p[j, i] = pv
+    return p
+
+
+def ar_floor(resamples: int) -> float:
+    """The smallest p-value :func:`approximate_randomization` can give: scipy's two-sided p-value is twice the
+    smaller one-sided ``(hits + 1)/(R + 1)``, so ``2/(R + 1)`` (:func:`pairwise_randomization` counts |stat|
+    directly: ``1/(R + 1)``)."""
+    return 2.0 / (resamples + 1)
+
+
+def at_floor(p: float | None, resamples: int | None = None, floor: float | None = None) -> bool:
+    """A Monte Carlo p-value that is the smallest the test can give — ``floor``, by default ``1/(R + 1)`` —
+    which means no resample was as extreme: the true p-value may be far smaller."""
+    if floor is None:
+        if p is None or not resamples:
+            return False
+        floor = 1.0 / (resamples + 1)
+    if p is None:
+        return False
+    return bool(p <= floor * (1 + 1e-9))
+
+
+def format_p(p: float | None, resamples: int | None = None, bound: bool = False, floor: float | None = None) -> str:
+    """A p-value for people: ``0.0421``; ``3.4e-07`` when tiny (exact tests); ``< 0.0010`` when it is a bound.
+
+    ``resamples`` (floor ``1/(R + 1)``) or ``floor`` given (a Monte Carlo p-value) and ``p`` at that floor, or
+    ``bound`` True (a Holm-adjusted value driven by such a floor), print ``< x`` with x rounded *up*, so the text
+    stays true. An exact p-value too small for a double (0.0) prints ``< 1e-300``.
+    """
+    if p is None or not np.isfinite(p):
+        return "-"
+    if p == 0:
+        return "< 1e-300"
+    if bound or at_floor(p, resamples, floor):
+        if p >= 1e-4:
+            return f"< {np.ceil(p * 1e4 - 1e-9) / 1e4:.4f}"
+        exp = int(np.floor(np.log10(p)))
+        mant = np.ceil(p / 10.0 ** exp * 10 - 1e-9) / 10
+        if mant >= 10:
+            mant, exp = mant / 10, exp + 1
+        return f"< {mant:.1f}e{exp:03d}"
+    if p >= 1e-4:
+        return f"{p:.4f}"
+    return f"{p:.1e}"
 
 
 # ---- many runs ----------------------------------------------------------------------------------------
@@ -314,8 +445,10 @@ def pairwise_randomization(values: np.ndarray, clusters: np.ndarray | None = Non
                            pairs: list[tuple[int, int]] | None = None) -> np.ndarray:
     """Two-sided approximate-randomization p-values for every pair of rows of ``values`` (runs x units).
 
-    Returns a symmetric (runs x runs) matrix with 1.0 on the diagonal (and for pairs not in ``pairs``). One sign matrix (resamples x clusters)
-    is shared by all pairs; see the module docstring for why this is not ``scipy.stats.permutation_test``.
+    Returns a symmetric (runs x runs) matrix with 1.0 on the diagonal (and for pairs not in ``pairs``). One sign
+    matrix (resamples x clusters) is shared by all pairs; see the module docstring for why this is not
+    ``scipy.stats.permutation_test``. The resamples are drawn in batches and only the per-pair counts kept, so
+    memory does not grow with ``resamples`` (all-pairs banding of many runs needs hundreds of thousands).
     """
     values = np.asarray(values, dtype=np.float64)
     k, units = values.shape
@@ -326,37 +459,66 @@ def pairwise_randomization(values: np.ndarray, clusters: np.ndarray | None = Non
     sums = np.stack([np.bincount(inverse, weights=row, minlength=n_cl) for row in values]) if k else np.empty((0, 0))
     total = float(units) or 1.0
     observed = sums.sum(axis=1) / total  # means of each run
+    todo = pairs if pairs is not None else [(x, y) for x in range(k) for y in range(x + 1, k)]
+    todo = [(i, j) for i, j in todo if not np.array_equal(sums[i], sums[j])]  # identical runs: p = 1
+    p = np.ones((k, k))
+    if not todo:
+        return p
+    ii, jj = np.array(todo).T
+    obs = np.abs(observed[ii] - observed[jj]) - 1e-12
+    hits = np.zeros(len(todo), dtype=np.int64)
     rng = _rng(seed)
     # Swapping A and B in cluster c flips the sign of (S_A,c - S_B,c): null stat = signs @ (S_A - S_B) / N.
-    proj = np.empty((resamples, k))
+    # The batches (and so the random stream) are those of earlier versions: same seed, same p-values.
     step = _batch(n_cl, 1)
     for start in range(0, resamples, step):
         stop = min(resamples, start + step)
         signs = rng.integers(0, 2, size=(stop - start, n_cl), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-        proj[start:stop] = signs @ sums.T / total
-    p = np.ones((k, k))
-    todo = pairs if pairs is not None else [(x, y) for x in range(k) for y in range(x + 1, k)]
-    for i, j in todo:
-        obs = abs(observed[i] - observed[j])
-        if np.array_equal(sums[i], sums[j]):
-            continue
-        null = np.abs(proj[:, i] - proj[:, j])
-        p[i, j] = p[j, i] = (np.count_nonzero(null >= obs - 1e-12) + 1) / (resamples + 1)
+        proj = signs @ sums.T / total
+        for lo in range(0, len(todo), 256):  # bounded (batch x 256) temporaries however many pairs
+            sl = slice(lo, lo + 256)
+            hits[sl] += np.count_nonzero(np.abs(proj[:, ii[sl]] - proj[:, jj[sl]]) >= obs[sl], axis=0)
+    p[ii, jj] = p[jj, ii] = (hits + 1) / (resamples + 1)
     return p
 
 
 def holm(pvalues) -> np.ndarray:
     """Holm (1979) step-down adjusted p-values: ``p_adj(i) = max_{j <= i} min(1, (m - j + 1) p(j))`` in sorted order."""
+    return holm_bounds(pvalues)[0]
+
+
+def holm_bounds(pvalues, floor=None) -> tuple[np.ndarray, np.ndarray]:
+    """Holm-adjusted p-values and, for each, whether it is only an upper bound.
+
+    ``floor`` marks raw p-values that are Monte Carlo floors (``1/(R + 1)``: the true p may be far smaller).
+    An adjusted value is a bound when the term that sets it, ``(m - j + 1) p(j)`` at the running maximum, comes
+    from such a floor.
+    """
     p = np.asarray(pvalues, dtype=np.float64).ravel()
     m = len(p)
+    fl = np.zeros(m, dtype=bool) if floor is None else np.asarray(floor, dtype=bool).ravel()
     if not m:
-        return p
+        return p, fl
     order = np.argsort(p, kind="stable")
-    adj = np.minimum(1.0, (m - np.arange(m)) * p[order])
-    adj = np.maximum.accumulate(adj)
-    out = np.empty(m)
-    out[order] = adj
-    return out
+    terms = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adj = np.maximum.accumulate(terms)
+    # index of the term that attains the running maximum (the first one, as accumulate keeps it)
+    arg = np.maximum.accumulate(np.where(terms >= adj, np.arange(m), 0))
+    bound = fl[order][arg] & (adj < 1.0)
+    out, out_b = np.empty(m), np.empty(m, dtype=bool)
+    out[order], out_b[order] = adj, bound
+    return out, out_b
+
+
+RULES = {
+    "pairwise": "every pair of runs is tested (Holm-corrected over all pairs); going down the ranking, a run "
+                "joins the current band unless it differs significantly from a run already in it, and then it "
+                "starts the next band - so no two runs in one band differ significantly",
+    "neighbour": "the DSTC6 overview's rule: each run is tested against the next one down (Holm-corrected over "
+                 "those neighbour tests) and a band ends where a neighbour differs significantly - a long band "
+                 "can hold runs that differ significantly from each other",
+}
+TESTS = ("auto", "mcnemar", "ar")
 
 
 @dataclass
@@ -366,7 +528,7 @@ class Banding:
     order: list[int]  # indices into the input, best first
     scores: list[float]
     band: list[int]  # band of each run in ``order``
-    p_adjusted: np.ndarray  # (runs x runs) in input order
+    p_adjusted: np.ndarray  # (runs x runs) in input order; 1.0 for pairs not tested
     metric: str = ""
     alpha: float = DEFAULT_ALPHA
     resamples: int = DEFAULT_RESAMPLES
@@ -375,53 +537,105 @@ class Banding:
     level: str = "item"
     signature: str = ""
     notes: list[str] = field(default_factory=list)
+    rule: str = "pairwise"
+    test: str = "ar"  # the test used: "ar" (approximate randomization) or "mcnemar" (exact)
+    p_raw: np.ndarray | None = None  # unadjusted p-values, same layout
+    p_bound: np.ndarray | None = None  # True where p_adjusted is only an upper bound (a Monte Carlo floor)
+    # for each run in ``order`` that starts a band below the first: the input index of the run of the band
+    # above that it differs from significantly (the reason the band ends), else None
+    differs_from: list[int | None] = field(default_factory=list)
+
+    def p_text(self, i: int, j: int) -> str:
+        """The adjusted p-value of runs i, j (input indices) as text (``< x`` when a floor)."""
+        bound = bool(self.p_bound[i, j]) if self.p_bound is not None else False
+        return format_p(float(self.p_adjusted[i, j]), bound=bound)
 
 
-def band_resamples(k: int, alpha: float = DEFAULT_ALPHA, floor: int = DEFAULT_RESAMPLES) -> int:
-    """Resamples that let Holm over ``k - 1`` tests reject at all: the smallest attainable adjusted p-value,
-    ``(k - 1) / (R + 1)``, must be well under ``alpha`` (here alpha / 20). At least ``floor``."""
-    m = max(1, k - 1)
+def band_resamples(k: int, alpha: float = DEFAULT_ALPHA, floor: int = DEFAULT_RESAMPLES, tests: int | None = None) -> int:
+    """Resamples that let Holm over ``tests`` tests (default ``k - 1``, the neighbour rule) reject at all: the
+    smallest attainable adjusted p-value, ``tests / (R + 1)``, must be well under ``alpha`` (here alpha / 20).
+    At least ``floor``."""
+    m = max(1, k - 1 if tests is None else tests)
     return max(floor, int(np.ceil(20 * m / alpha)))
 
 
 def bands(values: np.ndarray, clusters: np.ndarray | None = None, tiebreak=None, metric: str = "",
           alpha: float = DEFAULT_ALPHA, resamples: int | None = None, seed: int = DEFAULT_SEED,
-          level: str = "item") -> Banding:
-    """Rank runs (rows of ``values``, aligned units) by mean and group them into bands of indistinguishable systems.
+          level: str = "item", rule: str = "pairwise", test: str = "auto") -> Banding:
+    """Rank runs (rows of ``values``, aligned units) by mean and group them into bands.
 
     Runs are ordered by mean (equal means by ``tiebreak``, e.g. submission time, earliest first; then input
-    order). Each run is tested against the next one down (approximate randomization, cluster swaps), the
-    ``k - 1`` p-values are Holm-adjusted, and a band ends where the adjusted p-value is below ``alpha`` — the
-    DSTC6 overview's grouping, derived from the items instead of fixed thresholds. Like any chain of
-    neighbour tests, the first and last members of a long band may differ significantly from each other.
+    order). ``rule`` (:data:`RULES`):
 
-    ``resamples`` None picks :func:`band_resamples` (enough for Holm over ``k - 1`` tests to be able to reject);
-    the number used is in the signature. ``p_adjusted[i, j]`` holds the adjusted p-value of neighbours i, j
-    (input indices), 1.0 elsewhere.
+    * ``"pairwise"`` (default): all ``k (k - 1) / 2`` pairs are tested and Holm-adjusted together. Bands are
+      built top-down, each anchored on its first run: the next run joins the current band unless it differs
+      significantly (adjusted p < alpha) from *any* run already in the band, and then it starts a new band.
+      No two runs of one band differ significantly; bands are contiguous in rank order.
+    * ``"neighbour"``: the DSTC6 overview's grouping — each run is tested against the next one down, the
+      ``k - 1`` p-values are Holm-adjusted, and a band ends where the adjusted p-value is below ``alpha``. A
+      chain of small steps can put runs that differ significantly into one band; kept to reproduce the overview.
+
+    ``test``: ``"mcnemar"`` (exact, 0/1 values on independent units), ``"ar"`` (approximate randomization,
+    cluster swaps), or ``"auto"``: McNemar where it applies (:func:`exact_applies`), else randomization.
+    ``resamples`` None picks :func:`band_resamples` for the number of tests (randomization only); the number used
+    is in the signature.
     """
+    if rule not in RULES:
+        raise ValueError(f"unknown band rule {rule!r} (known: {', '.join(RULES)})")
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r} (known: {', '.join(TESTS)})")
     values = np.asarray(values, dtype=np.float64)
     k = values.shape[0]
-    if resamples is None:
-        resamples = band_resamples(k, alpha)
+    exact_ok = exact_applies(values, clusters)
+    if test == "mcnemar" and not exact_ok:
+        raise ValueError("McNemar's exact test needs 0/1 values on independent units (every item its own cluster)")
+    used = "mcnemar" if test == "mcnemar" or (test == "auto" and exact_ok) else "ar"
+    n_tests = max(0, k - 1) if rule == "neighbour" else k * (k - 1) // 2
+    if used == "ar" and resamples is None:
+        resamples = band_resamples(k, alpha, tests=n_tests)
     means = values.mean(axis=1) if values.shape[1] else np.full(k, np.nan)
     tb = list(tiebreak) if tiebreak is not None else [0] * k
     order = sorted(range(k), key=lambda i: (-round(float(means[i]), 12), tb[i], i))
-    raw = neighbour_randomization(values[order], clusters, resamples, seed) if k > 1 else np.empty(0)
-    adj_chain = holm(raw)
-    adj = np.ones((k, k))
-    band_of = []
-    band = 1
+    if rule == "neighbour":
+        pairs = [(order[x], order[x + 1]) for x in range(k - 1)]
+    else:
+        pairs = [(order[x], order[y]) for x in range(k) for y in range(x + 1, k)]
+    if used == "mcnemar":
+        raw = pairwise_mcnemar(values, pairs)
+    else:
+        raw = pairwise_randomization(values, clusters, resamples, seed, pairs) if k > 1 else np.ones((k, k))
+    raw_list = np.array([raw[i, j] for i, j in pairs])
+    floor = np.array([used == "ar" and at_floor(x, resamples) for x in raw_list], dtype=bool)
+    adj_list, bound_list = holm_bounds(raw_list, floor)
+    adj, bound = np.ones((k, k)), np.zeros((k, k), dtype=bool)
+    for (i, j), a, b in zip(pairs, adj_list, bound_list, strict=True):
+        adj[i, j] = adj[j, i] = a
+        bound[i, j] = bound[j, i] = b
+    band_of: list[int] = []
+    differs: list[int | None] = []
+    band, members = 1, []
     for pos, i in enumerate(order):
+        hit = None
         if pos:
-            prev = order[pos - 1]
-            adj[prev, i] = adj[i, prev] = adj_chain[pos - 1]
-            if adj_chain[pos - 1] < alpha:
-                band += 1
+            if rule == "neighbour":
+                prev = order[pos - 1]
+                hit = prev if adj[prev, i] < alpha else None
+            else:
+                hit = next((mm for mm in members if adj[mm, i] < alpha), None)
+        if hit is not None:
+            band, members = band + 1, []
+        members.append(i)
         band_of.append(band)
-    sig = f"metric:{metric}" + settings_suffix(test="ar", resamples=resamples, seed=seed, level=level) + \
-        f"|alpha:{alpha:g}|adj:holm|pairs:neighbours"
-    return Banding(order, [float(means[i]) for i in order], band_of, adj, metric, alpha, resamples, seed,
-                   int(values.shape[1]), level, sig)
+        differs.append(hit)
+    fields: dict = {"bands": rule, "test": used}
+    if used == "ar":
+        fields["ar"] = resamples
+    sig = f"metric:{metric}|" + "|".join(f"{a}:{b}" for a, b in fields.items()) + \
+        f"|seed:{seed}|unit:{'conversation' if level == 'conversation' else 'item'}|alpha:{alpha:g}|adj:holm|" \
+        f"tests:{n_tests}"
+    return Banding(order, [float(means[i]) for i in order], band_of, adj, metric, alpha,
+                   resamples if used == "ar" else 0, seed, int(values.shape[1]), level, sig, [], rule, used, raw,
+                   bound, differs)
 
 
 def neighbour_randomization(values: np.ndarray, clusters: np.ndarray | None = None,
