@@ -84,8 +84,7 @@ class Ubuntu(Benchmark):
         if matrix and len(splits) > 1:
             raise UsageError("a score matrix answers one split: pass --split valid or --split test")
         files = {s: data / f"{s}.csv" for s in splits}
-        identity = data_identity(list(files.values()), data)
-        identity.split_digests = {s: data_identity([files[s]], data).digest for s in splits}
+        identity = data_identity(list(files.values()), data, splits={s: [files[s]] for s in splits})
         return self.evaluate_rows(request, {s: count_eval_rows(files[s]) for s in splits}, identity)
 
     def evaluate_rows(self, request: Request, rows: dict[str, int], identity: DataIdentity) -> Evaluation:
