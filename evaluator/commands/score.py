@@ -54,7 +54,8 @@ def common_options(f):
     f = click.option("--benchmark", "benchmark", default="dstc6", show_default=True,
                      help="Benchmark to score against (see `dialeval benchmarks`).")(f)
     f = click.option("--data", type=click.Path(file_okay=False), default=None,
-                     help="The benchmark's data folder (test files). For dstc6 also --challenge; default for dstc6: "
+                     help="The benchmark's data folder (test files), or a fetched release's name (`dialeval data list`). For "
+                          "dstc6 also --challenge; default for dstc6: "
                           "$DIALEVAL_CHALLENGE, else the embedded default challenge.")(f)
     f = click.option("--challenge", type=click.Path(file_okay=False), default=None,
                      help="DSTC6 challenge directory (tst1/ ... folders); the same as --data.")(f)
@@ -111,7 +112,7 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None) -> tup
         raise UsageError("give --data or --challenge, not both")
     chosen = data or challenge
     if chosen:
-        return chosen, False
+        return _folder_or_release(benchmark, chosen), False
     if benchmark not in EMBEDDED:
         raise UsageError(f"--data DIR is required for benchmark {benchmark} (its test files' folder)")
     env = os.environ.get(ENV_CHALLENGE) if benchmark == "dstc6" else None
@@ -123,6 +124,20 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None) -> tup
     click.echo(f"dialeval: no --data given: using the embedded default {benchmark} data (simulated; "
                f"pass --data DIR{f' or set {ENV_CHALLENGE}' if benchmark == 'dstc6' else ''} for real data)", err=True)
     return str(root), True
+
+
+def _folder_or_release(benchmark: str, chosen: str) -> str:
+    """``--data``: a folder as given, or a known release's name (``babi-dialog``) resolved to its fetched copy.
+
+    An existing folder of that name wins (offline machines keep working on folders as before)."""
+    import os
+
+    if os.path.exists(chosen) or "/" in chosen or os.sep in chosen:
+        return chosen
+    from dialeval.commands.data import resolve_release
+
+    found = resolve_release(chosen, benchmark)
+    return str(found) if found is not None else chosen
 
 
 def _print_problems(problems: list[Problem], per_code: int) -> None:
@@ -168,6 +183,10 @@ def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, 
 
 def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
     from dialeval.formats.jsonio import atomic_write_text
+
+    if report.data is not None:  # a changed published file: said on stderr whatever the output format
+        for line in report.data.warnings():
+            click.echo(f"dialeval: warning: {safe(line)}", err=True)
 
     if out:
         text = report.to_csv_text() if (as_csv or out.endswith(".csv")) and not as_json else report.to_json_text()
