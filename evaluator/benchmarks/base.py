@@ -99,16 +99,21 @@ class DataIdentity:
                 "release": self.release, "split_releases": dict(self.split_releases), "modified": list(self.modified)}
 
     def warnings(self) -> list[str]:
-        """One line per modified file: which file differs and what that means for the numbers."""
-        lines = [f"data: {m['file']} differs from the published {m['release']} release (sha256 {m['sha256'][:12]}, "
-                 f"published {m['expected'][:12]}): these numbers are not comparable with published ones"
-                 for m in self.modified[:MAX_MODIFIED_LINES]]
-        if len(self.modified) > MAX_MODIFIED_LINES:
-            lines.append(f"data: ... and {len(self.modified) - MAX_MODIFIED_LINES} more modified file(s)")
-        return lines
+        """Which files differ from the published release and what that means for the numbers: a line per file,
+        or one line when many do (every file of a split re-made: a different data set under published names)."""
+        tail = "these numbers are not comparable with published ones"
+        if len(self.modified) <= MAX_MODIFIED_LINES:
+            return [f"data: {m['file']} differs from the published {m['release']} release (sha256 {m['sha256'][:12]}, "
+                    f"published {m['expected'][:12]}): {tail}" for m in self.modified]
+        names = ", ".join(m["file"] for m in self.modified[:2])
+        releases = " / ".join(sorted({m["release"] for m in self.modified}))
+        return [f"data: {len(self.modified)} files carry published {releases} names with other content ({names}, "
+                f"...; all in the JSON report): not the published release; {tail}"]
 
 
-MAX_MODIFIED_LINES = 10
+MAX_MODIFIED_LINES = 3
+SIMULATOR_MARK = "simulator.json"
+"""Written by the dialog simulator beside the splits it generates: such data is simulated, never a release copy."""
 
 
 @dataclass
@@ -246,7 +251,7 @@ def data_identity(files: list[Path], location: Path | str, embedded_default: boo
                          embedded_default)
     if splits:
         ident.split_digests = {s: _short_hash(fs, digests) for s, fs in splits.items()}
-    if embedded_default or not digests:
+    if embedded_default or not digests or (Path(location) / SIMULATOR_MARK).is_file():
         return ident
     from dialeval.files import cache
     from dialeval.files.releases import registry

@@ -181,12 +181,16 @@ def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, 
             protect(folder, "a file of the challenge")
 
 
-def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
-    from dialeval.formats.jsonio import atomic_write_text
-
-    if report.data is not None:  # a changed published file: said on stderr whatever the output format
+def _warn_data(report) -> None:
+    """A changed published file, said on stderr whatever the output format (after every output is written, so a
+    failed write stays one line)."""
+    if report.data is not None:
         for line in report.data.warnings():
             click.echo(f"dialeval: warning: {safe(line)}", err=True)
+
+
+def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
+    from dialeval.formats.jsonio import atomic_write_text
 
     if out:
         text = report.to_csv_text() if (as_csv or out.endswith(".csv")) and not as_json else report.to_json_text()
@@ -226,6 +230,7 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
         click.echo(f"{safe(submission)}: {status} ({len(report.errors)} error(s), {n} warning(s); "
                    f"{benchmark} split {', '.join(report.splits)}; mode {'lenient' if opts.get('lenient') else 'strict'})",
                    err=out == "-")
+    _warn_data(report)
     return 0 if report.valid else 1
 
 
@@ -274,6 +279,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         from dialeval.formats.jsonio import atomic_write_text
 
         atomic_write_text(per_item, "".join(line + "\n" for line in report.per_item_lines()), parents=False)
+    _warn_data(report)
     return 0 if report.valid else 1
 
 
