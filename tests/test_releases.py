@@ -456,3 +456,24 @@ def test_verify_real_babi_and_a_modified_copy(tmp_path):
     r = run("data", "verify", copy)
     assert r.returncode == 1 and "MODIFIED (1 file(s) differ)" in r.stdout and "1 unknown" in r.stdout
     assert "dialog-babi-task2-API-refine-dev.txt differs from the published babi-dialog release" in r.stderr
+
+
+@pytest.mark.realdata
+@needs(TST1)
+def test_identity_reads_no_data_file_twice(tmp_path, monkeypatch):
+    """The release is named from the digests the DSTC6 reader took of the bytes it parsed: nothing is hashed again."""
+    from dialeval.api import score
+    from dialeval.files import cache
+
+    sub = tmp_path / "sub" / "tst1"
+    _copy(sorted(TST1.glob("*task1*.answers.json")), sub)
+    copy = tmp_path / "data"
+    _copy(sorted(TST1.iterdir()), copy / "tst1")  # fresh paths: no digest remembered from another test
+
+    def no_second_read(path):
+        raise AssertionError(f"{path} hashed again")
+
+    monkeypatch.setattr(cache, "file_content_digest", no_second_read)
+    monkeypatch.setenv("DIALEVAL_NO_CACHE", "1")
+    rep = score(sub.parent, challenge=copy, tasks=[1])
+    assert rep.to_json()["data"]["release"] == "dstc6"
