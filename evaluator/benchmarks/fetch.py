@@ -53,6 +53,13 @@ def fetch_timeout() -> float:
     return value
 
 
+def no_archive(release: Release) -> str:
+    """The one line for a release that cannot be fetched (DSTC6: organizers only)."""
+    how = f" ({release.obtain})" if release.obtain else ""
+    return (f"release {release.name} has no public archive to fetch{how}: pass your copy's folder with --data DIR; "
+            "`dialeval data verify DIR` checks it against the published files")
+
+
 def installed(release: Release, root: str | Path) -> Path | None:
     """The data folder of a complete fetched copy of ``release`` under ``root``, else None.
 
@@ -85,8 +92,7 @@ def fetch(release: Release, root: str | Path, *, progress=None, timeout: float |
     import filelock
 
     if not release.archives:
-        how = f": {release.obtain}" if release.obtain else ""
-        raise UsageError(f"release {release.name} has no public archive to fetch{how}")
+        raise UsageError(no_archive(release))
     root = Path(root)
     found = installed(release, root)
     if found is not None:

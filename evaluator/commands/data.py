@@ -34,7 +34,7 @@ def resolve_release(name: str, benchmark: str) -> Path | None:
 
     A known release that is not fetched is a usage error naming the command that fetches it.
     """
-    from dialeval.benchmarks.fetch import installed
+    from dialeval.benchmarks.fetch import installed, no_archive
     from dialeval.files.releases import registry
 
     rel = registry().get(name)
@@ -46,8 +46,7 @@ def resolve_release(name: str, benchmark: str) -> Path | None:
     if found is not None:
         return found
     if not rel.archives:
-        raise UsageError(f"release {name} has no public archive ({rel.obtain or 'not distributed publicly'}); "
-                         "pass its folder with --data DIR")
+        raise UsageError(no_archive(rel))
     raise UsageError(f"release {name} is not fetched yet: run `dialeval data fetch {name}`")
 
 
@@ -176,7 +175,7 @@ def verify_cmd(folder, as_json, show_all):
 
     root = Path(folder)
     if not root.is_dir():
-        raise UsageError(f"{folder}: no such folder")
+        raise UsageError(f"{folder}: {'not a folder' if root.exists() else 'no such folder'}")
     reg = registry()
     checks = []
     for path, _size_bytes in _walk(root):
