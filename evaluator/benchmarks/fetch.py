@@ -93,6 +93,7 @@ def fetch(release: Release, root: str | Path, *, progress=None, timeout: float |
 
     if not release.archives:
         raise UsageError(no_archive(release))
+    timeout = fetch_timeout() if timeout is None else timeout  # a bad setting is refused before any network use
     root = Path(root)
     found = installed(release, root)
     if found is not None:
@@ -119,7 +120,7 @@ def fetch(release: Release, root: str | Path, *, progress=None, timeout: float |
         _sweep(root, release.name)
         work = Path(tempfile.mkdtemp(prefix=f".{release.name}.partial-", dir=root))
         try:
-            folder = _fetch_into(release, work, progress, fetch_timeout() if timeout is None else timeout, say)
+            folder = _fetch_into(release, work, progress, timeout, say)
             top = root / release.name
             if top.exists() or top.is_symlink():  # an incomplete copy (no manifest): set aside, then removed
                 aside = Path(tempfile.mkdtemp(prefix=f".{release.name}.partial-", dir=root))
