@@ -167,7 +167,8 @@ def _download(url: str, sha256: str, fname: str, folder: Path, progress, timeout
 
     pooch.get_logger().setLevel(logging.WARNING)  # our own one-line messages say what happens
     bar = progress(0, fname) if progress else False
-    downloader = pooch.HTTPDownloader(progressbar=bar, timeout=timeout)
+    # 64 KiB chunks: pooch's 1 KiB default costs a write and a flush per KiB on multi-GB archives
+    downloader = pooch.HTTPDownloader(progressbar=bar, timeout=timeout, chunk_size=1 << 16)
     try:
         out = pooch.retrieve(url, known_hash=f"sha256:{sha256}", fname=fname, path=folder, downloader=downloader)
     except requests.exceptions.HTTPError as e:
