@@ -292,7 +292,9 @@ def fetch_cmd(name, dest, quiet):
     if rel is None:
         raise UsageError(f"no release named {name[:60]!r} (known: {', '.join(reg.names())})")
     root = Path(dest) if dest else releases_root()
-    show_bar = not quiet and sys.stderr.isatty()
+    # the project's progress convention (core.termsafe): a terminal only, and never with DIALEVAL_NO_PROGRESS or TERM=dumb
+    show_bar = not quiet and sys.stderr.isatty() and not os.environ.get("DIALEVAL_NO_PROGRESS") \
+        and os.environ.get("TERM") != "dumb"
 
     def say(text: str) -> None:
         if not quiet:
