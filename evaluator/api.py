@@ -55,6 +55,10 @@ def evaluate(
     ev.request = request
     if ev.data is not None and request.options.get("embedded_default"):
         ev.data.embedded_default = True
+        ev.data.release, ev.data.split_releases, ev.data.modified = None, {}, []  # simulated: never a release
+    if ev.data is not None:
+        # a published file changed: the numbers must say so wherever they go (JSON notes, table, stderr)
+        ev.notes.extend(ev.data.warnings())
     return bench, ev
 
 

@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("dialeval.commands.score", "validate_cmd", "Check a submission against a split; exit 1 if invalid."),
     "score": ("dialeval.commands.score", "score_cmd", "Validate and score a submission on a benchmark (dstc6 by default)."),
     "benchmarks": ("dialeval.commands.score", "benchmarks_cmd", "List the benchmarks with their splits and metrics."),
+    "data": ("dialeval.commands.data", "data_group", "List, verify and fetch the published data releases."),
     "schema": ("dialeval.commands.schema", "schema_cmd", "List or print the published JSON Schemas."),
     "simulate": ("dialeval.simulator.cli", "simulate_cmd", "Generate a DSTC6-style challenge with the dialog simulator."),
     "stats": ("dialeval.simulator.cli", "stats_cmd", "Describe a challenge directory (items, candidates, vocabulary)."),

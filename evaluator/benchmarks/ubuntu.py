@@ -86,8 +86,7 @@ class Ubuntu(Benchmark):
             raise UsageError("a score matrix answers one split: pass --split valid or --split test")
         files = {s: data / f"{s}.csv" for s in splits}
         rows = {s: count_eval_rows(files[s]) for s in splits}  # first: the input layer vets each file
-        identity = data_identity(list(files.values()), data)
-        identity.split_digests = {s: data_identity([files[s]], data).digest for s in splits}
+        identity = data_identity(list(files.values()), data, splits={s: [files[s]] for s in splits})
         return self.evaluate_rows(request, rows, identity)
 
     def evaluate_rows(self, request: Request, rows: dict[str, int], identity: DataIdentity) -> Evaluation:

@@ -101,7 +101,7 @@ def reproduce_group():
 
 
 @reproduce_group.command("babi")
-@click.option("--data", "data_dir", required=True, type=click.Path(), help="bAbI dialog data directory.")
+@click.option("--data", "data_dir", required=True, type=click.Path(), help="bAbI dialog data directory, or babi-dialog (the fetched release).")
 @click.option("--out", "out_dir", required=True, type=click.Path(), help="Directory for babi-table2.md / .json.")
 @click.option(
     "--models",
@@ -130,10 +130,12 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
     Each model's rankings are scored by the babi benchmark. Progress goes to stderr; exit 0 when written,
     1 with --check when a target is missed, 2 on usage errors.
     """
+    from dialeval.commands.score import resolve_data
     from dialeval.formats.jsonio import atomic_write_text, dump_json_file, load_json_file
 
     model_list = parse_models(models)
     task_list = parse_tasks(tasks)
+    data_dir = resolve_data("babi", data_dir, None)[0]  # a release name (babi-dialog) means its fetched copy
     if not Path(data_dir).is_dir():
         raise UsageError(f"bAbI data directory {data_dir} does not exist")
     command = (

@@ -65,7 +65,8 @@ def common_options(f):
     f = click.option("--benchmark", "benchmark", default="dstc6", show_default=True,
                      help="Benchmark to score against (see `dialeval benchmarks`).")(f)
     f = click.option("--data", type=click.Path(file_okay=False), default=None,
-                     help="The benchmark's data folder (test files). For dstc6 also --challenge; default for dstc6: "
+                     help="The benchmark's data folder (test files), or a fetched release's name (`dialeval data list`). For "
+                          "dstc6 also --challenge; default for dstc6: "
                           "$DIALEVAL_CHALLENGE, else the embedded default challenge.")(f)
     f = click.option("--challenge", type=click.Path(file_okay=False), default=None,
                      help="DSTC6 challenge directory (tst1/ ... folders); the same as --data.")(f)
@@ -122,7 +123,7 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None) -> tup
         raise UsageError("give --data or --challenge, not both")
     chosen = data or challenge
     if chosen:
-        return chosen, False
+        return _folder_or_release(benchmark, chosen), False
     if benchmark not in EMBEDDED:
         raise UsageError(f"--data DIR is required for benchmark {benchmark} (its test files' folder)")
     env = os.environ.get(ENV_CHALLENGE) if benchmark == "dstc6" else None
@@ -134,6 +135,20 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None) -> tup
     click.echo(f"dialeval: no --data given: using the embedded default {benchmark} data (simulated; "
                f"pass --data DIR{f' or set {ENV_CHALLENGE}' if benchmark == 'dstc6' else ''} for real data)", err=True)
     return str(root), True
+
+
+def _folder_or_release(benchmark: str, chosen: str) -> str:
+    """``--data``: a folder as given, or a known release's name (``babi-dialog``) resolved to its fetched copy.
+
+    An existing folder of that name wins (offline machines keep working on folders as before)."""
+    import os
+
+    if os.path.exists(chosen) or "/" in chosen or os.sep in chosen:
+        return chosen
+    from dialeval.commands.data import resolve_release
+
+    found = resolve_release(chosen, benchmark)
+    return str(found) if found is not None else chosen
 
 
 def _print_problems(problems: list[Problem], per_code: int) -> None:
@@ -185,6 +200,14 @@ def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, 
         check_output(o)
 
 
+def _warn_data(report) -> None:
+    """A changed published file, said on stderr whatever the output format (after every output is written, so a
+    failed write stays one line)."""
+    if report.data is not None:
+        for line in report.data.warnings():
+            click.echo(f"dialeval: warning: {safe(line)}", err=True)
+
+
 def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
     from dialeval.formats.jsonio import atomic_write_text
 
@@ -229,6 +252,7 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
     elif not report.valid:  # the report is on stdout: one line on stderr says why the exit code is 1
         click.echo(f"{safe(submission)}: INVALID ({len(report.errors)} error(s)); every problem is in the report",
                    err=True)
+    _warn_data(report)
     return 0 if report.valid else 1
 
 
@@ -280,6 +304,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         from dialeval.formats.jsonio import atomic_write_text
 
         atomic_write_text(per_item, "".join(line + "\n" for line in report.per_item_lines()), parents=False)
+    _warn_data(report)
     return 0 if report.valid else 1
 
 

@@ -66,6 +66,11 @@ def print_footer(report: ScoreReport, console) -> None:
     console.print(f"signature: {escape(report.signature.format())}", soft_wrap=True)
     if report.data is not None:
         line = f"data: {escape(report.data.location)} (hash {report.data.digest})"
+        release = getattr(report.data, "release", None)
+        if release == "modified":
+            line += " — MODIFIED copy of a published release: not comparable with published numbers"
+        elif release:
+            line += f" — the published {escape(release)} release"
         if report.data.embedded_default:
             line += " — the embedded default challenge (simulated), not a published test set"
         console.print(line)

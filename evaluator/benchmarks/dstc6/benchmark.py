@@ -132,8 +132,8 @@ class DSTC6(Benchmark):
             "gold": "id",
         }
         identity = data_identity([p for s in splits for p in used[s]], request.data,
-                                 embedded_default=bool(request.options.get("embedded_default")))
-        identity.split_digests = {s: data_identity(used[s], request.data).digest for s in splits}
+                                 embedded_default=bool(request.options.get("embedded_default")),
+                                 splits={s: used[s] for s in splits})
         return Evaluation(table, problems, splits, [str(t) for t in sorted(all_tasks)], identity, info, fields)
 
 

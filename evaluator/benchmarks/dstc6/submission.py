@@ -338,13 +338,15 @@ def _safe_tarinfo(shown: Path):
     return SafeTarInfo
 
 
-def _safe_extract(archive: Path, dest: Path, shown: Path | None = None) -> None:
-    """Stream the archive: check each member's header, then extract it; the first bad member refuses all."""
+def _safe_extract(archive: Path, dest: Path, shown: Path | None = None, limit: int | None = None) -> None:
+    """Stream the archive: check each member's header, then extract it; the first bad member refuses all.
+
+    ``limit`` bounds the unpacked bytes (default :func:`archive_limit`; published data releases are larger)."""
     import tarfile  # only archives need it (keeps plain-file scoring start-up short)
     import zlib
 
     shown = shown or archive
-    limit = archive_limit()
+    limit = archive_limit() if limit is None else limit
     with open_input(archive, what="a .tgz archive", shown=str(shown)) as inp:
         f = inp.file
         bad = (tarfile.TarError, EOFError, OSError, zlib.error, ValueError)

@@ -1,0 +1,310 @@
+"""``dialeval data``: the known public releases of the benchmark data — list, verify a folder, fetch one.
+
+Only this command layer knows where fetched releases live: ``<user cache>/releases/<name>`` (the cache root of
+:func:`dialeval.files.cache.cache_root`, ``$DIALEVAL_CACHE_DIR`` when set). ``--data NAME`` of ``score``,
+``validate``, ``grade`` and ``reproduce`` resolves a release name there (:func:`resolve_release`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import click
+
+from dialeval.core.errors import UsageError
+from dialeval.core.termsafe import safe
+
+MAX_VERIFY_FILES = 100_000
+MAX_VERIFY_DEPTH = 6
+IGNORED = ("__MACOSX", ".DS_Store", "Thumbs.db")
+
+
+def releases_root() -> Path:
+    """Where ``data fetch`` puts releases by default: ``<user cache>/releases``."""
+    from dialeval.files.cache import cache_root
+
+    return cache_root() / "releases"
+
+
+def resolve_release(name: str, benchmark: str) -> Path | None:
+    """The data folder of release ``name`` for ``--data NAME``; None when ``name`` is no known release.
+
+    A known release that is not fetched is a usage error naming the command that fetches it.
+    """
+    from dialeval.benchmarks.fetch import installed, no_archive
+    from dialeval.files.releases import registry
+
+    rel = registry().get(name)
+    if rel is None:
+        return None
+    if rel.benchmark != benchmark:
+        raise UsageError(f"--data {name} is the {rel.benchmark} release: add --benchmark {rel.benchmark}")
+    found = installed(rel, releases_root())
+    if found is not None:
+        return found
+    if not rel.archives:
+        raise UsageError(no_archive(rel))
+    raise UsageError(f"release {name} is not fetched yet: run `dialeval data fetch {name}`")
+
+
+@click.group("data")
+def data_group():
+    """The published releases of the benchmark data: list them, verify a copy, fetch one into the user cache."""
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return str(n)
+
+
+def _walk(folder: Path):
+    """Regular files under ``folder`` (links, special files, hidden and macOS debris skipped), bounded."""
+    count = 0
+    stack = [(folder, 0)]
+    while stack:
+        d, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            if e.name.startswith(".") or e.name in IGNORED or e.name.startswith("._"):
+                continue
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if depth + 1 < MAX_VERIFY_DEPTH:
+                    stack.append((Path(e.path), depth + 1))
+            elif stat.S_ISREG(st.st_mode):
+                count += 1
+                if count > MAX_VERIFY_FILES:
+                    raise UsageError(f"{folder}: more than {MAX_VERIFY_FILES} files; give the release's own folder")
+                yield Path(e.path), st.st_size
+
+
+def _holds(release, folder: Path) -> tuple[bool, int]:
+    """Whether ``folder`` holds files of ``release`` (by name, or its marker), and their total size."""
+    names = {f.name for f in release.files}
+    size = 0
+    found = False
+    if not folder.is_dir():
+        return False, 0
+    for p, n in _walk(folder):
+        if p.name in names:
+            found = True
+            size += n
+    if not names and (folder / release.marker).exists():
+        found = True
+        size = sum(n for _, n in _walk(folder))
+    return found, size
+
+
+@data_group.command("list")
+@click.option("--in", "folder", type=click.Path(file_okay=False), default=None,
+              help="Also look for each release in this folder (FOLDER/<release name>, or FOLDER itself).")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def list_cmd(folder, as_json):
+    """The known releases: benchmark, splits, whether a copy is in the cache (or in --in FOLDER), its size."""
+    import json
+
+    from dialeval.benchmarks.fetch import installed
+    from dialeval.files.releases import registry
+
+    reg = registry()
+    root = releases_root()
+    rows = []
+    for rel in reg.releases.values():
+        where, size = None, 0
+        cached = installed(rel, root)
+        if cached is not None:
+            where, size = str(cached), _holds(rel, cached)[1]
+        elif folder:
+            for cand in (Path(folder) / rel.name, Path(folder)):
+                ok, n = _holds(rel, cand)
+                if ok:
+                    where, size = str(cand), n
+                    break
+        rows.append({"release": rel.name, "benchmark": rel.benchmark, "title": rel.title, "splits": rel.splits,
+                     "files_known": len(rel.files), "archives": [a.url for a in rel.archives],
+                     "present": where, "size": size if where else None, "cached": cached is not None})
+    if as_json:
+        click.echo(json.dumps({"cache": str(root), "releases": rows}, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="known releases", title_justify="left")
+    for col in ("release", "benchmark", "splits", "files hashed", "present", "size", "source"):
+        table.add_column(col, justify="right" if col in ("files hashed", "size") else "left",
+                         no_wrap=col in ("release", "benchmark", "size"), overflow="fold")
+    for r in rows:
+        source = "public archive" if r["archives"] else "organizers only"
+        present = ("cache: " if r["cached"] else "") + r["present"] if r["present"] else "-"
+        table.add_row(r["release"], r["benchmark"], " ".join(r["splits"]) or "-", str(r["files_known"]),
+                      escape(present), _size(r["size"]) if r["size"] is not None else "-", source)
+    console = Console(highlight=False)
+    console.print(table)
+    console.print(f"cache: {escape(str(root))} (dialeval data fetch NAME; dialeval data verify DIR checks content)",
+                  soft_wrap=True)
+    return 0
+
+
+@data_group.command("verify")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the result per file as JSON.")
+@click.option("--all", "show_all", is_flag=True, help="List unknown files too (by default only counted).")
+def verify_cmd(folder, as_json, show_all):
+    """Check every file under FOLDER against the published releases: matches, modified or unknown.
+
+    A file is recognised by name and sha256. Exit 0 when nothing is modified, 1 when a file carries a published
+    name with other content (numbers on it are not comparable with published ones), 2 on usage errors.
+    """
+    import json
+
+    from dialeval.files.read import file_sha256
+    from dialeval.files.releases import registry
+
+    root = Path(folder)
+    if not root.is_dir():
+        raise UsageError(f"{folder}: {'not a folder' if root.exists() else 'no such folder'}")
+    reg = registry()
+    checks = []
+    for path, _size_bytes in _walk(root):
+        rel = path.relative_to(root).as_posix()
+        unhashed = reg.check(path.name, "")
+        if unhashed.status == "unknown":  # a name no release has: nothing to hash
+            checks.append((rel, unhashed))
+            continue
+        checks.append((rel, reg.check(path.name, file_sha256(path, shown=rel))))
+    counts = {s: sum(1 for _, c in checks if c.status == s) for s in ("match", "modified", "unknown")}
+    per_release: dict[str, list[int]] = {}
+    for _, c in checks:
+        if c.release:
+            per_release.setdefault(c.release, [0, 0])[0 if c.status == "match" else 1] += 1
+    if as_json:
+        click.echo(json.dumps({
+            "folder": str(root), "counts": counts,
+            "files": [{"file": r, "status": c.status, "release": c.release, "split": c.split, "sha256": c.sha256 or None,
+                       "published_sha256": c.expected} for r, c in checks],
+            "releases": {k: {"match": v[0], "modified": v[1], "published_files": len(reg.releases[k].files)}
+                         for k, v in per_release.items() if k in reg.releases},
+        }, indent=2))
+    else:
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
+        console = Console(highlight=False)
+        table = Table(title=f"{escape(str(root))}", title_justify="left")
+        for col in ("file", "status", "release", "split"):
+            table.add_column(col, overflow="fold", no_wrap=col != "file")
+        styles = {"match": "green", "modified": "bold red", "unknown": "dim"}
+        for r, c in checks:
+            if c.status == "unknown" and not show_all:
+                continue
+            status = c.status if c.status != "match" else "matches"
+            table.add_row(escape(safe(r)), f"[{styles[c.status]}]{status}[/]", c.release or "-", c.split or "-")
+        console.print(table)
+        for name, (ok, bad) in sorted(per_release.items()):
+            total = len(reg.releases[name].files) if name in reg.releases else ok + bad
+            verdict = "the published release" if not bad else f"MODIFIED ({bad} file(s) differ)"
+            console.print(f"{name}: {ok} of {total} published files present and matching; {verdict}", soft_wrap=True)
+        console.print(f"{counts['match']} matching, {counts['modified']} modified, {counts['unknown']} unknown"
+                      + ("" if show_all or not counts["unknown"] else " (--all lists them)"), soft_wrap=True)
+    for r, c in checks:
+        if c.status == "modified":
+            click.echo(f"dialeval: warning: {safe(r)} differs from the published {c.release} release: numbers on it "
+                       "are not comparable with published ones", err=True)
+    return 1 if counts["modified"] else 0
+
+
+class _Bar:
+    """A rich progress bar with the interface pooch's downloader drives (``total``, ``update``, ``reset``,
+    ``close``)."""
+
+    def __init__(self, name: str):
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
+        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                                  TransferSpeedColumn(), TimeRemainingColumn(), transient=False,
+                                  console=_stderr_console())
+        self._task = self._progress.add_task(name, total=None)
+        self._progress.start()
+        self._total = 0
+
+    @property
+    def total(self):
+        return self._total
+
+    @total.setter
+    def total(self, value):
+        self._total = value or 0
+        self._progress.update(self._task, total=value or None)
+
+    def update(self, n):
+        self._progress.advance(self._task, n)
+
+    def reset(self):
+        self._progress.reset(self._task, total=self._total or None)
+
+    def close(self):
+        self._progress.stop()
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+@data_group.command("fetch")
+@click.argument("name")
+@click.option("--to", "dest", type=click.Path(file_okay=False), default=None,
+              help="Put the release in DEST/<name> instead of the user cache.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def fetch_cmd(name, dest, quiet):
+    """Download release NAME, check its sha256, unpack it safely and place it in the user cache (or --to DEST).
+
+    Prints the data folder to pass as --data (or give --data NAME). A second fetch at the same time waits for
+    the first; a fetch that fails or is killed leaves nothing that is used. Timeout: $DIALEVAL_FETCH_TIMEOUT s.
+    """
+    from dialeval.benchmarks.fetch import fetch
+    from dialeval.files.releases import registry
+
+    reg = registry()
+    rel = reg.get(name)
+    if rel is None:
+        raise UsageError(f"no release named {name[:60]!r} (known: {', '.join(reg.names())})")
+    root = Path(dest) if dest else releases_root()
+    # the project's progress convention (core.termsafe): a terminal only, and never with DIALEVAL_NO_PROGRESS or TERM=dumb
+    show_bar = not quiet and sys.stderr.isatty() and not os.environ.get("DIALEVAL_NO_PROGRESS") \
+        and os.environ.get("TERM") != "dumb"
+
+    def say(text: str) -> None:
+        if not quiet:
+            click.echo(f"dialeval: {safe(text)}", err=True)
+
+    folder, downloaded = fetch(rel, root, progress=(lambda total, fname: _Bar(fname)) if show_bar else None,
+                               say=say)
+    if downloaded:
+        say(f"{name}: checked and unpacked into {folder}")
+    else:
+        say(f"{name}: already fetched")
+    click.echo(str(folder))
+    return 0
