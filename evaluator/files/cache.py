@@ -38,8 +38,6 @@ _MAC_SIZE = 32
 _KEY_SIZE = 32
 MAX_ENTRY_BYTES = 1 << 30
 STALE_ENTRY_SECONDS = 30 * 24 * 3600  # entries of test files not stored again for a month are removed
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def cache_root() -> Path:
@@ -59,14 +57,13 @@ def content_digest(data: bytes) -> str:
 
 def file_content_digest(path: Path) -> str | None:
     """:func:`content_digest` of a regular file, read in chunks; None if it cannot be read."""
+    from dialeval.core.errors import UsageError
+    from dialeval.files.read import file_digest
+
     try:
-        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
-    except OSError:
+        return file_digest(path, DIGEST)
+    except UsageError:
         return None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return hashlib.file_digest(f, DIGEST).hexdigest()
 
 
 _MEMO: dict[tuple, str] = {}
@@ -104,9 +101,14 @@ def _owned(st: os.stat_result) -> bool:
 
 def _index_dir(create: bool) -> Path | None:
     """``<cache root>/index``: a real folder (not a link) that this user owns, else None."""
+    return private_dir("index", create)
+
+
+def private_dir(name: str, create: bool) -> Path | None:
+    """``<cache root>/<name>``: a real folder (not a link) that this user owns, else None (cache off or unusable)."""
     if os.environ.get(NO_CACHE_ENV):
         return None
-    d = cache_root() / "index"
+    d = cache_root() / name
     try:
         st = os.lstat(d)
     except FileNotFoundError:
@@ -125,23 +127,23 @@ def _index_dir(create: bool) -> Path | None:
     return d
 
 
-def _read_private(path: Path, limit: int) -> bytes | None:
-    """A regular file's bytes, refusing links, special files, other users' files and oversize ones."""
+def read_private(path: Path, limit: int) -> bytes | None:
+    """A cache entry's bytes, or None: through the one input layer without following a link (a planted link
+    is a miss), refusing special files, other users' files and files over ``limit``. The caller still
+    verifies the content (a MAC or a checksum) before using any of it."""
+    from dialeval.core.errors import UsageError
+    from dialeval.files.read import open_input
+
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
-    except OSError:
+        with open_input(path, limit=limit, follow_links=False) as f:
+            if not _owned(os.fstat(f.file.fileno())):
+                return None
+            return f.read(limit)
+    except (UsageError, OSError):
         return None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _owned(st) or st.st_size > limit:
-            return None
-        try:
-            return f.read(limit + 1)
-        except OSError:
-            return None
 
 
-def _write_private(d: Path, name: str, data: bytes) -> None:
+def write_private(d: Path, name: str, data: bytes) -> None:
     """Write ``d/name`` via a temp file and a rename (a link at ``name`` is replaced, never written through)."""
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
     try:
@@ -156,22 +158,22 @@ def _write_private(d: Path, name: str, data: bytes) -> None:
         raise
 
 
-def _key(d: Path, create: bool) -> bytes | None:
+def mac_key(d: Path, create: bool) -> bytes | None:
     """The cache's MAC key: random, private to this user; a missing or damaged key is replaced."""
-    key = _read_private(d / ".key", _KEY_SIZE)
+    key = read_private(d / ".key", _KEY_SIZE)
     if key is not None and len(key) == _KEY_SIZE:
         return key
     if not create:
         return None
     key = os.urandom(_KEY_SIZE)
     try:
-        _write_private(d, ".key", key)  # mkstemp files are 0600
+        write_private(d, ".key", key)  # mkstemp files are 0600
     except OSError:
         return None
     return key
 
 
-def _mac(key: bytes, body: bytes) -> bytes:
+def mac(key: bytes, body: bytes) -> bytes:
     return hashlib.blake2b(body, key=key, digest_size=_MAC_SIZE).digest()
 
 
@@ -190,14 +192,14 @@ def load_index(path: Path, digest: str | None = None):
     if d is None:
         return None
     digest = digest or file_content_digest(Path(path))
-    key = _key(d, create=False)
+    key = mac_key(d, create=False)
     if digest is None or key is None:
         return None
-    raw = _read_private(d / f"{digest}.idx", MAX_ENTRY_BYTES)
+    raw = read_private(d / f"{digest}.idx", MAX_ENTRY_BYTES)
     if raw is None or not raw.startswith(_MAGIC) or len(raw) < len(_MAGIC) + _MAC_SIZE:
         return None
-    mac, body = raw[len(_MAGIC): len(_MAGIC) + _MAC_SIZE], raw[len(_MAGIC) + _MAC_SIZE:]
-    if not hmac.compare_digest(mac, _mac(key, body)):
+    stored_mac, body = raw[len(_MAGIC): len(_MAGIC) + _MAC_SIZE], raw[len(_MAGIC) + _MAC_SIZE:]
+    if not hmac.compare_digest(stored_mac, mac(key, body)):
         return None
     try:
         fmt, stored_digest, payload = _decoder().decode(body)
@@ -220,7 +222,7 @@ def store_index(path: Path, payload, digest: str | None = None) -> None:
     if d is None:
         return
     digest = digest or file_content_digest(Path(path))
-    key = _key(d, create=True)
+    key = mac_key(d, create=True)
     if digest is None or key is None:
         return
     try:
@@ -229,7 +231,7 @@ def store_index(path: Path, payload, digest: str | None = None) -> None:
         dialog_ids, candidates, conversations = payload
         body = msgspec.msgpack.encode((INDEX_FORMAT, digest, (list(dialog_ids), [list(c) for c in candidates],
                                                               list(conversations))))
-        _write_private(d, f"{digest}.idx", _MAGIC + _mac(key, body) + body)
+        write_private(d, f"{digest}.idx", _MAGIC + mac(key, body) + body)
         _sweep(d)
     except (OSError, ValueError, TypeError):
         pass

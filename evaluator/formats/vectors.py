@@ -1,6 +1,7 @@
 """Word vectors for the embedding metrics: loading, identity (name, dimension, vocabulary, content hash), cache.
 
-Sources (``load_vectors(spec, fmt=...)``; ``fmt="auto"`` guesses from the file's first bytes):
+Sources (``load_vectors(spec, fmt=...)``; ``fmt="auto"`` guesses from the file's first line, and after a
+word2vec header from the first vector's line, never further; an explicit format always wins over the guess):
 
 ==============  ===============================================================  =========================
 format          file                                                             read with
@@ -9,7 +10,8 @@ format          file                                                            
                 lower-case words): ``glove_6B_50d_emb.npy`` + ``glove_6B_index.
                 parquet``
 ``gensim``      ``KeyedVectors.save`` files (a pickle, vectors in ``.npy``        ``KeyedVectors.load(mmap='r')``
-                side files). Unpickling runs code: load only files you trust.
+                side files). Unpickling runs code: never guessed, loaded only
+                when asked for by name, and only files you trust.
 ``word2vec-bin``  ``count dim`` header, then ``word<space><dim float32>``          ``KeyedVectors.load_word2vec_format``
 ``word2vec-text`` ``count dim`` header, then ``word f1 ... fd`` lines              ``KeyedVectors.load_word2vec_format``
 ``glove-text``  no header, ``word f1 ... fd``; the word may contain spaces       this module (streamed)
@@ -31,19 +33,26 @@ never depends on the inputs; it is computed once and cached.
 **Identity**: name (file stem, or ``glove-6b-50d`` for the default), format, dimension, vocabulary size (after
 ``limit``), and the sha256 of the file contents (all files of the source, in a fixed order). Hashing a 3.6 GB
 file takes seconds, so the identity is cached in ``<cache_root>/vectors/`` (see :func:`dialeval.files.cache.cache_root`)
-and verified on every use, never trusted blindly: the record carries its own checksum; each file's size,
+and verified on every use, never trusted blindly: the record carries a keyed MAC (the cache's private key,
+as :mod:`dialeval.files.cache` uses), so only records this user's dialeval wrote verify; each file's size,
 modification time and inode must match, and a fingerprint of its first and last MiB is recomputed and compared;
 the dimension and vocabulary size read in this run must agree. Anything else recomputes the hash. A cache that
-cannot be written is skipped silently; ``DIALEVAL_NO_CACHE=1`` turns it off.
+cannot be written is skipped silently; ``DIALEVAL_NO_CACHE=1`` turns it off. Every file, cache entries
+included, is read through :mod:`dialeval.files.read` (regular files only; cache entries never through a
+link); the files that numpy, pyarrow and gensim open by name are checked with ``check_regular`` first.
+
+A word2vec header is checked against the file's size before gensim allocates ``count x dim`` floats.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import marshal
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from itertools import repeat
 from pathlib import Path
@@ -153,47 +162,85 @@ class Vectors:
 def load_vectors(spec: str | os.PathLike = "default", *, fmt: str = "auto", limit: int | None = None,
                  words=None, need_mean: bool = False) -> Vectors:
     """Load vectors (see the module docstring). ``words``: only these are needed (a subset may be loaded);
-    ``need_mean``: make :meth:`Vectors.mean_vector` available (cached after the first computation)."""
+    ``need_mean``: make :meth:`Vectors.mean_vector` available (cached after the first computation).
+
+    ``fmt="auto"`` never picks ``gensim``: that format is a pickle, and unpickling runs code, so only an
+    explicit ``fmt="gensim"`` loads one. An explicit format always wins over the guess."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown vectors format {fmt!r} (choose from {', '.join(FORMATS)})")
     if limit is not None and limit < 1:
         raise UsageError("--limit must be at least 1")
-    wanted = None if words is None else list(dict.fromkeys(words))
+    # a set as given is used as it is (a million distinct words: no second copy)
+    wanted = None if words is None else words if isinstance(words, set | frozenset) else set(words)
     if str(spec) == "default" or fmt == "default":
         if fmt not in ("auto", "default"):
             raise UsageError(f"the default vectors are not in format {fmt}")
         return _load_default(limit, wanted, need_mean)
     path = Path(spec)
-    try:
-        if path.is_dir():
-            raise UsageError(f"{path}: is a folder, not a vectors file")
-        with open(path, "rb") as f:
-            head = f.read(1 << 16)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: vectors file not found") from None
-    except PermissionError:
-        raise UsageError(f"{path}: vectors file not readable (permission denied)") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read the vectors file ({e.strerror or 'I/O error'})") from None
-    if path.suffix in (".gz", ".bz2"):
-        head = _decompressed_head(path)
-    guessed = sniff_format(head, path)
+    if fmt == "gensim":  # the user vouches for the file: no sniffing (its first bytes are a pickle anyway)
+        return _load_gensim(path, limit, wanted, need_mean)
+    fmt, lines, size, hint = _resolve(path, fmt, limit)
+    if fmt in ("word2vec-bin", "word2vec-text"):
+        return _load_word2vec(path, fmt, limit, wanted, need_mean, lines[0], size, hint)
+    return _load_glove(path, limit, wanted, need_mean, hint)
+
+
+def check_vectors(spec: str | os.PathLike = "default", *, fmt: str = "auto", limit: int | None = None) -> None:
+    """The checks :func:`load_vectors` makes before reading the vectors (a regular file, a known format, never
+    a guessed pickle, a word2vec header the file's size can hold), made alone: the command line runs them
+    before it reads the texts, so a wrong vectors file is refused in a fraction of a second."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown vectors format {fmt!r} (choose from {', '.join(FORMATS)})")
+    if str(spec) == "default" or fmt in ("default", "gensim"):
+        return
+    _resolve(Path(spec), fmt, limit)
+
+
+def _resolve(path: Path, fmt: str, limit) -> tuple[str, list[bytes], int | None, str]:
+    """``(format, first lines, size, hint)``: the format given or guessed, refused when it cannot be read."""
+    lines, size = _first_lines(path)
+    guessed = sniff_format(b"".join(lines), path)
     if fmt == "auto":
-        fmt = guessed
-        if fmt is None:
+        if guessed == "gensim":
+            raise UsageError(f"{path}: looks like a Python pickle (gensim's KeyedVectors.save format); loading a "
+                             "pickle runs code, so it is never guessed: give --vectors-format gensim only for a "
+                             "file you trust")
+        if guessed is None:
             raise UsageError(f"{path}: not a word-vectors file this tool knows (word2vec binary/text, GloVe text, "
                              "gensim KeyedVectors); give --vectors-format if it is one")
-    elif guessed is not None and guessed != fmt:
-        raise UsageError(f"{path}: looks like {guessed}, not {fmt} (check --vectors-format)")
-    if fmt == "gensim":
-        return _load_gensim(path, limit, wanted, need_mean)
+        fmt = guessed
+    hint = f" (it looks like {guessed})" if guessed not in (None, fmt) else ""
     if fmt in ("word2vec-bin", "word2vec-text"):
-        return _load_word2vec(path, fmt, limit, wanted, need_mean)
-    return _load_glove(path, limit, wanted, need_mean)
+        _w2v_header(path, lines[0], fmt, limit, size, hint)
+    return fmt, lines, size, hint
+
+
+_MAX_SNIFF_LINE = 1 << 20
+"""The longest first line the sniff reads (a header, or a GloVe vector: 300 numbers take about 3 KB)."""
+
+
+def _first_lines(path: Path) -> tuple[list[bytes], int | None]:
+    """The first line of a vectors file and, after a word2vec header, the first vector's line (each with its
+    newline, at most :data:`_MAX_SNIFF_LINE` bytes); and the file's size (None when compressed).
+
+    Nothing past the first vector's line is read: a word2vec text file with short vectors is judged by its
+    first vector alone. (In a binary file the "line" runs to the first newline byte, within the bound.)"""
+    with _open_vectors(path) as (f, size):
+        try:
+            first = f.readline(_MAX_SNIFF_LINE)
+            lines = [first]
+            if _W2V_HEADER.fullmatch(first.rstrip(b"\n")):
+                lines.append(f.readline(_MAX_SNIFF_LINE))
+        except (OSError, EOFError, ValueError):  # gzip/bz2 streams raise these on damaged data
+            raise UsageError(f"{path}: cannot read {_compression(path) or 'the file'}: damaged or truncated") from None
+    return lines, size
 
 
 def sniff_format(head: bytes, path: Path | None = None) -> str | None:
-    """Guess a vectors file's format from its first bytes (None: unknown)."""
+    """Guess a vectors file's format from its first line(s) (None: unknown).
+
+    ``gensim`` is returned for a pickle so that callers can say why it is refused; only the first vector's
+    line after a word2vec header decides between text and binary."""
     if not head:
         return None
     if head[:1] == b"\x80":  # a pickle protocol marker: gensim's own save format
@@ -202,9 +249,10 @@ def sniff_format(head: bytes, path: Path | None = None) -> str | None:
     m = _W2V_HEADER.fullmatch(first)
     if m:
         dim = int(m.group(2))
-        sp = rest.find(b" ")
-        sample = rest[sp + 1: sp + 1 + min(4 * dim, 256)] if sp >= 0 else b""
-        if sample and all(c in b"0123456789.-+eEinfaINFA \t\r\n" for c in sample):
+        line = rest.partition(b"\n")[0].rstrip(b"\r")
+        _word, sp, values = line.partition(b" ")
+        fields = values.split()
+        if sp and fields and all(_is_float_bytes(x) for x in fields) and len(fields) == dim:
             return "word2vec-text"
         return "word2vec-bin"
     try:
@@ -217,6 +265,13 @@ def sniff_format(head: bytes, path: Path | None = None) -> str | None:
     return None
 
 
+_FLOAT_BYTES = frozenset(b"0123456789.-+eEinfatyINFATY")
+
+
+def _is_float_bytes(b: bytes) -> bool:
+    return len(b) < 64 and all(c in _FLOAT_BYTES for c in b) and _is_float(b.decode("ascii"))
+
+
 def _is_float(s: str) -> bool:
     try:
         float(s)
@@ -225,16 +280,27 @@ def _is_float(s: str) -> bool:
     return True
 
 
-def _decompressed_head(path: Path) -> bytes:
-    import bz2
-    import gzip
+def _compression(path: Path) -> str | None:
+    return {".gz": "gzip", ".bz2": "bzip2"}.get(path.suffix)
 
-    opener = gzip.open if path.suffix == ".gz" else bz2.open
-    try:
-        with opener(path, "rb") as f:
-            return f.read(1 << 16)
-    except (OSError, EOFError, ValueError):
-        raise UsageError(f"{path}: not a readable {path.suffix[1:]} file") from None
+
+@contextmanager
+def _open_vectors(path: Path):
+    """``(binary file, size)`` of a vectors file opened through :func:`dialeval.files.read.open_input` (regular
+    files only: a FIFO or a device is refused before a byte is read), decompressed for ``.gz``/``.bz2``
+    (size None then)."""
+    from dialeval.files.read import open_input
+
+    with open_input(path, what="a word-vectors file") as f:
+        kind = _compression(path)
+        if kind is None:
+            yield f.file, f.size
+            return
+        import bz2
+        import gzip
+
+        with (gzip.GzipFile(fileobj=f.file, mode="rb") if kind == "gzip" else bz2.BZ2File(f.file, "rb")) as z:
+            yield z, None
 
 
 def _missing_extra(what: str) -> UsageError:
@@ -254,7 +320,7 @@ def default_files() -> tuple[Path, Path]:
 def _default_words(parquet: Path) -> list[str]:
     """The 400,000 words, from a verified cache (marshal) or the parquet file."""
     cached = _cache_get_blob(parquet, "words")
-    if cached is not None:
+    if isinstance(cached, list) and all(isinstance(w, str) for w in cached):
         return cached
     try:
         import pyarrow.parquet as pq
@@ -272,6 +338,10 @@ def _default_words(parquet: Path) -> list[str]:
 
 def _load_default(limit, wanted, need_mean) -> Vectors:
     npy, parquet = default_files()
+    from dialeval.files.read import check_regular
+
+    for p in (npy, parquet):  # numpy and pyarrow open them by name: only regular files get that far
+        check_regular(p, what="a file of the default vectors")
     words = _default_words(parquet)
     try:
         arr = np.load(npy, mmap_mode="r")
@@ -294,7 +364,7 @@ def _subset(words: list[str], arr, n: int, wanted) -> Vectors:
     placeholder = VectorsIdentity("", "", int(arr.shape[1]), n, "")
     if wanted is None:
         return Vectors(dict(zip(words[:n], range(n))), np.asarray(arr[:n]), placeholder, True)
-    wanted_set = set(wanted)
+    wanted_set = wanted if isinstance(wanted, set | frozenset) else set(wanted)
     # words in file order; the first occurrence of a duplicated word wins (as gensim's key_to_index does)
     pos: dict[str, int] = {}
     for i, w in enumerate(words[:n]):
@@ -312,10 +382,14 @@ def _gensim_files(path: Path) -> list[Path]:
 
 
 def _load_gensim(path: Path, limit, wanted, need_mean) -> Vectors:
+    from dialeval.files.read import check_regular
+
     try:
         from gensim.models import KeyedVectors
     except ImportError:
         raise _missing_extra("gensim") from None
+    for p in _gensim_files(path):  # gensim opens them itself: FIFOs and devices are refused first
+        check_regular(p, what="a gensim KeyedVectors file")
     try:
         kv = KeyedVectors.load(str(path), mmap="r")
     except Exception:  # unpickling failures come in many types; one line without Python's wording
@@ -336,21 +410,46 @@ def _load_gensim(path: Path, limit, wanted, need_mean) -> Vectors:
 
 
 # ---- word2vec (gensim's reader) -----------------------------------------------------------------------
-def _load_word2vec(path: Path, fmt: str, limit, wanted, need_mean) -> Vectors:
+def _w2v_header(path: Path, first: bytes, fmt: str, limit, size: int | None, hint: str = "") -> tuple[int, int]:
+    """``(count, dim)`` from the header line, checked against the file's size before gensim allocates
+    ``count x dim`` floats: a header that lies (or a truncated file) is refused with one line, not an
+    allocation of whatever it claims."""
+    m = _W2V_HEADER.fullmatch(first.rstrip(b"\n"))
+    if m is None:
+        raise UsageError(f"{path}:1: expected a word2vec header 'count dimension' ({fmt}){hint}")
+    count, dim = int(m.group(1)), int(m.group(2))
+    if count < 1 or dim < 1:
+        raise UsageError(f"{path}:1: the header announces {count} vectors of dimension {dim}: nothing to load")
+    n = count if limit is None else min(count, limit)
+    if size is not None:
+        # the smallest record: a 1-byte word, a space, then 4 bytes per value (binary) or a 1-digit value
+        # and its separator each, plus the newline (text; the last line may lack it)
+        smallest = 2 + 4 * dim if fmt == "word2vec-bin" else 2 + 2 * dim
+        if n * smallest - 1 > size - len(first):
+            raise UsageError(f"{path}:1: the header announces {count:,} vectors of dimension {dim:,}, more than "
+                             f"the file's {size:,} bytes can hold (truncated, or the header is wrong)")
+    return count, dim
+
+
+def _load_word2vec(path: Path, fmt: str, limit, wanted, need_mean, first: bytes, size: int | None,
+                   hint: str = "") -> Vectors:
+    from dialeval.files.read import check_regular
+
+    count, dim = _w2v_header(path, first, fmt, limit, size, hint)
     try:
         from gensim.models import KeyedVectors
     except ImportError:
         raise _missing_extra("gensim") from None
     binary = fmt == "word2vec-bin"
+    check_regular(path, what="a word-vectors file")  # gensim opens it again by name
     try:
         kv = KeyedVectors.load_word2vec_format(str(path), binary=binary, limit=limit, unicode_errors="strict")
     except UnicodeDecodeError:
-        raise UsageError(f"{path}: a word is not valid UTF-8 (is this really {fmt}?)") from None
+        raise UsageError(f"{path}: a word is not valid UTF-8 (is this really {fmt}?){hint}") from None
     except Exception:  # ValueError/EOFError/struct errors on a truncated or mislabelled file
-        raise UsageError(f"{path}: cannot read as {fmt} (truncated, or another format: try --vectors-format)") from None
+        raise _w2v_failure(path, fmt, count, dim, limit, hint) from None
     words = list(kv.index_to_key)
-    total = _w2v_count(path)
-    ident = _identity([path], _stem(path), fmt, int(kv.vector_size), len(words), limit, total)
+    ident = _identity([path], _stem(path), fmt, int(kv.vector_size), len(words), limit, count)
     vec = _subset(words, kv.vectors, len(words), wanted)
     vec.identity = ident
     full = kv.vectors
@@ -362,10 +461,32 @@ def _load_word2vec(path: Path, fmt: str, limit, wanted, need_mean) -> Vectors:
     return vec
 
 
-def _w2v_count(path: Path) -> int:
-    head = _decompressed_head(path) if path.suffix in (".gz", ".bz2") else path.open("rb").read(256)
-    m = _W2V_HEADER.fullmatch(head.partition(b"\n")[0])
-    return int(m.group(1)) if m else 0
+def _w2v_failure(path: Path, fmt: str, count: int, dim: int, limit, hint: str) -> UsageError:
+    """One line saying where gensim's reader failed: for text, the first line that is not a word and ``dim``
+    numbers, or where the file ends before the header's count (found by streaming the file again: this
+    runs only after a failure); for binary, that it ends early."""
+    n = count if limit is None else min(count, limit)
+    if fmt == "word2vec-bin":
+        return UsageError(f"{path}: cannot read as {fmt}: the file ends before the {n:,} vectors of dimension "
+                          f"{dim:,} its header announces (truncated, or another format){hint}")
+    seen = 0
+    try:
+        with _open_vectors(path) as (f, _size):
+            f.readline()
+            for lineno, line in enumerate(f, 2):
+                if seen >= n:
+                    break
+                seen += 1
+                fields = line.rstrip().split(b" ")
+                if len(fields) != dim + 1 or not all(_is_float_bytes(x) for x in fields[1:]):
+                    return UsageError(f"{path}:{lineno}: expected a word and {dim:,} numbers ({fmt}), found "
+                                      f"{len(fields) - 1:,} fields after the word{hint}")
+    except (OSError, EOFError, ValueError):
+        return UsageError(f"{path}: cannot read {_compression(path) or 'the file'}: damaged or truncated")
+    if seen < n:
+        return UsageError(f"{path}: the header announces {n:,} vectors but the file holds {seen:,} (truncated, "
+                          f"or the header is wrong){hint}")
+    return UsageError(f"{path}: cannot read as {fmt} (another format? try --vectors-format){hint}")
 
 
 def _stem(path: Path) -> str:
@@ -377,21 +498,10 @@ def _stem(path: Path) -> str:
 
 
 # ---- GloVe text (own streaming reader: words may contain spaces) --------------------------------------
-def _open_text(path: Path):
-    import bz2
-    import gzip
-
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")
-    if path.suffix == ".bz2":
-        return bz2.open(path, "rb")
-    return open(path, "rb")
-
-
 def _glove_dim(path: Path) -> int:
     """The dimension: the fewest fields after the word among the first lines (a word with spaces has more)."""
     counts = []
-    with _open_text(path) as f:
+    with _open_vectors(path) as (f, _size):
         for _ in range(100):
             line = f.readline()
             if not line:
@@ -411,7 +521,7 @@ def _glove_dim(path: Path) -> int:
     return dim
 
 
-def _load_glove(path: Path, limit, wanted, need_mean) -> Vectors:
+def _load_glove(path: Path, limit, wanted, need_mean, hint: str = "") -> Vectors:
     dim = _glove_dim(path)
     wanted_set = None if wanted is None else {w.encode("utf-8") for w in wanted}
     keep_words: list[str] = []
@@ -419,33 +529,37 @@ def _load_glove(path: Path, limit, wanted, need_mean) -> Vectors:
     total = np.zeros(dim, dtype=np.float64)
     seen: set[bytes] = set()
     n = 0
-    with _open_text(path) as f:
-        for lineno, line in enumerate(f, 1):
-            if limit is not None and n >= limit:
-                break
-            line = line.rstrip(b"\r\n")
-            if not line:
-                continue
-            parts = line.rsplit(b" ", dim)
-            if len(parts) != dim + 1 or not parts[0]:
-                raise UsageError(f"{path}:{lineno}: expected a word and {dim} numbers (glove-text)")
-            word = parts[0]
-            n += 1
-            take = wanted_set is None or word in wanted_set
-            if take or need_mean:
-                try:
-                    v = np.array(parts[1:], dtype=np.float64)
-                except ValueError:
-                    raise UsageError(f"{path}:{lineno}: a vector value is not a number (glove-text)") from None
-                if need_mean:
-                    total += v
-                if take and word not in seen:
-                    seen.add(word)
+    try:
+        with _open_vectors(path) as (f, _size):
+            for lineno, line in enumerate(f, 1):
+                if limit is not None and n >= limit:
+                    break
+                line = line.rstrip(b"\r\n")
+                if not line:
+                    continue
+                parts = line.rsplit(b" ", dim)
+                if len(parts) != dim + 1 or not parts[0]:
+                    raise UsageError(f"{path}:{lineno}: expected a word and {dim} numbers (glove-text){hint}")
+                word = parts[0]
+                n += 1
+                take = wanted_set is None or word in wanted_set
+                if take or need_mean:
                     try:
-                        keep_words.append(word.decode("utf-8"))
-                    except UnicodeDecodeError:
-                        raise UsageError(f"{path}:{lineno}: the word is not valid UTF-8") from None
-                    keep_rows.append(v.astype(np.float32).tobytes())
+                        v = np.array(parts[1:], dtype=np.float64)
+                    except ValueError:
+                        raise UsageError(f"{path}:{lineno}: a vector value is not a number (glove-text){hint}"
+                                         ) from None
+                    if need_mean:
+                        total += v
+                    if take and word not in seen:
+                        seen.add(word)
+                        try:
+                            keep_words.append(word.decode("utf-8"))
+                        except UnicodeDecodeError:
+                            raise UsageError(f"{path}:{lineno}: the word is not valid UTF-8") from None
+                        keep_rows.append(v.astype(np.float32).tobytes())
+    except (OSError, EOFError):  # a damaged gzip/bz2 stream
+        raise UsageError(f"{path}: cannot read {_compression(path) or 'the file'}: damaged or truncated") from None
     if n == 0:
         raise UsageError(f"{path}: no vectors in the file")
     matrix = np.frombuffer(b"".join(keep_rows), dtype=np.float32).reshape(len(keep_rows), dim).copy()
@@ -464,75 +578,100 @@ def _glove_mean(path: Path, dim: int, limit) -> np.ndarray:
 
 
 # ---- identity and its verified cache ------------------------------------------------------------------
-def _cache_dir() -> Path | None:
-    if os.environ.get("DIALEVAL_NO_CACHE"):
-        return None
-    from dialeval.files.cache import cache_root
+_RECORD_BYTES = 64 << 20  # a record holds at most a mean vector: far below this
+_BLOB_BYTES = 1 << 30
+_BLOB_NAME = re.compile(r"[0-9a-f]{32}\.[a-z]+\.marshal")
 
-    return cache_root() / "vectors"
+
+def _cache_dir(create: bool = False) -> Path | None:
+    """``<cache root>/vectors``, a folder this user owns (None: cache off or unusable)."""
+    from dialeval.files.cache import private_dir
+
+    return private_dir("vectors", create)
 
 
 def _fingerprint(path: Path) -> dict:
-    st = path.stat()
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        h.update(f.read(_FP_BYTES))
-        if st.st_size > 2 * _FP_BYTES:
-            f.seek(-_FP_BYTES, os.SEEK_END)
-        h.update(f.read(_FP_BYTES))
+    """Stat fields and a hash of the first and last MiB, read through the one input layer."""
+    from dialeval.files.read import open_input, os_error
+
+    with open_input(path, what="a word-vectors file") as f:
+        st = os.fstat(f.file.fileno())
+        h = hashlib.sha256()
+        try:
+            h.update(f.file.read(_FP_BYTES))
+            if st.st_size > 2 * _FP_BYTES:
+                f.file.seek(-_FP_BYTES, os.SEEK_END)
+            h.update(f.file.read(_FP_BYTES))
+        except OSError as e:
+            raise os_error(f.name, e) from None
     return {"path": str(path.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ino": st.st_ino,
             "head_tail_sha256": h.hexdigest()}
 
 
-def _check(payload: dict) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
+def _record_mac(key: bytes, payload: dict) -> str:
+    from dialeval.files.cache import mac
+
+    return mac(key, json.dumps(payload, sort_keys=True).encode("utf-8")).hex()
 
 
-def _record_file(files: list[Path], kind: str) -> Path | None:
-    d = _cache_dir()
-    if d is None:
-        return None
+def _record_name(files: list[Path], kind: str) -> str:
     key = "|".join(str(p.resolve()) for p in files) + "|" + kind
-    return d / (hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".json")
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".json"
 
 
 def _read_record(files: list[Path], kind: str) -> dict | None:
-    """A cache record for these files, or None unless it verifies (checksum, stat, fingerprints)."""
-    rf = _record_file(files, kind)
-    if rf is None:
+    """A cache record for these files, or None unless it verifies: the keyed MAC of the cache (a record this
+    user's dialeval did not write never verifies), the format, and every file's stat and fingerprint."""
+    from dialeval.files.cache import mac_key, read_private
+
+    d = _cache_dir()
+    if d is None:
+        return None
+    key = mac_key(d, create=False)
+    raw = read_private(d / _record_name(files, kind), _RECORD_BYTES)
+    if key is None or raw is None:
         return None
     try:
-        doc = json.loads(rf.read_text(encoding="utf-8"))
-        payload, check = doc["payload"], doc["check"]
-        if check != _check(payload) or payload.get("format") != CACHE_FORMAT:
+        doc = json.loads(raw.decode("utf-8"))
+        payload, check = doc["payload"], doc["mac"]
+        if not isinstance(check, str) or not hmac.compare_digest(check, _record_mac(key, payload)):
+            return None
+        if payload.get("format") != CACHE_FORMAT:
             return None
         if payload["files"] != [_fingerprint(p) for p in files]:
             return None
         return payload
-    except (OSError, ValueError, KeyError, TypeError):
+    except (UsageError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
 def _write_record(files: list[Path], kind: str, payload: dict) -> None:
-    rf = _record_file(files, kind)
-    if rf is None:
+    from dialeval.files.cache import mac_key, write_private
+
+    d = _cache_dir(create=True)
+    key = None if d is None else mac_key(d, create=True)
+    if key is None:
         return
     try:
-        from dialeval.formats.jsonio import atomic_write_bytes
-
         payload = {**payload, "format": CACHE_FORMAT, "files": [_fingerprint(p) for p in files]}
-        atomic_write_bytes(rf, json.dumps({"payload": payload, "check": _check(payload)}).encode("utf-8"))
-    except (OSError, ValueError):
+        doc = {"payload": payload, "mac": _record_mac(key, payload)}
+        write_private(d, _record_name(files, kind), json.dumps(doc).encode("utf-8"))
+    except (OSError, ValueError, UsageError):
         pass
 
 
 def content_sha256(files: list[Path]) -> str:
-    """sha256 over the bytes of ``files``, in order."""
+    """sha256 over the bytes of ``files``, in order (each read in chunks through the one input layer)."""
+    from dialeval.files.read import open_input, os_error
+
     h = hashlib.sha256()
     for p in files:
-        with open(p, "rb") as f:
-            while chunk := f.read(1 << 22):
-                h.update(chunk)
+        with open_input(p, what="a word-vectors file") as f:
+            try:
+                while chunk := f.file.read(1 << 22):
+                    h.update(chunk)
+            except OSError as e:
+                raise os_error(f.name, e) from None
     return h.hexdigest()
 
 
@@ -540,7 +679,7 @@ def _identity(files: list[Path], name: str, fmt: str, dim: int, vocab: int, limi
     """The identity, with the content hash from a verified cache record (or computed and cached)."""
     rec = _read_record(files, "identity")
     ok = rec is not None and rec.get("dim") == dim and (total is None or rec.get("total") in (None, total))
-    if ok:
+    if ok and isinstance(rec.get("sha256"), str):
         sha = rec["sha256"]
     else:
         sha = content_sha256(files)
@@ -552,38 +691,47 @@ def _cached_mean(ident: VectorsIdentity, files: list[Path], compute) -> np.ndarr
     kind = f"mean-{ident.sha256}-{ident.limit}"
     rec = _read_record(files, kind)
     if rec is not None and rec.get("sha256") == ident.sha256 and len(rec.get("mean", ())) == ident.dim:
-        return np.asarray(rec["mean"], dtype=np.float64)
+        try:
+            return np.asarray(rec["mean"], dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
     mean = np.asarray(compute(), dtype=np.float64)
     _write_record(files, kind, {"sha256": ident.sha256, "mean": [float(x) for x in mean]})
     return mean
 
 
 def _cache_get_blob(source: Path, kind: str):
-    """A marshal blob cached for ``source``, verified by the record's checksum of the blob's bytes."""
+    """A marshal blob cached for ``source``: only after its record verifies (MAC) and the blob's bytes match
+    the record's sha256 (marshal is not safe on bytes of unknown origin), its name checked, no link followed."""
+    from dialeval.files.cache import read_private
+
     rec = _read_record([source], kind)
     d = _cache_dir()
     if rec is None or d is None:
         return None
+    name = rec.get("blob")
+    if not isinstance(name, str) or not _BLOB_NAME.fullmatch(name):
+        return None
+    raw = read_private(d / name, _BLOB_BYTES)
+    if raw is None or hashlib.sha256(raw).hexdigest() != rec.get("blob_sha256"):
+        return None
     try:
-        raw = (d / rec["blob"]).read_bytes()
-        if hashlib.sha256(raw).hexdigest() != rec["blob_sha256"]:
-            return None
         return marshal.loads(raw)
-    except (OSError, ValueError, EOFError, TypeError, KeyError):
+    except (ValueError, EOFError, TypeError):
         return None
 
 
 def _cache_put_blob(source: Path, kind: str, obj) -> None:
-    d = _cache_dir()
+    from dialeval.files.cache import write_private
+
+    d = _cache_dir(create=True)
     if d is None:
         return
     try:
-        from dialeval.formats.jsonio import atomic_write_bytes
-
         raw = marshal.dumps(obj)
         digest = hashlib.sha256(raw).hexdigest()
         name = f"{digest[:32]}.{kind}.marshal"
-        atomic_write_bytes(d / name, raw)
+        write_private(d, name, raw)
         _write_record([source], kind, {"blob": name, "blob_sha256": digest})
     except (OSError, ValueError):
         pass

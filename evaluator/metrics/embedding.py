@@ -317,7 +317,8 @@ def summarize(metric: str, values: np.ndarray) -> Summary:
 
 # ---- the computation ----------------------------------------------------------------------------------
 def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOptions | str | None = None,
-                vectors: Vectors | None = None, *, ref_lines: list[list[int]] | None = None) -> EmbeddingResult:
+                vectors: Vectors | None = None, *, ref_lines: list[list[int]] | None = None,
+                first_line: int = 1) -> EmbeddingResult:
     """Score each hypothesis against its references with the three metrics.
 
     ``hyps[i]`` is one hypothesis text, ``refs[i]`` the non-empty list of its reference texts. ``options`` is an
@@ -325,7 +326,8 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     by default the offline GloVe 6B 50d vectors, loading only the words of these texts. Returns an
     :class:`EmbeddingResult`; raises :class:`UsageError` for malformed input (and for an empty side under
     ``empty="error"``, naming the line: ``ref_lines[i][j]`` gives reference j's own line number when references
-    come from several files).
+    come from several files; ``first_line``: the line number of ``hyps[0]``, when the texts are a block of longer
+    files).
 
     This is the function the registry's text metrics call, e.g. with the top-1 candidate's text of each item
     as ``hyps`` and ``[[gold text], ...]`` as ``refs``.
@@ -385,10 +387,10 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     both = ~(empty_h | empty_r)
     if opts.empty == "error" and not both.all():
         owner = np.repeat(np.arange(n_h), ref_counts)
-        _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines)
+        _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines, first_line)
     token_pairs = lengths[ph] * lengths[pr]
     if len(token_pairs) and token_pairs.max() > MAX_TOKEN_PAIRS:
-        _too_long_error(token_pairs, lengths, ph, pr, ref_counts, ref_lines)
+        _too_long_error(token_pairs, lengths, ph, pr, ref_counts, ref_lines, first_line)
 
     raw = _pair_scores(matrix, rows, starts, lengths, ph, pr, opts)
     if not all(np.isfinite(v).all() for v in raw.values()):  # finite vectors whose sums overflow float64
@@ -687,26 +689,26 @@ def _reduce_refs(s: np.ndarray, ref_counts: np.ndarray, how: str) -> np.ndarray:
 MAX_TOKEN_PAIRS = 10**8  # greedy matching compares every token of a pair with every other: about 0.1 s at 10^8
 
 
-def _too_long_error(token_pairs, lengths, ph, pr, ref_counts, ref_lines) -> None:
+def _too_long_error(token_pairs, lengths, ph, pr, ref_counts, ref_lines, first_line: int = 1) -> None:
     """Refuse the first pair whose sides hold more than ``MAX_TOKEN_PAIRS`` token pairs (two lines of 10,000
     words with vectors each): scoring time stays bounded by the input's size (at most 10^4 comparisons per
     token) whatever a hostile file puts on one line."""
     bad = int(np.flatnonzero(token_pairs > MAX_TOKEN_PAIRS)[0])
     i = int(np.repeat(np.arange(len(ref_counts)), ref_counts)[bad])
     j = int(bad - (np.cumsum(ref_counts)[i] - ref_counts[i]))
-    where = f"reference file {j + 1} line {ref_lines[i][j] if ref_lines else i + 1}"
-    raise UsageError(f"hypothesis line {i + 1} and {where}: {int(lengths[ph[bad]]):,} x {int(lengths[pr[bad]]):,} "
+    where = f"reference file {j + 1} line {ref_lines[i][j] if ref_lines else i + first_line}"
+    raise UsageError(f"hypothesis line {i + first_line} and {where}: {int(lengths[ph[bad]]):,} x {int(lengths[pr[bad]]):,} "
                      f"words with vectors, over the {MAX_TOKEN_PAIRS:,} word pairs greedy matching compares for "
                      "one pair (split such lines)")
 
 
-def _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines) -> None:
+def _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines, first_line: int = 1) -> None:
     bad = np.flatnonzero(empty_h | empty_r)[0]
     i = int(owner[bad])
     if empty_h[bad]:
-        raise UsageError(f"hypothesis line {i + 1} has no word with a vector (empty policy 'error')")
+        raise UsageError(f"hypothesis line {i + first_line} has no word with a vector (empty policy 'error')")
     j = int(bad - (np.cumsum(ref_counts)[i] - ref_counts[i]))
-    where = f"reference file {j + 1} line {ref_lines[i][j] if ref_lines else i + 1}"
+    where = f"reference file {j + 1} line {ref_lines[i][j] if ref_lines else i + first_line}"
     raise UsageError(f"{where} has no word with a vector (empty policy 'error')")
 
 
