@@ -190,24 +190,12 @@ def discover(runs_dir: Path) -> list[Entry]:
 
 def submission_sha256(path: Path) -> str:
     """sha256 of a file, or of a folder's relative file names and contents in sorted order (team.json excluded)."""
-    from dialeval.files.read import file_sha256, open_input, os_error
+    from dialeval.files.read import entries_sha256, file_sha256
 
-    h = hashlib.sha256()
     if path.is_file():
         return file_sha256(path)
-    for f in sorted(q for q in path.rglob("*") if q.is_file() and not q.is_symlink()):
-        rel = f.relative_to(path).as_posix()
-        if rel == TEAM_FILE:
-            continue
-        h.update(rel.encode() + b"\0")
-        with open_input(f, follow_links=False) as inp:
-            try:
-                for block in iter(lambda fh=inp.file: fh.read(1 << 20), b""):
-                    h.update(block)
-            except OSError as e:
-                raise os_error(inp.name, e) from None
-        h.update(b"\0")
-    return h.hexdigest()
+    files = sorted(q for q in path.rglob("*") if q.is_file() and not q.is_symlink())
+    return entries_sha256((rel, f) for f in files if (rel := f.relative_to(path).as_posix()) != TEAM_FILE)
 
 
 def data_fingerprint(*folders: Path | None) -> str:

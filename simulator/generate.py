@@ -15,19 +15,19 @@ gives byte-identical files to the full run, and files do not depend on generatio
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
-import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
 from dialeval.formats.dstc6 import DSTC6_SPLITS, answers_file_name, dataset_file_name, write_dataset, write_results
 from dialeval.formats.fbdialog import Conversation as FbConversation
 from dialeval.formats.fbdialog import Line, write_candidates, write_conversations
-from dialeval.formats.jsonio import atomic_write_text
+from dialeval.formats.jsonio import (  # noqa: F401 (re-exported: the simulator's public API)
+    atomic_output_dir,
+    atomic_write_text,
+    make_temp_dir,
+)
 from dialeval.simulator.kb import DEFAULT_KB_SEED, build_kb, write_kb
 from dialeval.simulator.tasks import Conversation, ItemOptions, TaskSimulator, simulate_items
 
@@ -170,39 +170,3 @@ def generate_challenge(
     return out
 
 
-def make_temp_dir(parent: Path, prefix: str) -> Path:
-    """A fresh temp dir in ``parent`` with the usual permissions (``mkdtemp`` makes it private, 0700, which
-    would leak into the final directory once renamed)."""
-    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)
-    return tmp
-
-
-@contextmanager
-def atomic_output_dir(out_dir: str | Path, force: bool = False) -> Iterator[Path]:
-    """Yield a temp dir beside ``out_dir``; on success it replaces ``out_dir`` in one rename, on error it vanishes.
-
-    Refuses a non-empty ``out_dir`` unless ``force`` (then the old directory is removed only after the new one is
-    complete, so an interrupted run keeps the old data).
-    """
-    out = Path(out_dir).absolute()
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise UsageError(f"--out {out} is not empty (use --force to replace it)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
-    try:
-        yield tmp
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / "d")
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

@@ -38,7 +38,7 @@ import numpy as np
 
 from dialeval.benchmarks.base import Benchmark, Evaluation, Option, Request, data_identity
 from dialeval.core.errors import UnreadableInput, UsageError
-from dialeval.core.problems import Problem, json_type, short
+from dialeval.core.problems import Problem, json_type, pointer, short
 from dialeval.files import read
 from dialeval.formats import airdialogue as fmt
 from dialeval.metrics import airdialogue as adm
@@ -162,7 +162,7 @@ def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
         return None
     for k in obj:
         if k not in _LINE_KEYS:
-            err("unknown-key", f"{base}/{_esc(k)}", f"unknown key {short(k)} (ignored)", "warning")
+            err("unknown-key", base + pointer(k), f"unknown key {short(k)} (ignored)", "warning")
     if "id" in obj:
         v = obj["id"]
         if not isinstance(v, int) or isinstance(v, bool):
@@ -181,7 +181,7 @@ def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
         return None
     for k in a:
         if k not in _ACTION_KEYS:
-            err("unknown-key", f"{base}/action/{_esc(k)}", f"unknown key {short(k)} (ignored)", "warning")
+            err("unknown-key", base + pointer("action", k), f"unknown key {short(k)} (ignored)", "warning")
     for k in _ACTION_KEYS:
         if k not in a:
             err("missing-key", f"{base}/action/{k}", f"action has no {k!r}")
@@ -220,10 +220,6 @@ def _num(v: int) -> str:
 def _a(word: str) -> str:
     """``"an integer"``, ``"a string"``."""
     return ("an " if word[:1] in "aeiou" else "a ") + word
-
-
-def _esc(k) -> str:
-    return str(k).replace("~", "~0").replace("/", "~1")
 
 
 def _lines(path: Path, file: str, refused: list[Problem]):

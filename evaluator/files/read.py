@@ -33,7 +33,7 @@ import io
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -447,3 +447,20 @@ def iter_bounded_lines(path: str | Path, max_line: int, *, what: str = "a text f
                 yield lineno, (line if length <= max_line else None), length
         except OSError as e:
             raise os_error(f.name, e, what) from None
+
+
+def entries_sha256(entries: Iterable[tuple[str, str | Path]]) -> str:
+    """sha256 (hex) of a folder's files as ``name NUL content NUL`` in the order given: the identity of a
+    submission folder (names are the caller's relative names; each file through :func:`open_input`, never a
+    link, read in chunks)."""
+    h = hashlib.sha256()
+    for name, path in entries:
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        with open_input(path, shown=name, follow_links=False) as inp:
+            try:
+                for block in iter(lambda fh=inp.file: fh.read(1 << 20), b""):
+                    h.update(block)
+            except OSError as e:
+                raise os_error(inp.name, e) from None
+        h.update(b"\0")
+    return h.hexdigest()

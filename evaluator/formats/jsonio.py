@@ -26,6 +26,7 @@ import stat
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -510,3 +511,42 @@ def atomic_write_text(path: str | Path, text: str, *, parents: bool = True) -> N
 def dump_json_file(path: str | Path, obj) -> None:
     """Write ``obj`` like ``json.dump(obj, f)``: one line, default separators, no trailing newline."""
     atomic_write_text(path, json.dumps(obj, ensure_ascii=True))
+
+
+# ---- output folders ---------------------------------------------------------------------------------------
+def make_temp_dir(parent: Path, prefix: str) -> Path:
+    """A fresh temp dir in ``parent`` with the usual permissions (``mkdtemp`` makes it private, 0700, which
+    would leak into the final directory once renamed)."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    return tmp
+
+
+@contextmanager
+def atomic_output_dir(out_dir: str | Path, force: bool = False) -> Iterator[Path]:
+    """Yield a temp dir beside ``out_dir``; on success it replaces ``out_dir`` in one rename, on error it vanishes.
+
+    Refuses a non-empty ``out_dir`` unless ``force`` (then the old directory is removed only after the new one is
+    complete, so an interrupted run keeps the old data).
+    """
+    out = Path(out_dir).absolute()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise UsageError(f"--out {out} is not empty (use --force to replace it)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
+    try:
+        yield tmp
+        old = None
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, old / "d")
+        os.replace(tmp, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

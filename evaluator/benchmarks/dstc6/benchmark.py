@@ -8,7 +8,6 @@ them or under ``--keys``. Groups are the task numbers as strings (``"1"`` ... ``
 from __future__ import annotations
 
 import gc
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -227,21 +226,11 @@ def _files_for_split(sub: Submission, split: str, n_splits: int) -> list[Submitt
 
 
 def _sha256(sub: Submission) -> str:
-    from dialeval.files.read import file_sha256, open_input, os_error
+    from dialeval.files.read import entries_sha256, file_sha256
 
     if sub.kind == "archive" or sub.kind == "file":
         return file_sha256(sub.source, shown=sub.shown or str(sub.source))
-    h = hashlib.sha256()
-    for f in sub.files:  # a directory: hash of names and contents, in sorted order, read in chunks
-        h.update(f.name.encode() + b"\0")
-        with open_input(f.path, shown=f.name, follow_links=False) as inp:
-            try:
-                for block in iter(lambda fh=inp.file: fh.read(1 << 20), b""):
-                    h.update(block)
-            except OSError as e:
-                raise os_error(inp.name, e) from None
-        h.update(b"\0")
-    return h.hexdigest()
+    return entries_sha256((f.name, f.path) for f in sub.files)  # a directory: names and contents, sorted
 
 
 def _check_split(
