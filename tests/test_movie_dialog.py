@@ -181,7 +181,7 @@ def test_entities_stream_like_the_old_reader(tmp_path):
     (b"Alien\nCaf\xe9\n", "not UTF-8 text at line 2"),
 ])
 def test_unreadable_entity_lists_are_usage_errors(tmp_path, raw, needle):
-    from dialeval.errors import UnreadableInput
+    from dialeval.core.errors import UnreadableInput
 
     p = tmp_path / "entities.txt"
     p.write_bytes(raw)
