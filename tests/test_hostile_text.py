@@ -125,22 +125,8 @@ CASES: dict[str, object] = {}
 when the case runs, so that collecting the suite writes nothing."""
 
 
-def _refusal_seconds() -> float:
-    """1 s for refusing a FIFO or a device, stretched on a machine busier than its CPU count (at most 5 s).
-
-    The interpreter's own start-up is most of that second, and a loaded CI box can double it. What the bound
-    guards against stays caught at any load: a read of /dev/zero passes the 100 MB bound within a second, and
-    a FIFO blocks until the harness kills the run."""
-    try:
-        load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    except OSError:
-        load = 1.0
-    return min(5.0, max(1.0, load))
-
-
-def fast() -> dict:
-    """The bounds of a refusal (a FIFO, a device), taken when the case runs."""
-    return {"seconds": _refusal_seconds(), "rss": 100 * MB}
+FAST = {"seconds": 1.0, "rss": 100 * MB}
+"""A FIFO or a device is refused in under 1 s (the harness allows TIME_SLACK on a loaded machine) and 100 MB."""
 
 
 def case(name: str):
@@ -190,7 +176,7 @@ for _fname in ("dialog-babi-candidates.txt", f"{STEM}-tst.txt"):
         def _(root, fname=_fname, kind=_kind, msg=_msg):
             d = babi_dir(root, f"babi-{kind}-{fname}")
             special(d / fname, kind)
-            return Hostile("", babi_args("perfect.json", d.name), 2, [], GOLD, msg, **fast()), None
+            return Hostile("", babi_args("perfect.json", d.name), 2, [], GOLD, msg, **FAST), None
 
 
 @case("babi-candidates-1M-lines")
@@ -290,7 +276,7 @@ for _kind in SPECIAL:
     @case(f"babi-submission-{_kind}")
     def _(root, kind=_kind):
         special(root / f"sub-{kind}.json", kind)
-        return Hostile("", babi_args(f"sub-{kind}.json"), 2, [], GOLD, r"not a regular file", **fast()), None
+        return Hostile("", babi_args(f"sub-{kind}.json"), 2, [], GOLD, r"not a regular file", **FAST), None
 
 
 for _enc, (_convert, _msg) in {**ENCODINGS, "empty": (lambda b: b"", r"empty")}.items():
@@ -337,7 +323,7 @@ for _fname, _task in (("entities.txt", "1"), ("task1_qa_test.txt", "1"), ("task4
             d = movie_dir(root, f"movie-{kind}-{fname}")
             special(d / fname, kind)
             return Hostile("", movie_args("msub.json", d.name, "--task", task), 2, [], MOVIE_SECRETS, msg,
-                           **fast()), None
+                           **FAST), None
 
 
 for _fname, _key, _msg in (("entities.txt", "entities", r"no entities"), ("task1_qa_test.txt", "t1", r"no exchanges"),
@@ -429,7 +415,7 @@ for _kind in SPECIAL:
     def _(root, kind=_kind):
         special(root / f"msub-{kind}.json", kind)
         return Hostile("", movie_args(f"msub-{kind}.json", "movie", "--task", "1"), 2, [], MOVIE_SECRETS,
-                       r"not a regular file", **fast()), None
+                       r"not a regular file", **FAST), None
 
 
 @case("movie-out-onto-the-submission")
