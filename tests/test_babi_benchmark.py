@@ -71,6 +71,36 @@ def test_ids_turns_and_gold_by_text(data):
                       frozenset({"1", "5"}), frozenset({"6"}), frozenset({"3"})]
 
 
+def test_candidate_file_is_compact_and_exact(tmp_path):
+    from dialeval.formats.fbdialog import CandidateFile, read_candidates
+
+    p = tmp_path / "c.txt"
+    p.write_bytes("1 a b\n\n  \n1 ünï\x1b[0m\r\n1 a b\n7 \n1 a b \n".encode())
+    cf = CandidateFile(p)
+    assert list(cf) == read_candidates(p) == ["a b", "ünï\x1b[0m", "a b", "", "a b "]
+    assert list(cf.linenos) == [1, 4, 5, 6, 7] and cf[-1] == "a b " and cf[1:3] == ["ünï\x1b[0m", "a b"]
+    assert cf.positions("a b") == [0, 2] and cf.positions("ünï\x1b[0m") == [1] and cf.positions("") == [3]
+    assert cf.positions("a b  ") == [] and cf.positions("A B") == []
+
+
+@pytest.mark.parametrize("line, needle", [
+    ("\u00b2 hi\tthere", r":1: expected 'ID text'"),  # isdigit() but not a number int() reads
+    ("9" * 5000 + " hi\tthere", r":1: the line ID has 5000 digits"),
+    ("hi\tsecret gold answer", r":1: expected 'ID text': the line does not start with a line number and a space$"),
+])
+def test_bad_line_ids_are_named_never_shown(tmp_path, data, line, needle):
+    (data / f"{STEM}.txt").write_text(line + "\n" + TST)
+    with pytest.raises(UsageError, match=needle) as e:
+        load_items(data, 1, "tst")
+    assert "secret" not in str(e.value)
+
+
+def test_empty_candidate_file_is_a_usage_error(tmp_path, data):
+    (data / "dialog-babi-candidates.txt").write_text("\n")
+    with pytest.raises(UsageError, match="no candidates"):
+        load_items(data, 1, "tst")
+
+
 def test_accuracy_hand_computed(tmp_path, data):
     # conversation 1: all three turns right (turn 1 through the duplicate line 5) -> a correct dialog;
     # conversation 2: turns 1 and 3 right, turn 2 wrong (gold 6 at rank 2) -> not.
@@ -242,6 +272,20 @@ def test_real_sizes_and_perfect_submission(tmp_path):
 
 @needs_babi
 @pytest.mark.realdata
+def test_fact_shape_agrees_with_the_tab_on_the_release():
+    """One notion of a fact: the TAB in FB files, the shape where the TAB is gone (DSTC6 utterances). They agree on
+    every line of tasks 1-5; task 6's ``api_call no result`` lines are facts by the TAB only."""
+    from dialeval.formats.fbdialog import is_fact_text, iter_lines
+
+    for task, name in ((1, "dialog-babi-task1-API-calls"), (5, "dialog-babi-task5-full-dialogs"),
+                       (6, "dialog-babi-task6-dstc2")):
+        lines = list(iter_lines(BABI / f"{name}-tst.txt"))
+        differ = {ln.user for ln in lines if is_fact_text(ln.user) != (ln.bot is None)}
+        assert differ == (set() if task < 6 else {"api_call no result"}), (task, sorted(differ)[:5])
+
+
+@needs_babi
+@pytest.mark.realdata
 def test_real_splits_present():
     assert Babi().splits(BABI) == ["trn", "dev", "tst", "tst-OOV"]
 
@@ -254,7 +298,9 @@ def test_reproduction_numbers_equal_the_stored_table():
     from dialeval.baselines.reproduce import reproduce_babi
 
     stored = json.loads((Path(__file__).resolve().parents[1] / "submissions/baselines/babi-table2.json").read_text())
-    want = {(r["model"], r["split"]): (r["per_response"], r["per_dialog"]) for r in stored if r["task"] == 4}
-    recs = reproduce_babi(BABI, ["random", "tfidf", "nearest-neighbor", "rule-based"], [4])
+    models = ["random", "tfidf", "nearest-neighbor", "rule-based"]  # the table also holds the neural models' rows
+    want = {(r["model"], r["split"]): (r["per_response"], r["per_dialog"]) for r in stored
+            if r["task"] == 4 and r["model"] in models}
+    recs = reproduce_babi(BABI, models, [4])
     got = {(r["model"], r["split"]): (r["per_response"], r["per_dialog"]) for r in recs}
     assert got == want

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dialeval.core.errors import UsageError
-from dialeval.formats.convert import babi_to_dstc6, dstc6_to_babi, is_fact_line, sample_candidates
+from dialeval.formats.convert import babi_to_dstc6, dstc6_to_babi, sample_candidates
 from dialeval.formats.dstc6 import (
     Candidate,
     DialogItem,
@@ -21,7 +21,7 @@ from dialeval.formats.dstc6 import (
     write_dataset,
     write_results,
 )
-from dialeval.formats.fbdialog import read_candidates, read_conversations
+from dialeval.formats.fbdialog import is_fact_text, read_candidates, read_conversations
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -157,10 +157,10 @@ def test_dstc6_to_babi_items_without_conversation(tmp_path):
     assert read_candidates(tmp_path / "out-candidates.txt") == ["here it is resto_x_phone", "you're welcome"]
 
 
-def test_is_fact_line():
-    assert is_fact_line("resto_rome_cheap_indian_6stars R_rating 6")
-    assert is_fact_line("the_witty_horse r_atmosphere casual")
-    assert not is_fact_line("i love italian food")
+def test_is_fact_text():
+    assert is_fact_text("resto_rome_cheap_indian_6stars R_rating 6")
+    assert is_fact_text("the_witty_horse r_atmosphere casual")
+    assert not is_fact_text("i love italian food")
 
 
 def test_sample_candidates_never_duplicates_gold():

@@ -100,6 +100,95 @@ def test_split_answer_never_on_the_comma(data):
     assert split_answer("Nope, Nada", ents) == ([], 2)
 
 
+def _split_exhaustively(answer: str, ents) -> tuple[list[str], int]:
+    """The rule of split_answer by brute force: every piece of every length tried, the path copied at each step."""
+    parts = answer.split(", ")
+    n = len(parts)
+    best = {n: (0, 0, [])}
+    for i in range(n - 1, -1, -1):
+        choice = None
+        for j in range(n, i, -1):
+            piece = ", ".join(parts[i:j])
+            eid = ents.by_text.get(piece) or ents.by_lower.get(piece.lower())
+            if eid is not None:
+                cand = (best[j][0], best[j][1] + 1, [eid, *best[j][2]])
+                if choice is None or cand[:2] < choice[:2]:
+                    choice = cand
+        skip = (best[i + 1][0] + 1, best[i + 1][1], best[i + 1][2])
+        best[i] = skip if choice is None or skip[:2] < choice[:2] else choice
+    return list(dict.fromkeys(best[0][2])), best[0][0]
+
+
+def test_split_answer_equals_the_exhaustive_search(tmp_path):
+    import random
+
+    rng = random.Random(5)
+    words = ["a", "A", "b", "c", "ΣΑΣ", "σας", "x y", " ", "a,", ",", "İ", "i̇"]
+    for trial in range(300):
+        texts = [", ".join(rng.choice(words) for _ in range(rng.randint(1, 4))) for _ in range(rng.randint(1, 8))]
+        p = tmp_path / f"e{trial}.txt"
+        p.write_text("\n".join(texts) + "\n", encoding="utf-8")
+        ents = read_entities(p)
+        for _ in range(10):
+            answer = ", ".join(rng.choice(words + texts) for _ in range(rng.randint(0, 7)))
+            assert split_answer(answer, ents) == _split_exhaustively(answer, ents), (texts, answer)
+
+
+class _CountingDict(dict):
+    calls = 0
+
+    def get(self, key, default=None):
+        type(self).calls += 1
+        return super().get(key, default)
+
+
+def test_split_answer_is_linear(data):
+    """Only pieces as long as some entity are looked up: a fixed number per part, whatever the answer's length."""
+    ents = read_entities(data / "entities.txt")
+    assert ents.part_counts == (3, 2, 1)  # "Dance, Girl, Dance", "Girl, Interrupted", the rest
+    ents.by_text = _CountingDict(ents.by_text)
+    for n in (250, 1000, 4000):
+        _CountingDict.calls = 0
+        ids, unmatched = split_answer(", ".join(["Alien", "Girl", "Interrupted", "nope"] * (n // 4)), ents)
+        assert ids == [E["Alien"], E["Girl, Interrupted"]] and unmatched == n // 4
+        assert _CountingDict.calls <= 3 * n
+
+
+@needs_movie
+@pytest.mark.realdata
+def test_split_answer_equals_the_exhaustive_search_on_real_answers():
+    ents = read_entities(MOVIE / "entities.txt")
+    n = 0
+    for name in ("task1_qa_dev.txt", "task2_recs_dev.txt", "task3_qarecs_dev.txt"):
+        for line in (MOVIE / name).read_text(encoding="utf-8").splitlines():
+            if "\t" in line:
+                answer = line.split("\t", 1)[1]
+                assert split_answer(answer, ents) == _split_exhaustively(answer, ents), answer
+                n += 1
+    assert n == 34691
+
+
+def test_entities_stream_like_the_old_reader(tmp_path):
+    """A BOM is dropped; CR LF and stray CRs end a line; a line of spaces is an entity; blank lines keep numbering."""
+    p = tmp_path / "entities.txt"
+    p.write_bytes(b"\xef\xbb\xbfAlien\r\n\r\n  \nTitanic\r\r\nno newline")
+    ents = read_entities(p)
+    assert ents.ids == ["e1", "e3", "e4", "e5"] and ents.texts == ["Alien", "  ", "Titanic", "no newline"]
+
+
+@pytest.mark.parametrize("raw, needle", [
+    (b"\xff\xfeA\x00", "UTF-16"), (b"\x1f\x8b\x08\x00", "gzip"), (b"Alien\n\x00\x01", "binary"),
+    (b"Alien\nCaf\xe9\n", "not UTF-8 text at line 2"),
+])
+def test_unreadable_entity_lists_are_usage_errors(tmp_path, raw, needle):
+    from dialeval.core.errors import UnreadableInput
+
+    p = tmp_path / "entities.txt"
+    p.write_bytes(raw)
+    with pytest.raises(UnreadableInput, match=needle):
+        read_entities(p)
+
+
 def test_entity_ids_are_line_numbers(tmp_path):
     p = tmp_path / "entities.txt"
     p.write_text("A\n\nB\n")

@@ -24,12 +24,14 @@ whose every bot turn is a hit@1), as fractions.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
 from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, task_numbers
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem
+from dialeval.files.read import os_error
 from dialeval.formats.convert import BABI_CANDIDATES, BABI_SPLITS, BABI_TASK_FILES, babi_splits
 
 TASKS = tuple(sorted(BABI_TASK_FILES))
@@ -44,37 +46,77 @@ def candidates_file(data: Path, task: int) -> Path:
 
 
 def present(data: Path) -> dict[str, list[int]]:
-    """``{split: [tasks whose file exists]}`` in the release's split order."""
+    """``{split: [tasks whose file exists]}`` in the release's split order.
+
+    A name that exists but is not a regular file (a FIFO, a link to a device) counts as present, so that
+    reading it says what it is instead of "no file"."""
     data = Path(data)
     if not data.is_dir():
         raise UsageError(f"bAbI data directory {data} does not exist")
     out: dict[str, list[int]] = {}
     for split in BABI_SPLITS:
-        tasks = [t for t in TASKS if split in babi_splits(t) and task_file(data, t, split).is_file()]
+        tasks = [t for t in TASKS if split in babi_splits(t) and task_file(data, t, split).exists()]
         if tasks:
             out[split] = tasks
     return out
 
 
+class _GoldByText:
+    """Text -> the ids of the candidates with exactly that text (a frozenset; ``default`` when none)."""
+
+    def __init__(self, cands, ids: tuple[str, ...]):
+        self._cands, self._ids = cands, ids
+
+    def get(self, text: str, default=None):
+        found = self._cands.positions(text)
+        return frozenset(self._ids[i] for i in found) if found else default
+
+
+class _TextById(Mapping):
+    """Candidate id (its line number as a string) -> text, read from the compact candidate file."""
+
+    def __init__(self, cands):
+        self._cands = cands
+        self._pos: dict[str, int] | None = None
+
+    def _positions(self) -> dict[str, int]:
+        if self._pos is None:
+            self._pos = {str(n): i for i, n in enumerate(self._cands.linenos)}
+        return self._pos
+
+    def __getitem__(self, cid: str) -> str:
+        return self._cands[self._positions()[cid]]
+
+    def __iter__(self):
+        return (str(n) for n in self._cands.linenos)
+
+    def __len__(self) -> int:
+        return len(self._cands)
+
+
 @lru_cache(maxsize=4)
-def _candidates(path: str, size: int, mtime_ns: int) -> tuple[tuple[str, ...], dict[str, frozenset[str]], dict]:
-    from dialeval.formats.fbdialog import read_candidate_lines
+def _candidates(path: str, size: int, mtime_ns: int) -> tuple[tuple[str, ...], _GoldByText, _TextById]:
+    from dialeval.formats.fbdialog import CandidateFile
 
-    lines = read_candidate_lines(path)
-    ids = tuple(str(n) for n, _ in lines)
-    by_text: dict[str, set[str]] = {}
-    for cid, (_, text) in zip(ids, lines, strict=True):
-        by_text.setdefault(text, set()).add(cid)
-    return ids, {t: frozenset(c) for t, c in by_text.items()}, {cid: text for cid, (_, text) in zip(ids, lines, strict=True)}
+    cands = CandidateFile(path)
+    if not len(cands):
+        raise UsageError(f"{path}: no candidates (an empty candidate file?)")
+    ids = tuple(map(str, cands.linenos))
+    return ids, _GoldByText(cands, ids), _TextById(cands)
 
 
-def load_candidates(data: Path, task: int) -> tuple[tuple[str, ...], dict[str, frozenset[str]], dict[str, str]]:
-    """``(candidate ids in file order, text -> ids, id -> text)`` of a task's candidate file (memoised)."""
+def load_candidates(data: Path, task: int) -> tuple[tuple[str, ...], _GoldByText, _TextById]:
+    """``(candidate ids in file order, text -> ids, id -> text)`` of a task's candidate file (memoised).
+
+    The file is streamed into compact storage (:class:`~dialeval.formats.fbdialog.CandidateFile`): ``text ->
+    ids`` has ``get(text, default)`` (a frozenset of ids), ``id -> text`` is a read-only mapping."""
     path = candidates_file(data, task)
     try:
         st = path.stat()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file (is {data} the bAbI dialog data directory?)") from None
+    except OSError as e:
+        raise os_error(str(path), e) from None
     return _candidates(str(path), st.st_size, st.st_mtime_ns)
 
 
@@ -118,6 +160,8 @@ def load_items(data: Path, task: int, split: str, with_gold: bool = True, proble
         st = path.stat()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file (is {data} the bAbI dialog data directory?)") from None
+    except OSError as e:
+        raise os_error(str(path), e) from None
     ids, by_text, texts = load_candidates(data, task)
     item_ids, conv_ids, turns, bots, linenos = _parse(str(path), st.st_size, st.st_mtime_ns)
     if not item_ids:

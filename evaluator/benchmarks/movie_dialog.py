@@ -40,6 +40,7 @@ import numpy as np
 from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, file_sha256, task_numbers
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem
+from dialeval.files.read import os_error
 from dialeval.formats import movie
 
 TASKS = tuple(sorted(movie.TASK_NAMES))
@@ -74,27 +75,60 @@ def load_entities(data: Path):
         st = path.stat()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file (the Movie Dialog entity list, candidates of tasks 1-3)") from None
+    except OSError as e:
+        raise os_error(str(path), e) from None
     return _entities(str(path), st.st_size, st.st_mtime_ns)
+
+
+class _IdsByText:
+    """Reddit candidate text -> the ids of the candidates with exactly that text (a list; ``default`` if none)."""
+
+    def __init__(self, cands, ids: tuple[str, ...]):
+        self._cands, self._ids = cands, ids
+
+    def get(self, text: str, default=None):
+        found = self._cands.positions(text)
+        return [self._ids[i] for i in found] if found else default
+
+
+class _FirstByNormalised:
+    """Normalised text -> id of the first candidate (file order) normalising to it; built on first use, since
+    only submissions that give candidates as text need it."""
+
+    def __init__(self, cands, ids: tuple[str, ...]):
+        self._cands, self._ids = cands, ids
+        self._d: dict[str, str] | None = None
+
+    def get(self, text: str, default=None):
+        if self._d is None:
+            d: dict[str, str] = {}
+            for cid, t in zip(self._ids, self._cands, strict=True):
+                d.setdefault(movie.normalize_text(t), cid)
+            self._d = d
+        return self._d.get(text, default)
 
 
 @lru_cache(maxsize=2)
 def _reddit(path: str, size: int, mtime_ns: int):
-    from dialeval.formats.fbdialog import read_candidate_lines
+    from dialeval.formats.fbdialog import CandidateFile
 
-    texts = [t for _, t in read_candidate_lines(path)]
-    ids = tuple(f"c{n}" for n in range(1, len(texts) + 1))
-    by_text: dict[str, list[str]] = {}
-    canon: dict[str, str] = {}
-    for cid, t in zip(ids, texts, strict=True):
-        by_text.setdefault(t, []).append(cid)
-        canon.setdefault(movie.normalize_text(t), cid)
-    return ids, texts, by_text, canon
+    cands = CandidateFile(path)  # compact: a candidate file may be large
+    if not len(cands):
+        raise UsageError(f"{path}: no candidates (an empty candidate file?)")
+    ids = tuple(f"c{n}" for n in range(1, len(cands) + 1))
+    return ids, cands, _IdsByText(cands, ids), _FirstByNormalised(cands, ids)
 
 
 def load_reddit_candidates(data: Path, split: str):
-    """``(ids c1..cN, texts, text -> ids, normalised text -> first id)`` of the split's Reddit candidate file."""
+    """``(ids c1..cN, texts, text -> ids, normalised text -> first id)`` of the split's Reddit candidate file.
+
+    ``texts`` is a sequence (the compact :class:`~dialeval.formats.fbdialog.CandidateFile`); the two lookups
+    have ``get(text, default)``."""
     path = movie.reddit_candidates_path(data, split)
-    st = path.stat()
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise os_error(str(path), e) from None
     return path, _reddit(str(path), st.st_size, st.st_mtime_ns)
 
 
@@ -149,6 +183,9 @@ def load_task(data: Path, task: int, split: str, problems: list[Problem], with_g
         if task == 4:
             gold.append(frozenset((movie.REPLY_ID, *by_text.get(ln.bot, ()))))
         else:
+            if ln.bot.count(movie.SEPARATOR) >= movie.MAX_ANSWER_PARTS:
+                raise UsageError(f"{path}:{ln.lineno}: an answer of more than {movie.MAX_ANSWER_PARTS:,} comma-separated "
+                                 "parts; not a Movie Dialog answer (an entity list)")
             gids, missing = movie.split_answer(ln.bot, ents)
             if missing:
                 partial.append(ln.lineno)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,7 +39,14 @@ from dialeval.formats.dstc6 import (
     read_dataset,
     write_results,
 )
-from dialeval.formats.fbdialog import Conversation, Line, read_candidates, read_conversations, write_candidates
+from dialeval.formats.fbdialog import (
+    Conversation,
+    Line,
+    is_fact_text,
+    read_candidates,
+    read_conversations,
+    write_candidates,
+)
 from dialeval.formats.fbdialog import write_conversations as write_fb_conversations
 from dialeval.formats.jsonio import atomic_writer, dump_json_file, load_json_file
 
@@ -224,14 +230,6 @@ def babi_to_dstc6(
 
 # --- DSTC6 → bAbI -----------------------------------------------------------------------------------------------
 
-_FACT_RE = re.compile(r"^\S+ [rR]_\w+ \S+$")
-
-
-def is_fact_line(text: str) -> bool:
-    """A KB / API-result line ``<name> r_<attr> <value>`` (``R_`` in bAbI) — three tokens, the middle ``r_*``."""
-    return bool(_FACT_RE.match(text))
-
-
 def _check_fb_text(text: str, where: str) -> None:
     if "\t" in text or "\n" in text or "\r" in text:
         raise UsageError(f"{where}: text contains a TAB or line break, which the FB format cannot hold")
@@ -271,7 +269,7 @@ def _conversation_from_item(item: DialogItem, gold: str, where: str) -> Conversa
     speakers: list[str] = []  # per utterance: "fact", "user" or "bot"
     expect = "user"
     for u in reversed(item.utterances):
-        if is_fact_line(u):
+        if is_fact_text(u):
             speakers.append("fact")
         else:
             speakers.append(expect)
@@ -390,6 +388,5 @@ __all__ = [
     "babi_to_dstc6",
     "dstc6_to_babi",
     "dump_json_file",
-    "is_fact_line",
     "sample_candidates",
 ]

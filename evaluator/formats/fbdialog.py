@@ -3,21 +3,45 @@
 Lines are ``ID text``; IDs restart at 1 for each conversation and a blank line also separates
 conversations. A line with a TAB is a turn ``user<TAB>bot``; a line without one is a KB / API-result
 fact (``resto_x R_attr value``). Candidate files hold one ``1 <utterance>`` per line.
-The data's own spelling is kept verbatim (typos included): never "fix" data.
+The data's own spelling is kept verbatim (typos, control characters included): never "fix" data.
+
+Every file is read through :mod:`dialeval.files.read`, as a stream of lines: a FIFO, a device or a socket
+is refused before a byte is read, memory follows the longest line, UTF-16, compressed or binary files are
+refused with the layer's problem codes (a data file's fault: exit 2), and a leading UTF-8 byte-order mark
+is dropped. Lines end at ``\\n`` only (trailing ``\\r`` removed), as the release's files do.
 
 :func:`iter_lines` is the one parser: it yields every non-blank line with its position (file line number,
 1-based conversation number in file order, the line's own ID), which is what scorers key items by;
-:func:`read_conversations` groups its output.
+:func:`read_conversations` groups its output. :class:`CandidateFile` holds a candidates file compactly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import re
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
+from dialeval.files.read import iter_text_lines
 from dialeval.formats.jsonio import atomic_write_text
+
+FB_FILE = "an FB dialog text file"
+CANDIDATE_FILE = "a candidates text file"
+
+_FACT_SHAPE = re.compile(r"^\S+ [rR]_\w+ \S+$")
+
+
+def is_fact_text(text: str) -> bool:
+    """Whether ``text`` has the shape of a KB / API-result fact: ``<name> r_<attr> <value>`` (``R_`` in bAbI).
+
+    In an FB file the TAB decides (:attr:`Line.is_fact`: a line without a bot utterance is a fact). This is
+    the same notion for text that has lost its TAB (a DSTC6 item's flat ``utterances``): on the release it
+    agrees with the TAB on every line of tasks 1-5; task 6's ``api_call no result`` lines are facts by the
+    TAB but not by shape.
+    """
+    return bool(_FACT_SHAPE.match(text))
 
 
 @dataclass
@@ -54,24 +78,25 @@ class Conversation:
             context.append(line.bot)
 
 
-def _split_id(raw: str, path: Path, lineno: int) -> tuple[int, str]:
+def _split_id(raw: str, name: str, lineno: int) -> tuple[int, str]:
+    """``(ID, text)`` of an ``ID text`` line. A bad line is named, never shown: data lines hold gold answers."""
     head, sep, rest = raw.partition(" ")
-    if not sep or not head.isdigit():
-        raise UsageError(f"{path}:{lineno}: expected 'ID text', got {raw[:60]!r}")
-    return int(head), rest
+    # isdecimal, not isdigit: int() refuses superscripts such as "²", which isdigit accepts
+    if sep and head.isdecimal():
+        try:
+            return int(head), rest
+        except ValueError:  # more digits than int() converts
+            raise UsageError(f"{name}:{lineno}: the line ID has {len(head)} digits; expected a line number") from None
+    raise UsageError(f"{name}:{lineno}: expected 'ID text': the line does not start with a line number and a space")
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, not an FB dialog file") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read ({e.strerror or type(e).__name__})") from None
+def _text_lines(path: str | Path, what: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of every non-blank line, streamed through the input layer."""
+    for lineno, raw in iter_text_lines(path, what=what):
+        # iter_text_lines removes one "\r" before "\n"; the format has always dropped them all
+        raw = raw.rstrip("\r")
+        if raw and not raw.isspace():  # what `raw.strip()` tells, without the copy
+            yield lineno, raw
 
 
 @dataclass(frozen=True)
@@ -88,17 +113,16 @@ class FBLine:
 
 def iter_lines(path: str | Path) -> Iterator[FBLine]:
     """Every non-blank line of an FB dialog file; a reset of the ID or a blank line starts a new conversation."""
-    path = Path(path)
-    text = _read_text(path)
+    name = str(path)
     conv = 0
     new = True
     last_id = 0
-    for lineno, raw in enumerate(text.split("\n"), 1):
-        raw = raw.rstrip("\r")
-        if not raw.strip():
+    last_lineno = 0
+    for lineno, raw in _text_lines(path, FB_FILE):
+        if lineno != last_lineno + 1:  # a blank line between
             new = True
-            continue
-        num, rest = _split_id(raw, path, lineno)
+        last_lineno = lineno
+        num, rest = _split_id(raw, name, lineno)
         if new or num <= last_id:
             conv += 1
             new = False
@@ -130,27 +154,79 @@ def write_conversations(path: str | Path, conversations: Iterable[Conversation])
     atomic_write_text(path, "\n".join(out) + ("\n" if out else ""))
 
 
+def iter_candidate_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """``(file line number, utterance)`` per non-blank line of a candidates file, in file order (streamed)."""
+    name = str(path)
+    for lineno, raw in _text_lines(path, CANDIDATE_FILE):
+        head, sep, rest = raw.partition(" ")
+        if not (sep and head.isdecimal()):  # the ID itself is not used: only its shape is checked
+            _split_id(raw, name, lineno)  # raises, naming the line
+        yield lineno, rest
+
+
 def read_candidates(path: str | Path) -> list[str]:
     """Read a candidates file (``1 <utterance>`` per line; blank lines ignored), in file order."""
-    path = Path(path)
-    lines = _read_text(path).split("\n")
-    out = []
-    for lineno, raw in enumerate(lines, 1):
-        raw = raw.rstrip("\r")
-        if raw.strip():
-            out.append(_split_id(raw, path, lineno)[1])
-    return out
+    return [text for _, text in iter_candidate_lines(path)]
 
 
-def read_candidate_lines(path: str | Path) -> list[tuple[int, str]]:
-    """``(file line number, utterance)`` per non-blank line of a candidates file, in file order."""
-    path = Path(path)
-    out = []
-    for lineno, raw in enumerate(_read_text(path).split("\n"), 1):
-        raw = raw.rstrip("\r")
-        if raw.strip():
-            out.append((lineno, _split_id(raw, path, lineno)[1]))
-    return out
+class CandidateFile(Sequence):
+    """The utterances of a candidates file in file order, stored compactly, with lookup by exact text.
+
+    A candidate file can be large (a hostile one: a million lines), and a Python string, its line number and
+    a dict entry per line cost some 200 bytes beyond the text. Here the texts sit in one UTF-8 buffer with
+    their offsets, and lookup by text goes through a sorted array of their hashes, each hit confirmed by
+    comparing the bytes: about 30 bytes per candidate beyond the text. ``self[i]`` is the i-th utterance,
+    :attr:`linenos` its line number in the file.
+    """
+
+    def __init__(self, path: str | Path):
+        blob = bytearray()
+        ends = array("q")
+        linenos = array("q")
+        hashes = array("q")
+        for lineno, text in iter_candidate_lines(path):
+            blob += text.encode("utf-8")
+            ends.append(len(blob))
+            linenos.append(lineno)
+            hashes.append(hash(text))
+        import numpy as np  # after the read: a FIFO or a device is refused before this import
+
+        self.path = Path(path)
+        self._blob = blob
+        self._ends = ends
+        self.linenos = linenos
+        order = np.argsort(np.frombuffer(hashes, np.int64), kind="stable")  # equal hashes stay in file order
+        self._order = order
+        self._sorted = np.frombuffer(hashes, np.int64)[order]
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("candidate index out of range")
+        start = self._ends[i - 1] if i else 0
+        return self._blob[start:self._ends[i]].decode("utf-8")
+
+    def positions(self, text: str) -> list[int]:
+        """0-based positions (file order) of the candidates whose utterance is exactly ``text``."""
+        h = hash(text)
+        lo = int(self._sorted.searchsorted(h, "left"))
+        hi = int(self._sorted.searchsorted(h, "right"))
+        if lo == hi:
+            return []
+        raw = text.encode("utf-8")
+        out = []
+        for i in self._order[lo:hi].tolist():
+            start = self._ends[i - 1] if i else 0
+            if self._ends[i] - start == len(raw) and self._blob[start:self._ends[i]] == raw:
+                out.append(i)
+        return out
 
 
 def write_candidates(path: str | Path, candidates: Iterable[str]) -> None:

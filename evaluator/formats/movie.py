@@ -80,7 +80,7 @@ def reddit_candidates_path(data: Path, split: str) -> Path:
         for name in (f"task4_reddit_cand-{k}.txt", f"cand-{k}.txt"):
             p = _locate(data, name, 4)
             tried.append(name)
-            if p.is_file():
+            if p.exists():  # a FIFO or a device is then refused by the reader, naming what it is
                 return p
     raise UsageError(f"{data}: no Reddit candidate file for split {split} (expected {' or '.join(tried[:2])})")
 
@@ -94,25 +94,30 @@ class Entities:
     texts: list[str]
     by_text: dict[str, str]  # exact text -> id
     by_lower: dict[str, str]  # lower-cased text -> id of the first entity with it (file order)
+    part_counts: tuple[int, ...] = ()
+    """The numbers of ``", "``-separated parts the entities have, largest first (what :func:`split_answer`
+    tries); computed from the texts when not given."""
+
+    def __post_init__(self) -> None:
+        if not self.part_counts:
+            counts = {t.count(SEPARATOR) + 1 for t in self.by_text} | {t.count(SEPARATOR) + 1 for t in self.by_lower}
+            self.part_counts = tuple(sorted(counts, reverse=True))
 
 
 def read_entities(path: str | Path) -> Entities:
-    """``entities.txt``: id ``e<N>`` for the entity on line N (empty lines are skipped, numbering kept)."""
+    """``entities.txt``: id ``e<N>`` for the entity on line N (empty lines are skipped, numbering kept).
+
+    Streamed through the input layer (a FIFO or a device is refused at once; a leading BOM is dropped).
+    A line of spaces is an entity like any other, as it always was: only empty lines are skipped."""
+    from dialeval.files.read import iter_text_lines
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file (the Movie Dialog entity list)") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot read ({e.strerror or type(e).__name__})") from None
     ids: list[str] = []
     texts: list[str] = []
     by_text: dict[str, str] = {}
     by_lower: dict[str, str] = {}
-    for n, line in enumerate(text.split("\n"), 1):
-        line = line.rstrip("\r")
+    for n, line in iter_text_lines(path, what="the Movie Dialog entity list (a UTF-8 text file)"):
+        line = line.rstrip("\r")  # the layer removes one "\r" before "\n"; the list has always dropped them all
         if not line:
             continue
         eid = f"e{n}"
@@ -126,6 +131,9 @@ def read_entities(path: str | Path) -> Entities:
 
 
 SEPARATOR = ", "
+MAX_ANSWER_PARTS = 100_000
+"""The most ``", "``-separated parts an answer may have (the release's longest has a few dozen): the
+segmentation keeps some 100 bytes per part, so a data line of millions of separators is refused instead."""
 
 
 def split_answer(answer: str, entities: Entities) -> tuple[list[str], int]:
@@ -137,32 +145,58 @@ def split_answer(answer: str, entities: Entities) -> tuple[list[str], int]:
     (the longest matches), then the one whose first piece is longest — so ``Girl, Interrupted`` stays one
     entity while ``Alien, Aliens`` is two. Parts that no segmentation can cover are counted, not guessed.
     Ids keep the answer's order, without repeats.
+
+    Linear in the answer's length: a piece of m parts can only be an entity if some entity has m parts
+    (lower-casing neither makes nor removes ``", "``), so only those lengths are tried
+    (:attr:`Entities.part_counts`: 1 to 4 on the release), each piece is one slice of the answer, and the
+    best segmentation is kept as a back-pointer per part instead of a list copied at every step.
     """
-    parts = answer.split(SEPARATOR)
-    n = len(parts)
-    # best[i] = (unmatched, pieces, ids) for parts[i:]; filled from the end
-    best: list[tuple[int, int, list[str]] | None] = [None] * (n + 1)
-    best[n] = (0, 0, [])
+    # part k spans answer[starts[k]:ends[k]]; a piece of parts i..j-1 is answer[starts[i]:ends[j - 1]]
+    starts = [0]
+    ends = []
+    sep = len(SEPARATOR)
+    at = answer.find(SEPARATOR)
+    while at >= 0:
+        ends.append(at)
+        starts.append(at + sep)
+        at = answer.find(SEPARATOR, at + sep)
+    ends.append(len(answer))
+    n = len(starts)
+    counts = entities.part_counts
+    by_text, by_lower = entities.by_text, entities.by_lower
+    # for parts[i:]: cost = (unmatched parts, pieces); step = the next position (i + 1 when parts[i] is
+    # unmatched); eid = the entity of parts[i:step] (None when unmatched). Filled from the end.
+    unmatched = [0] * (n + 1)
+    pieces = [0] * (n + 1)
+    step = [0] * n
+    eids: list[str | None] = [None] * n
     for i in range(n - 1, -1, -1):
-        choice = None
-        for j in range(n, i, -1):  # longest piece first: on equal cost the longer one is kept
-            tail = best[j]
-            assert tail is not None
-            piece = SEPARATOR.join(parts[i:j])
-            eid = entities.by_text.get(piece) or entities.by_lower.get(piece.lower())
+        best: tuple[int, int] | None = None
+        best_j = 0
+        best_eid = None
+        for m in counts:  # largest first: on equal cost the longer piece is kept
+            j = i + m
+            if j > n:
+                continue
+            piece = answer[starts[i]:ends[j - 1]]
+            eid = by_text.get(piece) or by_lower.get(piece.lower())
             if eid is None:
                 continue
-            cand = (tail[0], tail[1] + 1, [eid, *tail[2]])
-            if choice is None or cand[:2] < choice[:2]:
-                choice = cand
-        tail = best[i + 1]
-        assert tail is not None
-        skip = (tail[0] + 1, tail[1], tail[2])  # parts[i] matches nothing
-        if choice is None or skip[:2] < choice[:2]:
-            choice = skip
-        best[i] = choice
-    unmatched, _, ids = best[0]  # type: ignore[misc]
-    return list(dict.fromkeys(ids)), unmatched
+            cost = (unmatched[j], pieces[j] + 1)
+            if best is None or cost < best:
+                best, best_j, best_eid = cost, j, eid
+        skip = (unmatched[i + 1] + 1, pieces[i + 1])  # parts[i] matches nothing
+        if best is None or skip < best:
+            best, best_j, best_eid = skip, i + 1, None
+        unmatched[i], pieces[i] = best
+        step[i], eids[i] = best_j, best_eid
+    ids: list[str] = []
+    i = 0
+    while i < n:
+        if eids[i] is not None:
+            ids.append(eids[i])  # type: ignore[arg-type]
+        i = step[i]
+    return list(dict.fromkeys(ids)), unmatched[0]
 
 
 _PUNCT = re.compile(r"[^\w\s]|_")
