@@ -129,3 +129,34 @@ def test_hits_with_ties_on_some_rows_equal_the_formula_on_every_row():
         got = hits_at_k(r, k, t)
         assert got.dtype == np.float64 and np.array_equal(got, formula)
         assert set(got[t == 0].tolist()) <= {0.0, 1.0}
+
+
+def test_every_code_a_reader_emits_is_described_by_the_shared_list_or_its_benchmark():
+    """A code literal in a benchmark's package is in CODES or that benchmark's problem_codes; shared readers
+    (formats, files, items) use only shared codes; no benchmark redefines a shared code."""
+    import re
+    from pathlib import Path
+
+    import dialeval
+    from dialeval.benchmarks import registry
+    from dialeval.core.problems import CODES, describe
+
+    root = Path(dialeval.__file__).parent
+    literal = re.compile(r'(?:Problem|Fault|err|UnreadableInput|add|problem)\(\s*(?:[\w.]+,\s*)?"([a-z][a-z0-9-]+)"')
+    owners = {"dstc6": root / "benchmarks" / "dstc6", "babi": root / "benchmarks" / "babi.py",
+              "movie-dialog": root / "benchmarks" / "movie_dialog.py", "airdialogue": root / "benchmarks" / "airdialogue.py",
+              "ubuntu": root / "benchmarks" / "ubuntu.py"}
+    seen_own = set()
+    for name, where in owners.items():
+        own = registry.get(name).problem_codes
+        assert not set(own) & set(CODES), f"{name} redefines shared codes"
+        files = [where] if where.is_file() else sorted(where.glob("*.py"))
+        for f in files:
+            for code in literal.findall(f.read_text()):
+                assert describe(code, own), f"{f.name}: code {code!r} is described nowhere"
+        seen_own |= set(own)
+    shared = [root / "benchmarks" / "items.py", *sorted((root / "formats").glob("*.py")), root / "files" / "read.py"]
+    for f in shared:
+        for code in literal.findall(f.read_text()):
+            assert code in CODES, f"{f.name}: shared reader emits {code!r}, which only a benchmark declares"
+    assert {"no-result-file", "answer-not-candidate", "line-too-long"} <= seen_own

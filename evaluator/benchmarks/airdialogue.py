@@ -650,6 +650,13 @@ class AirDialogue(Benchmark):
     split_names: ClassVar[tuple[str, ...]] = ("train", "dev", "test")
     default_metrics: ClassVar[tuple[str, ...]] = METRICS
     submission_formats: ClassVar[tuple[str, ...]] = ("airdialogue-prediction",)
+    problem_codes: ClassVar[dict[str, str]] = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
+        "blank-line": "a blank line in a JSON-lines file (one prediction per data line, in order)",
+        "line-count": "a JSON-lines submission whose number of lines differs from the split's data lines",
+        "unknown-status": "an AirDialogue status outside book, change, cancel, no_flight, no_reservation",
+        "id-mismatch": "an optional line id that differs from the line's 0-based position",
+        "line-too-long": "a line of a line-oriented submission longer than the documented limit (AirDialogue: 1 MiB)",
+    }
     options: ClassVar[tuple[Option, ...]] = (
         Option("lenient", "dstc6, airdialogue: reproduce the official scorer's numbers, listing every quirk "
                           "applied."),

@@ -191,6 +191,9 @@ class Babi(Benchmark):
         'JSON scores {"format": "scores", "items": {item id: {candidate id: score}}}',
         ".npy / headerless .csv matrix (one task: a row per bot turn, a column per candidate line)",
     )
+    problem_codes = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
+        "answer-not-candidate": "(warning) a bot utterance in the data that is no line of the candidate file (counts as a miss)",
+    }
 
     def splits(self, data: Path) -> list[str]:
         return list(present(data))

@@ -217,6 +217,10 @@ class MovieDialog(Benchmark):
         'JSON scores {"format": "scores", "items": {item id: {candidate id or text: score}}}',
         ".npy / headerless .csv matrix (one task: a row per item, a column per candidate)",
     )
+    problem_codes = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
+        "answer-not-entity": "(warning) a Movie Dialog answer with parts that match no line of entities.txt",
+        "text-normalised": "(warning) candidates given as text matched after normalisation (lower-case, no punctuation or a/an/the)",
+    }
 
     def splits(self, data: Path) -> list[str]:
         return list(movie.present(data))

@@ -9,7 +9,7 @@ import click
 
 from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES
 from dialeval.core.errors import UsageError
-from dialeval.core.problems import CODES, Problem
+from dialeval.core.problems import Problem, describe
 from dialeval.core.termsafe import safe
 
 ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
@@ -151,7 +151,7 @@ def _folder_or_release(benchmark: str, chosen: str) -> str:
     return str(found) if found is not None else chosen
 
 
-def _print_problems(problems: list[Problem], per_code: int) -> None:
+def _print_problems(problems: list[Problem], per_code: int, benchmark: str) -> None:
     if not problems:
         return
     stream = click.get_text_stream("stderr")
@@ -160,6 +160,9 @@ def _print_problems(problems: list[Problem], per_code: int) -> None:
         # ids come from the submission: control characters (ESC, CR) and lone surrogates are escaped
         stream.write(safe(text) + "\n")
 
+    from dialeval.benchmarks import registry
+
+    own = registry.get(benchmark).problem_codes
     by_code: dict[tuple[str, str], list[Problem]] = defaultdict(list)
     notes: list[Problem] = []
     for p in problems:
@@ -171,7 +174,7 @@ def _print_problems(problems: list[Problem], per_code: int) -> None:
     n_warn = sum(len(v) for v in by_code.values()) - n_err
     write(f"{n_err} error(s), {n_warn} warning(s)")
     for (sev, code), items in sorted(by_code.items(), key=lambda kv: (kv[0][0] != "error", kv[0][1])):
-        write(f"  {sev} [{code}] x{len(items)}: {CODES.get(code, '')}")
+        write(f"  {sev} [{code}] x{len(items)}: {describe(code, own)}")
         for p in items[:per_code]:
             write(f"    {p.where()}: {p.message}")
         if len(items) > per_code:
@@ -243,7 +246,7 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
                       options={"embedded_default": embedded, **opts})
     _emit(report, as_json, False, out)
     if not as_json or (out and out != "-"):
-        _print_problems(report.problems, max_problems)
+        _print_problems(report.problems, max_problems, benchmark)
         n = len(report.warnings)
         status = "valid" if report.valid else "INVALID"
         click.echo(f"{safe(submission)}: {status} ({len(report.errors)} error(s), {n} warning(s); "
@@ -288,7 +291,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
     to_file = bool(out) and out != "-"
     if not as_json or to_file:
         # problems go to stderr, so a --csv on stdout stays a clean table
-        _print_problems(report.problems, max_problems)
+        _print_problems(report.problems, max_problems, benchmark)
     if not (as_json or as_csv or out) or to_file:
         if report.valid:
             from dialeval.results.render import print_table

@@ -1,7 +1,9 @@
 """Problems found in a file: a stable code, a JSON pointer and a plain message.
 
-Codes are stable identifiers that tools may match on; :data:`CODES` documents each one. Messages never
-contain an answer-key (gold) candidate id.
+Codes are stable identifiers that tools may match on. :data:`CODES` documents the codes every benchmark
+shares; a benchmark's own codes are declared by the benchmark (``Benchmark.problem_codes``), and
+:func:`describe` looks in both. A problem with the empty code is a note (e.g. "N more problems not listed"),
+never counted. Messages never contain an answer-key (gold) candidate id.
 """
 
 from __future__ import annotations
@@ -25,13 +27,10 @@ CODES: dict[str, str] = {
     "rank-out-of-range": "rank must be between 1 and the item's number of candidates",
     "duplicate-rank": "two candidates share a rank",
     "rank-gap": "ranks must be 1..m without gaps (a partial top-m ranking is fine)",
-    "unknown-file": "a file in a submission directory or archive that matches no test file of the split",
     "missing-dialog": "(warning) an answer-key item the submission does not rank: scored as a miss at every k",
-    "other-task": "(warning) items of tasks outside --task were ignored",
     # lenient (official-compatible) mode
     "official-quirk": "(warning) the official scorer's behaviour that --lenient reproduced",
     "official-crash": "input on which the official scorer crashes or exits",
-    "key-without-gold": "(warning) an answer-key item with no rank-1 entry: scored as a miss, never a false hit",
     # score-based submissions (JSON scores, .npy / .csv matrices)
     "score-not-number": "a score is not a number (JSON string/boolean/null, or a CSV cell that does not parse)",
     "score-not-finite": "a score is NaN or infinite",
@@ -40,16 +39,8 @@ CODES: dict[str, str] = {
     "unreadable-matrix": "a .npy file that cannot be read (bad header, truncated, an .npz archive)",
     "unknown-format": "a JSON submission that is neither a DSTC6 result array nor a {\"format\": \"scores\"} document",
     "unscored-candidate": "(warning) candidates without a score rank below every scored one, tied among themselves",
-    # organizer data (FB text benchmarks)
-    "answer-not-candidate": "(warning) a bot utterance in the data that is no line of the candidate file (counts as a miss)",
-    "answer-not-entity": "(warning) a Movie Dialog answer with parts that match no line of entities.txt",
-    "text-normalised": "(warning) candidates given as text matched after normalisation (lower-case, no punctuation or a/an/the)",
-    # JSON-lines submissions (AirDialogue)
-    "blank-line": "a blank line in a JSON-lines file (one prediction per data line, in order)",
+    "score-out-of-range": "a JSON integer score that does not fit in 64 bits (what a .npy matrix can hold)",
     "not-json": "a submitted file (or a JSON-lines line) that is not valid JSON; the message gives line and column",
-    "line-count": "a JSON-lines submission whose number of lines differs from the split's data lines",
-    "unknown-status": "an AirDialogue status outside book, change, cancel, no_flight, no_reservation",
-    "id-mismatch": "an optional line id that differs from the line's 0-based position",
     # submitted files that are not one JSON document (the message says what the file looks like)
     "empty-file": "a submitted file that is empty or holds only whitespace",
     "bad-encoding": "a submitted file that is not UTF-8 without a BOM (UTF-16, a byte-order mark, invalid bytes)",
@@ -57,17 +48,14 @@ CODES: dict[str, str] = {
     "json-lines": "a JSON Lines file (one object per line) where the format is one JSON array",
     "json-too-deep": "a submitted JSON document nested deeper than a parser can follow (no format needs it)",
     "truncated-json": "a submitted file that ends before its JSON value does (cut short)",
-    "no-result-file": "a directory or archive without a result file for the split scored",
-    "nothing-ranked": "(warning) the submission ranks no item of the split",
-    "wrong-split": "the submitted dialog ids belong to another split of the challenge (the message names it)",
-    "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     # organizer grading
     "unreadable-submission": "a team's submission that cannot be opened at all (a refused or corrupt archive)",
-    # AirDialogue (JSON-lines predictions, infer-bleu hypotheses)
-    "line-too-long": "a line of a line-oriented submission longer than the documented limit (AirDialogue: 1 MiB)",
-    # score-based submissions (area: scores)
-    "score-out-of-range": "a JSON integer score that does not fit in 64 bits (what a .npy matrix can hold)",
 }
+
+
+def describe(code: str, own: dict[str, str] | None = None) -> str:
+    """What ``code`` means: a benchmark's own codes (``own``) first, then the shared :data:`CODES`."""
+    return (own or {}).get(code) or CODES.get(code, "")
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,15 @@ class DSTC6(Benchmark):
     split_names = ("tst1", "tst2", "tst3", "tst4")
     default_metrics = ("p@1", "p@2", "p@5", "mrr")
     submission_formats = ("dstc6-result (file, official directory layout, or .tgz)",)
+    problem_codes = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
+        "unknown-file": "a file in a submission directory or archive that matches no test file of the split",
+        "other-task": "(warning) items of tasks outside --task were ignored",
+        "key-without-gold": "(warning) an answer-key item with no rank-1 entry: scored as a miss, never a false hit",
+        "no-result-file": "a directory or archive without a result file for the split scored",
+        "nothing-ranked": "(warning) the submission ranks no item of the split",
+        "wrong-split": "the submitted dialog ids belong to another split of the challenge (the message names it)",
+        "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
+    }
     separate_keys = True
     options = (
         Option("lenient", "dstc6, airdialogue: reproduce the official scorer's numbers, listing every quirk "
