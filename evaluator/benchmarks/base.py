@@ -185,14 +185,8 @@ class Benchmark:
             if not available:
                 raise UsageError(f"{self.name}: no split found in the data directory")
             return list(available)
-        names = [s.strip() for s in requested.split(",")] if isinstance(requested, str) else list(requested)
-        names = list(dict.fromkeys(n for n in names if n))
-        if not names:
-            raise UsageError("--split is empty")
-        for n in names:
-            if n not in available:
-                known = ", ".join(available) or "none"
-                raise UsageError(f"{self.name}: no split {n!r} in the data (available: {known})")
+        names = parse_split_names(requested)
+        require_splits(names, available, f"{self.name}: no split {{name!r}} in the data (available: {{known}})")
         return names
 
 
@@ -209,6 +203,25 @@ class Benchmark:
             raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
                              f"(one of: {', '.join(available)})")
         return names[0]
+
+
+def parse_split_names(requested: str | list | tuple) -> list[str]:
+    """``--split`` as names: ``"tst1,tst2"`` or a list, stripped, empty parts dropped, deduplicated in order
+    (``tst1,tst1`` would count every item twice). An empty result is a usage error."""
+    parts = requested.split(",") if isinstance(requested, str) else [str(s) for s in requested]
+    names = list(dict.fromkeys(p.strip() for p in parts if p.strip()))
+    if not names:
+        raise UsageError("--split is empty")
+    return names
+
+
+def require_splits(names: list[str], available: list[str], message: str) -> None:
+    """Each name one of ``available`` (which also keeps ``../x`` and absolute paths out of path joins); else a
+    usage error from ``message`` (``{name}``: the name, cut to 40 characters; ``{known}``: the split list)."""
+    for n in names:
+        if n not in available:
+            shown = n if len(n) <= 40 else n[:40] + "..."
+            raise UsageError(message.format(name=shown, known=", ".join(available) or "none"))
 
 
 def task_numbers(groups: list[str] | None, allowed, what: str) -> list[int] | None:

@@ -11,7 +11,16 @@ import gc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Option, Request, data_identity, task_numbers
+from dialeval.benchmarks.base import (
+    Benchmark,
+    Evaluation,
+    Option,
+    Request,
+    data_identity,
+    parse_split_names,
+    require_splits,
+    task_numbers,
+)
 from dialeval.benchmarks.dstc6.challenge import LoadedSplit, load_split, open_challenge
 from dialeval.benchmarks.dstc6.fastpath import check_result_items, decode_result
 from dialeval.benchmarks.dstc6.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
@@ -203,11 +212,7 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
             split = have[0]
         else:
             raise UsageError(f"give --split for a single result file (one of: {', '.join(have)})")
-    if isinstance(split, str):
-        names = [s.strip() for s in split.split(",") if s.strip()]
-    else:
-        names = [str(s).strip() for s in split if str(s).strip()]
-    names = list(dict.fromkeys(names))  # tst1,tst1 would count every item twice
+    names = parse_split_names(split)
     if names == ["all"]:
         names = [s for s in submission.splits() if s in have] if submission.kind != "file" else have[:1]
         if not names:
@@ -218,11 +223,8 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
             # have): the submission's fault, reported per split as no-result-file (exit 1), whatever its form.
             names = list(have)
     if not names:
-        raise UsageError("--split is empty")
-    for n in names:
-        if n not in have:  # also keeps "../x" and absolute paths out of path joins
-            shown = n if len(n) <= 40 else n[:40] + "..."
-            raise UsageError(f"--split: {shown!r} is not a split of the challenge (it has: {', '.join(have) or 'none'})")
+        raise UsageError("the challenge has no split")
+    require_splits(names, have, "--split: {name!r} is not a split of the challenge (it has: {known})")
     if submission.kind == "file" and len(names) > 1:
         raise UsageError("a single result file is scored against one split; give one --split")
     return names
