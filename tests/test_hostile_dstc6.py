@@ -333,7 +333,7 @@ def test_codeless_problems_are_notes(capsys):
     assert all(p["code"] for p in doc["problems"]) and len(doc["problems"]) == 4
     assert doc["not_listed"] == ["... 22 more problems not listed"]
     assert not list(validator("score-report").iter_errors(doc))
-    _print_problems(problems, 5)
+    _print_problems(problems, 5, "dstc6")
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "3 error(s), 1 warning(s)"
     assert "  x.csv: ... 22 more problems not listed" in err
