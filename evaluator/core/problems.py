@@ -58,7 +58,7 @@ def describe(code: str, own: dict[str, str] | None = None) -> str:
     return (own or {}).get(code) or CODES.get(code, "")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Problem:
     """One problem: ``code`` (see :data:`CODES`), ``pointer`` (RFC 6901, '' = whole file), ``message``."""
 
