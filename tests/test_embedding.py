@@ -163,6 +163,9 @@ def test_records_never_nan_and_signatures(toy):
     assert "greedy:cos" in recs[1]["signature"] and "xtie" not in recs[1]["signature"]
     custom = options_for("nlg-eval", oov="skip")
     assert custom.preset == "nlg-eval+custom" and options_for("nlg-eval", oov="mean").preset == "nlg-eval"
+    # a record is written at full precision (only tables round): c=(1,1) vs a=(1,0) is cos 45 deg = 1/sqrt(2)
+    full = score_pairs(["c"], [["a"]], "paper", toy).records()[0]["value"]
+    assert full == pytest.approx(R2, abs=1e-15) and full != round(full, 6)
 
 
 def test_input_errors(toy):

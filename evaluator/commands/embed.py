@@ -371,7 +371,7 @@ def _write_per_pair(out, first: int, per_pair: dict) -> None:
         row = {"line": first + i}
         for m, vals in cols.items():
             v = vals[i]
-            row[m] = None if v != v else round(v, 6)  # NaN (skipped) -> null
+            row[m] = None if v != v else v  # full precision; NaN (skipped) -> null
         rows.append(json.dumps(row))
     out.write("\n".join(rows) + "\n")
 

@@ -276,8 +276,9 @@ class EmbeddingResult:
     signatures: dict[str, Signature]
     vectors: dict = field(default_factory=dict)
 
-    def records(self, digits: int = 6) -> list[dict]:
-        """Tidy records, one per metric (``metric, value, n, std, ci95, skipped, signature``), rounded."""
+    def records(self, digits: int | None = None) -> list[dict]:
+        """Tidy records, one per metric (``metric, value, n, std, ci95, skipped, signature``): full precision (a
+        record is a record, not a display; tables round), or rounded to ``digits``."""
         out = []
         for m in METRICS:
             s = self.summaries[m]
@@ -298,8 +299,8 @@ class EmbeddingResult:
         return {m: np.nan_to_num(v, nan=0.0) for m, v in self.per_pair.items()}
 
 
-def _round(v: float | None, digits: int) -> float | None:
-    return None if v is None else round(float(v), digits)
+def _round(v: float | None, digits: int | None) -> float | None:
+    return None if v is None else float(v) if digits is None else round(float(v), digits)
 
 
 def summarize(metric: str, values: np.ndarray) -> Summary:
