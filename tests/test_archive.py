@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import TinyChallenge, run_cli, write_json
 
-import dialeval.benchmarks.dstc6.submission as submission
+import dialeval.files.archive as archive
 from dialeval.api import score
 from dialeval.core.errors import UsageError
 
@@ -110,11 +110,11 @@ def _assert_one_line_usage_error(r, message: str) -> None:
 def test_archive_past_size_limit_refused(tmp_path, tiny, private_tmp, monkeypatch):
     tgz = build_tgz(tmp_path / "sub.tgz", tiny)
     total = sum(len(json.dumps(tiny.perfect([t]))) for t in tiny.tasks)
-    monkeypatch.setattr(submission, "MAX_ARCHIVE_BYTES", total - 1)
+    monkeypatch.setattr(archive, "MAX_ARCHIVE_BYTES", total - 1)
     with pytest.raises(UsageError, match="expands past"):
         score(tgz, split="tst1", challenge=tiny.root)
     assert list(private_tmp.iterdir()) == []
-    monkeypatch.setattr(submission, "MAX_ARCHIVE_BYTES", total)
+    monkeypatch.setattr(archive, "MAX_ARCHIVE_BYTES", total)
     assert score(tgz, split="tst1", challenge=tiny.root).value("p@1") == 1.0
     assert list(private_tmp.iterdir()) == []  # cleaned up after a successful run too
 
@@ -134,7 +134,7 @@ def test_gzip_bomb_refused_by_cli(tmp_path, tiny, private_tmp):
 
 
 def test_too_many_members_refused(tmp_path, tiny, private_tmp, monkeypatch):
-    monkeypatch.setattr(submission, "MAX_ARCHIVE_MEMBERS", 2)
+    monkeypatch.setattr(archive, "MAX_ARCHIVE_MEMBERS", 2)
     tgz = build_tgz(tmp_path / "sub.tgz", tiny)
     with pytest.raises(UsageError, match="more than 2 members"):
         score(tgz, split="tst1", challenge=tiny.root)

@@ -138,7 +138,7 @@ def test_hostile_entries_get_one_line_each_and_nothing_half_recorded(tmp_path, c
     bomb.mkdir()
     (bomb / "team.json").write_text(json.dumps({"team": "T11"}))
     # a bomb: 4 MiB of zeros (a few KiB compressed) against a 1 MiB unpack limit
-    monkeypatch.setattr("dialeval.benchmarks.dstc6.submission.MAX_ARCHIVE_BYTES", 1024**2)
+    monkeypatch.setattr("dialeval.files.archive.MAX_ARCHIVE_BYTES", 1024**2)
     _tgz(bomb / "submission.tgz", [(_info("tst1/big.answers.json", size=4 * 1024**2), bytes(4 * 1024**2))])
     reg_dir = tmp_path / "reg"
     s = grade(runs, "dstc6", challenge, reg_dir, progress=False)

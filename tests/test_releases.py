@@ -23,9 +23,9 @@ import pytest
 from conftest import SHARED, cli_env
 
 from dialeval.benchmarks.base import data_identity
-from dialeval.benchmarks.fetch import MANIFEST, fetch, installed
 from dialeval.core.errors import UsageError
 from dialeval.core.signature import Signature
+from dialeval.files.fetch import MANIFEST, fetch, installed
 from dialeval.files.releases import RELEASES_ENV, registry
 
 DATA = SHARED / "data"
@@ -361,7 +361,7 @@ def test_two_concurrent_fetches(server, env, monkeypatch):
 
 
 def test_timeout_setting_is_checked(env, monkeypatch):
-    from dialeval.benchmarks.fetch import fetch_timeout
+    from dialeval.files.fetch import fetch_timeout
 
     monkeypatch.setenv("DIALEVAL_FETCH_TIMEOUT", "soon")
     with pytest.raises(UsageError, match="not a number of seconds"):

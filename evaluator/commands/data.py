@@ -34,7 +34,7 @@ def resolve_release(name: str, benchmark: str) -> Path | None:
 
     A known release that is not fetched is a usage error naming the command that fetches it.
     """
-    from dialeval.benchmarks.fetch import installed, no_archive
+    from dialeval.files.fetch import installed, no_archive
     from dialeval.files.releases import registry
 
     rel = registry().get(name)
@@ -115,7 +115,7 @@ def list_cmd(folder, as_json):
     """The known releases: benchmark, splits, whether a copy is in the cache (or in --in FOLDER), its size."""
     import json
 
-    from dialeval.benchmarks.fetch import installed
+    from dialeval.files.fetch import installed
     from dialeval.files.releases import registry
 
     reg = registry()
@@ -284,7 +284,7 @@ def fetch_cmd(name, dest, quiet):
     Prints the data folder to pass as --data (or give --data NAME). A second fetch at the same time waits for
     the first; a fetch that fails or is killed leaves nothing that is used. Timeout: $DIALEVAL_FETCH_TIMEOUT s.
     """
-    from dialeval.benchmarks.fetch import fetch
+    from dialeval.files.fetch import fetch
     from dialeval.files.releases import registry
 
     reg = registry()

@@ -136,7 +136,7 @@ def fetch(release: Release, root: str | Path, *, progress=None, timeout: float |
 
 def _fetch_into(release: Release, work: Path, progress, timeout: float, say) -> str:
     """Download, check and unpack every archive into ``work/tree``; returns the data folder (relative)."""
-    from dialeval.benchmarks.dstc6.submission import _safe_extract
+    from dialeval.files.archive import safe_extract
 
     downloads = work / "download"
     tree = work / "tree"
@@ -148,7 +148,7 @@ def _fetch_into(release: Release, work: Path, progress, timeout: float, say) -> 
         path = _download(a.url, a.sha256, a.file, downloads, progress, timeout)
         dest = tree / _inside(a.into)
         dest.mkdir(parents=True, exist_ok=True)
-        _safe_extract(path, dest, Path(a.file), limit=MAX_UNPACKED_BYTES)
+        safe_extract(path, dest, Path(a.file), limit=MAX_UNPACKED_BYTES)
         path.unlink()
     folder = _locate(tree, release)
     (tree / MANIFEST).write_text(json.dumps({
