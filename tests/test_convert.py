@@ -253,3 +253,15 @@ def test_dstc6_to_babi_unknown_gold_never_shows_the_gold_id(tmp_path):
     with pytest.raises(UsageError) as e:
         dstc6_to_babi(tmp_path / "ds.json", tmp_path / "key.json", tmp_path / "out.txt")
     assert "d1" in str(e.value) and "secret-gold-zz" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["dialog-babi-candidates.txt", "dialog-babi-task1-API-calls-dev.txt"])
+def test_a_fifo_in_the_babi_folder_is_named_as_one_at_once(babi_dir, tmp_path, name):
+    import os
+
+    (babi_dir / name).unlink()
+    os.mkfifo(babi_dir / name)  # opened for reading, it would block until a writer comes
+    proc = run_cli("convert", "babi-to-dstc6", "--data", babi_dir, "--task", "1", "--split", "dev",
+                   "--out", tmp_path / "out")
+    assert_one_line_error(proc, "not a regular file (a FIFO)")
+    assert not (tmp_path / "out").exists()

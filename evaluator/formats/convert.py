@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
+from dialeval.files.read import check_regular
 from dialeval.formats.dstc6 import (
     TASK_NAMES,
     Candidate,
@@ -90,8 +91,9 @@ def babi_path(data_dir: str | Path, task: int, split: str) -> Path:
     if not data_dir.is_dir():
         raise UsageError(f"bAbI data directory {data_dir} does not exist")
     path = data_dir / f"{BABI_TASK_FILES[task]}-{split}.txt"
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"{path}: no such file (is {data_dir} the bAbI dialog data directory?)")
+    check_regular(path, what="a bAbI dialog file")  # a FIFO or a device is named as what it is, at once
     return path
 
 
@@ -101,8 +103,9 @@ def babi_candidates_path(data_dir: str | Path, task: int) -> Path:
     if not data_dir.is_dir():
         raise UsageError(f"bAbI data directory {data_dir} does not exist")
     path = data_dir / BABI_CANDIDATES[task]
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"{path}: no such file (is {data_dir} the bAbI dialog data directory?)")
+    check_regular(path, what="a bAbI dialog file")  # a FIFO or a device is named as what it is, at once
     return path
 
 
