@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import tempfile
+import unicodedata
 from pathlib import Path
 
 from dialeval import __version__
@@ -42,6 +43,59 @@ def csv_cell(v):
 
 def safe_url(url) -> str:
     return url if isinstance(url, str) and re.match(r"^https?://[^\s\"'<>`]+$", url) else ""
+
+
+# ---- team-written text in HTML ------------------------------------------------------------------------------
+# Autoescaping stops markup, not spoofing: a U+202E in a team name reverses what the reader sees, and a zero-width
+# or other invisible format character makes two different names look the same. The page shows such characters
+# as the same visible escapes the CLI prints (dialeval.core.termsafe), plus every other Unicode "Cf" (format)
+# character (U+200E/U+200F marks, U+061C, zero-width spaces, soft hyphen...), which a terminal shows but a browser
+# hides. Each name is also isolated in <bdi>, so right-to-left text inside it cannot reorder its neighbours.
+NAME_CUT = 80  # characters shown before the ellipsis; the full name is in the tooltip (CSS may cut earlier)
+
+
+def visible(text) -> str:
+    """``text`` with control, bidi and other invisible format characters as visible ``\\uXXXX`` escapes."""
+    from dialeval.core.termsafe import safe
+
+    s = safe("" if text is None else text)
+    if s.isascii():
+        return s
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) == "Cf" else c for c in s)
+
+
+def _marked(text: str):
+    """HTML of ``visible(text)`` with each escape in a <span class="esc"> so it reads apart from typed text."""
+    from markupsafe import Markup, escape
+
+    v = visible(text)
+    if v == text:
+        return escape(v)
+    out = []
+    # walk the original and escape char by char, so an escape the team typed literally is not highlighted
+    for ch in text:
+        e = visible(ch)
+        if e == ch:
+            out.append(str(escape(ch)))
+        else:
+            out.append(f'<span class="esc" title="invisible character U+{ord(ch):04X}">{escape(e)}</span>')
+    return Markup("".join(out))
+
+
+def name_html(text, cut: int = NAME_CUT, cls: str = "name"):
+    """A team-written name as isolated (<bdi>), visible HTML; cut with an ellipsis, the full name in the tooltip."""
+    from markupsafe import Markup, escape
+
+    s = "" if text is None else str(text)
+    shown = s if len(s) <= cut else s[:cut - 1] + "…"
+    return Markup(f'<bdi class="{cls}" title="{escape(visible(s))}">{_marked(shown)}</bdi>')
+
+
+def text_html(text):
+    """Longer team-written text (descriptions, notes): isolated and visible, never cut."""
+    from markupsafe import Markup
+
+    return Markup(f"<bdi>{_marked('' if text is None else str(text))}</bdi>")
 
 
 def slug(name: str) -> str:
@@ -191,6 +245,9 @@ def _env():
         return "–" if v is None else f"{v:.{digits}f}"
 
     env.filters["num"] = num
+    env.filters["name"] = name_html
+    env.filters["text"] = text_html
+    env.filters["plain"] = visible
     env.filters["sortkey"] = lambda v: "" if v is None else f"{v:.6f}"
     return env
 
@@ -235,7 +292,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
                 by_board.setdefault(r["board"], []).append({**r, "chart": split_bars(r["by_split"])})
             _write(tmp / f"team-{idx}.html", env.get_template("team.html").render(
                 team=team, url=next((r["url"] for r in rows if r["url"]), ""), boards=by_board,
-                page_title=f"{team} · {title}", **common))
+                page_title=f"{visible(team)} · {title}", **common))
         _write(tmp / "index.html", env.get_template("index.html").render(boards=views, page_title=title, **common))
         if out.exists():
             old = out.with_name(out.name + ".old")

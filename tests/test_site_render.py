@@ -1,0 +1,89 @@
+"""The static site's HTML, read as text: names cannot spoof, pages are deterministic (no browser needed)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BASELINES = REPO / "submissions" / "baselines" / "default"
+BIDI = "abc\u202egnp.exe"  # shows as "abcexe.png" when the override is honoured
+LONG = "L" * 120
+INVISIBLE = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u2060\ufeff"
+
+
+def build(tmp: Path, extra: dict[str, dict], **kw) -> Path:
+    from dialeval.leaderboard.demo import make_runs
+    from dialeval.leaderboard.grade import grade
+    from dialeval.leaderboard.registry import Registry
+    from dialeval.leaderboard.site import build_site
+    from dialeval.simulator.default import ensure_default_challenge
+
+    runs = tmp / "runs"
+    make_runs(BASELINES, runs)
+    for folder, meta in extra.items():
+        d = runs / folder
+        d.mkdir()
+        shutil.copyfile(BASELINES / "nearest-neighbor" / "submission.tgz", d / "submission.tgz")
+        (d / "team.json").write_text(json.dumps(meta))
+    grade(runs, "dstc6", ensure_default_challenge(), tmp / "registry", progress=False, board="demo")
+    with Registry(tmp / "registry") as reg:
+        return build_site(reg, tmp / "site", **kw)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    pytest.importorskip("jinja2")
+    tmp = tmp_path_factory.mktemp("render")
+    index = build(tmp, {"zz-bidi": {"team": BIDI, "system": "sys" + INVISIBLE, "description": "d\u202eesc"},
+                        "zz-long": {"team": LONG, "system": "s"}})
+    return index.parent
+
+
+def pages(site: Path) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(site.glob("*.html"))}
+
+
+def test_bidi_and_invisible_characters_never_reach_any_page_raw(site):
+    for name, html in pages(site).items():
+        for ch in INVISIBLE:
+            assert ch not in html, (name, f"U+{ord(ch):04X}")
+
+
+def test_a_bidi_name_renders_escaped_and_isolated_in_every_page(site):
+    from markupsafe import escape
+
+    shown = '<bdi class="name" title="abc\\u202egnp.exe">abc<span class="esc" title="invisible character U+202E">' \
+            '\\u202e</span>gnp.exe</bdi>'
+    html = pages(site)
+    team_pages = [n for n, h in html.items() if n.startswith("team-") and f'title="{escape("abc")}' in h
+                  and "<h1>" in h and "gnp.exe</bdi></h1>" in h]
+    assert len(team_pages) == 1
+    assert "<title>abc\\u202egnp.exe · " in html[team_pages[0]]
+    board = html["board-demo.html"]
+    ranking = board.split('id="ranking"')[1].split("</table>")[0]
+    assert shown in ranking
+    per_task = board.split('id="per-task"')[1] if 'id="per-task"' in board else board.split("<h2>Per ")[1]
+    assert per_task.count(shown) >= 4  # one per split's table at least
+    for label in ("\\u202a", "\\u202b", "\\u202c", "\\u202d", "\\u2066", "\\u2069", "\\u200e", "\\u200f", "\\u061c",
+                  "\\u200b", "\\u2060", "\\ufeff"):
+        assert f">{label}</span>" in ranking
+    assert "d<span class=\"esc\" title=\"invisible character U+202E\">\\u202e</span>esc" in html[team_pages[0]]
+
+
+def test_long_names_are_cut_with_an_ellipsis_and_keep_the_full_name_in_the_tooltip(site):
+    board = pages(site)["board-demo.html"]
+    assert f'<bdi class="name" title="{LONG}">{LONG[:79]}…</bdi>' in board
+
+
+def test_the_site_is_byte_identical_when_built_again(site, tmp_path):
+    from dialeval.leaderboard.registry import Registry
+    from dialeval.leaderboard.site import build_site
+
+    with Registry(site.parent / "registry") as reg:
+        again = build_site(reg, tmp_path / "again").parent
+    for name, html in pages(site).items():
+        assert (again / name).read_text(encoding="utf-8") == html, name
