@@ -16,8 +16,10 @@ What is published, and what never is:
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 import json
+import math
 import os
 import re
 import shutil
@@ -173,21 +175,8 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
                                      and metric in ("p@1", "hits@1") else ""}))
     reported.sort(key=lambda v: (-(v["score"] if v["score"] is not None else -1), v["team"]))
     rejected = [run_view(r, {"n_errors": r.n_errors}) for r in runs if r.status == "rejected"]
-    groups = []
-    shown = [*ranked, *reported]
-    for split in splits:
-        gs = list(dict.fromkeys(rec["group"] for v in shown for rec in records[v["run_id"]]
-                                if rec["split"] == split and rec["group"] != "all" and rec.get("subset") is None))
-        for g in sorted(gs, key=lambda x: (0, int(x)) if x.isdigit() else (1, x)):
-            rows = []
-            for v in shown:
-                vals = {rec["metric"]: rec["value"] for rec in records[v["run_id"]]
-                        if rec["split"] == split and rec["group"] == g and rec.get("subset") is None
-                        and rec.get("average") is None}
-                if vals:
-                    rows.append({**v, "values": vals})
-            groups.append({"split": split, "group": g, "rows": rows})
     table_metrics = [m for m in metrics if m != "per-dialog-accuracy"][:4] or metrics
+    per_task = _per_task([*ranked, *reported], records, splits, table_metrics)
     downloads = []
     for v in [*ranked, *reported]:
         r = by_id[v["run_id"]]
@@ -198,11 +187,37 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
                               "value": rec["value"], "n": rec.get("n"), "signature": rec["signature"]})
     return {"name": board, "slug": slug(board), "benchmark": benchmark, "title": info["title"],
             "group_label": info["group_label"], "metric": metric, "splits": splits, "metrics": table_metrics,
-            "ranked": ranked, "reported": reported, "rejected": rejected, "groups": groups,
+            "ranked": ranked, "reported": reported, "rejected": rejected, "per_task": per_task,
+            "updated": max((r.submitted_at for r in runs), default=""),
             "ranking_signature": ranking.signature if ranking else "", "ranking_notes": ranking.notes if ranking else [],
             "band_rule": ranking.rule_text if ranking else "",
             "scope": ranking.scope if ranking else "", "downloads": downloads,
             "hidden": sorted(hidden), "n_bands": max((v["band"] or 0 for v in ranked), default=0)}
+
+
+def _group_order(g: str):
+    return (0, int(g)) if g.isdigit() else (1, g)
+
+
+def _per_task(shown: list[dict], records: dict, splits: list[str], metrics: list[str]) -> list[dict]:
+    """One compact table per split x metric: runs as rows, groups (tasks) as columns; the page shows one at a time."""
+    tables = []
+    for si, split in enumerate(splits):
+        cells: dict[int, dict] = {}
+        groups: set[str] = set()
+        for v in shown:
+            for rec in records[v["run_id"]]:
+                if (rec["split"] == split and rec["group"] != "all" and rec.get("subset") is None
+                        and rec.get("average") is None):
+                    cells.setdefault(v["run_id"], {})[(rec["metric"], rec["group"])] = rec["value"]
+                    groups.add(rec["group"])
+        gs = sorted(groups, key=_group_order)
+        if not gs:
+            continue
+        for mi, m in enumerate(metrics):
+            rows = [{**v, "cells": [cells[v["run_id"]].get((m, g)) for g in gs]} for v in shown if v["run_id"] in cells]
+            tables.append({"split": split, "metric": m, "si": si, "mi": mi, "groups": gs, "rows": rows})
+    return tables
 
 
 _TEAM_INDEX: dict[tuple[int, str], int] = {}
@@ -218,20 +233,91 @@ def _team_index(reg, team: str) -> int:
 
 
 # ---- charts (numbers only; the template draws them) ---------------------------------------------------
+def axis(values, steps=(0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0)) -> tuple[float, float, list[float]]:
+    """A (low, high, ticks) scale covering ``values`` on round numbers, at most 6 ticks."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return 0.0, 1.0, [0.0, 0.25, 0.5, 0.75, 1.0]
+    lo, hi = min(vals), max(vals)
+    for step in steps:
+        a, b = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
+        if b == a:
+            b = a + step
+        if (b - a) / step <= 5:
+            break
+    n = int(round((b - a) / step))
+    return round(a, 6), round(b, 6), [round(a + i * step, 6) for i in range(n + 1)]
+
+
+def _tick_label(v: float) -> str:
+    return f"{v:.2f}".rstrip("0").rstrip(".") if v != int(v) else f"{int(v)}"
+
+
 def interval_chart(rows: list[dict], width: int = 220) -> dict:
-    """x positions (0..width) of each row's estimate and interval on a shared 0..1 axis."""
+    """x positions (0..width) of each row's estimate and interval on one shared axis, with its ticks."""
+    lo, hi, ticks = axis([x for r in rows for x in (r.get("score"), r.get("low"), r.get("high"))])
+    pad = 8  # keeps the end tick labels inside the header's drawing
+
     def x(v):
-        return None if v is None else round(max(0.0, min(1.0, v)) * width, 1)
-    return {"width": width, "rows": {r["run_id"]: {"x": x(r.get("score")), "lo": x(r.get("low")), "hi": x(r.get("high"))}
-                                     for r in rows}}
+        return None if v is None else round(pad + (min(max(v, lo), hi) - lo) / (hi - lo) * (width - 2 * pad), 1)
+    return {"width": width, "ticks": [{"x": x(t), "label": _tick_label(t)} for t in ticks],
+            "rows": {r["run_id"]: {"x": x(r.get("score")), "lo": x(r.get("low")), "hi": x(r.get("high"))}
+                     for r in rows}}
 
 
-def split_bars(by_split: dict, height: int = 120, bar: int = 36, gap: int = 14) -> dict:
+def split_bars(by_split: dict, height: int = 120, bar: int = 36, gap: int = 14, left: int = 34) -> dict:
+    """Bars of one run's score per split on a 0..1 axis, with y ticks; x = split."""
     bars = []
+    top = 12
     for i, (split, v) in enumerate(by_split.items()):
         h = 0 if v is None else round(max(0.0, min(1.0, v)) * height, 1)
-        bars.append({"split": split, "value": v, "x": gap + i * (bar + gap), "y": height - h + 10, "h": h, "w": bar})
-    return {"bars": bars, "width": gap + len(bars) * (bar + gap), "height": height + 40, "base": height + 10}
+        bars.append({"split": split, "value": v, "x": left + gap + i * (bar + gap), "y": height - h + top, "h": h,
+                     "w": bar})
+    ticks = [{"y": round(top + height - t * height, 1), "label": _tick_label(t)} for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    return {"bars": bars, "width": left + gap + len(bars) * (bar + gap), "height": height + top + 40,
+            "base": height + top, "top": top, "left": left, "ticks": ticks}
+
+
+def _when(ts: str) -> float:
+    try:
+        return _dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def progress_chart(rows: list[dict], width: int = 680, height: int = 220) -> dict | None:
+    """Each graded run as a point (submission time, score) and the best score so far as a step line."""
+    pts = sorted(((_when(r["submitted_at"]), r["submitted_at"], r) for r in rows if r.get("score") is not None),
+                 key=lambda p: (p[0], p[2]["run_id"]))
+    if not pts:
+        return None
+    left, right, top, bottom = 46, 40, 10, 40  # room for the axis labels and the last date
+    lo, hi, ticks = axis([p[2]["score"] for p in pts])
+    t0, t1 = pts[0][0], pts[-1][0]
+
+    def x(t):
+        return round(left + (0.5 if t1 == t0 else (t - t0) / (t1 - t0)) * (width - left - right), 1)
+
+    def y(v):
+        return round(top + (hi - v) / (hi - lo) * (height - top - bottom), 1)
+
+    points, path, best = [], [], None
+    for t, stamp, r in pts:
+        points.append({"x": x(t), "y": y(r["score"]), "team": r["team"], "system": r["system"], "score": r["score"],
+                       "date": stamp, "superseded": bool(r.get("superseded"))})
+        if best is None:
+            path.append(f"M{x(t)},{y(r['score'])}")
+            best = r["score"]
+        elif r["score"] > best:  # the best so far only rises: a step at the run that raised it
+            path.append(f"H{x(t)}V{y(r['score'])}")
+            best = r["score"]
+    path.append(f"H{x(t1)}")
+    xticks = []
+    for t in ([t0] if t1 == t0 else [t0 + (t1 - t0) * i / 4 for i in range(5)]):
+        xticks.append({"x": x(t), "label": _dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%d")})
+    return {"width": width, "height": height, "left": left, "right": width - right, "top": top,
+            "base": height - bottom, "points": points, "path": "".join(path),
+            "yticks": [{"y": y(v), "label": _tick_label(v)} for v in ticks], "xticks": xticks}
 
 
 # ---- rendering ----------------------------------------------------------------------------------------
@@ -274,6 +360,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
         for b in boards:
             view = collect_board(reg, b, hidden, private)
             view["chart"] = interval_chart(view["ranked"])
+            view["progress"] = progress_chart(view["ranked"])
             views.append(view)
             _write(tmp / f"board-{view['slug']}.html",
                    env.get_template("board.html").render(board=view, page_title=f"{b} · {title}", **common))
@@ -293,7 +380,8 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
             _write(tmp / f"team-{idx}.html", env.get_template("team.html").render(
                 team=team, url=next((r["url"] for r in rows if r["url"]), ""), boards=by_board,
                 page_title=f"{visible(team)} · {title}", **common))
-        _write(tmp / "index.html", env.get_template("index.html").render(boards=views, page_title=title, **common))
+        _write(tmp / "index.html", env.get_template("index.html").render(
+            boards=views, page_title=title, updated=max((v["updated"] for v in views), default=""), **common))
         if out.exists():
             old = out.with_name(out.name + ".old")
             shutil.rmtree(old, ignore_errors=True)

@@ -66,7 +66,7 @@ def test_a_bidi_name_renders_escaped_and_isolated_in_every_page(site):
     board = html["board-demo.html"]
     ranking = board.split('id="ranking"')[1].split("</table>")[0]
     assert shown in ranking
-    per_task = board.split('id="per-task"')[1] if 'id="per-task"' in board else board.split("<h2>Per ")[1]
+    per_task = board.split('id="per-task"')[1]
     assert per_task.count(shown) >= 4  # one per split's table at least
     for label in ("\\u202a", "\\u202b", "\\u202c", "\\u202d", "\\u2066", "\\u2069", "\\u200e", "\\u200f", "\\u061c",
                   "\\u200b", "\\u2060", "\\ufeff"):
@@ -87,3 +87,55 @@ def test_the_site_is_byte_identical_when_built_again(site, tmp_path):
         again = build_site(reg, tmp_path / "again").parent
     for name, html in pages(site).items():
         assert (again / name).read_text(encoding="utf-8") == html, name
+
+
+def test_board_has_a_title_and_a_last_updated_date_from_the_registry(site, tmp_path):
+    from dialeval.leaderboard.registry import Registry
+    from dialeval.leaderboard.site import build_site
+
+    with Registry(site.parent / "registry") as reg:
+        latest = max(r.submitted_at for r in reg.runs())
+        built = build_site(reg, tmp_path / "titled", title="DSTC6 track 1 — open board").parent
+    board = (built / "board-demo.html").read_text(encoding="utf-8")
+    assert "<h1>DSTC6 track 1 — open board</h1>" in board
+    assert f'last updated <time datetime="{latest}"' in board
+    assert f'Last updated <time datetime="{latest}"' in (built / "index.html").read_text(encoding="utf-8")
+
+
+def test_every_chart_has_axes_and_labels(site):
+    html = pages(site)
+    board = html["board-demo.html"]
+    head = board.split('<th class="nosort chart">')[1].split("</th>")[0]
+    assert "p@1 (95 % CI)" in head and head.count('class="axis"') >= 4 and ">0.6<" in head
+    progress = board.split('<svg class="progress"')[1].split("</svg>")[0]
+    assert "submission date (UTC)" in progress and ">p@1</text>" in progress and '<path d="M' in progress
+    assert progress.count("<circle") == board.split('id="ranking"')[1].split("</tbody>")[0].count("<tr ")
+    team = next(h for n, h in html.items() if n.startswith("team-") and 'class="bars"' in h)
+    bars = team.split('<svg class="bars"')[1].split("</svg>")[0]
+    assert ">split</text>" in bars and ">p@1</text>" in bars and ">0.5</text>" in bars and ">1</text>" in bars
+
+
+def test_per_task_view_is_one_table_per_split_and_metric_with_tasks_as_columns(site):
+    board = pages(site)["board-demo.html"]
+    per_task = board.split('id="per-task"')[1]
+    splits = ["tst1", "tst2", "tst3", "tst4"]
+    for i, s in enumerate(splits):
+        assert f'id="pt-s{i}"' in per_task and f">{s}</label>" in per_task
+    tables = per_task.count("<table")
+    metrics = per_task.count('name="pt-metric"')
+    assert metrics >= 2 and tables == len(splits) * metrics
+    first = per_task.split('<div class="pt pt-0-0 first"')[1].split("</table>")[0]
+    assert [f"task {g}" in first for g in range(1, 6)] == [True] * 5
+    assert "#pt-s0:checked ~ #pt-m0:checked ~ .pt-tables .pt-0-0" in board  # a CSS-only selector: no JS needed
+
+
+def test_outputs_do_not_depend_on_the_wall_clock(site, tmp_path, monkeypatch):
+    import time as _time
+
+    from dialeval.leaderboard.registry import Registry
+    from dialeval.leaderboard.site import build_site
+
+    monkeypatch.setattr(_time, "time", lambda: 4_000_000_000.0)
+    with Registry(site.parent / "registry") as reg:
+        later = build_site(reg, tmp_path / "later").parent
+    assert (later / "board-demo.html").read_bytes() == (site / "board-demo.html").read_bytes()
