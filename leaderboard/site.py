@@ -129,7 +129,30 @@ def _headline(records: list[dict], metric: str, split: str | None) -> float | No
     return None
 
 
-def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
+def superseded_runs(runs) -> dict[int, int]:
+    """{old run id: the run that replaced it}: a team's earlier valid graded runs, each replaced by its latest.
+
+    A team's submissions compete as one entry: its latest run (by submission time, then run id). Baselines are
+    reference systems, not entries: each baseline system stands on its own.
+    """
+    latest: dict[tuple, object] = {}
+    for r in runs:
+        if r.status != "valid" or r.kind == "reported":
+            continue
+        key = (r.kind, r.team, r.system) if r.kind == "baseline" else (r.kind, r.team)
+        if key not in latest or (r.submitted_at, r.run_id) > (latest[key].submitted_at, latest[key].run_id):
+            latest[key] = r
+    out = {}
+    for r in runs:
+        if r.status != "valid" or r.kind == "reported":
+            continue
+        key = (r.kind, r.team, r.system) if r.kind == "baseline" else (r.kind, r.team)
+        if latest[key].run_id != r.run_id:
+            out[r.run_id] = latest[key].run_id
+    return out
+
+
+def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bool = False) -> dict:
     from dialeval.leaderboard.bands import rank_board
     from dialeval.leaderboard.reported import threshold_band
     from dialeval.leaderboard.scoring import benchmark_info
@@ -146,7 +169,9 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
     splits = sorted({s for r in runs for s in r.splits if s not in hidden})
     graded_splits = sorted({s for r in runs if r.kind != "reported" and r.status == "valid" for s in r.splits})
     scope = "all" if not hidden or not set(graded_splits) & hidden else [s for s in graded_splits if s not in hidden]
-    ranking = rank_board(reg, board, metric, scope) if graded_splits and scope else None
+    superseded = superseded_runs(runs)
+    exclude = frozenset() if all_runs else frozenset(superseded)
+    ranking = rank_board(reg, board, metric, scope, exclude=exclude) if graded_splits and scope else None
     metrics = list(dict.fromkeys(m for r in runs if r.status == "valid" for m in r.metrics))
     by_id = {r.run_id: r for r in runs}
 
@@ -158,7 +183,8 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
                 "published_band": (r.note or "")[len("published band: "):] if (r.note or "").startswith(
                     "published band: ") else "",
                 "team_page": f"team-{_team_index(reg, r.team)}.html",
-                "by_split": {s: _headline(recs, metric, s) for s in splits}, **(extra or {})}
+                "by_split": {s: _headline(recs, metric, s) for s in splits},
+                "superseded": superseded.get(r.run_id), **(extra or {})}
 
     ranked = []
     if ranking is not None:
@@ -175,10 +201,12 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
                                      and metric in ("p@1", "hits@1") else ""}))
     reported.sort(key=lambda v: (-(v["score"] if v["score"] is not None else -1), v["team"]))
     rejected = [run_view(r, {"n_errors": r.n_errors}) for r in runs if r.status == "rejected"]
+    old = [] if all_runs else [run_view(r, {"score": _headline(records[r.run_id], metric, None)})
+                               for r in runs if r.run_id in superseded]
     table_metrics = [m for m in metrics if m != "per-dialog-accuracy"][:4] or metrics
     per_task = _per_task([*ranked, *reported], records, splits, table_metrics)
     downloads = []
-    for v in [*ranked, *reported]:
+    for v in [*ranked, *old, *reported]:
         r = by_id[v["run_id"]]
         for rec in records[r.run_id]:
             downloads.append({"run_id": r.run_id, "team": r.team, "system": r.system, "kind": r.kind,
@@ -187,7 +215,8 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
                               "value": rec["value"], "n": rec.get("n"), "signature": rec["signature"]})
     return {"name": board, "slug": slug(board), "benchmark": benchmark, "title": info["title"],
             "group_label": info["group_label"], "metric": metric, "splits": splits, "metrics": table_metrics,
-            "ranked": ranked, "reported": reported, "rejected": rejected, "per_task": per_task,
+            "ranked": ranked, "reported": reported, "rejected": rejected, "per_task": per_task, "superseded": old,
+            "all_runs": all_runs,
             "updated": max((r.submitted_at for r in runs), default=""),
             "ranking_signature": ranking.signature if ranking else "", "ranking_notes": ranking.notes if ranking else [],
             "band_rule": ranking.rule_text if ranking else "",
@@ -265,7 +294,7 @@ def interval_chart(rows: list[dict], width: int = 220) -> dict:
                      for r in rows}}
 
 
-def split_bars(by_split: dict, height: int = 120, bar: int = 36, gap: int = 14, left: int = 34) -> dict:
+def split_bars(by_split: dict, height: int = 120, bar: int = 36, gap: int = 14, left: int = 40) -> dict:
     """Bars of one run's score per split on a 0..1 axis, with y ticks; x = split."""
     bars = []
     top = 12
@@ -339,8 +368,12 @@ def _env():
 
 
 def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] | None = None,
-               title: str = "dialeval leaderboard") -> Path:
-    """Render every board of ``reg`` into ``out`` (replaced atomically); returns the path of index.html."""
+               title: str = "dialeval leaderboard", all_runs: bool = False) -> Path:
+    """Render every board of ``reg`` into ``out`` (replaced atomically); returns the path of index.html.
+
+    ``all_runs``: rank every run, resubmissions included (marked superseded); by default only a team's latest run
+    is ranked and its earlier runs are listed apart as superseded.
+    """
     hidden = set(hidden_splits or [])
     boards = reg.boards()
     if not boards:
@@ -358,9 +391,9 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
         views = []
         team_runs: dict[str, list[dict]] = {}
         for b in boards:
-            view = collect_board(reg, b, hidden, private)
+            view = collect_board(reg, b, hidden, private, all_runs)
             view["chart"] = interval_chart(view["ranked"])
-            view["progress"] = progress_chart(view["ranked"])
+            view["progress"] = progress_chart([*view["ranked"], *view["superseded"]])
             views.append(view)
             _write(tmp / f"board-{view['slug']}.html",
                    env.get_template("board.html").render(board=view, page_title=f"{b} · {title}", **common))
@@ -369,7 +402,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
                  "private": private, "ranking_signature": view["ranking_signature"], "records": view["downloads"]},
                 indent=1, ensure_ascii=False) + "\n")
             _write(tmp / f"board-{view['slug']}.csv", _csv(view["downloads"]))
-            for v in [*view["ranked"], *view["reported"], *view["rejected"]]:
+            for v in [*view["ranked"], *view["superseded"], *view["reported"], *view["rejected"]]:
                 team_runs.setdefault(v["team"], []).append({**v, "board": b, "board_slug": view["slug"],
                                                             "metric": view["metric"]})
         for team, rows in team_runs.items():

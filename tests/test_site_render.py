@@ -27,7 +27,8 @@ def build(tmp: Path, extra: dict[str, dict], **kw) -> Path:
     for folder, meta in extra.items():
         d = runs / folder
         d.mkdir()
-        shutil.copyfile(BASELINES / "nearest-neighbor" / "submission.tgz", d / "submission.tgz")
+        meta = dict(meta)
+        shutil.copyfile(BASELINES / meta.pop("_from", "nearest-neighbor") / "submission.tgz", d / "submission.tgz")
         (d / "team.json").write_text(json.dumps(meta))
     grade(runs, "dstc6", ensure_default_challenge(), tmp / "registry", progress=False, board="demo")
     with Registry(tmp / "registry") as reg:
@@ -139,3 +140,26 @@ def test_outputs_do_not_depend_on_the_wall_clock(site, tmp_path, monkeypatch):
     with Registry(site.parent / "registry") as reg:
         later = build_site(reg, tmp_path / "later").parent
     assert (later / "board-demo.html").read_bytes() == (site / "board-demo.html").read_bytes()
+
+
+def _resubmitted(tmp: Path, all_runs: bool) -> str:
+    def run(system, when, baseline):
+        return {"team": "Resub Team", "system": system, "submitted_at": when, "_from": baseline}
+
+    index = build(tmp, {"zz-old": run("v1", "2017-09-05T00:00:00Z", "nearest-neighbor"),
+                        "zz-new": run("v2", "2017-09-09T00:00:00Z", "tfidf")}, all_runs=all_runs)
+    return index.parent.joinpath("board-demo.html").read_text(encoding="utf-8")
+
+
+def test_a_teams_latest_run_is_ranked_and_its_older_runs_are_marked_superseded(tmp_path):
+    pytest.importorskip("jinja2")
+    board = _resubmitted(tmp_path / "latest", all_runs=False)
+    ranking = board.split('id="ranking"')[1].split("</table>")[0]
+    assert ranking.count(">Resub Team</bdi>") == 1 and ">v2</bdi>" in ranking and ">v1</bdi>" not in ranking
+    old = board.split('id="superseded"')[1].split("</table>")[0]
+    assert ">v1</bdi>" in old and "superseded" in old and ">v2</bdi>" not in old
+    board = _resubmitted(tmp_path / "all", all_runs=True)
+    ranking = board.split('id="ranking"')[1].split("</table>")[0]
+    assert ranking.count(">Resub Team</bdi>") == 2 and 'id="superseded"' not in board
+    v1 = [row for row in ranking.split("<tr ")[1:] if ">v1</bdi>" in row]
+    assert len(v1) == 1 and 'superseded" data-run' in v1[0] and 'class="badge superseded"' in v1[0]
