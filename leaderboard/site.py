@@ -270,8 +270,8 @@ def axis(values, steps=(0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0)) -
     lo, hi = min(vals), max(vals)
     for step in steps:
         a, b = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
-        if b == a:
-            b = a + step
+        if b == a:  # all equal: show a step below (scores often sit at a metric's top, 1.0)
+            a, b = (a - step, b) if a >= step else (a, b + step)
         if (b - a) / step <= 5:
             break
     n = int(round((b - a) / step))
@@ -285,7 +285,7 @@ def _tick_label(v: float) -> str:
 def interval_chart(rows: list[dict], width: int = 220) -> dict:
     """x positions (0..width) of each row's estimate and interval on one shared axis, with its ticks."""
     lo, hi, ticks = axis([x for r in rows for x in (r.get("score"), r.get("low"), r.get("high"))])
-    pad = 8  # keeps the end tick labels inside the header's drawing
+    pad = 12  # keeps the end tick labels inside the header's drawing
 
     def x(v):
         return None if v is None else round(pad + (min(max(v, lo), hi) - lo) / (hi - lo) * (width - 2 * pad), 1)

@@ -163,3 +163,13 @@ def test_a_teams_latest_run_is_ranked_and_its_older_runs_are_marked_superseded(t
     assert ranking.count(">Resub Team</bdi>") == 2 and 'id="superseded"' not in board
     v1 = [row for row in ranking.split("<tr ")[1:] if ">v1</bdi>" in row]
     assert len(v1) == 1 and 'superseded" data-run' in v1[0] and 'class="badge superseded"' in v1[0]
+
+
+def test_chart_axes_cover_the_data_on_round_ticks():
+    from dialeval.leaderboard.site import axis
+
+    assert axis([0.55, 0.62, 0.58]) == (0.54, 0.62, [0.54, 0.56, 0.58, 0.6, 0.62])
+    lo, hi, ticks = axis([0.134, 0.962])
+    assert lo <= 0.134 and hi >= 0.962 and len(ticks) <= 6 and ticks[0] == lo and ticks[-1] == hi
+    assert axis([1.0, 1.0]) == (0.99, 1.0, [0.99, 1.0])  # all at the top: the scale stays below 1
+    assert axis([None]) == (0.0, 1.0, [0.0, 0.25, 0.5, 0.75, 1.0])
