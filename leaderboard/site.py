@@ -1,8 +1,12 @@
 """The static leaderboard site: Jinja2 templates (autoescaped), vanilla JS, inline SVG — opens from ``file://``.
 
-Pages: ``index.html`` (every board), ``board-<slug>.html`` (ranking with significance bands and intervals,
-reported results beside it, one table per split x group, downloads), ``team-<n>.html`` (one per team).
+Pages: ``index.html`` (every board), ``board-<slug>.html`` (the ``--title`` heading and a "last updated" date,
+ranking with significance bands and intervals on a labelled axis, a progress-over-time chart, superseded
+resubmissions, reported results, a compact per-task view: tasks as columns, one split x metric at a time chosen
+with CSS-only radio buttons; downloads), ``team-<n>.html`` (one per team, a labelled bar chart per run).
 Downloads ``board-<slug>.csv`` / ``.json`` carry every published record with its signature.
+Deterministic: "last updated" is the latest submission time in the registry, never the clock, so the same
+registry builds the same bytes.
 
 What is published, and what never is:
 * only score records and run metadata — never per-item results, answer keys or team contact addresses;
@@ -10,7 +14,9 @@ What is published, and what never is:
   aggregates that pool a hidden split are dropped and the ranking is recomputed on the public splits;
 * team-supplied text is escaped by Jinja2 autoescaping (element text and attributes), JSON embedded in pages
   uses the ``tojson`` filter (``<``, ``>``, ``&``, ``'`` as ``\\u`` escapes), links must be http(s), and CSV
-  cells beginning with ``=``, ``+``, ``-``, ``@``, tab or CR are prefixed with ``'`` (no spreadsheet formulas).
+  cells beginning with ``=``, ``+``, ``-``, ``@``, tab or CR are prefixed with ``'`` (no spreadsheet formulas);
+* team-written names cannot spoof: bidi controls and other invisible format characters show as ``\\u202e``-style
+  escapes inside ``<bdi>`` (see :func:`visible`), long names are cut with an ellipsis and a full-name tooltip.
 """
 
 from __future__ import annotations
