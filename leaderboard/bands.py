@@ -103,12 +103,15 @@ def scope_label(scope) -> str:
 
 def rank_board(reg, board: str, metric: str, scope: str | None = None, alpha: float = stats.DEFAULT_ALPHA,
                resamples: int | None = None, seed: int = stats.DEFAULT_SEED, intervals: bool = True,
-               rule: str = "pairwise", test: str = "auto") -> Ranking:
-    """Rank the board's valid graded runs by ``metric`` on ``scope`` and band them (see the module docstring)."""
+               rule: str = "pairwise", test: str = "auto", exclude: frozenset[int] = frozenset()) -> Ranking:
+    """Rank the board's valid graded runs by ``metric`` on ``scope`` and band them (see the module docstring).
+
+    ``exclude``: run ids left out (the site's superseded resubmissions).
+    """
     from dialeval.metrics import get
 
     m = get(metric)
-    valid = reg.runs(board=board, status="valid")
+    valid = [r for r in reg.runs(board=board, status="valid") if r.run_id not in exclude]
     runs = [r for r in valid if r.kind != "reported"]
     reported = [r for r in valid if r.kind == "reported"]
     label = scope_label(scope)

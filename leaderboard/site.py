@@ -1,8 +1,12 @@
 """The static leaderboard site: Jinja2 templates (autoescaped), vanilla JS, inline SVG — opens from ``file://``.
 
-Pages: ``index.html`` (every board), ``board-<slug>.html`` (ranking with significance bands and intervals,
-reported results beside it, one table per split x group, downloads), ``team-<n>.html`` (one per team).
+Pages: ``index.html`` (every board), ``board-<slug>.html`` (the ``--title`` heading and a "last updated" date,
+ranking with significance bands and intervals on a labelled axis, a progress-over-time chart, superseded
+resubmissions, reported results, a compact per-task view: tasks as columns, one split x metric at a time chosen
+with CSS-only radio buttons; downloads), ``team-<n>.html`` (one per team, a labelled bar chart per run).
 Downloads ``board-<slug>.csv`` / ``.json`` carry every published record with its signature.
+Deterministic: "last updated" is the latest submission time in the registry, never the clock, so the same
+registry builds the same bytes.
 
 What is published, and what never is:
 * only score records and run metadata — never per-item results, answer keys or team contact addresses;
@@ -10,18 +14,23 @@ What is published, and what never is:
   aggregates that pool a hidden split are dropped and the ranking is recomputed on the public splits;
 * team-supplied text is escaped by Jinja2 autoescaping (element text and attributes), JSON embedded in pages
   uses the ``tojson`` filter (``<``, ``>``, ``&``, ``'`` as ``\\u`` escapes), links must be http(s), and CSV
-  cells beginning with ``=``, ``+``, ``-``, ``@``, tab or CR are prefixed with ``'`` (no spreadsheet formulas).
+  cells beginning with ``=``, ``+``, ``-``, ``@``, tab or CR are prefixed with ``'`` (no spreadsheet formulas);
+* team-written names cannot spoof: bidi controls and other invisible format characters show as ``\\u202e``-style
+  escapes inside ``<bdi>`` (see :func:`visible`), long names are cut with an ellipsis and a full-name tooltip.
 """
 
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 import json
+import math
 import os
 import re
 import shutil
 import tempfile
+import unicodedata
 from pathlib import Path
 
 from dialeval import __version__
@@ -42,6 +51,59 @@ def csv_cell(v):
 
 def safe_url(url) -> str:
     return url if isinstance(url, str) and re.match(r"^https?://[^\s\"'<>`]+$", url) else ""
+
+
+# ---- team-written text in HTML ------------------------------------------------------------------------------
+# Autoescaping stops markup, not spoofing: a U+202E in a team name reverses what the reader sees, and a zero-width
+# or other invisible format character makes two different names look the same. The page shows such characters
+# as the same visible escapes the CLI prints (dialeval.core.termsafe), plus every other Unicode "Cf" (format)
+# character (U+200E/U+200F marks, U+061C, zero-width spaces, soft hyphen...), which a terminal shows but a browser
+# hides. Each name is also isolated in <bdi>, so right-to-left text inside it cannot reorder its neighbours.
+NAME_CUT = 80  # characters shown before the ellipsis; the full name is in the tooltip (CSS may cut earlier)
+
+
+def visible(text) -> str:
+    """``text`` with control, bidi and other invisible format characters as visible ``\\uXXXX`` escapes."""
+    from dialeval.core.termsafe import safe
+
+    s = safe("" if text is None else text)
+    if s.isascii():
+        return s
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) == "Cf" else c for c in s)
+
+
+def _marked(text: str):
+    """HTML of ``visible(text)`` with each escape in a <span class="esc"> so it reads apart from typed text."""
+    from markupsafe import Markup, escape
+
+    v = visible(text)
+    if v == text:
+        return escape(v)
+    out = []
+    # walk the original and escape char by char, so an escape the team typed literally is not highlighted
+    for ch in text:
+        e = visible(ch)
+        if e == ch:
+            out.append(str(escape(ch)))
+        else:
+            out.append(f'<span class="esc" title="invisible character U+{ord(ch):04X}">{escape(e)}</span>')
+    return Markup("".join(out))
+
+
+def name_html(text, cut: int = NAME_CUT, cls: str = "name"):
+    """A team-written name as isolated (<bdi>), visible HTML; cut with an ellipsis, the full name in the tooltip."""
+    from markupsafe import Markup, escape
+
+    s = "" if text is None else str(text)
+    shown = s if len(s) <= cut else s[:cut - 1] + "…"
+    return Markup(f'<bdi class="{cls}" title="{escape(visible(s))}">{_marked(shown)}</bdi>')
+
+
+def text_html(text):
+    """Longer team-written text (descriptions, notes): isolated and visible, never cut."""
+    from markupsafe import Markup
+
+    return Markup(f"<bdi>{_marked('' if text is None else str(text))}</bdi>")
 
 
 def slug(name: str) -> str:
@@ -73,7 +135,30 @@ def _headline(records: list[dict], metric: str, split: str | None) -> float | No
     return None
 
 
-def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
+def superseded_runs(runs) -> dict[int, int]:
+    """{old run id: the run that replaced it}: a team's earlier valid graded runs, each replaced by its latest.
+
+    A team's submissions compete as one entry: its latest run (by submission time, then run id). Baselines are
+    reference systems, not entries: each baseline system stands on its own.
+    """
+    latest: dict[tuple, object] = {}
+    for r in runs:
+        if r.status != "valid" or r.kind == "reported":
+            continue
+        key = (r.kind, r.team, r.system) if r.kind == "baseline" else (r.kind, r.team)
+        if key not in latest or (r.submitted_at, r.run_id) > (latest[key].submitted_at, latest[key].run_id):
+            latest[key] = r
+    out = {}
+    for r in runs:
+        if r.status != "valid" or r.kind == "reported":
+            continue
+        key = (r.kind, r.team, r.system) if r.kind == "baseline" else (r.kind, r.team)
+        if latest[key].run_id != r.run_id:
+            out[r.run_id] = latest[key].run_id
+    return out
+
+
+def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bool = False) -> dict:
     from dialeval.leaderboard.bands import rank_board
     from dialeval.leaderboard.reported import threshold_band
     from dialeval.leaderboard.scoring import benchmark_info
@@ -90,7 +175,9 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
     splits = sorted({s for r in runs for s in r.splits if s not in hidden})
     graded_splits = sorted({s for r in runs if r.kind != "reported" and r.status == "valid" for s in r.splits})
     scope = "all" if not hidden or not set(graded_splits) & hidden else [s for s in graded_splits if s not in hidden]
-    ranking = rank_board(reg, board, metric, scope) if graded_splits and scope else None
+    superseded = superseded_runs(runs)
+    exclude = frozenset() if all_runs else frozenset(superseded)
+    ranking = rank_board(reg, board, metric, scope, exclude=exclude) if graded_splits and scope else None
     metrics = list(dict.fromkeys(m for r in runs if r.status == "valid" for m in r.metrics))
     by_id = {r.run_id: r for r in runs}
 
@@ -102,7 +189,8 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
                 "published_band": (r.note or "")[len("published band: "):] if (r.note or "").startswith(
                     "published band: ") else "",
                 "team_page": f"team-{_team_index(reg, r.team)}.html",
-                "by_split": {s: _headline(recs, metric, s) for s in splits}, **(extra or {})}
+                "by_split": {s: _headline(recs, metric, s) for s in splits},
+                "superseded": superseded.get(r.run_id), **(extra or {})}
 
     ranked = []
     if ranking is not None:
@@ -119,23 +207,12 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
                                      and metric in ("p@1", "hits@1") else ""}))
     reported.sort(key=lambda v: (-(v["score"] if v["score"] is not None else -1), v["team"]))
     rejected = [run_view(r, {"n_errors": r.n_errors}) for r in runs if r.status == "rejected"]
-    groups = []
-    shown = [*ranked, *reported]
-    for split in splits:
-        gs = list(dict.fromkeys(rec["group"] for v in shown for rec in records[v["run_id"]]
-                                if rec["split"] == split and rec["group"] != "all" and rec.get("subset") is None))
-        for g in sorted(gs, key=lambda x: (0, int(x)) if x.isdigit() else (1, x)):
-            rows = []
-            for v in shown:
-                vals = {rec["metric"]: rec["value"] for rec in records[v["run_id"]]
-                        if rec["split"] == split and rec["group"] == g and rec.get("subset") is None
-                        and rec.get("average") is None}
-                if vals:
-                    rows.append({**v, "values": vals})
-            groups.append({"split": split, "group": g, "rows": rows})
+    old = [] if all_runs else [run_view(r, {"score": _headline(records[r.run_id], metric, None)})
+                               for r in runs if r.run_id in superseded]
     table_metrics = [m for m in metrics if m != "per-dialog-accuracy"][:4] or metrics
+    per_task = _per_task([*ranked, *reported], records, splits, table_metrics)
     downloads = []
-    for v in [*ranked, *reported]:
+    for v in [*ranked, *old, *reported]:
         r = by_id[v["run_id"]]
         for rec in records[r.run_id]:
             downloads.append({"run_id": r.run_id, "team": r.team, "system": r.system, "kind": r.kind,
@@ -144,11 +221,38 @@ def collect_board(reg, board: str, hidden: set[str], private: bool) -> dict:
                               "value": rec["value"], "n": rec.get("n"), "signature": rec["signature"]})
     return {"name": board, "slug": slug(board), "benchmark": benchmark, "title": info["title"],
             "group_label": info["group_label"], "metric": metric, "splits": splits, "metrics": table_metrics,
-            "ranked": ranked, "reported": reported, "rejected": rejected, "groups": groups,
+            "ranked": ranked, "reported": reported, "rejected": rejected, "per_task": per_task, "superseded": old,
+            "all_runs": all_runs,
+            "updated": max((r.submitted_at for r in runs), default=""),
             "ranking_signature": ranking.signature if ranking else "", "ranking_notes": ranking.notes if ranking else [],
             "band_rule": ranking.rule_text if ranking else "",
             "scope": ranking.scope if ranking else "", "downloads": downloads,
             "hidden": sorted(hidden), "n_bands": max((v["band"] or 0 for v in ranked), default=0)}
+
+
+def _group_order(g: str):
+    return (0, int(g)) if g.isdigit() else (1, g)
+
+
+def _per_task(shown: list[dict], records: dict, splits: list[str], metrics: list[str]) -> list[dict]:
+    """One compact table per split x metric: runs as rows, groups (tasks) as columns; the page shows one at a time."""
+    tables = []
+    for si, split in enumerate(splits):
+        cells: dict[int, dict] = {}
+        groups: set[str] = set()
+        for v in shown:
+            for rec in records[v["run_id"]]:
+                if (rec["split"] == split and rec["group"] != "all" and rec.get("subset") is None
+                        and rec.get("average") is None):
+                    cells.setdefault(v["run_id"], {})[(rec["metric"], rec["group"])] = rec["value"]
+                    groups.add(rec["group"])
+        gs = sorted(groups, key=_group_order)
+        if not gs:
+            continue
+        for mi, m in enumerate(metrics):
+            rows = [{**v, "cells": [cells[v["run_id"]].get((m, g)) for g in gs]} for v in shown if v["run_id"] in cells]
+            tables.append({"split": split, "metric": m, "si": si, "mi": mi, "groups": gs, "rows": rows})
+    return tables
 
 
 _TEAM_INDEX: dict[tuple[int, str], int] = {}
@@ -164,20 +268,91 @@ def _team_index(reg, team: str) -> int:
 
 
 # ---- charts (numbers only; the template draws them) ---------------------------------------------------
+def axis(values, steps=(0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0)) -> tuple[float, float, list[float]]:
+    """A (low, high, ticks) scale covering ``values`` on round numbers, at most 6 ticks."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return 0.0, 1.0, [0.0, 0.25, 0.5, 0.75, 1.0]
+    lo, hi = min(vals), max(vals)
+    for step in steps:
+        a, b = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
+        if b == a:  # all equal: show a step below (scores often sit at a metric's top, 1.0)
+            a, b = (a - step, b) if a >= step else (a, b + step)
+        if (b - a) / step <= 5:
+            break
+    n = int(round((b - a) / step))
+    return round(a, 6), round(b, 6), [round(a + i * step, 6) for i in range(n + 1)]
+
+
+def _tick_label(v: float) -> str:
+    return f"{v:.2f}".rstrip("0").rstrip(".") if v != int(v) else f"{int(v)}"
+
+
 def interval_chart(rows: list[dict], width: int = 220) -> dict:
-    """x positions (0..width) of each row's estimate and interval on a shared 0..1 axis."""
+    """x positions (0..width) of each row's estimate and interval on one shared axis, with its ticks."""
+    lo, hi, ticks = axis([x for r in rows for x in (r.get("score"), r.get("low"), r.get("high"))])
+    pad = 12  # keeps the end tick labels inside the header's drawing
+
     def x(v):
-        return None if v is None else round(max(0.0, min(1.0, v)) * width, 1)
-    return {"width": width, "rows": {r["run_id"]: {"x": x(r.get("score")), "lo": x(r.get("low")), "hi": x(r.get("high"))}
-                                     for r in rows}}
+        return None if v is None else round(pad + (min(max(v, lo), hi) - lo) / (hi - lo) * (width - 2 * pad), 1)
+    return {"width": width, "ticks": [{"x": x(t), "label": _tick_label(t)} for t in ticks],
+            "rows": {r["run_id"]: {"x": x(r.get("score")), "lo": x(r.get("low")), "hi": x(r.get("high"))}
+                     for r in rows}}
 
 
-def split_bars(by_split: dict, height: int = 120, bar: int = 36, gap: int = 14) -> dict:
+def split_bars(by_split: dict, height: int = 120, bar: int = 36, gap: int = 14, left: int = 40) -> dict:
+    """Bars of one run's score per split on a 0..1 axis, with y ticks; x = split."""
     bars = []
+    top = 12
     for i, (split, v) in enumerate(by_split.items()):
         h = 0 if v is None else round(max(0.0, min(1.0, v)) * height, 1)
-        bars.append({"split": split, "value": v, "x": gap + i * (bar + gap), "y": height - h + 10, "h": h, "w": bar})
-    return {"bars": bars, "width": gap + len(bars) * (bar + gap), "height": height + 40, "base": height + 10}
+        bars.append({"split": split, "value": v, "x": left + gap + i * (bar + gap), "y": height - h + top, "h": h,
+                     "w": bar})
+    ticks = [{"y": round(top + height - t * height, 1), "label": _tick_label(t)} for t in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    return {"bars": bars, "width": left + gap + len(bars) * (bar + gap), "height": height + top + 40,
+            "base": height + top, "top": top, "left": left, "ticks": ticks}
+
+
+def _when(ts: str) -> float:
+    try:
+        return _dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def progress_chart(rows: list[dict], width: int = 680, height: int = 220) -> dict | None:
+    """Each graded run as a point (submission time, score) and the best score so far as a step line."""
+    pts = sorted(((_when(r["submitted_at"]), r["submitted_at"], r) for r in rows if r.get("score") is not None),
+                 key=lambda p: (p[0], p[2]["run_id"]))
+    if not pts:
+        return None
+    left, right, top, bottom = 46, 40, 10, 40  # room for the axis labels and the last date
+    lo, hi, ticks = axis([p[2]["score"] for p in pts])
+    t0, t1 = pts[0][0], pts[-1][0]
+
+    def x(t):
+        return round(left + (0.5 if t1 == t0 else (t - t0) / (t1 - t0)) * (width - left - right), 1)
+
+    def y(v):
+        return round(top + (hi - v) / (hi - lo) * (height - top - bottom), 1)
+
+    points, path, best = [], [], None
+    for t, stamp, r in pts:
+        points.append({"x": x(t), "y": y(r["score"]), "team": r["team"], "system": r["system"], "score": r["score"],
+                       "date": stamp, "superseded": bool(r.get("superseded"))})
+        if best is None:
+            path.append(f"M{x(t)},{y(r['score'])}")
+            best = r["score"]
+        elif r["score"] > best:  # the best so far only rises: a step at the run that raised it
+            path.append(f"H{x(t)}V{y(r['score'])}")
+            best = r["score"]
+    path.append(f"H{x(t1)}")
+    xticks = []
+    for t in ([t0] if t1 == t0 else [t0 + (t1 - t0) * i / 4 for i in range(5)]):
+        xticks.append({"x": x(t), "label": _dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%d")})
+    return {"width": width, "height": height, "left": left, "right": width - right, "top": top,
+            "base": height - bottom, "points": points, "path": "".join(path),
+            "yticks": [{"y": y(v), "label": _tick_label(v)} for v in ticks], "xticks": xticks}
 
 
 # ---- rendering ----------------------------------------------------------------------------------------
@@ -191,13 +366,20 @@ def _env():
         return "–" if v is None else f"{v:.{digits}f}"
 
     env.filters["num"] = num
+    env.filters["name"] = name_html
+    env.filters["text"] = text_html
+    env.filters["plain"] = visible
     env.filters["sortkey"] = lambda v: "" if v is None else f"{v:.6f}"
     return env
 
 
 def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] | None = None,
-               title: str = "dialeval leaderboard") -> Path:
-    """Render every board of ``reg`` into ``out`` (replaced atomically); returns the path of index.html."""
+               title: str = "dialeval leaderboard", all_runs: bool = False) -> Path:
+    """Render every board of ``reg`` into ``out`` (replaced atomically); returns the path of index.html.
+
+    ``all_runs``: rank every run, resubmissions included (marked superseded); by default only a team's latest run
+    is ranked and its earlier runs are listed apart as superseded.
+    """
     hidden = set(hidden_splits or [])
     boards = reg.boards()
     if not boards:
@@ -215,8 +397,9 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
         views = []
         team_runs: dict[str, list[dict]] = {}
         for b in boards:
-            view = collect_board(reg, b, hidden, private)
+            view = collect_board(reg, b, hidden, private, all_runs)
             view["chart"] = interval_chart(view["ranked"])
+            view["progress"] = progress_chart([*view["ranked"], *view["superseded"]])
             views.append(view)
             _write(tmp / f"board-{view['slug']}.html",
                    env.get_template("board.html").render(board=view, page_title=f"{b} · {title}", **common))
@@ -225,7 +408,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
                  "private": private, "ranking_signature": view["ranking_signature"], "records": view["downloads"]},
                 indent=1, ensure_ascii=False) + "\n")
             _write(tmp / f"board-{view['slug']}.csv", _csv(view["downloads"]))
-            for v in [*view["ranked"], *view["reported"], *view["rejected"]]:
+            for v in [*view["ranked"], *view["superseded"], *view["reported"], *view["rejected"]]:
                 team_runs.setdefault(v["team"], []).append({**v, "board": b, "board_slug": view["slug"],
                                                             "metric": view["metric"]})
         for team, rows in team_runs.items():
@@ -235,8 +418,9 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
                 by_board.setdefault(r["board"], []).append({**r, "chart": split_bars(r["by_split"])})
             _write(tmp / f"team-{idx}.html", env.get_template("team.html").render(
                 team=team, url=next((r["url"] for r in rows if r["url"]), ""), boards=by_board,
-                page_title=f"{team} · {title}", **common))
-        _write(tmp / "index.html", env.get_template("index.html").render(boards=views, page_title=title, **common))
+                page_title=f"{visible(team)} · {title}", **common))
+        _write(tmp / "index.html", env.get_template("index.html").render(
+            boards=views, page_title=title, updated=max((v["updated"] for v in views), default=""), **common))
         if out.exists():
             old = out.with_name(out.name + ".old")
             shutil.rmtree(old, ignore_errors=True)

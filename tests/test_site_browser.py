@@ -13,6 +13,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[1]
 BASELINES = REPO / "submissions" / "baselines" / "default"
 EVIL = "<img src=x onerror=alert(1)>"
+LONG = "Long-Named Team " + "x" * 104  # 120 characters
+BIDI = "abc\u202egnp.exe"
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed at /usr/bin/chromium"),
@@ -35,6 +37,10 @@ def site(tmp_path_factory):
     evil.mkdir()
     shutil.copyfile(BASELINES / "nearest-neighbor" / "submission.tgz", evil / "submission.tgz")
     (evil / "team.json").write_text(json.dumps({"team": EVIL, "system": "x\" onfocus=\"alert(2)"}))
+    for folder, team in (("zz-long", LONG), ("zz-bidi", BIDI)):
+        (runs / folder).mkdir()
+        shutil.copyfile(BASELINES / "nearest-neighbor" / "submission.tgz", runs / folder / "submission.tgz")
+        (runs / folder / "team.json").write_text(json.dumps({"team": team, "system": "s" * 120}))
     grade(runs, "dstc6", ensure_default_challenge(), out / "registry", progress=False, board="demo")
     with Registry(out / "registry") as reg:
         index = build_site(reg, out / "site")
@@ -125,3 +131,59 @@ def test_downloads_equal_the_registry_records(site, browser):
     assert {(r["run_id"], r["split"], r["group"], r["metric"], r["average"]): (r["value"], r["signature"])
             for r in data["records"]} == {k: (v["value"], v["signature"]) for k, v in records.items()}
     assert errors == []
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory):
+    """Screenshots are kept as test artifacts in pytest's temporary folder (its path is printed with -s)."""
+    folder = tmp_path_factory.mktemp("screenshots")
+    print(f"screenshots: {folder}")
+    return folder
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_pages_fit_the_window_at_desktop_and_phone_widths(site, browser, artifacts, width):
+    assert len(LONG) == 120
+    index, _ = site
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    names = ["index.html", "board-demo.html"] + sorted(p.name for p in index.parent.glob("team-*.html"))
+    for name in names:
+        page.goto((index.parent / name).as_uri())
+        page.wait_for_load_state("load")
+        scroll_width, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert scroll_width <= inner, (name, width, scroll_width)
+        if name in ("index.html", "board-demo.html") or LONG in page.text_content("h1"):
+            shot = artifacts / f"{width}px-{name.replace('.html', '')}.png"
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 10_000
+    page.goto((index.parent / "board-demo.html").as_uri())
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < (2_000 if width == 1280 else 2_600), height  # was 7,551 px with 20 stacked per-task tables
+    # the long name is cut with an ellipsis inside its cell, and the tooltip holds all of it
+    cell = page.query_selector(f"bdi.name[title='{LONG}']")
+    box = cell.bounding_box()
+    assert box["width"] < 300 and cell.evaluate("e => e.scrollWidth > e.clientWidth")
+    # the bidi override is shown, not obeyed
+    assert "abc\\u202egnp.exe" in page.text_content("#ranking")
+    assert errors == []
+    page.close()
+
+
+def test_per_task_selector_switches_tables_without_javascript(site, browser):
+    index, _ = site
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto((index.parent / "board-demo.html").as_uri())
+
+    def shown():
+        return [t.get_attribute("data-split") + "/" + t.get_attribute("data-metric")
+                for t in page.query_selector_all(".pt") if t.is_visible()]
+
+    assert shown() == ["tst1/p@1"]
+    page.click("label[for=pt-s2]")
+    assert shown() == ["tst3/p@1"]
+    page.click("label[for=pt-m1]")
+    assert shown() == ["tst3/p@2"]
+    context.close()

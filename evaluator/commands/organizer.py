@@ -341,8 +341,10 @@ def _check_site_folder(out: Path, registry_dir: Path) -> None:
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Site folder to write.")
 @click.option("--private", is_flag=True, help="Include hidden splits (organizers only; never publish it).")
 @click.option("--hidden-splits", default="", help="Comma-separated splits shown only with --private.")
-@click.option("--title", default="dialeval leaderboard", show_default=True)
-def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title):
+@click.option("--title", default="dialeval leaderboard", show_default=True, help="The site's and every board's heading.")
+@click.option("--all-runs", is_flag=True, help="Rank every run; by default a team's earlier runs are listed as "
+              "superseded and only its latest is ranked.")
+def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title, all_runs):
     """Render the registry as a static site (no server, no CDN; opens from file://)."""
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.site import build_site
@@ -350,6 +352,6 @@ def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title):
     hidden = [s.strip() for s in hidden_splits.split(",") if s.strip()]
     _check_site_folder(Path(out), Path(registry_dir))
     with Registry(registry_dir, create=False) as reg:
-        index = build_site(reg, Path(out), private=private, hidden_splits=hidden, title=title)
+        index = build_site(reg, Path(out), private=private, hidden_splits=hidden, title=title, all_runs=all_runs)
     click.echo(f"site: {index}  (open it in a browser{'; PRIVATE: do not publish' if private else ''})")
     return 0
