@@ -220,6 +220,7 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
                               "subset": rec.get("subset"), "metric": rec["metric"], "average": rec.get("average"),
                               "value": rec["value"], "n": rec.get("n"), "signature": rec["signature"]})
     return {"name": board, "slug": slug(board), "benchmark": benchmark, "title": info["title"],
+            "release": _release_of([rec for v in ranked for rec in records[v["run_id"]]]),
             "group_label": info["group_label"], "metric": metric, "splits": splits, "metrics": table_metrics,
             "ranked": ranked, "reported": reported, "rejected": rejected, "per_task": per_task, "superseded": old,
             "all_runs": all_runs,
@@ -228,6 +229,19 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
             "band_rule": ranking.rule_text if ranking else "",
             "scope": ranking.scope if ranking else "", "downloads": downloads,
             "hidden": sorted(hidden), "n_bands": max((v["band"] or 0 for v in ranked), default=0)}
+
+
+def _release_of(records: list[dict]) -> str:
+    """The published release the board's ranked numbers were scored on, from their signatures' ``data:`` field
+    (``data:dstc6/tst1#…``): its name when every record names the same one, ``modified`` when any data file
+    differed from its release, ``""`` for data of no known release (or a mix)."""
+    names = set()
+    for rec in records:
+        field = next((p[5:] for p in str(rec.get("signature", "")).split("|") if p.startswith("data:")), "")
+        names.add(field.split("/", 1)[0] if "/" in field.split("#", 1)[0] else "")
+    if "modified" in names:
+        return "modified"
+    return names.pop() if len(names) == 1 else ""
 
 
 def _group_order(g: str):

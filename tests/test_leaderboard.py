@@ -391,3 +391,16 @@ def test_team_text_is_escaped_everywhere(tmp_path, challenge):
     assert "<" not in embedded and json.loads(embedded)["runs"] == [evil]
     rows = list(csv.DictReader(next((tmp_path / "site").glob("board-*.csv")).open()))
     assert rows[0]["system"] == "'=cmd|' /C calc'!A0"
+
+
+def test_the_board_names_the_published_release_its_numbers_were_scored_on():
+    from dialeval.leaderboard.site import _release_of
+
+    def rec(data):
+        return {"signature": f"dstc6|data:{data}|tasks:1-5|mode:strict|split:tst1|metric:p@1|v:0.1.0"}
+
+    assert _release_of([rec("dstc6/tst1#9ba12a55"), rec("dstc6/all#1a2b3c4d")]) == "dstc6"
+    assert _release_of([rec("dstc6/tst1#9ba12a55"), rec("modified/tst2#00ff00ff")]) == "modified"
+    assert _release_of([rec("tst1#9ba12a55")]) == ""  # data of no known release: nothing claimed
+    assert _release_of([rec("dstc6/tst1#9ba12a55"), rec("tst1#9ba12a55")]) == ""  # a mix: nothing claimed
+    assert _release_of([]) == ""
