@@ -365,9 +365,11 @@ def sweep_stale(folder: Path, pattern: str = "*") -> None:
             pass
 
 
-def _private_dir(parent: Path) -> Path | None:
-    """``parent/.dialeval-tmp-<uid>/`` (mode 0700, ours, not a link), created if needed; None if unusable."""
-    d = parent / f".dialeval-tmp-{_uid()}"
+def private_dir(parent: Path, name: str | None = None) -> Path | None:
+    """``parent/<name>`` (default ``.dialeval-tmp-<uid>``), the one kind of private folder dialeval keeps its
+    temporary files in: mode 0700, this user's, not a link, created if needed, entries of killed runs swept
+    after a day; None when it cannot be had (the caller falls back to a fresh ``mkdtemp``)."""
+    d = parent / (name or f".dialeval-tmp-{_uid()}")
     try:
         os.mkdir(d, 0o700)
     except FileExistsError:
@@ -378,10 +380,35 @@ def _private_dir(parent: Path) -> Path | None:
         st = os.lstat(d)
     except OSError:
         return None
-    if not stat.S_ISDIR(st.st_mode) or not _owned(st):
-        return None
+    if not stat.S_ISDIR(st.st_mode) or not _owned(st) or st.st_mode & 0o077:
+        return None  # another user's, a link, or readable by others: never put a submission or a report there
     sweep_stale(d)
     return d
+
+
+def private_temp_dir(prefix: str) -> Path:
+    """A fresh folder under ``$TMPDIR/dialeval-<uid>/`` (see :func:`private_dir`), for unpacked submissions."""
+    base = Path(tempfile.gettempdir())
+    sweep_stale(base, "dialeval-sub-*")  # left by earlier versions
+    for _ in range(5):  # a concurrent run may remove the (empty) root between its creation and mkdtemp
+        root = private_dir(base, f"dialeval-{_uid()}")
+        if root is None:
+            break
+        try:
+            return Path(tempfile.mkdtemp(prefix=prefix, dir=root))
+        except FileNotFoundError:
+            continue
+    return Path(tempfile.mkdtemp(prefix=f"dialeval-{prefix}"))
+
+
+def release_private_temp_dir(tmp: Path) -> None:
+    """Remove a :func:`private_temp_dir` folder, and its root when no other run is using it."""
+    shutil.rmtree(tmp, ignore_errors=True)
+    if tmp.parent.name == f"dialeval-{_uid()}":
+        try:
+            tmp.parent.rmdir()  # only when empty: other runs may be using it
+        except OSError:
+            pass
 
 
 @contextmanager
@@ -450,7 +477,7 @@ def atomic_writer(path: str | Path, mode: str = "wb", *, parents: bool = True):
 
 def _mkstemp(parent: Path, name: str) -> tuple[int, str, Path | None]:
     for _ in range(5):  # another run may remove the private folder between our mkdir and mkstemp
-        d = _private_dir(parent)
+        d = private_dir(parent)
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{name[:60]}.", suffix=".tmp", dir=d or parent)
             return fd, tmp, d

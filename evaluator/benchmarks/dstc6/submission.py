@@ -14,10 +14,8 @@ temporary directory that is removed afterwards. ``-`` reads the submission from 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +23,7 @@ from dialeval.core.errors import UsageError
 from dialeval.files.archive import ARCHIVE_LIMIT_ENV, ARCHIVE_SUFFIXES, archive_limit, safe_extract
 from dialeval.files.read import file_kind, json_limit, read_bytes, too_large
 from dialeval.formats.dstc6 import ANSWERS_SUFFIX
-from dialeval.formats.jsonio import sweep_stale
+from dialeval.formats.jsonio import private_temp_dir, release_private_temp_dir
 
 IGNORED_NAMES = ("__MACOSX", ".DS_Store", "Thumbs.db")
 STDIN = "-"
@@ -54,7 +52,7 @@ class Submission:
 
     def close(self) -> None:
         if self._tmp:
-            release_private_dir(Path(self._tmp))
+            release_private_temp_dir(Path(self._tmp))
             self._tmp = None
 
     def __enter__(self):
@@ -89,64 +87,26 @@ def open_submission(path: str | Path) -> Submission:
 
 
 def _open_archive(archive: Path, shown: Path, tmp: Path | None = None) -> Submission:
-    tmp = tmp or make_private_dir("sub-")
+    tmp = tmp or private_temp_dir("sub-")
     try:
         dest = tmp / "x"
         dest.mkdir()
         safe_extract(archive, dest, shown)
         files = _scan_root(dest, shown)
     except BaseException:
-        release_private_dir(tmp)
+        release_private_temp_dir(tmp)
         raise
     return Submission(archive, "archive", files, str(tmp), str(shown))
 
 
 # ---- private temporary folders --------------------------------------------------------------------------
-def _uid() -> str:
-    return str(os.getuid()) if hasattr(os, "getuid") else "user"
-
-
-def make_private_dir(prefix: str) -> Path:
-    """A fresh folder under ``$TMPDIR/dialeval-<uid>/`` (0700, ours); stale ones of killed runs are swept."""
-    base = Path(tempfile.gettempdir())
-    root = base / f"dialeval-{_uid()}"
-    sweep_stale(base, "dialeval-sub-*")  # left by earlier versions
-    try:
-        os.mkdir(root, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return Path(tempfile.mkdtemp(prefix=f"dialeval-{prefix}"))
-    st = os.lstat(root)
-    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()) or st.st_mode & 0o077:
-        # another user's (or a link): never put a submission there
-        return Path(tempfile.mkdtemp(prefix=f"dialeval-{prefix}"))
-    sweep_stale(root)
-    for _ in range(5):  # a concurrent run may remove the (empty) root between mkdir and mkdtemp
-        try:
-            return Path(tempfile.mkdtemp(prefix=prefix, dir=root))
-        except FileNotFoundError:
-            os.makedirs(root, 0o700, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"dialeval-{prefix}"))
-
-
-def release_private_dir(tmp: Path) -> None:
-    shutil.rmtree(tmp, ignore_errors=True)
-    if tmp.parent.name == f"dialeval-{_uid()}":
-        try:
-            tmp.parent.rmdir()  # only when empty: other runs may be using it
-        except OSError:
-            pass
-
-
-# ---- standard input -----------------------------------------------------------------------------------------
 def _from_stdin() -> Submission:
     stream = sys.stdin.buffer if sys.stdin is not None else None
     if stream is None:
         raise UsageError("-: standard input is closed")
     if stream.isatty():
         raise UsageError("-: reads the submission from standard input, which is a terminal (pipe a file into it)")
-    tmp = make_private_dir("stdin-")
+    tmp = private_temp_dir("stdin-")
     try:
         head = stream.read(512)
         is_archive = head.startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")) or head[257:262] == b"ustar"
@@ -168,7 +128,7 @@ def _from_stdin() -> Submission:
         if is_archive:
             return _open_archive(target, Path(STDIN), tmp)
     except BaseException:
-        release_private_dir(tmp)
+        release_private_temp_dir(tmp)
         raise
     return Submission(target, "file", [SubmittedFile("<stdin>", target)], str(tmp), STDIN)
 
