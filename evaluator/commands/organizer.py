@@ -307,33 +307,10 @@ def leaderboard_group():
 
 
 def _check_site_folder(out: Path, registry_dir: Path) -> None:
-    """The site folder is replaced as a whole: never the registry's folder or one above it, and never a
-    folder that holds anything but an earlier site (its index.html)."""
-    import os
+    """The site folder is replaced as a whole: see :func:`dialeval.leaderboard.outdir.check_out_folder`."""
+    from dialeval.leaderboard.outdir import check_out_folder
 
-    try:
-        st = os.stat(out)
-    except OSError:
-        return  # a new folder
-    if not out.is_dir():
-        raise UsageError(f"--out {out}: is a file; give the site's folder")
-    try:
-        reg = os.stat(registry_dir)
-    except OSError:
-        reg = None
-    if reg is not None:
-        here = Path(os.path.realpath(registry_dir))
-        for d in (here, *here.parents):  # by identity: links and spellings of the same folder are caught
-            try:
-                ds = os.stat(d)
-            except OSError:
-                continue
-            if (ds.st_dev, ds.st_ino) == (st.st_dev, st.st_ino):
-                raise UsageError(f"--out {out}: holds the registry; the site folder is replaced as a whole, "
-                                 "give another folder")
-    if any(out.iterdir()) and not (out / "index.html").is_file():
-        raise UsageError(f"--out {out}: a folder that is not an earlier site (no index.html); the site folder is "
-                         "replaced as a whole, give a new or an earlier site's folder")
+    check_out_folder(out, protect={"the registry": registry_dir})
 
 
 @leaderboard_group.command("build")

