@@ -19,6 +19,9 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import signal
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -239,6 +242,31 @@ def _score_job(args):
         return "unreadable", "out of memory while reading the submission"
 
 
+def _worker_init(grader: int) -> None:
+    """Make a worker exit when its grader dies (SIGKILL gives the grader no chance to stop its pool, and an
+    orphaned worker would score on, holding memory, for minutes)."""
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:  # the kernel kills this worker the moment its parent dies (PR_SET_PDEATHSIG = 1)
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != grader:  # the grader died before the request above was in place
+        os._exit(1)
+    # elsewhere (and as a second line on Linux): notice the new parent within a second
+    threading.Thread(target=_watch_grader, args=(grader,), daemon=True, name="watch-grader").start()
+
+
+def _watch_grader(grader: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != grader:
+            os._exit(1)
+
+
 def _unreadable(benchmark: str, message: str):
     from dialeval.leaderboard.scoring import Graded
 
@@ -327,7 +355,8 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
 
                 # spawn: workers start clean (no copied locks or threads from the progress bar)
                 ctx = multiprocessing.get_context("spawn")
-                with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                                         initargs=(os.getpid(),)) as pool:
                     futures = {pool.submit(_score_job, a): i for i, a in enumerate(jobs_args)}
                     for fut in as_completed(futures):
                         e, key = todo[futures[fut]]

@@ -119,3 +119,105 @@ def test_site_is_rebuilt_only_over_a_folder_a_build_made(demo, tmp_path):
     empty.mkdir()
     assert cli("leaderboard", "build", "--registry", reg, "--out", empty).returncode == 0
 
+
+# ---- item 6: processes and files -------------------------------------------------------------------------
+def _children(pid: int) -> set[int]:
+    """Live descendants of ``pid`` (Linux /proc)."""
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                kids.setdefault(int(fields[1]), []).append(int(d.name))
+    out, todo = set(), [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.add(k)
+            todo.append(k)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_exit_when_the_grader_is_killed(tmp_path, challenge):
+    import signal
+    import time
+
+    from dialeval.leaderboard.demo import make_runs
+
+    runs = tmp_path / "runs"
+    make_runs(BASELINES, runs)
+    for i in range(12):  # enough work that the workers are still scoring when the grader dies
+        (runs / f"copy-{i}").mkdir()
+        (runs / f"copy-{i}" / "submission.tgz").write_bytes((runs / "team-alpha" / "submission.tgz").read_bytes())
+        (runs / f"copy-{i}" / "team.json").write_text(json.dumps({"team": f"copy {i}"}))
+    env = dict(os.environ, DIALEVAL_NO_PROGRESS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "dialeval", "grade", str(runs), "--challenge", str(challenge),
+                             "--registry", str(tmp_path / "reg"), "--jobs", "2"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    kids: set[int] = set()
+    while time.time() < deadline and len(kids) < 3:  # two workers and the resource tracker
+        kids = _children(proc.pid)
+        time.sleep(0.05)
+    assert len(kids) >= 3, kids
+    time.sleep(1.0)  # the workers have taken jobs
+    kids |= _children(proc.pid)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.time() + 5
+    while time.time() < deadline and any(_alive(k) for k in kids):
+        time.sleep(0.1)
+    left = [k for k in kids if _alive(k)]
+    for k in left:  # do not leave them behind whatever the outcome
+        os.kill(k, signal.SIGKILL)
+    assert not left, "workers outlived their grader"
+
+
+def test_site_is_readable_under_the_umask_and_the_registry_private(demo, tmp_path):
+    old = os.umask(0o022)
+    try:
+        r = cli("leaderboard", "build", "--registry", demo / "registry", "--out", tmp_path / "site")
+        assert r.returncode == 0, r.stderr
+        r = cli("leaderboard", "build", "--registry", demo / "registry", "--out", tmp_path / "site")  # rebuilt
+        assert r.returncode == 0, r.stderr
+    finally:
+        os.umask(old)
+    site = tmp_path / "site"
+    assert stat.S_IMODE(site.stat().st_mode) == 0o755
+    assert stat.S_IMODE((site / "static").stat().st_mode) == 0o755
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o644 for p in site.rglob("*") if p.is_file())
+    old = os.umask(0o077)  # a private umask stays private
+    try:
+        assert cli("leaderboard", "build", "--registry", demo / "registry", "--out", tmp_path / "own").returncode == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "own").stat().st_mode) == 0o700
+
+
+def test_registry_file_is_0600_new_or_old(tmp_path, challenge):
+    from dialeval.leaderboard.registry import Registry
+
+    old = os.umask(0o022)
+    try:
+        with Registry(tmp_path / "reg") as reg:
+            reg.meta()
+        db = tmp_path / "reg" / "registry.sqlite"
+        assert stat.S_IMODE(db.stat().st_mode) == 0o600
+        for p in (tmp_path / "reg").iterdir():
+            assert stat.S_IMODE(p.stat().st_mode) & 0o077 == 0, p.name
+        os.chmod(db, 0o644)  # made by an earlier dialeval
+        with Registry(tmp_path / "reg") as reg:
+            reg.meta()
+        assert stat.S_IMODE(db.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
