@@ -221,3 +221,81 @@ def test_registry_file_is_0600_new_or_old(tmp_path, challenge):
         assert stat.S_IMODE(db.stat().st_mode) == 0o600
     finally:
         os.umask(old)
+
+
+# ---- item 4: every documented run layout grades ------------------------------------------------------------
+@pytest.fixture
+def layouts(tmp_path):
+    """RUNS with a single result file (tst3's items, all tasks), a misplaced folder run and an archive run."""
+    import tarfile
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    with tarfile.open(BASELINES / "rule-based" / "submission.tgz") as tf:
+        members = {m.name: tf.extractfile(m).read() for m in tf if m.isfile()}
+    items = [i for name in sorted(members) if name.startswith("tst3/") for i in json.loads(members[name])]
+    (runs / "solo.json").write_text(json.dumps(items))
+    (runs / "solo.team.json").write_text(json.dumps({"team": "Solo"}))
+    for name, data in members.items():
+        if name.startswith("tst1/"):
+            (runs / "nested" / "sub" / name).parent.mkdir(parents=True, exist_ok=True)
+            (runs / "nested" / "sub" / name).write_bytes(data)
+    (runs / "nested" / "team.json").write_text(json.dumps({"team": "Nested"}))
+    (runs / "full").mkdir()
+    (runs / "full" / "submission.tgz").write_bytes((BASELINES / "random" / "submission.tgz").read_bytes())
+    (runs / "full" / "team.json").write_text(json.dumps({"team": "Full"}))
+    return runs
+
+
+def _grade_json(runs, challenge, reg, *extra):
+    r = cli("grade", runs, "--challenge", challenge, "--registry", reg, "--json", *extra)
+    assert r.returncode in (0, 1), r.stderr
+    return {o["entry"]: o for o in json.loads(r.stdout)["runs"]}
+
+
+def test_single_file_run_grades_on_the_split_of_its_ids(layouts, challenge, tmp_path):
+    from dialeval.leaderboard.registry import Registry
+
+    out = _grade_json(layouts, challenge, tmp_path / "reg")
+    assert out["solo.json"]["status"] == "valid", out["solo.json"]
+    assert out["solo.json"]["headline"] == 1.0
+    with Registry(tmp_path / "reg") as reg:
+        solo = reg.run(out["solo.json"]["run_id"])
+        assert solo.splits == ["tst3"] and reg.check() == []
+    # validate agrees
+    assert cli("validate", layouts / "solo.json", "--challenge", challenge, "--split", "tst3").returncode == 0
+    # and the public site lists it among the ranked runs, not under "Rejected runs"
+    r = cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", tmp_path / "site")
+    assert r.returncode == 0, r.stderr
+    board = next((tmp_path / "site").glob("board-*.json"))
+    assert {x["team"] for x in json.loads(board.read_text())["records"]} >= {"Solo", "Full"}
+
+
+def test_misplaced_run_folder_gets_a_hint(layouts, challenge, tmp_path):
+    out = _grade_json(layouts, challenge, tmp_path / "reg")
+    nested = out["nested"]
+    assert nested["status"] == "skipped" and nested["run_id"] is None
+    assert "found sub/tst1/…: move it up" in nested["message"]
+    assert nested["team"] == "Nested"
+
+
+def test_grade_split_restricts_only_what_it_says_and_never_records_twice(layouts, challenge, tmp_path):
+    from dialeval.leaderboard.registry import Registry
+
+    reg_dir = tmp_path / "reg"
+    first = _grade_json(layouts, challenge, reg_dir)
+    with Registry(reg_dir) as reg:
+        n = len(reg.runs())
+    again = _grade_json(layouts, challenge, reg_dir, "--split", "tst3")
+    assert again["solo.json"]["status"] == "unchanged" and again["full"]["status"] == "unchanged"
+    assert again["solo.json"]["run_id"] == first["solo.json"]["run_id"]
+    with Registry(reg_dir) as reg:
+        assert len(reg.runs()) == n  # nothing recorded twice
+    # on a new registry, --split tst1 grades the archive on tst1 only and leaves the tst3 file out (not rejected)
+    fresh = _grade_json(layouts, challenge, tmp_path / "reg2", "--split", "tst1")
+    assert fresh["solo.json"]["status"] == "outside" and fresh["solo.json"]["run_id"] is None
+    assert "tst3" in fresh["solo.json"]["message"]
+    assert fresh["full"]["status"] == "valid"
+    with Registry(tmp_path / "reg2") as reg:
+        runs = reg.runs()
+        assert [r.splits for r in runs] == [["tst1"]] and not [r for r in runs if r.status == "rejected"]

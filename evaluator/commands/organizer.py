@@ -40,7 +40,10 @@ def _registry_option(f):
 @click.option("--data", type=click.Path(file_okay=False), default=None, help="The benchmark's data folder.")
 @click.option("--challenge", type=click.Path(file_okay=False), default=None, help="DSTC6 challenge folder (= --data).")
 @click.option("--keys", type=click.Path(file_okay=False), default=None, help="Answer keys in a separate folder.")
-@click.option("--split", default=None, help="Only these splits (default: every split each run covers).")
+@click.option("--split", default=None,
+              help="Grade new runs on these splits only (default: every split each run covers; a single result "
+                   "file: the split its ids belong to). A run holding none of them is left out; a run graded "
+                   "before is never recorded again.")
 @_registry_option
 @click.option("--board", default=None, help="Leaderboard name (default: <benchmark>-<data fingerprint>).")
 @click.option("--jobs", type=click.IntRange(1, 256), default=1, show_default=True, help="Grading processes.")
@@ -67,11 +70,12 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
     for col in ("entry", "team", "system", "status", "run", summary.metric, "problems"):
         t.add_column(col, overflow="fold")
     for o in summary.outcomes:
-        style = {"valid": "green", "rejected": "red", "skipped": "red", "unchanged": "dim"}.get(o.status, "")
+        style = {"valid": "green", "rejected": "red", "skipped": "red", "unchanged": "dim", "outside": "dim"}.get(o.status, "")
         t.add_row(_safe(o.entry), _safe(o.team), _safe(o.system), f"[{style}]{o.status}[/]",
                   str(o.run_id or "-"), _fmt(o.headline), _safe(o.message), style=None)
     Console(highlight=False, markup=True, soft_wrap=False).print(t)
-    counts = ", ".join(f"{summary.count(s)} {s}" for s in ("valid", "rejected", "unchanged", "skipped") if summary.count(s))
+    counts = ", ".join(f"{summary.count(s)} {s}" for s in ("valid", "rejected", "unchanged", "skipped", "outside")
+                       if summary.count(s))
     click.echo(f"{len(summary.outcomes)} entries: {counts or 'none'}")
     return summary.exit_code
 
