@@ -159,6 +159,21 @@ def _split_names(benchmark: str, data: Path) -> list[str]:
         return []
 
 
+def _check_split_option(split, names: list[str]) -> str | None:
+    """``--split`` as a comma list of the data's splits (None for every split); a typo is exit 2 before any
+    work, since it would otherwise leave every run out."""
+    if split is None:
+        return None
+    wanted = list(dict.fromkeys(s.strip() for s in str(split).split(",") if s.strip()))
+    if not wanted or wanted == ["all"]:
+        return None
+    for s in wanted:
+        if names and s not in names:
+            shown = s if len(s) <= 40 else s[:40] + "..."
+            raise UsageError(f"--split: {shown!r} is not a split of the data (it has: {', '.join(names)})")
+    return ",".join(wanted)
+
+
 def _misplaced(folder: Path, split_names: list[str]) -> str | None:
     """A hint for a run whose split folders sit lower than the top (``team/sub/tst1/...``): move it up."""
     if not split_names or any((folder / s).is_dir() for s in split_names):
@@ -375,7 +390,9 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     metric = metric or info["default_metrics"][0]
     if jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    entries = discover(runs_dir, _split_names(benchmark, data))
+    names = _split_names(benchmark, data)
+    split = _check_split_option(split, names)
+    entries = discover(runs_dir, names)
     fingerprint = data_fingerprint(data, Path(keys) if keys else None)
     board = board or default_board(benchmark, fingerprint)
     # The grading key names the submission, not this grader's --split: one submission is recorded once

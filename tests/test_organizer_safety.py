@@ -299,3 +299,11 @@ def test_grade_split_restricts_only_what_it_says_and_never_records_twice(layouts
     with Registry(tmp_path / "reg2") as reg:
         runs = reg.runs()
         assert [r.splits for r in runs] == [["tst1"]] and not [r for r in runs if r.status == "rejected"]
+
+
+def test_grade_split_typo_is_refused_and_all_means_everything(layouts, challenge, tmp_path):
+    r = cli("grade", layouts, "--challenge", challenge, "--registry", tmp_path / "reg", "--split", "tst9")
+    assert "not a split of the data" in one_line_exit_2(r)
+    assert not (tmp_path / "reg").exists()
+    out = _grade_json(layouts, challenge, tmp_path / "reg", "--split", "all")
+    assert out["solo.json"]["status"] == "valid" and out["full"]["status"] == "valid"
