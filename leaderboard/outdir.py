@@ -53,24 +53,33 @@ def check_out_folder(out: str | Path, *, marker: str = SITE_MARKER, names: re.Pa
     """
     out = Path(out)
     shown = f"{option} {out}"
-    if out.name in ("", ".", "..") or os.path.realpath(out) == os.path.realpath(os.sep):
+    if os.path.realpath(out) == os.path.realpath(os.sep):
         raise UsageError(f"{shown}: give a folder of its own (it is replaced as a whole), not {str(out)!r}")
     if os.path.islink(out):
         raise UsageError(f"{shown}: a symbolic link; give the folder itself")
     try:
         st = os.stat(out)
     except FileNotFoundError:
-        return  # a new folder
+        st = None
     except OSError as e:
         raise UsageError(f"{shown}: cannot use it ({(e.strerror or 'I/O error').lower()})") from None
-    if not out.is_dir():
+    if st is not None and not out.is_dir():
         raise UsageError(f"{shown}: is a file; give a folder")
-    if _holds(st, Path.cwd()):
-        raise UsageError(f"{shown}: is the current folder or holds it; the output folder is replaced as a "
-                         "whole, give a folder of its own")
+    # a folder is swapped in by renaming: it needs a name of its own (checked last for an existing folder, so
+    # "." over the registry says so)
+    bad_name = UsageError(f"{shown}: give the folder by its own name (it is replaced as a whole), not {str(out)!r}")
+    if st is None:
+        if out.name in ("", ".", ".."):
+            raise bad_name
+        return  # a new folder
     for what, path in (protect or {}).items():
         if path is not None and os.path.lexists(path) and _holds(st, Path(path)):
             raise UsageError(f"{shown}: holds {what}; the output folder is replaced as a whole, give another folder")
+    if _holds(st, Path.cwd()):
+        raise UsageError(f"{shown}: is the current folder or holds it; the output folder is replaced as a "
+                         "whole, give a folder of its own")
+    if out.name in ("", ".", ".."):
+        raise bad_name
     try:
         kids = sorted(os.listdir(out))
     except OSError as e:
@@ -82,8 +91,8 @@ def check_out_folder(out: str | Path, *, marker: str = SITE_MARKER, names: re.Pa
     # and nothing else
     if foreign or not (marker in kids or "index.html" in kids):
         what = f"holds {foreign[0][:60]!r}" if foreign else "holds files"
-        raise UsageError(f"{shown}: {what}, and is not a folder an earlier build made; the output folder is "
-                         "replaced as a whole, give a new or empty folder")
+        raise UsageError(f"{shown}: {what} and is not an earlier site (a folder a build made); the output folder "
+                         "is replaced as a whole, give a new or empty folder")
 
 
 def _umask() -> int:
