@@ -19,6 +19,9 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import signal
+import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +48,7 @@ class Outcome:
     entry: str
     team: str
     system: str
-    status: str  # "valid", "rejected", "unchanged", "skipped"
+    status: str  # "valid", "rejected", "unchanged", "skipped", "outside" (holds none of --split: not recorded)
     run_id: int | None = None
     headline: float | None = None  # the board's main metric (micro over everything scored)
     message: str = ""
@@ -147,8 +150,49 @@ def _submission_in(folder: Path) -> Path | str:
     return "holds several candidate submissions (name one submission.tgz, submission.json or submission/)"
 
 
-def discover(runs_dir: Path) -> list[Entry]:
-    """Every entry of ``runs_dir`` in name order, with its team and submission (or the reason it has none)."""
+def _split_names(benchmark: str, data: Path) -> list[str]:
+    from dialeval.benchmarks import registry
+
+    try:
+        return list(registry.get(benchmark).splits(data))
+    except (DialevalError, OSError, AttributeError, NotImplementedError):
+        return []
+
+
+def _check_split_option(split, names: list[str]) -> str | None:
+    """``--split`` as a comma list of the data's splits (None for every split); a typo is exit 2 before any
+    work, since it would otherwise leave every run out."""
+    if split is None:
+        return None
+    wanted = list(dict.fromkeys(s.strip() for s in str(split).split(",") if s.strip()))
+    if not wanted or wanted == ["all"]:
+        return None
+    for s in wanted:
+        if names and s not in names:
+            shown = s if len(s) <= 40 else s[:40] + "..."
+            raise UsageError(f"--split: {shown!r} is not a split of the data (it has: {', '.join(names)})")
+    return ",".join(wanted)
+
+
+def _misplaced(folder: Path, split_names: list[str]) -> str | None:
+    """A hint for a run whose split folders sit lower than the top (``team/sub/tst1/...``): move it up."""
+    if not split_names or any((folder / s).is_dir() for s in split_names):
+        return None
+    for depth in (2, 3):
+        for s in split_names:
+            for hit in sorted(folder.glob("/".join(["*"] * (depth - 1) + [s]))):
+                if hit.is_dir() and not any(part.startswith(".") for part in hit.relative_to(folder).parts):
+                    rel = hit.relative_to(folder).as_posix()
+                    return (f"{folder}: no split folder ({', '.join(split_names)}) at the top; found {rel}/…: "
+                            f"move it up ({folder.name}/{s}/…)")
+    return None
+
+
+def discover(runs_dir: Path, split_names: list[str] | None = None) -> list[Entry]:
+    """Every entry of ``runs_dir`` in name order, with its team and submission (or the reason it has none).
+
+    ``split_names``: the data's splits, to give a hint for a run whose split folders sit one level too low.
+    """
     if not runs_dir.is_dir():
         raise UsageError(f"{runs_dir}: not a folder of team runs")
     entries: list[Entry] = []
@@ -175,6 +219,14 @@ def discover(runs_dir: Path) -> list[Entry]:
             continue
         if isinstance(sub, str):
             entries.append(Entry(name, None, None, f"{p}: {sub}"))
+            continue
+        hint = _misplaced(sub, split_names or []) if sub == p else None
+        if hint:
+            try:  # name the team in the report when its team.json is in place
+                team = read_team(team_path)
+            except UsageError:
+                team = None
+            entries.append(Entry(name, None, team, hint))
             continue
         try:
             team = read_team(team_path)
@@ -226,17 +278,84 @@ def _mtime_iso(p: Path) -> str:
 
 
 # ---- grading ------------------------------------------------------------------------------------------
+def splits_held(submission: str | Path, benchmark: str, data: str | Path) -> list[str] | None:
+    """The splits a submission answers, where the benchmark lets one tell (DSTC6): the split folders of a
+    folder or an archive; for a single result file, the split holding most of its dialog ids (the ids say
+    which split, so a single-file run needs no --split). None when it cannot tell (then the scorer decides,
+    and reports what is wrong with the submission)."""
+    if benchmark != "dstc6":
+        return None
+    from dialeval.benchmarks.dstc6.challenge import load_split, open_challenge
+    from dialeval.benchmarks.dstc6.submission import open_submission
+    from dialeval.formats.jsonio import parse_json_bytes
+
+    try:
+        ch = open_challenge(data)
+        names = list(ch.splits)
+        with open_submission(submission) as sub:
+            if sub.kind != "file":
+                return [s for s in sub.splits() if s in names]
+            items = parse_json_bytes(sub.files[0].read_bytes(), sub.files[0].name)
+        ids = {i.get("dialog_id") for i in items if isinstance(i, dict)} if isinstance(items, list) else set()
+        best: tuple[str, int] | None = None
+        for s in names:
+            n = len(ids & load_split(ch, s, None, with_keys=False).dialog_task.keys())
+            if n and (best is None or n > best[1]):
+                best = (s, n)
+    except DialevalError:
+        return None
+    return [best[0]] if best else None
+
+
 def _score_job(args):
     """Worker: score one submission; never raises (usage faults become a rejected result)."""
     submission, benchmark, data, keys, split = args
     from dialeval.leaderboard.scoring import score_submission
 
     try:
+        held = None
+        if split is not None or not Path(submission).is_dir() and not _is_archive(Path(submission)):
+            held = splits_held(submission, benchmark, data)
+        if held is not None:
+            if split is None:  # a single result file: the split its ids belong to (a folder: every split)
+                split = held[0] if held else None
+            else:  # --split restricts, it does not add: only the named splits this run answers
+                wanted = [s.strip() for s in str(split).split(",") if s.strip()]
+                mine = [s for s in held if s in wanted]
+                if not mine:
+                    return "outside", (f"answers {', '.join(held)}, none of --split {split}: not graded"
+                                       if held else f"answers none of --split {split}: not graded")
+                split = ",".join(mine)
         return "ok", score_submission(submission, benchmark, data, keys, split)
     except DialevalError as e:
         return "unreadable", str(e)
     except MemoryError:
         return "unreadable", "out of memory while reading the submission"
+
+
+def _worker_init(grader: int) -> None:
+    """Make a worker exit when its grader dies (SIGKILL gives the grader no chance to stop its pool, and an
+    orphaned worker would score on, holding memory, for minutes)."""
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:  # the kernel kills this worker the moment its parent dies (PR_SET_PDEATHSIG = 1)
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != grader:  # the grader died before the request above was in place
+        os._exit(1)
+    # elsewhere (and as a second line on Linux): notice the new parent within a second
+    threading.Thread(target=_watch_grader, args=(grader,), daemon=True, name="watch-grader").start()
+
+
+def _watch_grader(grader: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != grader:
+            os._exit(1)
 
 
 def _unreadable(benchmark: str, message: str):
@@ -271,10 +390,14 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     metric = metric or info["default_metrics"][0]
     if jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    entries = discover(runs_dir)
+    names = _split_names(benchmark, data)
+    split = _check_split_option(split, names)
+    entries = discover(runs_dir, names)
     fingerprint = data_fingerprint(data, Path(keys) if keys else None)
     board = board or default_board(benchmark, fingerprint)
-    options = {"split": split}
+    # The grading key names the submission, not this grader's --split: one submission is recorded once
+    # (a run graded earlier, with or without --split, is "unchanged"); {"split": None} keeps older keys valid.
+    options = {"split": None}
     summary = GradeSummary(metric=metric)
     with Registry(registry_dir) as reg:
         summary.registry = reg.path
@@ -298,6 +421,9 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
 
         def record(e: Entry, key: str, result) -> None:
             status, graded = result
+            if status == "outside":  # --split named none of this run's splits: nothing to record
+                summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"], "outside", message=graded))
+                return
             if status != "ok":
                 graded = _unreadable(benchmark, graded)
             run_kind = kind or ("baseline" if e.team.get("baseline") else "submission")
@@ -327,7 +453,8 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
 
                 # spawn: workers start clean (no copied locks or threads from the progress bar)
                 ctx = multiprocessing.get_context("spawn")
-                with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+                with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                                         initargs=(os.getpid(),)) as pool:
                     futures = {pool.submit(_score_job, a): i for i, a in enumerate(jobs_args)}
                     for fut in as_completed(futures):
                         e, key = todo[futures[fut]]

@@ -24,7 +24,9 @@ import contextlib
 import datetime as _dt
 import hashlib
 import json
+import os
 import sqlite3
+import stat
 import struct
 import time
 import zlib
@@ -248,6 +250,14 @@ class Registry:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise RegistryError(f"{self.path.parent}: cannot create the registry folder ({e.strerror})") from None
+            # created 0600 before SQLite opens it (SQLite gives its -wal and -shm files the same mode): it holds
+            # contacts and per-item gold ranks; a concurrent grader that created it first wins, harmlessly
+            try:
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise RegistryError(f"{self.path}: cannot create the registry ({e.strerror})") from None
         else:
             from dialeval.files.read import open_input
 
@@ -258,6 +268,8 @@ class Registry:
                 raise RegistryError(str(e) if isinstance(e, UsageError) else f"{self.path}: cannot read") from None
             if head and head != SQLITE_MAGIC:
                 raise RegistryError(f"{self.path}: not a dialeval registry (not an SQLite database)")
+            if not readonly:
+                _make_private(self.path)
         try:
             uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
             self.db = sqlite3.connect(uri, timeout=30.0, isolation_level=None, uri=readonly)
@@ -519,6 +531,18 @@ class Registry:
         except sqlite3.DatabaseError as e:
             out.append(f"database: {_sql_msg(e)}")
         return out
+
+
+def _make_private(path: Path) -> None:
+    """Tighten a registry an older dialeval created world-readable (0644) to 0600, with its -wal/-shm files;
+    only the owner's files (another user's registry is theirs to protect)."""
+    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            st = os.stat(p)
+            if st.st_mode & 0o077 and (not hasattr(os, "getuid") or st.st_uid == os.getuid()):
+                os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700)
+        except OSError:
+            continue
 
 
 def _sql_msg(e: BaseException) -> str:

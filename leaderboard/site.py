@@ -26,10 +26,8 @@ import datetime as _dt
 import io
 import json
 import math
-import os
 import re
 import shutil
-import tempfile
 import unicodedata
 from pathlib import Path
 
@@ -394,15 +392,26 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
     ``all_runs``: rank every run, resubmissions included (marked superseded); by default only a team's latest run
     is ranked and its earlier runs are listed apart as superseded.
     """
+    from dialeval.leaderboard.outdir import (
+        SITE_MARKER,
+        check_hidden_splits,
+        check_out_folder,
+        new_folder_beside,
+        replace_folder,
+    )
+
     hidden = set(hidden_splits or [])
     boards = reg.boards()
     if not boards:
         raise UsageError(f"{reg.path}: no runs to publish")
-    env = _env()
+    # before anything is written: a misspelled hidden split would publish the real one
+    check_hidden_splits(hidden, {s for b in boards for r in reg.runs(board=b) for s in r.splits})
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".site-", dir=out.parent))
+    check_out_folder(out, protect={"the registry": reg.path})
+    env = _env()
+    tmp = new_folder_beside(out)
     try:
+        (tmp / SITE_MARKER).write_text("a site built by dialeval: `leaderboard build` replaces this folder\n")
         (tmp / "static").mkdir()
         for f in (HERE / "static").iterdir():
             if f.is_file():
@@ -435,14 +444,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
                 page_title=f"{visible(team)} · {title}", **common))
         _write(tmp / "index.html", env.get_template("index.html").render(
             boards=views, page_title=title, updated=max((v["updated"] for v in views), default=""), **common))
-        if out.exists():
-            old = out.with_name(out.name + ".old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        replace_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

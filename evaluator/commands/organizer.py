@@ -40,7 +40,10 @@ def _registry_option(f):
 @click.option("--data", type=click.Path(file_okay=False), default=None, help="The benchmark's data folder.")
 @click.option("--challenge", type=click.Path(file_okay=False), default=None, help="DSTC6 challenge folder (= --data).")
 @click.option("--keys", type=click.Path(file_okay=False), default=None, help="Answer keys in a separate folder.")
-@click.option("--split", default=None, help="Only these splits (default: every split each run covers).")
+@click.option("--split", default=None,
+              help="Grade new runs on these splits only (default: every split each run covers; a single result "
+                   "file: the split its ids belong to). A run holding none of them is left out; a run graded "
+                   "before is never recorded again.")
 @_registry_option
 @click.option("--board", default=None, help="Leaderboard name (default: <benchmark>-<data fingerprint>).")
 @click.option("--jobs", type=click.IntRange(1, 256), default=1, show_default=True, help="Grading processes.")
@@ -67,11 +70,12 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
     for col in ("entry", "team", "system", "status", "run", summary.metric, "problems"):
         t.add_column(col, overflow="fold")
     for o in summary.outcomes:
-        style = {"valid": "green", "rejected": "red", "skipped": "red", "unchanged": "dim"}.get(o.status, "")
+        style = {"valid": "green", "rejected": "red", "skipped": "red", "unchanged": "dim", "outside": "dim"}.get(o.status, "")
         t.add_row(_safe(o.entry), _safe(o.team), _safe(o.system), f"[{style}]{o.status}[/]",
                   str(o.run_id or "-"), _fmt(o.headline), _safe(o.message), style=None)
     Console(highlight=False, markup=True, soft_wrap=False).print(t)
-    counts = ", ".join(f"{summary.count(s)} {s}" for s in ("valid", "rejected", "unchanged", "skipped") if summary.count(s))
+    counts = ", ".join(f"{summary.count(s)} {s}" for s in ("valid", "rejected", "unchanged", "skipped", "outside")
+                       if summary.count(s))
     click.echo(f"{len(summary.outcomes)} entries: {counts or 'none'}")
     return summary.exit_code
 
@@ -307,33 +311,10 @@ def leaderboard_group():
 
 
 def _check_site_folder(out: Path, registry_dir: Path) -> None:
-    """The site folder is replaced as a whole: never the registry's folder or one above it, and never a
-    folder that holds anything but an earlier site (its index.html)."""
-    import os
+    """The site folder is replaced as a whole: see :func:`dialeval.leaderboard.outdir.check_out_folder`."""
+    from dialeval.leaderboard.outdir import check_out_folder
 
-    try:
-        st = os.stat(out)
-    except OSError:
-        return  # a new folder
-    if not out.is_dir():
-        raise UsageError(f"--out {out}: is a file; give the site's folder")
-    try:
-        reg = os.stat(registry_dir)
-    except OSError:
-        reg = None
-    if reg is not None:
-        here = Path(os.path.realpath(registry_dir))
-        for d in (here, *here.parents):  # by identity: links and spellings of the same folder are caught
-            try:
-                ds = os.stat(d)
-            except OSError:
-                continue
-            if (ds.st_dev, ds.st_ino) == (st.st_dev, st.st_ino):
-                raise UsageError(f"--out {out}: holds the registry; the site folder is replaced as a whole, "
-                                 "give another folder")
-    if any(out.iterdir()) and not (out / "index.html").is_file():
-        raise UsageError(f"--out {out}: a folder that is not an earlier site (no index.html); the site folder is "
-                         "replaced as a whole, give a new or an earlier site's folder")
+    check_out_folder(out, protect={"the registry": registry_dir})
 
 
 @leaderboard_group.command("build")
