@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hostile import MB, Hostile, fifo  # noqa: E402
+from hostile import BASE_RSS, MB, Hostile, fifo, input_bytes  # noqa: E402
 
 pytest.importorskip("numba", reason="embedding metrics need the embeddings extra (numba)")
 pytest.importorskip("gensim", reason="embedding metrics need the embeddings extra (gensim)")
@@ -167,9 +167,25 @@ def build(tmp: Path, dry: bool = False) -> tuple[list[Hostile], dict]:
     return cases, {"marker": marker, "cwd": tmp}
 
 
+LOADED_KERNELS_RSS = 170 * MB
+"""Peak RSS of a tiny scoring run with numba's kernels loaded from its cache, as measured where the bounds below
+were set. An installed (not editable) package measured 43 MB more for the same run on the same numba, so each
+case's bound moves by what this machine's own tiny run takes beyond it (never less): the bounds judge the
+input's share of memory, not the runtime's."""
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    return build(tmp_path_factory.mktemp("hostile-embed"))
+    from hostile import run_isolated
+
+    tmp = tmp_path_factory.mktemp("hostile-embed")
+    cases, extra = build(tmp)
+    ok = next(c for c in cases if c.name == "ok-glove")
+    run_isolated(ok.args, cwd=tmp, env={"DIALEVAL_CACHE_DIR": str(tmp / "warm")})  # loads (or compiles) kernels
+    base = run_isolated(ok.args, cwd=tmp, env={"DIALEVAL_CACHE_DIR": str(tmp / "warm")})
+    assert base.code == 0, base.stderr
+    extra["rss_offset"] = max(0, base.peak_rss - LOADED_KERNELS_RSS)
+    return cases, extra
 
 
 NAMES = [c.name for c in build(Path("."), dry=True)[0]]
@@ -180,6 +196,8 @@ def test_hostile_embed(built, name, tmp_path):
     cases, extra = built
     c = next(c for c in cases if c.name == name)
     c.env = {"DIALEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    if c.rss != REFUSED_AT_ONCE["rss"]:  # a refusal never loads the kernels: its 100 MB bound stays
+        c.rss = (c.rss if c.rss is not None else 3 * input_bytes(c.inputs) + BASE_RSS) + extra["rss_offset"]
     c.check(cwd=extra["cwd"])
     assert not extra["marker"].exists(), "a pickle was unpickled on a guess"
 
