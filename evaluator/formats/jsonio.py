@@ -300,6 +300,26 @@ def protected_as(path: str | Path, st: os.stat_result) -> str | None:
     return None
 
 
+def _write_target(path: Path) -> os.stat_result | None:
+    """What a write to ``path`` would reach (links followed), or None when nothing is there yet; refused when it
+    is an input of this run or a folder. One rule for :func:`check_output` (before any work) and
+    :func:`atomic_writer` (again at write time: the file system may have changed meanwhile)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise UsageError(f"{path}: a parent of it is a file, not a folder") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot write: {(e.strerror or 'I/O error').lower()}") from None
+    what = protected_as(path, st)
+    if what:
+        raise UsageError(f"{path}: is {what}, an input of this run; refusing to overwrite it")
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{path}: is a directory; give a file name")
+    return st
+
+
 def check_output(path: str | Path, *, parents: bool = False) -> None:
     """Refuse an output target before any work: an input of the run, a folder, a missing parent folder.
 
@@ -308,20 +328,7 @@ def check_output(path: str | Path, *, parents: bool = False) -> None:
     if str(path) == "-":
         return
     path = Path(path)
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except NotADirectoryError:
-        raise UsageError(f"{path}: a parent of it is a file, not a folder") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot write: {(e.strerror or 'I/O error').lower()}") from None
-    if st is not None:
-        what = protected_as(path, st)
-        if what:
-            raise UsageError(f"{path}: is {what}, an input of this run; refusing to overwrite it")
-        if stat.S_ISDIR(st.st_mode):
-            raise UsageError(f"{path}: is a directory; give a file name")
+    if _write_target(path) is not None:
         return
     if path.is_symlink():
         raise UsageError(f"{path}: is a symbolic link to a missing file; refusing to create its target")
@@ -424,20 +431,8 @@ def atomic_writer(path: str | Path, mode: str = "wb", *, parents: bool = True):
         yield from _to_stdout(text)
         return
     path = Path(path)
-    try:
-        st = os.stat(path)  # follows links: what a write would reach
-    except FileNotFoundError:
-        st = None
-    except NotADirectoryError:
-        raise UsageError(f"{path}: a parent of it is a file, not a folder") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot write: {e.strerror or e}") from None
+    st = _write_target(path)
     if st is not None:
-        what = protected_as(path, st)
-        if what:
-            raise UsageError(f"{path}: is {what}, an input of this run; refusing to overwrite it")
-        if stat.S_ISDIR(st.st_mode):
-            raise UsageError(f"{path}: is a directory; give a file name")
         if not stat.S_ISREG(st.st_mode):  # /dev/stdout, a FIFO, /dev/null: write through, never replace
             with open(path, mode, **({"encoding": "utf-8"} if text else {})) as f:
                 yield f
