@@ -164,4 +164,8 @@ class Hostile:
         assert out.peak_rss <= bound, f"peak RSS over {bound / MB:.0f} MB: {where}"
         for p, data in before.items():
             assert p.read_bytes() == data, f"{p} was changed: {where}"
+        log = os.environ.get("DIALEVAL_HOSTILE_LOG")
+        if log:  # the table of a closing report: one row per case that passed
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(f"{self.name}\t{out.code}\t{out.seconds:.2f}\t{out.peak_rss / MB:.0f}\t{bound / MB:.0f}\n")
         return out
