@@ -210,3 +210,49 @@ def test_the_command_line_lists_what_each_benchmark_declares():
     help_text = run_cli("score", "--help").stdout
     assert "--flight-distance" in help_text and "--candidate-limit" in help_text
     assert "--flight-distance" not in run_cli("validate", "--help").stdout  # scoring-only options stay off validate
+
+
+# ---- only the chosen benchmark is imported ------------------------------------------------------------------
+_MODULES_AFTER = (
+    "import sys\nfrom dialeval.cli import run\n"
+    "try:\n    run()\nexcept SystemExit:\n    pass\n"
+    "print(sorted(m for m in sys.modules if m.startswith('dialeval.benchmarks.')))"
+)
+
+
+def test_a_dstc6_run_imports_no_other_benchmark(tiny_shared, tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ranking, write_json
+
+    sub = write_json(tmp_path / "r.json", [ranking(it.dialog_id, [c.candidate_id for c in it.candidates])
+                                           for t in tiny_shared.tasks for it in tiny_shared.items[t]])
+    for cmd in ("validate", "score"):
+        argv = [cmd, str(sub), "--challenge", str(tiny_shared.root), "--split", "tst1", "--json"]
+        r = subprocess.run([sys.executable, "-c", _MODULES_AFTER, *argv], capture_output=True, text=True,
+                           timeout=60)
+        loaded = json.loads(r.stdout.strip().splitlines()[-1].replace("'", '"'))
+        assert any(m.startswith("dialeval.benchmarks.dstc6") for m in loaded), r.stderr
+        others = [m for m in loaded if m.split(".")[2] in ("airdialogue", "babi", "movie_dialog", "ubuntu")]
+        assert others == [], f"{cmd} imported {others}"
+
+
+@pytest.mark.parametrize("form", [("--benchmark", "ubuntu"), ("--benchmark=ubuntu",)])
+def test_flags_follow_the_chosen_benchmark_in_either_form(ubuntu_dir, tmp_path, form):
+    np.save(tmp_path / "s.npy", np.zeros((40, 10), np.float32))
+    r = run_cli("validate", tmp_path / "s.npy", *form, "--data", ubuntu_dir, "--split", "test", "--candidate-limit=4")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1] == ("dialeval: error: --candidate-limit does not apply to benchmark "
+                                                 "ubuntu (it applies to: dstc6)")
+    r = run_cli("validate", tmp_path / "s.npy", *form, "--data", ubuntu_dir, "--split", "test")
+    assert r.returncode == 0, r.stderr
+
+
+def test_help_lists_every_benchmarks_flags():
+    r = run_cli("score", "--help")
+    assert r.returncode == 0
+    for flag in ("--lenient", "--candidate-limit", "--flight-distance", "--exact-name"):
+        assert flag in r.stdout
+    r = run_cli("validate", "--help")
+    assert "--lenient" in r.stdout and "--flight-distance" not in r.stdout  # scoring-only options: score only

@@ -32,17 +32,23 @@ def all_benchmarks() -> list[Benchmark]:
     return [get(n) for n in _REGISTRY]
 
 
-def declared_options() -> dict[str, list]:
-    """Each option name any benchmark declares -> ``[(benchmark name, Option), ...]`` (the CLI builds its
-    flags from this; two benchmarks may share a name only with the same kind)."""
+def declared_options(names: list[str] | None = None) -> dict[str, list]:
+    """Each option name the benchmarks ``names`` (None: every registered one) declare ->
+    ``[(benchmark name, Option), ...]`` (the CLI builds its flags from this; two benchmarks may share a name
+    only with the same kind)."""
     out: dict[str, list] = {}
-    for b in all_benchmarks():
+    for b in all_benchmarks() if names is None else [get(n) for n in names]:
         for o in b.options:
             others = out.setdefault(o.name, [])
             if others and (others[0][1].kind, others[0][1].choices) != (o.kind, o.choices):
                 raise RuntimeError(f"option {o.name} is declared twice with different kinds ({others[0][0]}, {b.name})")
             others.append((b.name, o))
     return out
+
+
+def declared_flags() -> set[str]:
+    """The command-line flags (``--lenient``) of every registered benchmark's options."""
+    return {o.flag for b in all_benchmarks() for o in b.options if o.cli}
 
 
 def get(name: str) -> Benchmark:

@@ -85,29 +85,82 @@ def common_options(f):
     return f
 
 
-def benchmark_options(scoring: bool):
-    """Click options for every option a registered benchmark declares (``Benchmark.options``): this module
-    names none of them. Each is None unless given, so the benchmark applies its own default."""
+def benchmark_params(scoring: bool, names: list[str] | None = None) -> list[click.Option]:
+    """Click options for every option the benchmarks ``names`` (None: every registered one) declare
+    (``Benchmark.options``): this module names none of them. Each is None unless given, so the benchmark
+    applies its own default."""
     from dialeval.benchmarks import registry
 
-    def deco(f):
-        for name, owners in reversed(list(registry.declared_options().items())):
-            o = owners[0][1]
-            if not o.cli or (o.scoring_only and not scoring):
-                continue
-            helps = list(dict.fromkeys(opt.help for _, opt in owners))
-            text = " ".join(helps) + (f" [default: {o.default}]" if o.default is not None and o.kind != "flag" else "")
-            if o.kind == "flag":
-                f = click.option(o.flag, name, is_flag=True, default=None, help=text)(f)
-            elif o.kind == "int":
-                f = click.option(o.flag, name, type=click.IntRange(o.low, o.high), default=None, help=text)(f)
-            elif o.kind == "choice":
-                f = click.option(o.flag, name, type=click.Choice(o.choices), default=None, help=text)(f)
-            else:
-                f = click.option(o.flag, name, default=None, help=text)(f)
-        return f
+    out: list[click.Option] = []
+    for name, owners in registry.declared_options(names).items():
+        o = owners[0][1]
+        if not o.cli or (o.scoring_only and not scoring):
+            continue
+        helps = list(dict.fromkeys(opt.help for _, opt in owners))
+        text = " ".join(helps) + (f" [default: {o.default}]" if o.default is not None and o.kind != "flag" else "")
+        if o.kind == "flag":
+            out.append(click.Option([o.flag, name], is_flag=True, default=None, help=text))
+        elif o.kind == "int":
+            out.append(click.Option([o.flag, name], type=click.IntRange(o.low, o.high), default=None, help=text))
+        elif o.kind == "choice":
+            out.append(click.Option([o.flag, name], type=click.Choice(o.choices), default=None, help=text))
+        else:
+            out.append(click.Option([o.flag, name], default=None, help=text))
+    return out
 
-    return deco
+
+def chosen_benchmark(args: list[str]) -> str | None:
+    """The ``--benchmark`` a command line names (its default when it names none); None for ``--help``, or
+    when the name is not a registered benchmark (then every benchmark's flags are built and the command
+    reports the unknown name as usual)."""
+    from dialeval.benchmarks import registry
+
+    chosen = "dstc6"
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            break
+        if a in ("--help", "-h"):
+            return None
+        if a == "--benchmark" and i + 1 < len(args):
+            chosen, i = args[i + 1], i + 1
+        elif a.startswith("--benchmark="):
+            chosen = a.partition("=")[2]
+        i += 1
+    return chosen if chosen in registry.names() else None
+
+
+class BenchmarkCommand(click.Command):
+    """``validate`` / ``score``: the benchmark flags are those of the chosen ``--benchmark`` only.
+
+    Building every benchmark's flags would import every benchmark's reader (and numpy with most of them) on
+    each run; ``--help`` still lists them all. A flag of another benchmark then is unknown to click, and
+    is reported the way :func:`dialeval.benchmarks.registry.check_options` reports it to the API.
+    """
+
+    def __init__(self, *args, scoring: bool, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.scoring = scoring
+        self.own_params = list(self.params)
+
+    def parse_args(self, ctx, args):
+        chosen = chosen_benchmark(args)
+        self.params = self.own_params + benchmark_params(self.scoring, None if chosen is None else [chosen])
+        try:
+            rest = super().parse_args(ctx, list(args))
+        except click.NoSuchOption as e:
+            from dialeval.benchmarks import registry
+
+            if chosen is not None and e.option_name in registry.declared_flags():
+                registry.check_options(registry.get(chosen), {e.option_name[2:].replace("-", "_"): None})
+            raise
+        if chosen is not None and ctx.params.get("benchmark") != chosen:  # the scan was fooled (a value that
+            # looks like an option): parse again with every benchmark's flags, the benchmark checks the rest
+            ctx.params.clear()
+            self.params = self.own_params + benchmark_params(self.scoring)
+            rest = super().parse_args(ctx, list(args))
+        return rest
 
 
 def given_options(bench_opts: dict) -> dict:
@@ -227,10 +280,9 @@ def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
 
 
 
-@click.command("validate")
+@click.command("validate", cls=BenchmarkCommand, scoring=False)
 @click.argument("submission", type=click.Path())
 @common_options
-@benchmark_options(scoring=False)
 def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_json, out, max_problems, **bench_opts):
     """Check SUBMISSION against a benchmark's test files (no answer keys needed).
 
@@ -259,10 +311,9 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
     return 0 if report.valid else 1
 
 
-@click.command("score")
+@click.command("score", cls=BenchmarkCommand, scoring=True)
 @click.argument("submission", type=click.Path())
 @common_options
-@benchmark_options(scoring=True)
 @click.option("--embedding-preset", type=click.Choice(("paper", "hed-dlg", "nlg-eval")), default=None,
               help="Text metrics (embedding-average, greedy-matching, vector-extrema): definitions as published "
                    "(paper, default) or as the hed-dlg / nlg-eval scripts compute them.")
