@@ -123,15 +123,16 @@ def read_dataset(path: str | Path) -> list[DialogItem]:
     Structural problems raise :class:`dialeval.core.errors.UsageError` with a JSON pointer; use
     :func:`dialeval.formats.dstc6_check.validate_dataset_json` for a full report of every problem.
     """
-    from dialeval.formats.dstc6_check import validate_dataset_json
+    from dialeval.formats.dstc6_check import check_dataset_json
 
     path = Path(path)
     data = load_json_file(path)
-    problems = validate_dataset_json(data)
+    problems = check_dataset_json(data)
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         first = errors[0]
-        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        n_more = len(errors) - 1 + sum(problems.dropped.values())  # those the per-code cap did not keep too
+        more = f" (and {n_more} more problems)" if n_more else ""
         raise UsageError(f"{path}: invalid dataset file: {first.pointer or '/'}: {first.message}{more}")
     return [item_from_json(o) for o in data]
 

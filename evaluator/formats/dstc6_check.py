@@ -10,11 +10,21 @@ from dialeval.core.problems import Problem, json_type, pointer, short
 
 
 def validate_dataset_json(data: object) -> list[Problem]:
-    """Check a parsed dataset (test or training) file; every problem with its pointer."""
-    problems: list[Problem] = []
+    """Check a parsed dataset (test or training) file: every problem with its pointer, up to
+    :data:`~dialeval.formats.scores.MAX_FAULTS` of each code, then one code-less note counting the rest."""
+    return check_dataset_json(data).close()
+
+
+def check_dataset_json(data: object):
+    """:func:`validate_dataset_json` before its closing note: a :class:`~dialeval.formats.scores.Capped` list
+    whose ``dropped`` counts, by code, the problems not kept (a million bad items cost twenty messages)."""
+    from dialeval.formats.scores import Capped
+
+    problems = Capped(make=lambda message, severity: Problem("", "", message, severity))
     add = problems.append
     if not isinstance(data, list):
-        return [Problem("not-a-list", "", f"expected an array of items, found {json_type(data)}")]
+        add(Problem("not-a-list", "", f"expected an array of items, found {json_type(data)}"))
+        return problems
     seen: set[str] = set()
     for i, item in enumerate(data):
         if type(item) is not dict:

@@ -30,6 +30,7 @@ from dialeval.core.errors import UnreadableJSON, UsageError
 from dialeval.core.problems import Problem
 from dialeval.core.signature import format_tasks
 from dialeval.formats.jsonio import SYNTAX_FIRST_BYTES, check_syntax, parse_json_bytes
+from dialeval.formats.scores import Capped
 
 if TYPE_CHECKING:
     from dialeval.core.ranks import RankTable
@@ -253,13 +254,17 @@ def _check_split(
     scoring: bool,
 ) -> tuple[list[Problem], RankTable | None]:
     problems: list[Problem] = list(loaded.key_warnings)
+    # What the submission's content controls is capped per code (a file of a million bad entries lists twenty
+    # of each and counts the rest in one code-less note), so memory stays bounded by the input, --json too;
+    # what the data bounds (missing items, the hints below) is listed whole.
+    checked = Capped(make=lambda message, severity: Problem("", "", message, severity))
     files = _files_for_split(sub, loaded.name, n_splits)
     if not files:
         have = sorted({f.split for f in sub.files if f.split})
         where = f"the folder has {', '.join(s + '/' for s in have)} not {loaded.name}/" if have else \
             f"no {loaded.name}/ folder and no result file for it"
-        problems.append(Problem("no-result-file", "", f"{where} (expected {loaded.name}/<test file stem>.answers.json)",
-                                "error"))
+        checked.append(Problem("no-result-file", "", f"{where} (expected {loaded.name}/<test file stem>.answers.json)",
+                               "error"))
     stem_task = {tf.path.name[: -len(".json")]: t for t, tf in loaded.split.files.items()}
     seen: dict[str, str] = {}
     gold_rank: dict[str, int] = {}
@@ -271,7 +276,7 @@ def _check_split(
             file_task = stem_task.get(f.stem or "")
             if file_task is None:
                 # --lenient: the official scorer reads only the five expected files; an extra one is ignored
-                problems.append(
+                checked.append(
                     Problem("unknown-file", "", f"{f.name} matches no test file of split {loaded.name} "
                             "(expected <test file stem>.answers.json)", "warning" if lenient else "error", f.name)
                 )
@@ -284,7 +289,7 @@ def _check_split(
             try:
                 check_syntax(raw, f.name)
             except UnreadableJSON as e:
-                problems.append(Problem(e.code, "", e.reason, "error", f.name))
+                checked.append(Problem(e.code, "", e.reason, "error", f.name))
                 continue
         if not lenient:
             items = decode_result(raw)
@@ -300,18 +305,18 @@ def _check_split(
         try:
             data = parse_json_bytes(raw, f.name)
         except UnreadableJSON as e:  # the participant's file, not the organizer's set-up: a problem, exit 1
-            problems.append(Problem(e.code, "", e.reason, "error", f.name))
+            checked.append(Problem(e.code, "", e.reason, "error", f.name))
             continue
         finally:
             del raw
         if lenient:
-            _lenient_file(data, f, loaded, candidate_limit, problems, gold_rank, seen, file_task)
+            _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task)
         else:
-            check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks)
-            problems.extend(check.problems)
+            check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks, problems=checked)
             gold_rank.update(check.gold_rank)
             other += check.other_task_items
         del data
+    problems.extend(checked.close())
     if other:
         problems.append(Problem("other-task", "", f"{other} item(s) or file(s) of tasks outside --task were ignored", "warning"))
     parts = []
@@ -319,7 +324,7 @@ def _check_split(
         from dialeval.core.ranks import RankTable
     # After a file-level error (not JSON, not an array, no result file) every item would be "missing":
     # that error says it all.
-    file_level = any(p.severity == "error" and p.pointer == "" for p in problems)
+    file_level = any(p.severity == "error" and p.pointer == "" and p.code for p in problems)  # not the cap's note
     if not seen and not file_level:
         problems.append(Problem("nothing-ranked", "", f"the submission ranks no item of split {loaded.name}: "
                                 "every item is scored as a miss", "warning"))
@@ -360,8 +365,7 @@ def _lenient_file(data, f, loaded: LoadedSplit, limit, problems, gold_rank, seen
         t = loaded.dialog_task.get(did)
         return loaded.indexes[t].candidate_ids[loaded.indexes[t].position[did]] if t is not None else None
 
-    res = emulate_official(data, f.name, limit, candidates_of)
-    problems.extend(res.problems)
+    res = emulate_official(data, f.name, limit, candidates_of, problems=problems)
     for did, slots in res.slots.items():
         t = loaded.dialog_task.get(did)
         if t is None or (file_task is not None and t != file_task):

@@ -57,13 +57,15 @@ def emulate_official(
     file: str,
     candidate_limit: int = DEFAULT_CANDIDATE_LIMIT,
     candidates_of=None,
+    problems: list[Problem] | None = None,
 ) -> LenientResult:
     """Fill the official scorer's slots for every submitted dialog, reporting quirks and crashes.
 
     ``candidates_of(dialog_id)`` returns the item's candidate ids (or None for an unknown dialog), only
-    to report accepted unknown candidate ids.
+    to report accepted unknown candidate ids. ``problems``: the list to report into (the caller's per-code
+    capped list); a new list by default.
     """
-    res = LenientResult()
+    res = LenientResult() if problems is None else LenientResult(problems)
     warn = res.problems.append
 
     def quirk(ptr: str, msg: str) -> None:

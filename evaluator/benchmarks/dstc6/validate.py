@@ -35,14 +35,17 @@ def check_result_file(
     seen: dict[str, str],
     file_task: int | None = None,
     score_tasks: set[int] | None = None,
+    problems: list[Problem] | None = None,
 ) -> FileCheck:
     """Check one parsed result file against the split; fill gold ranks for items of ``score_tasks``.
 
     ``seen`` maps dialog ids already ranked (across the submission's files) to where, to report
     duplicates. ``file_task`` restricts items to one test file (the directory layout). Gold ranks are
-    computed only when the split carries answer keys.
+    computed only when the split carries answer keys. ``problems``: the list to report into (the caller's
+    per-code :class:`~dialeval.formats.scores.Capped` list keeps a hostile file's volume bounded); a new list by
+    default.
     """
-    out = FileCheck()
+    out = FileCheck() if problems is None else FileCheck(problems)
     add = out.problems.append
     if not isinstance(data, list):
         add(Problem("not-a-list", "", f"expected an array of items, found {json_type(data)}", file=file))
