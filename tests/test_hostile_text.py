@@ -252,11 +252,52 @@ def _(root):
                    r"is not a candidate of dialog", max_lines=None), None
 
 
+WRONG_SPLIT = r"error \[wrong-split\] x1: .*\n +submission: {n} of the {m} item ids that are not in split {split} " \
+    r"belong to split dev: score with --split dev\n"
+"""The one wrong-split error on screen: its code line, then the hint (counts and split names, never an id)."""
+
+
+def unknown_listed(o) -> None:
+    """The unknown ids are still listed, under their own code, beside the one hint."""
+    assert "[unknown-dialog]" in o.stderr and o.stderr.count("belong to split") == 1
+
+
+def no_hint(o) -> None:
+    assert "wrong-split" not in o.stdout + o.stderr and "[unknown-dialog]" in o.stderr
+
+
 @case("babi-submission-ids-of-another-split")
 def _(root):
     write_json(root / "dev-ids.json", ranked([(f"{STEM}-dev:1:1", ["151"])]))
     return Hostile("", babi_args("dev-ids.json"), 1, [root / "babi"], GOLD,
-                   rf"{STEM}-dev:1:1\" is not an item of split tst"), None
+                   rf"(?s){STEM}-dev:1:1\" is not an item of split tst.*" + WRONG_SPLIT.format(n=1, m=1, split="tst"),
+                   max_lines=None), unknown_listed
+
+
+@case("babi-scores-json-ids-of-another-split")
+def _(root):
+    doc = {"format": "scores", "items": {i.replace("-tst:", "-dev:"): {"151": 1.0, "302": 0.5} for i in TST_IDS}}
+    write_json(root / "dev-scores.json", doc)
+    return Hostile("", babi_args("dev-scores.json"), 1, [root / "babi"], GOLD,
+                   WRONG_SPLIT.format(n=3, m=3, split="tst"), max_lines=None), unknown_listed
+
+
+@case("babi-submission-300000-ids-naming-another-split")
+def _(root):
+    # 300,000 ids whose stem names the dev file (3 of them are dev items): the hint looks at the first 100,000
+    ids = [f"{STEM}-dev:{c}:{k}" for c in range(1, 100_001) for k in (1, 2, 3)]
+    write_json(root / "dev-many.json", ranked((i, ["151"]) for i in ids))
+    return Hostile("", babi_args("dev-many.json"), 1, [root / "babi", root / "dev-many.json"], GOLD,
+                   WRONG_SPLIT.format(n=3, m=100000, split="tst"), max_lines=None, seconds=20), None
+
+
+@case("babi-submission-ids-of-a-fifo-split")
+def _(root):
+    d = babi_dir(root, "babi-fifo-dev")
+    special(d / f"{STEM}-dev.txt", "fifo")  # the other split's file is never opened as a FIFO: no hint, no hang
+    write_json(root / "dev-ids-2.json", ranked([(f"{STEM}-dev:1:1", ["151"])]))
+    return Hostile("", babi_args("dev-ids-2.json", d.name), 1, [d], GOLD, r"is not an item of split tst",
+                   max_lines=None, seconds=5), no_hint
 
 
 @case("babi-submission-control-characters")
@@ -387,9 +428,20 @@ def _(root):
 
 @case("movie-submission-ids-of-another-split")
 def _(root):
-    write_json(root / "m-dev.json", ranked([("task1_qa_dev:1:1", ["e1"])]))
-    return Hostile("", movie_args("m-dev.json", "movie", "--task", "1"), 1, [root / "movie"], MOVIE_SECRETS,
-                   r"task1_qa_dev:1:1\" is not an item of split test"), None
+    d = movie_dir(root, "movie-dev")
+    (d / "task1_qa_dev.txt").write_text(MOVIE_T1)
+    write_json(root / "m-dev.json", ranked([("task1_qa_dev:1:1", ["e1"]), ("task1_qa_dev:2:1", ["e2"]),
+                                            ("task1_qa_train:1:1", ["e3"])]))
+    return Hostile("", movie_args("m-dev.json", d.name, "--task", "1"), 1, [d], MOVIE_SECRETS,
+                   r"(?s)task1_qa_dev:1:1\" is not an item of split test.*" + WRONG_SPLIT.format(n=2, m=3, split="test"),
+                   max_lines=None), unknown_listed
+
+
+@case("movie-submission-ids-of-no-split-the-data-has")
+def _(root):
+    write_json(root / "m-train.json", ranked([("task1_qa_dev:1:1", ["e1"]), ("task1_qa_train:1:1", ["e1"])]))
+    return Hostile("", movie_args("m-train.json", "movie", "--task", "1"), 1, [root / "movie"], MOVIE_SECRETS,
+                   r"task1_qa_dev:1:1\" is not an item of split test", max_lines=None), no_hint
 
 
 @case("movie-submission-texts-with-control-characters")

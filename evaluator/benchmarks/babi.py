@@ -216,10 +216,13 @@ class Babi(Benchmark):
             if t not in tasks:
                 s.optional = True  # other tasks' items may be in the file: neither errors nor missing warnings
             sets.append(s)
-        from dialeval.benchmarks.items import score_items
+        from dialeval.benchmarks.items import fb_item_ids, score_items
 
+        # ids of another split (a dev run scored as tst) are named by one wrong-split error
+        others = [(s, fb_item_ids(task_file(data, t, s) for t in ts)) for s, ts in available.items() if s != split]
         table, sub_problems, info = score_items(
-            request.submission, sets, benchmark=self.name, split=split, ties=request.ties, scoring=request.scoring
+            request.submission, sets, benchmark=self.name, split=split, ties=request.ties, scoring=request.scoring,
+            other_splits=others,
         )
         used = [task_file(data, t, split) for t in tasks] + sorted({candidates_file(data, t) for t in tasks})
         identity = data_identity(used, data)

@@ -42,7 +42,7 @@ line without a code counts the rest; what is wrong with the file's content (not 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,6 +60,10 @@ if TYPE_CHECKING:
 
 MAX_MISSING_WARNINGS = 20
 """Missing items are listed one per line up to this many, then summarised in one line."""
+
+WRONG_SPLIT_IDS = 100_000
+"""At most this many ids the split does not have are kept for :func:`other_split_hint`: enough to tell which
+split they belong to, and bounded work and memory on a huge file."""
 
 ITEM_KEYS = frozenset(("dialog_id", "lst_candidate_id"))
 ENTRY_KEYS = frozenset(("candidate_id", "rank"))
@@ -153,6 +157,11 @@ class _Out:
         self.nested = [{n: (np.zeros(len(s), np.int32), np.zeros(len(s), np.int32)) for n in nested} for s in sets]
         self.seen = [np.zeros(len(s), bool) for s in sets]
         self.width: int | None = None  # matrix forms: columns scored
+        self.unknown: list[str] = []  # the first WRONG_SPLIT_IDS submitted ids the split does not have
+
+    def not_in_split(self, iid: str) -> None:
+        if len(self.unknown) < WRONG_SPLIT_IDS:
+            self.unknown.append(iid)
 
 
 def score_items(
@@ -164,6 +173,7 @@ def score_items(
     ties: str,
     scoring: bool,
     nested: tuple[int, ...] = (),
+    other_splits: Sequence[tuple[str, OtherSplitIds]] = (),
 ) -> tuple[RankTable | None, list[Problem], dict]:
     """Read a submission for one split and return (rank table over every gold-bearing item, problems, submission info
     {path, kind, sha256, format}).
@@ -171,7 +181,9 @@ def score_items(
     The table has one row per item of every set whose ``gold`` is given, in set order then item order
     (None when ``scoring`` is False or no set has gold). ``nested=(2, 10)`` also fills
     ``RankTable.nested[N]`` with the rank of the gold among the first N candidates of each item. See the
-    module docstring for the forms read and how ranks are derived.
+    module docstring for the forms read and how ranks are derived. ``other_splits``: the data's other splits,
+    as for :func:`other_split_hint`; when the submission names items this split does not have, the problems
+    start with the one ``wrong-split`` error that names the split they belong to.
     """
     if ties not in TIE_POLICIES:
         raise UsageError(f"unknown tie policy {ties!r} (known: {', '.join(TIE_POLICIES)})")
@@ -227,7 +239,62 @@ def score_items(
     info = {"path": str(path), "kind": "file", "sha256": digest.get("sha256") or _sha256(path), "format": fmt}
     if out.width is not None:
         info["columns"] = out.width
-    return table, problems.close(), info
+    listed = problems.close()
+    hint = other_split_hint(out.unknown, split, other_splits, "item ids") if out.unknown else None
+    return table, ([hint] if hint is not None else []) + listed, info
+
+
+# ---- ids of another split -----------------------------------------------------------------------------
+
+OtherSplitIds = Callable[[frozenset[str]], Iterable[str]]
+"""Given the unknown ids, the item ids of one other split of the data: all of them, or only those of the
+split's files that the unknown ids could name (a reader need not read the rest)."""
+
+
+def other_split_hint(unknown: Sequence[str], split: str, others: Iterable[tuple[str, OtherSplitIds]],
+                     what: str = "dialog ids") -> Problem | None:
+    """THE ``wrong-split`` hint of every benchmark whose item ids are split-specific (DSTC6, bAbI, Movie Dialog):
+    when ids a submission ranks are not in ``split`` but are in another split of the data, one error naming
+    the split most of them belong to (the first in ``others`` order on a tie), or None.
+
+    ``unknown``: the submitted ids the split does not have (at most :data:`WRONG_SPLIT_IDS` are looked at);
+    ``others``: ``(split name, ids)`` pairs, ``ids(unknown)`` giving that split's item ids; ``split`` itself is
+    skipped, and so is a split whose data cannot be read (a usage error is the data's, not this hint's).
+    The message gives counts and split names only: never an id, so never a gold one.
+    """
+    unknown = list(unknown[:WRONG_SPLIT_IDS])
+    wanted = frozenset(unknown)
+    best: tuple[str, int] | None = None
+    for name, ids in others:
+        if name == split or not wanted:
+            continue
+        try:
+            found = {d for d in ids(wanted) if d in wanted}
+        except UsageError:
+            continue
+        n = sum(1 for d in unknown if d in found)
+        if n and (best is None or n > best[1]):
+            best = (name, n)
+    if best is None:
+        return None
+    return Problem("wrong-split", "", f"{best[1]} of the {len(unknown)} {what} that are not in split {split} "
+                   f"belong to split {best[0]}: score with --split {best[0]}", "error")
+
+
+def fb_item_ids(paths: Iterable[Path]) -> OtherSplitIds:
+    """:data:`OtherSplitIds` of FB dialog files, whose item ids are ``<file stem>:<conversation>:<line ID>``
+    (bAbI, Movie Dialog): only the files some unknown id names by its stem are read, each as a stream."""
+    paths = list(paths)
+
+    def ids(unknown: frozenset[str]) -> Iterator[str]:
+        from dialeval.formats.fbdialog import iter_lines
+
+        stems = {u.rsplit(":", 2)[0] for u in unknown}
+        for p in paths:
+            if p.stem in stems:
+                yield from (f"{p.stem}:{ln.conversation}:{ln.lid}" for ln in iter_lines(p) if ln.bot is not None)
+
+    return ids
 
 
 # ---- the rank table -----------------------------------------------------------------------------------
@@ -450,6 +517,7 @@ def _read_ranked(data: list, file: str, sets, out: _Out, problems: list[Problem]
     def resolve(i: int, did: str):
         at = pos_of.get(did)
         if at is None:
+            out.not_in_split(did)
             add(Problem("unknown-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} is not an item of split {split}", file=file))
             return None
         if did in seen:
@@ -505,6 +573,7 @@ def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Pro
     for iid, scores in items.items():
         at = pos_of.get(iid)
         if at is None:
+            out.not_in_split(iid)
             if not problems.full("unknown-dialog"):  # a million unknown items: twenty messages are built
                 add(Problem("unknown-dialog", "/items" + pointer(iid), f"item {short(iid)} is not an item of this split", file=file))
             continue

@@ -252,11 +252,14 @@ class MovieDialog(Benchmark):
         notes: list[str] = []
         with tempfile.TemporaryDirectory(prefix="dialeval-movie-") as tmp:
             translated = translate_texts(sub_path, loaded, data, Path(tmp), problems, notes)
-            from dialeval.benchmarks.items import score_items
+            from dialeval.benchmarks.items import fb_item_ids, score_items
 
+            # ids of another split (a dev run scored as test) are named by one wrong-split error
+            others = [(s, fb_item_ids(movie.task_path(data, t, s) for t in ts))
+                      for s, ts in available.items() if s != split]
             table, sub_problems, info = score_items(
                 translated or sub_path, [td.items for td in loaded], benchmark=self.name, split=split,
-                ties=request.ties, scoring=request.scoring,
+                ties=request.ties, scoring=request.scoring, other_splits=others,
             )
         if translated is not None:  # provenance is the participant's file, not the translated copy
             info["path"] = str(sub_path)

@@ -50,6 +50,8 @@ CODES: dict[str, str] = {
     "truncated-json": "a submitted file that ends before its JSON value does (cut short)",
     # organizer grading
     "unreadable-submission": "a team's submission that cannot be opened at all (a refused or corrupt archive)",
+    # ids of another split (issue 18, area "gaps": DSTC6, bAbI and Movie Dialog share the hint, benchmarks.items)
+    "wrong-split": "the submitted ids belong to another split of the data (the message names it)",
 }
 
 

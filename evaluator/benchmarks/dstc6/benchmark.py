@@ -26,6 +26,7 @@ from dialeval.benchmarks.dstc6.fastpath import check_result_items, decode_result
 from dialeval.benchmarks.dstc6.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
 from dialeval.benchmarks.dstc6.submission import Submission, SubmittedFile, open_submission
 from dialeval.benchmarks.dstc6.validate import check_result_file
+from dialeval.benchmarks.items import WRONG_SPLIT_IDS, other_split_hint
 from dialeval.core.errors import UnreadableJSON, UsageError
 from dialeval.core.problems import Problem
 from dialeval.core.signature import format_tasks
@@ -49,7 +50,6 @@ class DSTC6(Benchmark):
         "key-without-gold": "(warning) an answer-key item with no rank-1 entry: scored as a miss, never a false hit",
         "no-result-file": "a directory or archive without a result file for the split scored",
         "nothing-ranked": "(warning) the submission ranks no item of the split",
-        "wrong-split": "the submitted dialog ids belong to another split of the challenge (the message names it)",
         "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     }
     separate_keys = True
@@ -156,9 +156,12 @@ class DSTC6(Benchmark):
 
 
 def _other_split_hint(sub: Submission, loaded: LoadedSplit, ch: Challenge, n_splits: int) -> Problem | None:
-    """When a file's dialog ids are not of this split, name the split of the challenge they belong to."""
+    """When a file's dialog ids are not of this split, name the split of the challenge they belong to
+    (:func:`dialeval.benchmarks.items.other_split_hint`, the rule every benchmark shares)."""
     unknown: list[str] = []
     for f in _files_for_split(sub, loaded.name, n_splits):
+        if len(unknown) >= WRONG_SPLIT_IDS:  # enough to tell; bounded work on huge files
+            break
         try:
             data = parse_json_bytes(f.read_bytes(), str(f.path))
         except Exception:  # unreadable files already have their own problem
@@ -167,23 +170,14 @@ def _other_split_hint(sub: Submission, loaded: LoadedSplit, ch: Challenge, n_spl
             did = item.get("dialog_id") if isinstance(item, dict) else None
             if isinstance(did, str) and did not in loaded.dialog_task:
                 unknown.append(did)
-        if len(unknown) >= 100_000:  # enough to tell; bounded work on huge files
-            break
-    best: tuple[str, int] | None = None
-    for other in ch.splits:
-        if other == loaded.name or not unknown:
-            continue
-        try:
-            index = load_split(ch, other, None, with_keys=False).dialog_task
-        except UsageError:
-            continue
-        n = sum(1 for d in unknown if d in index)
-        if n and (best is None or n > best[1]):
-            best = (other, n)
-    if best is None:
-        return None
-    return Problem("wrong-split", "", f"{best[1]} of the {len(unknown)} dialog ids that are not in split {loaded.name} "
-                   f"belong to split {best[0]}: score with --split {best[0]}", "error")
+                if len(unknown) >= WRONG_SPLIT_IDS:
+                    break
+        del data
+
+    def ids(other: str):
+        return lambda _unknown: load_split(ch, other, None, with_keys=False).dialog_task
+
+    return other_split_hint(unknown, loaded.name, [(o, ids(o)) for o in ch.splits]) if unknown else None
 
 
 def _rank_one_entries(data):
