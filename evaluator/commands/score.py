@@ -81,7 +81,8 @@ def common_options(f):
     f = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schemas/score-report).")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the report (JSON or CSV) to FILE.")(f)
     f = click.option("--max-problems", type=int, default=SCREEN_PER_CODE, show_default=True,
-                     help="Problems shown on screen per code (all of them are in --json).")(f)
+                     help="Problems shown on screen per code (--json holds every problem a reader lists: up to 20 "
+                          "of each code, then a note counting the rest).")(f)
     return f
 
 
@@ -231,7 +232,7 @@ def _print_problems(problems: list[Problem], per_code: int, benchmark: str) -> N
         for p in items[:per_code]:
             write(f"    {p.where()}: {p.message}")
         if len(items) > per_code:
-            write(f"    ... and {len(items) - per_code} more (all are listed in --json)")
+            write(f"    ... and {len(items) - per_code} more (listed in --json)")
     for p in notes:
         write(f"  {p.file + ': ' if p.file else ''}{p.message}")
 
