@@ -208,11 +208,9 @@ def _folder_or_release(benchmark: str, chosen: str) -> str:
 def _print_problems(problems: list[Problem], per_code: int, benchmark: str) -> None:
     if not problems:
         return
-    stream = click.get_text_stream("stderr")
-
     def write(text: str) -> None:
         # ids come from the submission: control characters (ESC, CR) and lone surrogates are escaped
-        stream.write(safe(text) + "\n")
+        sys.stderr.write(safe(text) + "\n")
 
     from dialeval.benchmarks import registry
 
