@@ -293,6 +293,47 @@ def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest, di
                 assert got.per_pair[m][i] == pytest.approx(want[m], abs=1e-12), (preset, m, i)
 
 
+@pytest.mark.needs("numba")
+@pytest.mark.parametrize("dim,dtype", [(6, np.float64), (50, np.float32)])
+def test_long_sides_are_copied_in_chunks(dim, dtype):
+    """A side over CHUNK_ROWS tokens is copied chunk by chunk (the reference's, when it is the longer, after
+    the roles swap): the values are the definitions' whichever side is long, both, or neither."""
+    from dialeval.metrics.embedding_kernels import CHUNK_ROWS
+
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(300)]
+    vec = Vectors.from_arrays(words, rng.standard_normal((len(words), dim)).astype(dtype), name="rand")
+    c = CHUNK_ROWS
+    shapes = [(2 * c + 7, 5), (5, 2 * c + 7), (c + 1, c + 3), (c + 3, c + 1), (c, 3), (3, c), (c + 4, c + 4)]
+
+    def sent(n):
+        return " ".join(rng.choice(words + ["oov"], size=n))
+
+    def cos(u, v):
+        return u @ v / np.linalg.norm(u) / np.linalg.norm(v)
+
+    def ext(z):  # ties to max (preset paper)
+        return np.where(z.max(0) >= -z.min(0), z.max(0), z.min(0))
+
+    hyps, refs = zip(*[(sent(a), sent(b)) for a, b in shapes])
+    for greedy in ("cosine", "dot"):
+        opts = options_for("paper", greedy=greedy)
+        got = score_pairs(list(hyps), [[r] for r in refs], opts, vec)
+        for i, (h, r) in enumerate(zip(hyps, refs)):
+            x = np.array([vec.matrix[vec.key_to_index[w]] for w in h.split() if w != "oov"], np.float64)
+            y = np.array([vec.matrix[vec.key_to_index[w]] for w in r.split() if w != "oov"], np.float64)
+            assert got.per_pair["embedding-average"][i] == pytest.approx(cos(x.mean(0), y.mean(0)), abs=1e-12)
+            assert got.per_pair["vector-extrema"][i] == pytest.approx(cos(ext(x), ext(y)), abs=1e-12)
+            if greedy == "cosine":
+                x, y = x / np.linalg.norm(x, axis=1)[:, None], y / np.linalg.norm(y, axis=1)[:, None]
+            sims = x @ y.T
+            best_x, best_y = sims.max(1), sims.max(0)
+            if greedy == "dot":
+                best_x, best_y = np.maximum(best_x, 0), np.maximum(best_y, 0)
+            want = (best_x.mean() + best_y.mean()) / 2
+            assert got.per_pair["greedy-matching"][i] == pytest.approx(want, abs=1e-12), (shapes[i], greedy)
+
+
 def test_pair_kernel_fast_math_keeps_infinities():
     """The pair kernel marks padding and starts running maxima with -inf: neither it nor any function it calls
     may let LLVM assume there are no infinities or NaNs (numba hands a callee without its own flags the
