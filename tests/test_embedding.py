@@ -779,3 +779,25 @@ def test_tie_codes_agree_with_the_kernels():
 
     assert emb._TIES == {"max": k.TIE_MAX, "min": k.TIE_MIN, "nlg-eval": k.TIE_NLG_EVAL}
     assert set(emb._TIES) == set(emb.EXTREMA_TIES)
+
+
+@pytest.mark.needs("numba")
+@pytest.mark.parametrize("whitespace", [True, False])
+def test_vocabulary_rows_equal_the_dict_lookup(whitespace):
+    """Scoring with given vectors keeps the distinct tokens as bytes (_Vocabulary) and numbers the vectors'
+    keys through the split: each token's row is the one a dict lookup of its string gives, whatever the keys
+    hold (separators, NUL, nothing, non-ASCII, a prefix or an extension of a token)."""
+    import dialeval.metrics.embedding as emb
+
+    texts = ["the cat sat", "caf\u00e9 na\u00efve\u2019s the", "x\ty  z", "\u00a0lone\u3000words here", "", "cat cats"]
+    keys = ["the", "cat", "cats", "ca", "caf\u00e9", "na\u00efve\u2019s", "x\ty", "x", "y", "z", "", "a\0b", "new york",
+            "lone", "words", "\u00a0lone", "here ", " here", "unused"]
+    kti = {k: i for i, k in enumerate(keys)}
+    words, _ = emb._split_parts(list(texts), whitespace)
+    vocab, _ = emb._split_parts(list(texts), whitespace, strings=False)
+    assert isinstance(vocab, emb._Vocabulary) and len(vocab) == len(words)
+    assert [vocab[i] for i in range(len(vocab))] == words
+    want = np.array([kti.get(w, -1) for w in words])
+    np.testing.assert_array_equal(vocab.rows(kti), want)
+    np.testing.assert_array_equal(vocab.rows(kti), want)  # a second call: the vocabulary is unchanged
+    np.testing.assert_array_equal(vocab.rows({}), np.full(len(words), -1))
