@@ -293,6 +293,47 @@ def test_kernels_match_the_loop(monkeypatch, chunk, parallel, dtype, longest, di
                 assert got.per_pair[m][i] == pytest.approx(want[m], abs=1e-12), (preset, m, i)
 
 
+@pytest.mark.needs("numba")
+@pytest.mark.parametrize("dim,dtype", [(6, np.float64), (50, np.float32)])
+def test_long_sides_are_copied_in_chunks(dim, dtype):
+    """A side over CHUNK_ROWS tokens is copied chunk by chunk (the reference's, when it is the longer, after
+    the roles swap): the values are the definitions' whichever side is long, both, or neither."""
+    from dialeval.metrics.embedding_kernels import CHUNK_ROWS
+
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(300)]
+    vec = Vectors.from_arrays(words, rng.standard_normal((len(words), dim)).astype(dtype), name="rand")
+    c = CHUNK_ROWS
+    shapes = [(2 * c + 7, 5), (5, 2 * c + 7), (c + 1, c + 3), (c + 3, c + 1), (c, 3), (3, c), (c + 4, c + 4)]
+
+    def sent(n):
+        return " ".join(rng.choice(words + ["oov"], size=n))
+
+    def cos(u, v):
+        return u @ v / np.linalg.norm(u) / np.linalg.norm(v)
+
+    def ext(z):  # ties to max (preset paper)
+        return np.where(z.max(0) >= -z.min(0), z.max(0), z.min(0))
+
+    hyps, refs = zip(*[(sent(a), sent(b)) for a, b in shapes])
+    for greedy in ("cosine", "dot"):
+        opts = options_for("paper", greedy=greedy)
+        got = score_pairs(list(hyps), [[r] for r in refs], opts, vec)
+        for i, (h, r) in enumerate(zip(hyps, refs)):
+            x = np.array([vec.matrix[vec.key_to_index[w]] for w in h.split() if w != "oov"], np.float64)
+            y = np.array([vec.matrix[vec.key_to_index[w]] for w in r.split() if w != "oov"], np.float64)
+            assert got.per_pair["embedding-average"][i] == pytest.approx(cos(x.mean(0), y.mean(0)), abs=1e-12)
+            assert got.per_pair["vector-extrema"][i] == pytest.approx(cos(ext(x), ext(y)), abs=1e-12)
+            if greedy == "cosine":
+                x, y = x / np.linalg.norm(x, axis=1)[:, None], y / np.linalg.norm(y, axis=1)[:, None]
+            sims = x @ y.T
+            best_x, best_y = sims.max(1), sims.max(0)
+            if greedy == "dot":
+                best_x, best_y = np.maximum(best_x, 0), np.maximum(best_y, 0)
+            want = (best_x.mean() + best_y.mean()) / 2
+            assert got.per_pair["greedy-matching"][i] == pytest.approx(want, abs=1e-12), (shapes[i], greedy)
+
+
 def test_pair_kernel_fast_math_keeps_infinities():
     """The pair kernel marks padding and starts running maxima with -inf: neither it nor any function it calls
     may let LLVM assume there are no infinities or NaNs (numba hands a callee without its own flags the
@@ -738,3 +779,25 @@ def test_tie_codes_agree_with_the_kernels():
 
     assert emb._TIES == {"max": k.TIE_MAX, "min": k.TIE_MIN, "nlg-eval": k.TIE_NLG_EVAL}
     assert set(emb._TIES) == set(emb.EXTREMA_TIES)
+
+
+@pytest.mark.needs("numba")
+@pytest.mark.parametrize("whitespace", [True, False])
+def test_vocabulary_rows_equal_the_dict_lookup(whitespace):
+    """Scoring with given vectors keeps the distinct tokens as bytes (_Vocabulary) and numbers the vectors'
+    keys through the split: each token's row is the one a dict lookup of its string gives, whatever the keys
+    hold (separators, NUL, nothing, non-ASCII, a prefix or an extension of a token)."""
+    import dialeval.metrics.embedding as emb
+
+    texts = ["the cat sat", "caf\u00e9 na\u00efve\u2019s the", "x\ty  z", "\u00a0lone\u3000words here", "", "cat cats"]
+    keys = ["the", "cat", "cats", "ca", "caf\u00e9", "na\u00efve\u2019s", "x\ty", "x", "y", "z", "", "a\0b", "new york",
+            "lone", "words", "\u00a0lone", "here ", " here", "unused"]
+    kti = {k: i for i, k in enumerate(keys)}
+    words, _ = emb._split_parts(list(texts), whitespace)
+    vocab, _ = emb._split_parts(list(texts), whitespace, strings=False)
+    assert isinstance(vocab, emb._Vocabulary) and len(vocab) == len(words)
+    assert [vocab[i] for i in range(len(vocab))] == words
+    want = np.array([kti.get(w, -1) for w in words])
+    np.testing.assert_array_equal(vocab.rows(kti), want)
+    np.testing.assert_array_equal(vocab.rows(kti), want)  # a second call: the vocabulary is unchanged
+    np.testing.assert_array_equal(vocab.rows({}), np.full(len(words), -1))

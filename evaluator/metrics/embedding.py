@@ -355,13 +355,15 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     texts = [*hyps, *(chain.from_iterable(refs) if one_each is None else one_each)]
     n_refs = len(texts) - len(hyps)
     n_h = len(hyps)
-    words, parts = corpus_token_parts(texts, opts)
+    # With vectors given, the compiled split keeps its distinct tokens as bytes (_Vocabulary), not one str each
+    words, parts = corpus_token_parts(texts, opts, strings=vectors is None)
 
     if vectors is None:
         from dialeval.formats.vectors import load_vectors
 
         vectors = load_vectors("default", words=words, need_mean=opts.oov == "mean")
-    word_rows = vectors.rows(words)  # row in vectors.matrix, -1 when unknown
+    # row in vectors.matrix, -1 when unknown
+    word_rows = words.rows(vectors.key_to_index) if isinstance(words, _Vocabulary) else vectors.rows(words)
     # the rows these texts use, renumbered 0..n-1: the kernel's copy stays small whatever the vocabulary's size
     known_word = word_rows >= 0
     used, local = np.unique(word_rows[known_word], return_inverse=True)
@@ -438,7 +440,7 @@ def corpus_tokens(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], 
 TokenParts = list[tuple[np.ndarray, np.ndarray, "np.ndarray | None"]]
 
 
-def corpus_token_parts(texts: list[str], opts: EmbeddingOptions) -> tuple[list[str], TokenParts]:
+def corpus_token_parts(texts: list[str], opts: EmbeddingOptions, strings: bool = True) -> tuple[list[str], TokenParts]:
     """Tokenise every text: ``(words, parts)``, ``words`` the distinct tokens; each part covers the next texts
     as ``(token_word, lengths, word_map)``: ``lengths[k]`` tokens per text, ``token_word`` (int32) their numbers
     in ``words`` or, when ``word_map`` is not None, in the part's own vocabulary (``word_map[j]`` is then the
@@ -448,14 +450,17 @@ def corpus_token_parts(texts: list[str], opts: EmbeddingOptions) -> tuple[list[s
     over the UTF-8 of the texts joined by NUL, about 1 M characters at a time: while worker threads split
     chunks, this thread joins and encodes the next one. The split is exactly ``str.split()`` (every character for which
     ``str.isspace()`` holds, ASCII or not) or ``split(" ")`` with empty strings dropped. A corpus in which some
-    text holds a NUL character takes the per-text path, like the regex and treebank tokenizers."""
+    text holds a NUL character takes the per-text path, like the regex and treebank tokenizers.
+
+    ``strings=False``: the compiled split may give its distinct tokens as a :class:`_Vocabulary` (their bytes
+    in a few arrays: a million distinct tokens cost a few MB, not one Python string each) instead of a list."""
     try:  # str methods and join refuse anything but str: the check costs nothing unless a text is not one
         if opts.lowercase:
             texts = list(map(str.lower, texts))
         if opts.tokenizer in ("whitespace", "space"):
             if opts.tokenizer == "space":
                 texts = list(map(str.strip, texts))  # the hed-dlg script strips, then splits on " " only
-            got = _split_parts(texts, opts.tokenizer == "whitespace")
+            got = _split_parts(texts, opts.tokenizer == "whitespace", strings)
             if got is not None:
                 return got
     except TypeError:
@@ -490,7 +495,7 @@ def _split_compiled(texts: list[str], whitespace: bool):
     return None if got is None else (got[0], *_joined(got[1]))
 
 
-def _split_parts(texts: list[str], whitespace: bool) -> tuple[list[str], TokenParts] | None:
+def _split_parts(texts: list[str], whitespace: bool, strings: bool = True) -> tuple[list[str], TokenParts] | None:
     """The compiled split (see :func:`corpus_token_parts`); None when some text holds a NUL character.
 
     Chunks take about ``_CHUNK_CHARS`` characters: the first one's number of texts comes from the mean length
@@ -544,10 +549,57 @@ def _split_parts(texts: list[str], whitespace: bool) -> tuple[list[str], TokenPa
         first[:4] = state
         word_maps.append(word_map)
     n_words = int(first[4][0])
+    parts = [(tw, lengths, word_maps[c % n_vocab]) for c, (tw, lengths) in enumerate(parts)]
+    if not strings:
+        return _Vocabulary(first, n_words, whitespace), parts
     # no spelling holds NUL: one decode and one split give them all
     joined = kernels.spelling_buffer(first[1], first[2], n_words)[:-kernels.PADDING].tobytes()
     words = joined.decode("utf-8", "surrogatepass").split("\0") if n_words else []
-    return words, [(tw, lengths, word_maps[c % n_vocab]) for c, (tw, lengths) in enumerate(parts)]
+    return words, parts
+
+
+class _Vocabulary:
+    """The distinct tokens of a compiled split, kept as the split left them (their UTF-8 bytes, ends and hash
+    table: about 40 bytes a token, against some 60 for a Python string and its list slot). ``len`` and
+    ``[i]`` give the tokens as strings one at a time; :meth:`rows` maps them to vector rows without making
+    any."""
+
+    def __init__(self, state: list, n_words: int, whitespace: bool):
+        self._state = state
+        self._n = n_words
+        self._whitespace = whitespace
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: int) -> str:
+        _, spellings, word_end = self._state[:3]
+        start = int(word_end[i - 1]) if i else 0
+        return spellings[start:int(word_end[i])].tobytes().decode("utf-8", "surrogatepass")
+
+    def rows(self, key_to_index: dict[str, int]) -> np.ndarray:
+        """Row of each token (``key_to_index[token]``), -1 for a token without one. The keys are split with
+        this vocabulary's state, which numbers every key that is one of its tokens by that token's number
+        (a new spelling gets a number past the tokens); a key that is not exactly one token of this split
+        (empty, holding a separator or NUL) can equal no token and is left out first."""
+        kernels = _kernels()
+        if self._whitespace:
+            keys = [k for k in key_to_index if k and "\0" not in k and k.split() == [k]]
+        else:
+            keys = [k for k in key_to_index if k and "\0" not in k and " " not in k]
+        out = np.full(self._n, -1, np.int64)
+        if not keys or not self._n:
+            return out
+        key_rows = np.fromiter(map(key_to_index.__getitem__, keys), np.int64, len(keys))
+        body = np.frombuffer(_utf8_joined(keys, "\0" * (kernels.PADDING - 1)), np.uint8)
+        # the keys' new spellings go into the same arrays (past the tokens, which keep their bytes and numbers)
+        # or into grown copies this vocabulary never sees; only the counts are copied
+        state = [*self._state[:4], self._state[4].copy()]
+        number, _, _, *_ = kernels.split_chunk(body, kernels.word_view(body), len(keys),
+                                               kernels.byte_classes(self._whitespace), *state)
+        known = number < self._n
+        out[number[known]] = key_rows[known]
+        return out
 
 
 def _utf8_joined(texts: list[str], padding: str) -> bytes:

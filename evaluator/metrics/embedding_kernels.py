@@ -451,6 +451,13 @@ def _extremum(mx, mn, tie):
     return e
 
 
+CHUNK_ROWS = 4096
+"""Tokens of a pair's longer side gathered at a time for greedy matching (a multiple of 4): a pair's copies take
+O(shorter side + this) rows, not O(longer side), so one line of a million words with vectors costs a few MB
+here, whatever the vectors' dimension. The shorter side holds at most ``sqrt(MAX_TOKEN_PAIRS)`` tokens (the
+pair's token pairs are bounded), and a pair up to this long on both sides is one chunk, as it always was."""
+
+
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def pair_scores(vec, inv_norm, d, rows, starts, lengths, hyp_of_pair, ref_of_pair, first, last, tie, cosine,
                 floor_zero, out_avg, out_ext, out_gre):
@@ -461,20 +468,35 @@ def pair_scores(vec, inv_norm, d, rows, starts, lengths, hyp_of_pair, ref_of_pai
     are ``rows[starts[k] : starts[k] + lengths[k]]``. ``tie``: a ``TIE_*`` code; ``cosine``: greedy matching by
     cosine, else by the raw dot product, each best match floored at 0 when ``floor_zero``.
 
-    Per pair: each side's rows are copied once (:func:`_gather`, scaled to unit length for cosine) while their
+    Per pair: each side's rows are copied (:func:`_gather`, scaled to unit length for cosine) while their
     sum, maximum and minimum per dimension are taken; average is cos(sum h, sum r) (the cosine of the means),
     extrema :func:`_extremum` per dimension then the cosine; greedy matching takes every token similarity in
-    tiles (:func:`_tile_max`) that keep only each row's and each column's maximum. Memory is O(longest text)."""
-    width = 4
+    tiles (:func:`_tile_max`) that keep only each row's and each column's maximum. The tiles' rows are the
+    hypothesis's tokens, its columns the reference's, except when the reference is the longer side and over
+    :data:`CHUNK_ROWS` tokens (then the roles swap: each similarity is the same fused sum over the same
+    dimensions, and maxima do not depend on order). The rows' side is copied :data:`CHUNK_ROWS` tokens at a
+    time, its sums carried from chunk to chunk in the same order, so the numbers never depend on the chunks.
+    Memory: the shorter side's copies and one chunk's, and one best match (8 bytes) per token of the longer."""
+    a_width = 4  # rows' side, one chunk
+    a_len = 4  # rows' side, whole (its best matches)
+    b_width = 4  # columns' side, whole
     for p in range(first, last):
-        width = max(width, lengths[hyp_of_pair[p]], lengths[ref_of_pair[p]])
-    width = (width + 3) // 4 * 4
+        hl = lengths[hyp_of_pair[p]]
+        rl = lengths[ref_of_pair[p]]
+        if rl > CHUNK_ROWS and rl > hl:
+            hl, rl = rl, hl
+        a_width = max(a_width, min(hl, CHUNK_ROWS))
+        a_len = max(a_len, hl)
+        b_width = max(b_width, rl)
+    a_width = (a_width + 3) // 4 * 4
+    a_len = (a_len + 3) // 4 * 4
+    b_width = (b_width + 3) // 4 * 4
     cols = vec.shape[1]
-    h_vecs = np.empty((width, cols))
-    r_vecs = np.empty((width, cols))
-    r_blocks = np.empty((width // 4, cols, 4))  # r_blocks[b, k, l] = r_vecs[4b + l, k]
-    best_h = np.empty(width)
-    best_r = np.empty(width)
+    a_vecs = np.empty((a_width, cols))
+    b_vecs = np.empty((b_width, cols))
+    b_blocks = np.empty((b_width // 4, cols, 4))  # b_blocks[b, k, l] = b_vecs[4b + l, k]
+    best_a = np.empty(a_len)
+    best_b = np.empty(b_width)
     stats = np.empty((2, 3, cols))  # [hypothesis, reference] x [sum, max, min]
     for p in range(first, last):
         h = hyp_of_pair[p]
@@ -486,10 +508,42 @@ def pair_scores(vec, inv_norm, d, rows, starts, lengths, hyp_of_pair, ref_of_pai
             out_ext[p] = 0.0
             out_gre[p] = 0.0
             continue
-        hp = (hl + 3) // 4 * 4
-        rp = (rl + 3) // 4 * 4
-        _gather(vec, inv_norm, rows, starts[h], hl, cosine, stats[0], h_vecs)
-        _gather(vec, inv_norm, rows, starts[r], rl, cosine, stats[1], r_vecs)
+        swap = rl > CHUNK_ROWS and rl > hl
+        a, al, sa, b, bl, sb = (r, rl, 1, h, hl, 0) if swap else (h, hl, 0, r, rl, 1)
+
+        # greedy: the columns' tokens in blocks of 4, the last one padded with zero vectors (they never win a
+        # maximum, see _tile_max_intrinsic); the rows' tokens chunk by chunk, 4 at a time, the last group as it is
+        bp = (bl + 3) // 4 * 4
+        _gather(vec, inv_norm, rows, starts[b], bl, cosine, stats[sb], b_vecs, False)
+        for j in range(bl, bp):
+            b_vecs[j, :] = 0.0
+        _blocks_of_four(b_vecs, bp, d, b_blocks)
+        for i in range((al + 3) // 4 * 4):
+            best_a[i] = -np.inf
+        for j in range(bp):
+            best_b[j] = -np.inf
+        n_blocks = bp // 4
+        for c0 in range(0, al, CHUNK_ROWS):
+            n = min(CHUNK_ROWS, al - c0)
+            _gather(vec, inv_norm, rows, starts[a] + c0, n, cosine, stats[sa], a_vecs, c0 > 0)
+            best = best_a[c0:]
+            for i in range(0, n, 4):
+                n_rows = min(4, n - i)
+                k = 0
+                while k < n_blocks:  # 12 column tokens at a time, 8 when 2 or 4 blocks remain, 4 for a last one
+                    left = n_blocks - k
+                    n_cols = 3 if (left == 3 or left >= 5) else (1 if left == 1 else 2)
+                    _tile_max(a_vecs, i, n_rows, b_blocks, k, n_cols, d, bl, best, best_b)
+                    k += n_cols
+        best_h, best_r = (best_b, best_a) if swap else (best_a, best_b)
+        g_h = 0.0
+        for i in range(hl):
+            g_h += max(best_h[i], 0.0) if floor_zero else best_h[i]
+        g_r = 0.0
+        for j in range(rl):
+            g_r += max(best_r[j], 0.0) if floor_zero else best_r[j]
+        out_gre[p] = (g_h / hl + g_r / rl) / 2
+
         dot = 0.0
         hh = 0.0
         rr = 0.0
@@ -511,32 +565,6 @@ def pair_scores(vec, inv_norm, d, rows, starts, lengths, hyp_of_pair, ref_of_pai
         out_avg[p] = dot / den if den > 0.0 else 0.0
         den = np.sqrt(e_hh * e_rr)
         out_ext[p] = e_dot / den if den > 0.0 else 0.0
-
-        # greedy: reference tokens in blocks of 4, the last one padded with zero vectors (they never win a
-        # maximum, see _tile_max_intrinsic); hypothesis tokens 4 at a time, the last group as it is
-        for i in range(rl, rp):
-            r_vecs[i, :] = 0.0
-        _blocks_of_four(r_vecs, rp, d, r_blocks)
-        for i in range(hp):
-            best_h[i] = -np.inf
-        for j in range(rp):
-            best_r[j] = -np.inf
-        n_blocks = rp // 4
-        for i in range(0, hl, 4):
-            n_rows = min(4, hl - i)
-            b = 0
-            while b < n_blocks:  # 12 reference tokens at a time, 8 when 2 or 4 blocks remain, 4 for a last one
-                left = n_blocks - b
-                n_cols = 3 if (left == 3 or left >= 5) else (1 if left == 1 else 2)
-                _tile_max(h_vecs, i, n_rows, r_blocks, b, n_cols, d, rl, best_h, best_r)
-                b += n_cols
-        g_h = 0.0
-        for i in range(hl):
-            g_h += max(best_h[i], 0.0) if floor_zero else best_h[i]
-        g_r = 0.0
-        for j in range(rl):
-            g_r += max(best_r[j], 0.0) if floor_zero else best_r[j]
-        out_gre[p] = (g_h / hl + g_r / rl) / 2
 
 
 # ---- explicit SIMD ------------------------------------------------------------------------------------
@@ -614,19 +642,21 @@ def _shuffle4(builder, a, b, mask):
 
 
 @intrinsic
-def _gather(typingctx, vec, inv_norm, rows, start, n, cosine, stats, out):
+def _gather(typingctx, vec, inv_norm, rows, start, n, cosine, stats, out, carry):
     """out[i] = vec[rows[start + i]] (as float64, times inv_norm of the row when ``cosine``) for i < n, and
-    stats[0], stats[1], stats[2] = the sum, maximum and minimum over those rows of each column (unscaled).
+    stats[0], stats[1], stats[2] = the sum, maximum and minimum over those rows of each column (unscaled);
+    with ``carry``, the sums, maxima and minima go on from the values in ``stats`` (the rows before, in order:
+    a side copied in chunks gets the very sums of one pass).
 
     Columns go 32 at a time (``_GATHER_GROUP`` vectors of 8): the 12 running sums, maxima and minima of a
     group stay in registers for all rows, the copies of a row are 4 vector stores."""
-    sig = types.void(vec, inv_norm, rows, start, n, cosine, stats, out)
+    sig = types.void(vec, inv_norm, rows, start, n, cosine, stats, out, carry)
     src_type = ir.FloatType() if vec.dtype == types.float32 else _F64
     row_bits = rows.dtype.bitwidth
     lanes = _GATHER_LANES
 
     def codegen(context, builder, signature, args):
-        vec_, inv_, rows_, start_, n_, cosine_, stats_, out_ = args
+        vec_, inv_, rows_, start_, n_, cosine_, stats_, out_, carry_ = args
         v_arr = context.make_array(signature.args[0])(context, builder, vec_)
         inv_arr = context.make_array(signature.args[1])(context, builder, inv_)
         rows_arr = context.make_array(signature.args[2])(context, builder, rows_)
@@ -641,9 +671,11 @@ def _gather(typingctx, vec, inv_norm, rows, start, n, cosine, stats, out):
 
         def one_pass(c0, n_vectors):  # columns c0 .. c0 + 8 * n_vectors - 1 of every row
             init = []
-            for _ in range(n_vectors):
-                init += [ir.Constant(vty, [0.0] * lanes), ir.Constant(vty, [-np.inf] * lanes),
-                         ir.Constant(vty, [np.inf] * lanes)]
+            for q in range(n_vectors):
+                for s, start in enumerate((0.0, -np.inf, np.inf)):
+                    at = builder.add(builder.mul(_i64(s), stats_cols), builder.add(c0, _i64(q * lanes)))
+                    before = builder.load(_vector_at(builder, builder.gep(stats_arr.data, [at]), vty), align=8)
+                    init.append(builder.select(carry_, before, ir.Constant(vty, [start] * lanes)))
 
             def row(i, acc):
                 r = builder.load(builder.gep(rows_arr.data, [builder.add(start_, i)]))
