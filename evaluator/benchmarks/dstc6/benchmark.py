@@ -8,6 +8,7 @@ them or under ``--keys``. Groups are the task numbers as strings (``"1"`` ... ``
 from __future__ import annotations
 
 import gc
+import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,7 @@ from dialeval.benchmarks.items import WRONG_SPLIT_IDS, other_split_hint
 from dialeval.core.errors import UnreadableJSON, UsageError
 from dialeval.core.problems import Problem
 from dialeval.core.signature import format_tasks
-from dialeval.formats.jsonio import SYNTAX_FIRST_BYTES, check_syntax, parse_json_bytes
+from dialeval.formats.jsonio import SYNTAX_FIRST_BYTES, check_syntax, parse_json_bytes, read_json_document
 from dialeval.formats.scores import Capped
 
 if TYPE_CHECKING:
@@ -296,20 +297,32 @@ def _check_split(
                     other += fast[1]
                     continue
                 raw = f.read_bytes()  # invalid after all: the full checker explains why
+
+        def use(data, f=f, file_task=file_task) -> int:
+            if lenient:
+                _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task)
+                return 0
+            check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks, problems=checked)
+            gold_rank.update(check.gold_rank)
+            return check.other_task_items
+
+        # A large file is checked one item at a time (millions of tiny items then cost their text, not their
+        # tree). Should that reading start over on the whole document, it forgets what it had found: the
+        # problems, and the dialogs it had marked as seen (only ever added to, at the end).
+        mark, n_seen = checked.mark(), len(seen)
+
+        def undo(mark=mark, n_seen=n_seen) -> None:
+            checked.rewind(mark)
+            for did in list(itertools.islice(seen, n_seen, None)):
+                del seen[did]
+
         try:
-            data = parse_json_bytes(raw, f.name)
+            other += read_json_document(raw, f.name, use, undo)
         except UnreadableJSON as e:  # the participant's file, not the organizer's set-up: a problem, exit 1
             checked.append(Problem(e.code, "", e.reason, "error", f.name))
             continue
         finally:
             del raw
-        if lenient:
-            _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task)
-        else:
-            check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks, problems=checked)
-            gold_rank.update(check.gold_rank)
-            other += check.other_task_items
-        del data
     problems.extend(checked.close())
     if other:
         problems.append(Problem("other-task", "", f"{other} item(s) or file(s) of tasks outside --task were ignored", "warning"))
