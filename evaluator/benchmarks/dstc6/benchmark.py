@@ -31,7 +31,13 @@ from dialeval.benchmarks.items import WRONG_SPLIT_IDS, other_split_hint
 from dialeval.core.errors import UnreadableJSON, UsageError
 from dialeval.core.problems import Problem
 from dialeval.core.signature import format_tasks
-from dialeval.formats.jsonio import SYNTAX_FIRST_BYTES, check_syntax, parse_json_bytes, read_json_document
+from dialeval.formats.jsonio import (
+    SYNTAX_FIRST_BYTES,
+    JSONArray,
+    check_syntax,
+    parse_json_bytes,
+    read_json_document,
+)
 from dialeval.formats.scores import Capped
 
 if TYPE_CHECKING:
@@ -163,17 +169,22 @@ def _other_split_hint(sub: Submission, loaded: LoadedSplit, ch: Challenge, n_spl
     for f in _files_for_split(sub, loaded.name, n_splits):
         if len(unknown) >= WRONG_SPLIT_IDS:  # enough to tell; bounded work on huge files
             break
+
+        def collect(data) -> None:
+            for item in data if isinstance(data, list | JSONArray) else []:  # a large array: item by item
+                did = item.get("dialog_id") if isinstance(item, dict) else None
+                if isinstance(did, str) and did not in loaded.dialog_task:
+                    unknown.append(did)
+                    if len(unknown) >= WRONG_SPLIT_IDS:
+                        break
+
+        def forget(n=len(unknown)) -> None:  # noqa: B008 (bound now: a reading that starts over forgets its ids)
+            del unknown[n:]
+
         try:
-            data = parse_json_bytes(f.read_bytes(), str(f.path))
+            read_json_document(f.read_bytes(), str(f.path), collect, forget)
         except Exception:  # unreadable files already have their own problem
             continue
-        for item in data if isinstance(data, list) else []:
-            did = item.get("dialog_id") if isinstance(item, dict) else None
-            if isinstance(did, str) and did not in loaded.dialog_task:
-                unknown.append(did)
-                if len(unknown) >= WRONG_SPLIT_IDS:
-                    break
-        del data
 
     def ids(other: str):
         return lambda _unknown: load_split(ch, other, None, with_keys=False).dialog_task
