@@ -342,6 +342,65 @@ def test_huge_json_of_bad_ranking_entries(world, tmp_path):
         else:
             assert len(out.stderr) < 20_000  # twenty lines per code at most, and the note
 
+TINY_ITEMS = {  # an array of millions of tiny items: the item, and the problems each one makes
+    "{}": {"missing-key": 2},
+    "[]": {"item-not-object": 1},
+    "0": {"item-not-object": 1},
+    '{"dialog_id":1}': {"wrong-type": 1, "missing-key": 1},
+    '{"dialog_id":"x"}': {"unknown-dialog": 1, "missing-key": 1},
+}
+
+
+def tiny_items(path: Path, item: str, size: int) -> int:
+    """Write ``[item,item,...]`` of about ``size`` bytes; the number of items."""
+    n = size // (len(item) + 1)
+    path.write_text("[" + ",".join([item] * n) + "]")
+    return n
+
+
+def not_listed_note(n: int, per_item: dict) -> str:
+    """The one code-less line that counts what twenty listed problems per code leave out."""
+    dropped = {c: k * n - 20 for c, k in per_item.items()}
+    return (f"... {sum(dropped.values()):,} more problems not listed ("
+            + ", ".join(f"{c} {d:,}" for c, d in sorted(dropped.items())) + ")")
+
+
+@pytest.mark.parametrize("item", list(TINY_ITEMS))
+def test_huge_array_of_tiny_items(world, tmp_path, item):
+    """Millions of tiny items (seven million ``{}`` in 21.5 MB): the file's generic JSON objects would take 64
+    bytes of dict per 3 bytes of text (551 MB, 43 s), and the problems the per-code cap drops were built
+    anyway. A large array is checked one item at a time and a dropped problem is only counted: the same
+    twenty problems per code and the same note, within 3x + 200 MB (78 MB), in time linear in the items.
+    ``{}`` is 21.5 MB; the other shapes 10 MB (enough for the generic objects to break the bound)."""
+    root, ch, secrets = world
+    big = tmp_path / "tiny-items.json"
+    size = 21_500_000 if item == "{}" else 10_000_000
+    n = tiny_items(big, item, size)
+    more = ("--json",) if item in ("{}", '{"dialog_id":"x"}') else ()
+    args = _score(ch, big, *more) if more else ["validate", R(big), "--challenge", R(ch.root), *CH_ARGS]
+    out = Hostile(f"{size / 1e6:g} MB of {n:,} items {item} {' '.join(more)}".strip(), args, 1, inputs=[big],
+                  secrets=secrets, max_lines=None, message=sorted(TINY_ITEMS[item])[0],
+                  seconds=15 if item == "{}" else 8).check()
+    if more:
+        report = json.loads(out.stdout)
+        codes = [p["code"] for p in report["problems"] if p["severity"] == "error"]  # and a nothing-ranked warning
+        assert {c: codes.count(c) for c in set(codes)} == {c: 20 for c in TINY_ITEMS[item]}, codes
+        assert report["not_listed"] == [not_listed_note(n, TINY_ITEMS[item])]
+    else:
+        assert not_listed_note(n, TINY_ITEMS[item]) in out.stderr
+
+
+def test_huge_array_of_tiny_items_lenient(world, tmp_path):
+    """--lenient reads a large array one item at a time too: 10 MB of ``[]`` (3.3 million official-crash
+    errors, twenty listed)."""
+    root, ch, secrets = world
+    big = tmp_path / "tiny-lenient.json"
+    n = tiny_items(big, "[]", 10_000_000)
+    out = Hostile("10 MB of items [] --lenient --json", _score(ch, big, "--lenient", "--json"), 1, inputs=[big],
+                  secrets=secrets, max_lines=None, message="official-crash", seconds=8).check()
+    assert json.loads(out.stdout)["not_listed"] == [not_listed_note(n, {"official-crash": 1})]
+
+
 # ---- the truncation note: a problem without a code -------------------------------------------------------------
 def test_codeless_problems_are_notes(capsys):
     from dialeval.commands.score import _print_problems

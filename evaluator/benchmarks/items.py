@@ -67,6 +67,7 @@ split they belong to, and bounded work and memory on a huge file."""
 
 ITEM_KEYS = frozenset(("dialog_id", "lst_candidate_id"))
 ENTRY_KEYS = frozenset(("candidate_id", "rank"))
+_ITEM_ORDER, _ENTRY_ORDER = sorted(ITEM_KEYS), sorted(ENTRY_KEYS)  # missing keys are reported in this order
 _SMALL = 64  # below this many scores per item, plain Python beats numpy's per-call overhead
 _EXACT = 1 << 53  # integers beyond this lose digits as float64: an item holding one is compared in Python, exactly
 
@@ -204,7 +205,7 @@ def score_items(
         fmt = suffix[1:]
         _read_matrix(path, fmt, item_sets, out, problems, ties, nested, golds)
     else:
-        from dialeval.formats.jsonio import parse_json_bytes
+        from dialeval.formats.jsonio import JSONArray, read_json_document
 
         fmt, readable = "unknown", False
         raw = read_bytes(path)
@@ -217,17 +218,29 @@ def score_items(
                 fmt = "scores"
                 readable = _read_scores_json(raw, fname, item_sets, out, problems, ties, nested, golds)
             else:
-                data = parse_json_bytes(raw, fname)
-                del raw
-                if isinstance(data, list):
-                    fmt = "dstc6-result"
+                # a large array is checked one item at a time (a hostile file of millions of tiny items then
+                # costs its text, not its tree); a reading that starts over forgets what it had found
+                mark = problems.mark()
+
+                def use(data) -> bool:
+                    if not isinstance(data, list | JSONArray):
+                        problems.append(
+                            Problem("unknown-format", "", f"top level is a {json_type(data)}: expected a DSTC6 "
+                                    'result array or a {"format": "scores", "items": ...} object', file=fname)
+                        )
+                        return False
                     _read_ranked(data, fname, item_sets, out, problems, nested, golds, split)
-                    readable = True
-                else:
-                    problems.append(
-                        Problem("unknown-format", "", f"top level is a {json_type(data)}: expected a DSTC6 result "
-                                'array or a {"format": "scores", "items": ...} object', file=fname)
-                    )
+                    return True
+
+                def undo() -> None:
+                    nonlocal out
+                    problems.rewind(mark)
+                    out = _Out(item_sets, nested)
+
+                readable = read_json_document(raw, fname, use, undo)
+                del raw
+                if readable:
+                    fmt = "dstc6-result"
         except UnreadableInput as e:  # the participant's file (not JSON, a BOM, compressed...): exit 1
             problems.append(Problem(e.code, "", e.reason, "error", fname))
         if readable:
@@ -409,107 +422,133 @@ def _gap_ranges(ranks) -> list[str]:
     return out
 
 
-def check_ranked_items(data: list, file: str, *, split_name: str, max_n: int, resolve, add,
-                       lenient_hint: bool = True):
+def _never_full(code: str, severity: str = "error") -> bool:
+    return False
+
+
+def check_ranked_items(data: Iterable, file: str, *, split_name: str, max_n: int, resolve, add,
+                       lenient_hint: bool = True, full=None):
     """THE ranking-entry checker of the DSTC6 result format, for DSTC6 and every benchmark that takes it.
 
-    Walks the parsed result array ``data`` and reports every problem through ``add`` (structure, keys with a
-    "did you mean", types, candidates, ranks capped by the item's candidates or, for an item the split does
-    not have, by ``max_n``, duplicate ranks, gaps as ranges). ``resolve(i, dialog_id)`` looks an item up:
-    it reports its own problems (unknown or repeated dialog) and returns ``(where, candidate ids)`` or None.
-    Yields ``(i, dialog_id, where, rank_of, valid)`` for each resolved item with a ranking, after its
-    entries are checked: ``rank_of`` maps candidate id -> the rank given (as submitted), ``valid`` says the
-    ranking had no problem.
+    Walks the result array ``data`` (a list, or a :class:`~dialeval.formats.jsonio.JSONArray` read one element
+    at a time) and reports every problem through ``add`` (structure, keys with a "did you mean", types,
+    candidates, ranks capped by the item's candidates or, for an item the split does not have, by ``max_n``,
+    duplicate ranks, gaps as ranges). ``resolve(i, dialog_id)`` looks an item up: it reports its own problems
+    (unknown or repeated dialog) and returns ``(where, candidate ids)`` or None. Yields
+    ``(i, dialog_id, where, rank_of, valid)`` for each resolved item with a ranking, after its entries are
+    checked: ``rank_of`` maps candidate id -> the rank given (as submitted), ``valid`` says the ranking had no
+    problem. ``full(code)`` (:meth:`~dialeval.formats.scores.Capped.full`): True when a problem of that code
+    would be dropped by the cap, and counted as such; its message is then never built (seven million bad
+    items cost seven million checks, not fourteen million messages).
     """
+    full = full or _never_full
     for i, item in enumerate(data):
         if type(item) is not dict:
-            add(Problem("item-not-object", f"/{i}", f"item {_is(item)}, expected an object", file=file))
+            if not full("item-not-object"):
+                add(Problem("item-not-object", f"/{i}", f"item {_is(item)}, expected an object", file=file))
             continue
         if item.keys() != ITEM_KEYS:
-            for k in sorted(ITEM_KEYS - item.keys()):
-                add(Problem("missing-key", f"/{i}", f"item has no {k!r}", file=file))
-            for k in sorted(item.keys() - ITEM_KEYS):
-                add(Problem("unknown-key", pointer(i, k), f"unexpected key {short(k)} in item{_did_you_mean(k, ITEM_KEYS)}", file=file))
+            for k in _ITEM_ORDER:
+                if k not in item and not full("missing-key"):
+                    add(Problem("missing-key", f"/{i}", f"item has no {k!r}", file=file))
+            for k in sorted(item.keys() - ITEM_KEYS) if not item.keys() <= ITEM_KEYS else ():
+                if not full("unknown-key"):
+                    add(Problem("unknown-key", pointer(i, k), f"unexpected key {short(k)} in item{_did_you_mean(k, ITEM_KEYS)}", file=file))
         did = item.get("dialog_id")
         lst = item.get("lst_candidate_id")
         found = None
         if "dialog_id" in item:
             if type(did) is not str:
-                add(Problem("wrong-type", f"/{i}/dialog_id", f"dialog_id {_is(did)}, expected a string", file=file))
+                if not full("wrong-type"):
+                    add(Problem("wrong-type", f"/{i}/dialog_id", f"dialog_id {_is(did)}, expected a string", file=file))
             else:
                 found = resolve(i, did)
         if "lst_candidate_id" not in item:
             continue
         if type(lst) is not list:
-            add(Problem("wrong-type", f"/{i}/lst_candidate_id", f"lst_candidate_id {_is(lst)}, expected an array", file=file))
+            if not full("wrong-type"):
+                add(Problem("wrong-type", f"/{i}/lst_candidate_id", f"lst_candidate_id {_is(lst)}, expected an array", file=file))
             continue
         if not lst:
-            add(Problem("empty-ranking", f"/{i}/lst_candidate_id", "lst_candidate_id is empty: rank at least one candidate", file=file))
+            if not full("empty-ranking"):
+                add(Problem("empty-ranking", f"/{i}/lst_candidate_id", "lst_candidate_id is empty: rank at least one candidate", file=file))
             continue
         rank_of, valid = check_ranking(lst, i, file, did, None if found is None else found[1], max_n, split_name,
-                                       add, lenient_hint)
+                                       add, lenient_hint, full)
         if found is not None:
             yield i, did, found[0], rank_of, valid
 
 
 def check_ranking(lst: list, i: int, file: str, did: object, cands, max_n: int, split_name: str, add,
-                  lenient_hint: bool = True) -> tuple[dict[str, object], bool]:
+                  lenient_hint: bool = True, full=None) -> tuple[dict[str, object], bool]:
     """Check one item's non-empty ``lst_candidate_id`` (item ``i``; ``cands``: its candidate ids, None when
-    the item is unknown); returns (candidate id -> rank as given, True when the ranking had no problem)."""
+    the item is unknown); returns (candidate id -> rank as given, True when the ranking had no problem).
+    ``full``: as for :func:`check_ranked_items`."""
     n = len(cands) if cands is not None else None
+    full = full or _never_full
     ranks: dict[int, int] = {}
     rank_of: dict[str, object] = {}
     added = 0
 
-    def problem(p: Problem) -> None:
+    def room(code: str) -> bool:
+        """Count one problem of ``code``; True when its message is to be built (the cap keeps it)."""
         nonlocal added
         added += 1
-        add(p)
+        return not full(code)
 
     for j, e in enumerate(lst):
         ptr = f"/{i}/lst_candidate_id/{j}"
         if type(e) is not dict:
-            problem(Problem("item-not-object", ptr, f"ranking entry {_is(e)}, expected an object", file=file))
+            if room("item-not-object"):
+                add(Problem("item-not-object", ptr, f"ranking entry {_is(e)}, expected an object", file=file))
             continue
         if e.keys() != ENTRY_KEYS:
-            for k in sorted(ENTRY_KEYS - e.keys()):
-                problem(Problem("missing-key", ptr, f"ranking entry has no {k!r}", file=file))
+            for k in _ENTRY_ORDER:
+                if k not in e and room("missing-key"):
+                    add(Problem("missing-key", ptr, f"ranking entry has no {k!r}", file=file))
             for k in sorted(e.keys() - ENTRY_KEYS):
-                problem(Problem("unknown-key", ptr + pointer(k), f"unexpected key {short(k)} in ranking entry{_did_you_mean(k, ENTRY_KEYS)}", file=file))
+                if room("unknown-key"):
+                    add(Problem("unknown-key", ptr + pointer(k), f"unexpected key {short(k)} in ranking entry{_did_you_mean(k, ENTRY_KEYS)}", file=file))
         r = e.get("rank")
         if "candidate_id" in e:
             cid = e["candidate_id"]
             if type(cid) is not str:
-                problem(Problem("wrong-type", f"{ptr}/candidate_id", f"candidate_id {_is(cid)}, expected a string", file=file))
+                if room("wrong-type"):
+                    add(Problem("wrong-type", f"{ptr}/candidate_id", f"candidate_id {_is(cid)}, expected a string", file=file))
             elif cands is not None and cid not in cands:
-                problem(Problem("unknown-candidate", f"{ptr}/candidate_id", f"candidate_id {short(cid)} is not a candidate of dialog {short(did)}", file=file))
+                if room("unknown-candidate"):
+                    add(Problem("unknown-candidate", f"{ptr}/candidate_id", f"candidate_id {short(cid)} is not a candidate of dialog {short(did)}", file=file))
             elif cid in rank_of:
-                problem(Problem("duplicate-candidate", f"{ptr}/candidate_id", f"candidate_id {short(cid)} is ranked twice in this item", file=file))
+                if room("duplicate-candidate"):
+                    add(Problem("duplicate-candidate", f"{ptr}/candidate_id", f"candidate_id {short(cid)} is ranked twice in this item", file=file))
             else:
                 rank_of[cid] = r
         if "rank" in e:
             if type(r) is not int:
-                problem(Problem("rank-not-integer", f"{ptr}/rank", _rank_problem(r, lenient_hint), file=file))
+                if room("rank-not-integer"):
+                    add(Problem("rank-not-integer", f"{ptr}/rank", _rank_problem(r, lenient_hint), file=file))
             elif r < 1 or r > (n if n is not None else max_n):
-                # an item the split does not have is bounded by the split's largest one, so a rank of
-                # 10**12 is one problem, not a trillion missing ranks
-                limit = (f"1..{n} (the item has {n} candidates)" if n is not None
-                         else f"1..{max_n} (no item of split {split_name} has more candidates)")
-                problem(Problem("rank-out-of-range", f"{ptr}/rank", f"rank {short(r)} is outside {limit}", file=file))
+                if room("rank-out-of-range"):
+                    # an item the split does not have is bounded by the split's largest one, so a rank of
+                    # 10**12 is one problem, not a trillion missing ranks
+                    limit = (f"1..{n} (the item has {n} candidates)" if n is not None
+                             else f"1..{max_n} (no item of split {split_name} has more candidates)")
+                    add(Problem("rank-out-of-range", f"{ptr}/rank", f"rank {short(r)} is outside {limit}", file=file))
             elif r in ranks:
-                problem(Problem("duplicate-rank", f"{ptr}/rank", f"rank {r} is already given to entry {ranks[r]}", file=file))
+                if room("duplicate-rank"):
+                    add(Problem("duplicate-rank", f"{ptr}/rank", f"rank {r} is already given to entry {ranks[r]}", file=file))
             else:
                 ranks[r] = j
-    if ranks and max(ranks) != len(ranks) and not added:
+    if ranks and max(ranks) != len(ranks) and not added and room("rank-gap"):
         gaps = _gap_ranges(ranks)
         shown = ", ".join(gaps[:5]) + (" ..." if len(gaps) > 5 else "")
-        problem(Problem("rank-gap", f"/{i}/lst_candidate_id", f"ranks {shown} are missing: ranks must run 1..m", file=file))
+        add(Problem("rank-gap", f"/{i}/lst_candidate_id", f"ranks {shown} are missing: ranks must run 1..m", file=file))
     return rank_of, not added
 
 
 
-def _read_ranked(data: list, file: str, sets, out: _Out, problems: list[Problem], nested, golds: bool, split: str):
-    add = problems.append
+def _read_ranked(data: Iterable, file: str, sets, out: _Out, problems: Capped, nested, golds: bool, split: str):
+    add, full = problems.append, problems.full
     pos_of = _positions(sets)
     index = _Index(sets)
     seen: dict[str, int] = {}
@@ -518,10 +557,12 @@ def _read_ranked(data: list, file: str, sets, out: _Out, problems: list[Problem]
         at = pos_of.get(did)
         if at is None:
             out.not_in_split(did)
-            add(Problem("unknown-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} is not an item of split {split}", file=file))
+            if not full("unknown-dialog"):
+                add(Problem("unknown-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} is not an item of split {split}", file=file))
             return None
         if did in seen:
-            add(Problem("duplicate-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} was already ranked at {file}#/{seen[did]}", file=file))
+            if not full("duplicate-dialog"):
+                add(Problem("duplicate-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} was already ranked at {file}#/{seen[did]}", file=file))
             return None
         seen[did] = i
         out.seen[at[0]][at[1]] = True
@@ -530,7 +571,8 @@ def _read_ranked(data: list, file: str, sets, out: _Out, problems: list[Problem]
     # an item the split does not have may rank at most as many candidates as the split's widest item
     max_n = max((len(s.candidates) if s.shared else max(map(len, s.candidates), default=1) for s in sets), default=1)
     for _i, _did, (k, p), rank_of, valid in check_ranked_items(data, file, split_name=split, max_n=max_n,
-                                                                 resolve=resolve, add=add, lenient_hint=False):
+                                                                 resolve=resolve, add=add, lenient_hint=False,
+                                                                 full=full):
         gold = sets[k].gold
         if not golds or not valid or gold is None:  # an invalid ranking is never ranked
             continue

@@ -21,54 +21,67 @@ def check_dataset_json(data: object):
     from dialeval.formats.scores import Capped
 
     problems = Capped(make=lambda message, severity: Problem("", "", message, severity))
-    add = problems.append
+    add, full = problems.append, problems.full  # full(code): dropped by the cap, so never built
     if not isinstance(data, list):
         add(Problem("not-a-list", "", f"expected an array of items, found {json_type(data)}"))
         return problems
     seen: set[str] = set()
     for i, item in enumerate(data):
         if type(item) is not dict:
-            add(Problem("item-not-object", f"/{i}", "item is not an object"))
+            if not full("item-not-object"):
+                add(Problem("item-not-object", f"/{i}", "item is not an object"))
             continue
         for k in ("dialog_id", "utterances", "candidates"):
             if k not in item:
-                add(Problem("missing-key", f"/{i}", f"item has no {k!r}"))
+                if not full("missing-key"):
+                    add(Problem("missing-key", f"/{i}", f"item has no {k!r}"))
         for k in sorted(set(item) - {"dialog_id", "utterances", "candidates", "answer", "conversation_id", "turn"}):
-            add(Problem("unknown-key", pointer(i, k), f"unexpected key {short(k)}"))
+            if not full("unknown-key"):
+                add(Problem("unknown-key", pointer(i, k), f"unexpected key {short(k)}"))
         did = item.get("dialog_id")
         if "dialog_id" in item:
             if type(did) is not str:
-                add(Problem("wrong-type", f"/{i}/dialog_id", "dialog_id must be a string"))
+                if not full("wrong-type"):
+                    add(Problem("wrong-type", f"/{i}/dialog_id", "dialog_id must be a string"))
             elif did in seen:
-                add(Problem("duplicate-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} repeats an earlier item"))
+                if not full("duplicate-dialog"):
+                    add(Problem("duplicate-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} repeats an earlier item"))
             else:
                 seen.add(did)
         utt = item.get("utterances")
         if "utterances" in item and (type(utt) is not list or any(type(u) is not str for u in utt)):
-            add(Problem("wrong-type", f"/{i}/utterances", "utterances must be an array of strings"))
+            if not full("wrong-type"):
+                add(Problem("wrong-type", f"/{i}/utterances", "utterances must be an array of strings"))
         cands = item.get("candidates")
         cids: set[str] = set()
         if "candidates" in item:
             if type(cands) is not list or not cands:
-                add(Problem("wrong-type", f"/{i}/candidates", "candidates must be a non-empty array"))
+                if not full("wrong-type"):
+                    add(Problem("wrong-type", f"/{i}/candidates", "candidates must be a non-empty array"))
             else:
                 for j, c in enumerate(cands):
                     if not _is_candidate(c):
-                        add(Problem("wrong-type", f"/{i}/candidates/{j}", "candidate must be {candidate_id: str, utterance: str}"))
+                        if not full("wrong-type"):
+                            add(Problem("wrong-type", f"/{i}/candidates/{j}", "candidate must be {candidate_id: str, utterance: str}"))
                     elif c["candidate_id"] in cids:
-                        add(Problem("duplicate-candidate", f"/{i}/candidates/{j}/candidate_id", "candidate id repeats in the item"))
+                        if not full("duplicate-candidate"):
+                            add(Problem("duplicate-candidate", f"/{i}/candidates/{j}/candidate_id", "candidate id repeats in the item"))
                     else:
                         cids.add(c["candidate_id"])
         if "answer" in item:
             ans = item["answer"]
             if not _is_candidate(ans):
-                add(Problem("wrong-type", f"/{i}/answer", "answer must be {candidate_id: str, utterance: str}"))
+                if not full("wrong-type"):
+                    add(Problem("wrong-type", f"/{i}/answer", "answer must be {candidate_id: str, utterance: str}"))
             elif cids and ans["candidate_id"] not in cids:
-                add(Problem("unknown-candidate", f"/{i}/answer/candidate_id", "answer is not one of the item's candidates"))
+                if not full("unknown-candidate"):
+                    add(Problem("unknown-candidate", f"/{i}/answer/candidate_id", "answer is not one of the item's candidates"))
         if "conversation_id" in item and type(item["conversation_id"]) is not str:
-            add(Problem("wrong-type", f"/{i}/conversation_id", "conversation_id must be a string"))
+            if not full("wrong-type"):
+                add(Problem("wrong-type", f"/{i}/conversation_id", "conversation_id must be a string"))
         if "turn" in item and (type(item["turn"]) is not int or item["turn"] < 1):
-            add(Problem("wrong-type", f"/{i}/turn", "turn must be a positive integer"))
+            if not full("wrong-type"):
+                add(Problem("wrong-type", f"/{i}/turn", "turn must be a positive integer"))
     return problems
 
 

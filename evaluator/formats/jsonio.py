@@ -246,6 +246,97 @@ def _msgspec_path(text: str) -> str:
     return "".join("/" + (a or b) for a, b in parts) or "/"
 
 
+# ---- a large array, element by element ------------------------------------------------------------------
+class NotStreamable(Exception):
+    """Raised while a :class:`JSONArray` is iterated, when it meets what it might not build exactly as
+    :func:`parse_json_bytes` does (a number msgspec refuses, nesting near the recursion limit, text the
+    standard library reads otherwise): :func:`read_json_document` then starts over with the whole document."""
+
+
+_LEADING_WS = re.compile(rb"[ \t\r\n]*")
+_WS_TEXT = re.compile(r"[ \t\r\n]*")
+_WS_CHARS = (" ", "\t", "\r", "\n")
+_NEXT = re.compile(r"[ \t\r\n]*(?:(,)[ \t\r\n]*|\])")  # after an element: a comma (then more), or the end
+
+
+def _finite_float(literal: str) -> float:
+    """A float as the standard library reads it; one past float's range (``1e999``), which msgspec refuses
+    (a file past :data:`STDLIB_FALLBACK_BYTES` is then an error), is not read here."""
+    value = float(literal)
+    if value in (float("inf"), float("-inf")):
+        raise NotStreamable
+    return value
+
+
+class JSONArray:
+    """The elements of a document's top-level array, built one at a time while it is iterated (once), equal
+    to the elements :func:`parse_json_bytes` would build (the standard library's scanner, which reads every
+    value as msgspec does on a document :func:`check_syntax` accepts; what it might read otherwise raises
+    :class:`NotStreamable`). Memory is the text and the element in hand, not the whole tree: a 20 MB array of
+    seven million ``{}`` is 550 MB of dicts at once, but one dict at a time."""
+
+    __slots__ = ("_elements",)
+
+    def __init__(self, text: str, start: int, finite_floats: bool):
+        decoder = json.JSONDecoder(parse_float=_finite_float) if finite_floats else json.JSONDecoder()
+        self._elements = self._scan(text, start, decoder.scan_once)
+
+    def __iter__(self) -> Iterator:
+        return self._elements
+
+    @staticmethod
+    def _scan(text: str, i: int, scan) -> Iterator:
+        i = _WS_TEXT.match(text, i).end()
+        if text.startswith("]", i):
+            return
+        while True:
+            try:
+                value, i = scan(text, i)
+            except (StopIteration, ValueError, RecursionError):  # ValueError: an integer past Python's digit limit
+                raise NotStreamable from None
+            yield value
+            if text.startswith(",", i) and not text.startswith(_WS_CHARS, i + 1):  # compact JSON: no regex
+                i += 1
+                continue
+            m = _NEXT.match(text, i)
+            if m is None:
+                raise NotStreamable
+            if not m.group(1):
+                return
+            i = m.end()
+
+
+def read_json_document(raw: bytes, name: str, use, undo=None):
+    """``use(document)``'s result, where a document larger than :data:`SYNTAX_FIRST_BYTES` whose top level is an
+    array comes as a :class:`JSONArray`, and any other as :func:`parse_json_bytes` builds it.
+
+    A checker that walks the array once then holds one element at a time, whatever the file holds (millions of
+    tiny items of a hostile file). Should the array meet something it might not build as the whole-document
+    reading does (:class:`NotStreamable`), ``undo()`` is called, then ``use`` again with the whole document:
+    ``use`` must leave no trace ``undo`` cannot remove. Raises :class:`UnreadableJSON` as
+    :func:`parse_json_bytes` does.
+    """
+    if _msgspec is not None and len(raw) > SYNTAX_FIRST_BYTES:
+        check_syntax(raw, name)  # what it refuses, parse_json_bytes refuses in the same words
+        start = _LEADING_WS.match(raw).end()
+        if raw[start:start + 1] == b"[":
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None  # only in a file Python reads whole (see check_syntax): that reading says where
+            if text is not None:
+                array = JSONArray(text, start + 1, finite_floats=len(raw) > STDLIB_FALLBACK_BYTES)
+                try:
+                    result = use(array)
+                    for _ in array:  # elements ``use`` left unread must still be readable, as in a whole reading
+                        pass
+                    return result
+                except NotStreamable:
+                    if undo is not None:
+                        undo()
+    return use(parse_json_bytes(raw, name))
+
+
 def load_json_file(path: str | Path, max_bytes: int | None = None, shown: str | None = None):
     """Read (through the input layer) and parse one JSON file with one-line errors for every failure."""
     return parse_json_bytes(read_bytes(path, what="a JSON file", limit=max_bytes, shown=shown),

@@ -89,9 +89,20 @@ class Capped(list):
         skips building a message that would be dropped."""
         if self.kept.get(code, 0) < self.cap:
             return False
-        self.dropped[code] = self.dropped.get(code, 0) + 1
-        self.dropped_error = self.dropped_error or severity == "error"
+        dropped = self.dropped
+        dropped[code] = dropped.get(code, 0) + 1
+        if severity == "error":
+            self.dropped_error = True
         return True
+
+    def mark(self) -> tuple:
+        """The state to :meth:`rewind` to (a reading that starts over must not count its problems twice)."""
+        return len(self), dict(self.kept), dict(self.dropped), self.dropped_error
+
+    def rewind(self, mark: tuple) -> None:
+        n, kept, dropped, self.dropped_error = mark
+        del self[n:]
+        self.kept, self.dropped = dict(kept), dict(dropped)
 
     def always(self, item) -> None:
         """Append a line that is itself a summary (it is never dropped)."""

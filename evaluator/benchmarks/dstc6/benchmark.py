@@ -8,6 +8,7 @@ them or under ``--keys``. Groups are the task numbers as strings (``"1"`` ... ``
 from __future__ import annotations
 
 import gc
+import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,13 @@ from dialeval.benchmarks.items import WRONG_SPLIT_IDS, other_split_hint
 from dialeval.core.errors import UnreadableJSON, UsageError
 from dialeval.core.problems import Problem
 from dialeval.core.signature import format_tasks
-from dialeval.formats.jsonio import SYNTAX_FIRST_BYTES, check_syntax, parse_json_bytes
+from dialeval.formats.jsonio import (
+    SYNTAX_FIRST_BYTES,
+    JSONArray,
+    check_syntax,
+    parse_json_bytes,
+    read_json_document,
+)
 from dialeval.formats.scores import Capped
 
 if TYPE_CHECKING:
@@ -162,17 +169,22 @@ def _other_split_hint(sub: Submission, loaded: LoadedSplit, ch: Challenge, n_spl
     for f in _files_for_split(sub, loaded.name, n_splits):
         if len(unknown) >= WRONG_SPLIT_IDS:  # enough to tell; bounded work on huge files
             break
+
+        def collect(data) -> None:
+            for item in data if isinstance(data, list | JSONArray) else []:  # a large array: item by item
+                did = item.get("dialog_id") if isinstance(item, dict) else None
+                if isinstance(did, str) and did not in loaded.dialog_task:
+                    unknown.append(did)
+                    if len(unknown) >= WRONG_SPLIT_IDS:
+                        break
+
+        def forget(n=len(unknown)) -> None:  # noqa: B008 (bound now: a reading that starts over forgets its ids)
+            del unknown[n:]
+
         try:
-            data = parse_json_bytes(f.read_bytes(), str(f.path))
+            read_json_document(f.read_bytes(), str(f.path), collect, forget)
         except Exception:  # unreadable files already have their own problem
             continue
-        for item in data if isinstance(data, list) else []:
-            did = item.get("dialog_id") if isinstance(item, dict) else None
-            if isinstance(did, str) and did not in loaded.dialog_task:
-                unknown.append(did)
-                if len(unknown) >= WRONG_SPLIT_IDS:
-                    break
-        del data
 
     def ids(other: str):
         return lambda _unknown: load_split(ch, other, None, with_keys=False).dialog_task
@@ -296,20 +308,32 @@ def _check_split(
                     other += fast[1]
                     continue
                 raw = f.read_bytes()  # invalid after all: the full checker explains why
+
+        def use(data, f=f, file_task=file_task) -> int:
+            if lenient:
+                _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task)
+                return 0
+            check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks, problems=checked)
+            gold_rank.update(check.gold_rank)
+            return check.other_task_items
+
+        # A large file is checked one item at a time (millions of tiny items then cost their text, not their
+        # tree). Should that reading start over on the whole document, it forgets what it had found: the
+        # problems, and the dialogs it had marked as seen (only ever added to, at the end).
+        mark, n_seen = checked.mark(), len(seen)
+
+        def undo(mark=mark, n_seen=n_seen) -> None:
+            checked.rewind(mark)
+            for did in list(itertools.islice(seen, n_seen, None)):
+                del seen[did]
+
         try:
-            data = parse_json_bytes(raw, f.name)
+            other += read_json_document(raw, f.name, use, undo)
         except UnreadableJSON as e:  # the participant's file, not the organizer's set-up: a problem, exit 1
             checked.append(Problem(e.code, "", e.reason, "error", f.name))
             continue
         finally:
             del raw
-        if lenient:
-            _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task)
-        else:
-            check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks, problems=checked)
-            gold_rank.update(check.gold_rank)
-            other += check.other_task_items
-        del data
     problems.extend(checked.close())
     if other:
         problems.append(Problem("other-task", "", f"{other} item(s) or file(s) of tasks outside --task were ignored", "warning"))
