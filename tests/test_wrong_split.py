@@ -18,7 +18,7 @@ import pytest
 from conftest import run_cli
 
 from dialeval.api import evaluate
-from dialeval.benchmarks.items import WRONG_SPLIT_IDS, fb_item_ids, other_split_hint
+from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, fb_item_ids, other_split_hint
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 BABI = SHARED / "data" / "babi-dialog"

@@ -216,7 +216,8 @@ class Babi(Benchmark):
             if t not in tasks:
                 s.optional = True  # other tasks' items may be in the file: neither errors nor missing warnings
             sets.append(s)
-        from dialeval.benchmarks.items import fb_item_ids, score_items
+        from dialeval.benchmarks.items import score_items
+        from dialeval.benchmarks.rankings import fb_item_ids
 
         # ids of another split (a dev run scored as tst) are named by one wrong-split error
         others = [(s, fb_item_ids(task_file(data, t, s) for t in ts)) for s, ts in available.items() if s != split]

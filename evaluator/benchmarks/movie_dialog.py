@@ -252,7 +252,8 @@ class MovieDialog(Benchmark):
         notes: list[str] = []
         with tempfile.TemporaryDirectory(prefix="dialeval-movie-") as tmp:
             translated = translate_texts(sub_path, loaded, data, Path(tmp), problems, notes)
-            from dialeval.benchmarks.items import fb_item_ids, score_items
+            from dialeval.benchmarks.items import score_items
+            from dialeval.benchmarks.rankings import fb_item_ids
 
             # ids of another split (a dev run scored as test) are named by one wrong-split error
             others = [(s, fb_item_ids(movie.task_path(data, t, s) for t in ts))

@@ -118,3 +118,69 @@ def json_type(value: object) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+MAX_LISTED = 20
+"""At most this many problems of one code per file (per split for DSTC6) are listed, then one closing line
+counts the rest: a broken file stays readable, and a million bad cells cost no more memory than twenty."""
+
+
+class Capped(list):
+    """A list of problems (or score-file faults: anything with ``code`` and ``severity``) that keeps at most
+    ``cap`` of each code and counts the rest; :meth:`close` appends the one code-less line that says how many
+    (``make(message, severity)`` builds it: a :class:`Problem` without a code unless told otherwise)."""
+
+    def __init__(self, cap: int = MAX_LISTED, make=None):
+        super().__init__()
+        self.cap = cap
+        self.make = make or (lambda message, severity: Problem("", "", message, severity))
+        self.kept: dict[str, int] = {}
+        self.dropped: dict[str, int] = {}
+        self.dropped_error = False
+
+    def append(self, item) -> None:
+        n = self.kept.get(item.code, 0)
+        if n < self.cap or not item.code:
+            self.kept[item.code] = n + 1
+            super().append(item)
+        else:
+            self.dropped[item.code] = self.dropped.get(item.code, 0) + 1
+            self.dropped_error = self.dropped_error or item.severity == "error"
+
+    def extend(self, items) -> None:
+        for item in items:
+            self.append(item)
+
+    def full(self, code: str, severity: str = "error") -> bool:
+        """True (and the problem counted as dropped) when ``code`` already has its ``cap``: a hot loop then
+        skips building a message that would be dropped."""
+        if self.kept.get(code, 0) < self.cap:
+            return False
+        dropped = self.dropped
+        dropped[code] = dropped.get(code, 0) + 1
+        if severity == "error":
+            self.dropped_error = True
+        return True
+
+    def mark(self) -> tuple:
+        """The state to :meth:`rewind` to (a reading that starts over must not count its problems twice)."""
+        return len(self), dict(self.kept), dict(self.dropped), self.dropped_error
+
+    def rewind(self, mark: tuple) -> None:
+        n, kept, dropped, self.dropped_error = mark
+        del self[n:]
+        self.kept, self.dropped = dict(kept), dict(dropped)
+
+    def always(self, item) -> None:
+        """Append a line that is itself a summary (it is never dropped)."""
+        super().append(item)
+
+    def close(self) -> list:
+        """The kept items, then (when some were dropped) one line without a code counting them by code."""
+        out = list(self)
+        if self.dropped:
+            total = sum(self.dropped.values())
+            by_code = ", ".join(f"{c} {n:,}" for c, n in sorted(self.dropped.items()))
+            out.append(self.make(f"... {total:,} more problems not listed ({by_code})",
+                                 "error" if self.dropped_error else "warning"))
+        return out

@@ -11,16 +11,16 @@ from dialeval.core.problems import Problem, json_type, pointer, short
 
 def validate_dataset_json(data: object) -> list[Problem]:
     """Check a parsed dataset (test or training) file: every problem with its pointer, up to
-    :data:`~dialeval.formats.scores.MAX_FAULTS` of each code, then one code-less note counting the rest."""
+    :data:`~dialeval.core.problems.MAX_LISTED` of each code, then one code-less note counting the rest."""
     return check_dataset_json(data).close()
 
 
 def check_dataset_json(data: object):
-    """:func:`validate_dataset_json` before its closing note: a :class:`~dialeval.formats.scores.Capped` list
+    """:func:`validate_dataset_json` before its closing note: a :class:`~dialeval.core.problems.Capped` list
     whose ``dropped`` counts, by code, the problems not kept (a million bad items cost twenty messages)."""
-    from dialeval.formats.scores import Capped
+    from dialeval.core.problems import Capped
 
-    problems = Capped(make=lambda message, severity: Problem("", "", message, severity))
+    problems = Capped()
     add, full = problems.append, problems.full  # full(code): dropped by the cap, so never built
     if not isinstance(data, list):
         add(Problem("not-a-list", "", f"expected an array of items, found {json_type(data)}"))

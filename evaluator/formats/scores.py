@@ -31,6 +31,8 @@ import msgspec
 import numpy as np
 
 from dialeval.core.errors import UnreadableInput
+from dialeval.core.problems import MAX_LISTED as MAX_FAULTS
+from dialeval.core.problems import Capped as CappedProblems
 from dialeval.core.problems import json_type as _json_type
 from dialeval.core.problems import pointer, short
 from dialeval.files.read import SNIFF_BYTES, iter_byte_lines, open_input, os_error, sniff
@@ -38,10 +40,6 @@ from dialeval.files.read import SNIFF_BYTES, iter_byte_lines, open_input, os_err
 CHUNK_ELEMENTS = 1 << 18
 """Rows are processed in chunks of about this many cells, so temporary arrays stay small whatever the
 matrix size (a float64 copy of one chunk at most, never of the whole matrix)."""
-
-MAX_FAULTS = 20
-"""At most this many problems of one code per file are kept, then one closing line counts the rest (a
-broken file stays readable, and a million bad cells cost no more memory than twenty)."""
 
 INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
 """JSON integer scores must fit in 64 bits (what a ``.npy`` matrix can hold); within it they compare exactly."""
@@ -59,64 +57,12 @@ class Fault(NamedTuple):
     severity: str = "error"
 
 
-class Capped(list):
-    """A list of faults or problems (anything with ``code`` and ``severity``) that keeps at most ``cap`` of
-    each code and counts the rest; :meth:`close` appends the one code-less line that says how many."""
+class Capped(CappedProblems):
+    """:class:`~dialeval.core.problems.Capped` whose closing note is a :class:`Fault` (score-file readers
+    report faults; the benchmark turns them into problems)."""
 
     def __init__(self, cap: int = MAX_FAULTS, make=None):
-        super().__init__()
-        self.cap = cap
-        self.make = make or (lambda message, severity: Fault("", "", message, severity))
-        self.kept: dict[str, int] = {}
-        self.dropped: dict[str, int] = {}
-        self.dropped_error = False
-
-    def append(self, item) -> None:
-        n = self.kept.get(item.code, 0)
-        if n < self.cap or not item.code:
-            self.kept[item.code] = n + 1
-            super().append(item)
-        else:
-            self.dropped[item.code] = self.dropped.get(item.code, 0) + 1
-            self.dropped_error = self.dropped_error or item.severity == "error"
-
-    def extend(self, items) -> None:
-        for item in items:
-            self.append(item)
-
-    def full(self, code: str, severity: str = "error") -> bool:
-        """True (and the problem counted as dropped) when ``code`` already has its ``cap``: a hot loop then
-        skips building a message that would be dropped."""
-        if self.kept.get(code, 0) < self.cap:
-            return False
-        dropped = self.dropped
-        dropped[code] = dropped.get(code, 0) + 1
-        if severity == "error":
-            self.dropped_error = True
-        return True
-
-    def mark(self) -> tuple:
-        """The state to :meth:`rewind` to (a reading that starts over must not count its problems twice)."""
-        return len(self), dict(self.kept), dict(self.dropped), self.dropped_error
-
-    def rewind(self, mark: tuple) -> None:
-        n, kept, dropped, self.dropped_error = mark
-        del self[n:]
-        self.kept, self.dropped = dict(kept), dict(dropped)
-
-    def always(self, item) -> None:
-        """Append a line that is itself a summary (it is never dropped)."""
-        super().append(item)
-
-    def close(self) -> list:
-        """The kept items, then (when some were dropped) one line without a code counting them by code."""
-        out = list(self)
-        if self.dropped:
-            total = sum(self.dropped.values())
-            by_code = ", ".join(f"{c} {n:,}" for c, n in sorted(self.dropped.items()))
-            out.append(self.make(f"... {total:,} more problems not listed ({by_code})",
-                                 "error" if self.dropped_error else "warning"))
-        return out
+        super().__init__(cap, make or (lambda message, severity: Fault("", "", message, severity)))
 
 
 # ---- ranks ---------------------------------------------------------------------------------------------

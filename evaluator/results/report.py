@@ -154,12 +154,12 @@ class ScoreReport:
 
     def rank_distribution(self) -> list[dict]:
         """Counts of gold ranks per split and group (rank-based benchmarks only)."""
-        from dialeval.metrics.ranking import rank_distribution
-
         out = []
         t = self.table
         if t is None or not self.valid or not t.gold_rank.any() and t.values:  # value-only benchmarks have no ranks
             return out
+        from dialeval.metrics.ranking import rank_distribution  # numpy: only when there are numbers
+
         for split in self.splits:
             for group in self.groups:
                 m = (t.split == split) & (t.group == group)

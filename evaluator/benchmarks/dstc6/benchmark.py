@@ -27,9 +27,9 @@ from dialeval.benchmarks.dstc6.fastpath import check_result_items, decode_result
 from dialeval.benchmarks.dstc6.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
 from dialeval.benchmarks.dstc6.submission import Submission, SubmittedFile, open_submission
 from dialeval.benchmarks.dstc6.validate import check_result_file
-from dialeval.benchmarks.items import WRONG_SPLIT_IDS, other_split_hint
+from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, other_split_hint
 from dialeval.core.errors import UnreadableJSON, UsageError
-from dialeval.core.problems import Problem
+from dialeval.core.problems import Capped, Problem
 from dialeval.core.signature import format_tasks
 from dialeval.formats.jsonio import (
     SYNTAX_FIRST_BYTES,
@@ -38,7 +38,6 @@ from dialeval.formats.jsonio import (
     parse_json_bytes,
     read_json_document,
 )
-from dialeval.formats.scores import Capped
 
 if TYPE_CHECKING:
     from dialeval.core.ranks import RankTable
@@ -263,7 +262,7 @@ def _check_split(
     # What the submission's content controls is capped per code (a file of a million bad entries lists twenty
     # of each and counts the rest in one code-less note), so memory stays bounded by the input, --json too;
     # what the data bounds (missing items, the hints below) is listed whole.
-    checked = Capped(make=lambda message, severity: Problem("", "", message, severity))
+    checked = Capped()
     files = _files_for_split(sub, loaded.name, n_splits)
     if not files:
         have = sorted({f.split for f in sub.files if f.split})

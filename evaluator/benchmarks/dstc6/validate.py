@@ -5,7 +5,7 @@ The checks run as one hand-written pass over the parsed JSON (the fast path: jso
 structure and ``tests/test_malformed.py`` keeps the two in agreement on the malformed-submission corpus.
 The same pass computes each item's rank of the gold when an answer key is at hand, so a submission is
 walked once. The ranking entries are checked by the one checker every benchmark uses
-(:func:`dialeval.benchmarks.items.check_ranked_items`); this module adds what DSTC6 alone knows (tasks,
+(:func:`dialeval.benchmarks.rankings.check_ranked_items`); this module adds what DSTC6 alone knows (tasks,
 test files, answer keys).
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dialeval.benchmarks.dstc6.challenge import LoadedSplit
-from dialeval.benchmarks.items import check_ranked_items
+from dialeval.benchmarks.rankings import check_ranked_items
 from dialeval.core.problems import Problem, json_type, short
 from dialeval.formats.dstc6_check import validate_dataset_json  # noqa: F401 (re-exported)
 from dialeval.formats.jsonio import JSONArray
@@ -43,7 +43,7 @@ def check_result_file(
     ``seen`` maps dialog ids already ranked (across the submission's files) to where, to report
     duplicates. ``file_task`` restricts items to one test file (the directory layout). Gold ranks are
     computed only when the split carries answer keys. ``problems``: the list to report into (the caller's
-    per-code :class:`~dialeval.formats.scores.Capped` list keeps a hostile file's volume bounded); a new list by
+    per-code :class:`~dialeval.core.problems.Capped` list keeps a hostile file's volume bounded); a new list by
     default.
     """
     out = FileCheck() if problems is None else FileCheck(problems)
