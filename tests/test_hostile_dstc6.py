@@ -34,15 +34,9 @@ def _cwd(tmp_path, monkeypatch):
     shows no private temporary folder (the harness refuses ``/tmp/pytest-...`` on stderr)."""
     monkeypatch.chdir(tmp_path)
     original = Hostile.check
-    log = os.environ.get("DIALEVAL_HOSTILE_LOG")  # a JSONL file: each case's exit, time and peak RSS
 
     def check(self, cwd=None):
-        out = original(self, cwd or tmp_path)
-        if log:
-            with open(log, "a") as f:
-                f.write(json.dumps({"name": self.name, "exit": out.code, "seconds": round(out.seconds, 2),
-                                    "rss_mb": round(out.peak_rss / 2**20)}) + "\n")
-        return out
+        return original(self, cwd or tmp_path)
 
     monkeypatch.setattr(Hostile, "check", check)
 
