@@ -13,6 +13,7 @@ BUILTIN: dict[str, str] = {
     "babi": "dialeval.benchmarks.babi:Babi",
     "movie-dialog": "dialeval.benchmarks.movie_dialog:MovieDialog",
     "ubuntu": "dialeval.benchmarks.ubuntu:Ubuntu",
+    "convai2": "dialeval.benchmarks.convai2:ConvAI2",
 }
 
 _REGISTRY: dict[str, str] = dict(BUILTIN)

@@ -64,8 +64,9 @@ def _tasks(values: tuple[str, ...]) -> list[int | str] | None:
 def common_options(f):
     f = click.option("--benchmark", "benchmark", default="dstc6", show_default=True,
                      help="Benchmark to score against (see `dialeval benchmarks`).")(f)
-    f = click.option("--data", type=click.Path(file_okay=False), default=None,
-                     help="The benchmark's data folder (test files), or a fetched release's name (`dialeval data list`). For "
+    f = click.option("--data", type=click.Path(), default=None,
+                     help="The benchmark's data folder (test files; for convai2 also one data file), or a fetched "
+                          "release's name (`dialeval data list`). For "
                           "dstc6 also --challenge; default for dstc6: "
                           "$DIALEVAL_CHALLENGE, else the embedded default challenge.")(f)
     f = click.option("--challenge", type=click.Path(file_okay=False), default=None,
