@@ -241,3 +241,59 @@ def test_issue_example_runs_as_written(cli, tmp_path):
     doc = json.loads(r.stdout)
     assert {x["metric"]: x["value"] for x in doc["results"]} == {"hits@1": 1.0, "hits@5": 1.0, "hits@10": 1.0}
     assert "|ties:pessimistic" in doc["results"][0]["signature"]
+
+
+# ---- the release: its published sha256 is what `data fetch` checks -------------------------------------------------
+PUBLISHED = "d0ae89defe2fd0b0a4221eaa642a457d7d40cef475f54798119c7f3b8dd9361d"  # ParlAI's convai2/build.py
+
+
+def _registry_with(url: str, sha256: str, path: Path) -> Path:
+    """The shipped convai2 entry, its archive URL pointed at a loopback server."""
+    doc = json.loads((Path(__file__).resolve().parents[1] / "evaluator" / "files" / "releases.json").read_text())
+    entry = next(r for r in doc["releases"] if r["name"] == "convai2")
+    entry["archives"] = [{**entry["archives"][0], "url": url, "sha256": sha256}]
+    doc["releases"] = [entry]
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_shipped_entry_carries_the_published_checksum():
+    from dialeval.files.releases import registry
+
+    rel = registry(Path(__file__).resolve().parents[1] / "evaluator" / "files" / "releases.json").get("convai2")
+    assert rel.benchmark == "convai2" and rel.splits == ["train", "valid"] and rel.marker == "valid_self_original.txt"
+    assert [(a.url, a.sha256) for a in rel.archives] == [("http://parl.ai/downloads/convai2/convai2_fix_723.tgz",
+                                                          PUBLISHED)]
+
+
+def test_fetch_checks_the_sha256_then_data_name_scores(tmp_path):
+    """An archive that is not the published one is refused; one whose sha256 the registry lists is unpacked and
+    ``--data convai2`` then reads it."""
+    import hashlib
+
+    from test_releases import Server, tgz
+
+    body = tgz({"valid_self_original.txt": (SAMPLE / "valid_self_original.txt").read_bytes()})
+    server = Server()
+    try:
+        server.routes["/convai2_fix_723.tgz"] = ("ok", body)
+        url = server.url("/convai2_fix_723.tgz")
+        env = {"DIALEVAL_CACHE_DIR": str(tmp_path / "cache"), "DIALEVAL_FETCH_TIMEOUT": "5"}
+        from conftest import run_cli
+
+        env["DIALEVAL_RELEASES"] = str(_registry_with(url, PUBLISHED, tmp_path / "published.json"))
+        r = run_cli("data", "fetch", "convai2", env=env)
+        errors = [ln for ln in r.stderr.splitlines() if "error" in ln]
+        assert r.returncode == 2 and len(errors) == 1 and "sha256 is not the published d0ae89de" in errors[0]
+        env["DIALEVAL_RELEASES"] = str(_registry_with(url, hashlib.sha256(body).hexdigest(), tmp_path / "ok.json"))
+        r = run_cli("data", "fetch", "convai2", env=env)
+        assert r.returncode == 0, r.stderr
+        turns = read_turns(Path(r.stdout.strip()) / "valid_self_original.txt")
+        _scores(tmp_path / "s.json", {iid: {"20": 1.0} for iid in turns.item_ids})
+        r = run_cli("score", tmp_path / "s.json", "--benchmark", "convai2", "--data", "convai2", "--split", "valid",
+                    "--json", env=env)
+        assert r.returncode == 0, r.stderr
+        assert {x["metric"]: x["value"] for x in json.loads(r.stdout)["results"]} == \
+            {"hits@1": 1.0, "hits@5": 1.0, "hits@10": 1.0}
+    finally:
+        server.close()
