@@ -1,13 +1,11 @@
 """ConvAI2 (PersonaChat): hits@1, @5, @10 among each turn's 20 candidates, or token F1 of generated replies.
 
-``--data``: one ParlAI file (``valid_self_original.txt``; its split is the name's first word, train or valid: the
-test set was never released) or a folder of ``<split>_self_original.txt`` (ParlAI's default, as fetched).
-Items: every turn, id ``<file stem>:<dialog>:<line ID>`` (dialogs numbered from 1 in file order, as for bAbI),
-candidates ``"1"`` ... ``"20"`` (positions). Gold: every candidate equal to a label after ParlAI's answer
-normalisation (:mod:`dialeval.metrics.answer`), as ParlAI's hits@k compares them.
-Submissions: a ranking or scores (JSON, .npy / .csv rows) naming candidates by position or text (the first
-candidate of the line that normalises alike), or a ``.txt`` of generated replies, one line per turn, scored by
-token F1. In the release the gold is the last candidate, so ties broken in file order rank it last.
+``--data``: one ParlAI file (``valid_self_original.txt``: its split is the name's first word; no test set was
+released) or a folder of ``<split>_self_original.txt``. Items: every turn, id ``<file stem>:<dialog>:<line ID>``
+(dialogs numbered from 1 in file order), candidates ``"1"`` ... ``"20"`` or their texts (a text names the first
+candidate of the line that normalises alike). Gold: every candidate equal to a label after ParlAI's answer
+normalisation (:mod:`dialeval.metrics.answer`), as ParlAI's hits@k compares them. A ``.txt`` of generated
+replies, one line per turn, gets token F1. The release's gold is the last candidate: file-order ties rank it last.
 """
 
 from __future__ import annotations
@@ -16,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity
+from dialeval.benchmarks.base import Evaluation, Request
+from dialeval.benchmarks.items import ItemSet
+from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Problem
 from dialeval.formats.convai2 import DEFAULT_FILE, N_CANDIDATES, SPLITS, Turns, read_turns, split_of
@@ -52,53 +52,54 @@ class _Names:
         self.turns, self.i, self.by_text = turns, -1, {}
 
     def __call__(self, i: int, name: str) -> str | None:
-        if len(name) > 1 << 16:  # far longer than any candidate: not normalised (a hostile 100 MB name)
-            return None
         if i != self.i:
             self.i, self.by_text = i, {}
             for j, c in enumerate(self.turns.candidates(i)):
                 self.by_text.setdefault(normalize_answer(c), POSITIONS[j])
-        return self.by_text.get(normalize_answer(name))
+        # a name far longer than any candidate (a hostile 100 MB one) is not normalised: it names none
+        return self.by_text.get(normalize_answer(name)) if len(name) <= 1 << 16 else None
 
 
-class ConvAI2(Benchmark):
+class ConvAI2(ItemSetBenchmark):
     name = "convai2"
     title = "ConvAI2 (PersonaChat): hits@1/5/10 of 20 candidates per turn, or token F1 of generated replies"
     group_label = "file"
     split_names = SPLITS
     default_metrics = ("hits@1", "hits@5", "hits@10")
-    submission_formats = (
-        "dstc6-result keyed by item ids (<file stem>:<dialog>:<line ID>); candidates by position 1-20 or by text",
-        'JSON scores {"format": "scores", "items": {item id: {position or text: score}}}',
-        ".npy / headerless .csv matrix (a row per turn, 20 columns in the line's candidate order)",
-        ".txt of generated replies, one line per turn in file order (token F1)",
-    )
+    submission_formats = ("dstc6-result keyed by <file stem>:<dialog>:<line ID>, candidates by position 1-20 or text",
+                          "scores (JSON, same names)", ".npy / .csv matrix (a row per turn, 20 columns)",
+                          ".txt of generated replies, one line per turn (token F1)")
 
-    def splits(self, data: Path) -> list[str]:
-        return list(data_files(Path(data)))
+    def present(self, data: Path) -> dict[str, list[str]]:
+        return {s: [p.stem] for s, p in data_files(data).items()}
+
+    def load(self, data, split, group, with_gold, problems):
+        path = data_files(data)[split]
+        turns, gold = _load(path)
+        return ItemSet(group, turns.item_ids, POSITIONS, gold if with_gold else None, turns.conversation_ids,
+                       turns.turns, names=_Names(turns), files=(path,), extra=turns)
+
+    split_of_id = staticmethod(split_of)  # an item id starts with its file's stem: "valid_self_original:1:5"
 
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         return ["f1"] if evaluation.submission.get("format") == "text" else list(self.default_metrics)
 
-    def evaluate(self, request: Request) -> Evaluation:
-        files = data_files(Path(request.data))
-        split = self.one_split(request.split, list(files))
-        if request.groups:
-            raise UsageError("convai2: --task does not apply (a run scores one file)")
-        turns, gold = _load(files[split])
-        identity = data_identity([files[split]], request.data, splits={split: [files[split]]})
-        fields = {"file": turns.stem, "gold": "normalised-text"}
-        if Path(request.submission).suffix.lower() == ".txt":
-            table, problems, info = _replies(request, split, turns)
-        else:
-            from dialeval.benchmarks.items import ItemSet, score_items
+    def signature_fields(self, request: Request, ev: Evaluation) -> dict:
+        text = ev.submission.get("format") == "text"
+        return {"file": ",".join(ev.groups), "gold": "normalised-text", **({} if text else {"ties": request.ties})}
 
-            items = ItemSet(turns.stem, turns.item_ids, POSITIONS, gold if request.scoring else None,
-                            turns.conversation_ids, turns.turns, names=_Names(turns))
-            table, problems, info = score_items(request.submission, [items], benchmark=self.name, split=split,
-                                                ties=request.ties, scoring=request.scoring)
-            fields["ties"] = request.ties
-        return Evaluation(table, problems, [split], [turns.stem], identity, info, fields)
+    def score_sets(self, request, splits, sets, identity, problems=None, others=()) -> Evaluation:
+        """A ``.txt`` of generated replies is read here; every other submission by the skeleton."""
+        own = [s for s in sets if not s.optional]
+        if Path(request.submission).suffix.lower() != ".txt":
+            return super().score_sets(request, splits, sets, identity, problems, others)
+        if len(own) != 1:
+            raise UsageError("convai2: a file of replies answers one data file: give one --split")
+        table, found, info = _replies(request, own[0].split, own[0].extra)
+        ev = Evaluation(table=table, problems=[*(problems or []), *found], splits=splits, groups=[own[0].group],
+                        data=identity, submission=info, signature_fields={})
+        ev.signature_fields = self.signature_fields(request, ev)
+        return ev
 
 
 def _replies(request: Request, split: str, turns: Turns):

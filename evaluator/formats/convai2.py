@@ -35,8 +35,7 @@ class Turns:
 
 def split_of(path: str | Path) -> str | None:
     """The split a file's name says (its first ``_``-separated word), or None."""
-    head = Path(path).name.split("_", 1)[0]
-    return head if head in SPLITS else None
+    return next((s for s in SPLITS if Path(path).name.startswith(s + "_")), None)
 
 
 def read_turns(path: str | Path) -> Turns:
