@@ -18,7 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.benchmarks.base import TIE_POLICIES, Benchmark, Evaluation, Option, Request, data_identity
+from dialeval.benchmarks.base import TIE_POLICIES, Evaluation, Option, Request
+from dialeval.benchmarks.items import ItemSet
+from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Problem, pointer, short
 from dialeval.core.ranks import NumberedIds, RankTable
@@ -44,7 +46,7 @@ def kept(labels: np.ndarray, contexts: str) -> np.ndarray:
     return (positives > 0) & ((positives < labels.shape[1]) | (contexts == "with-positive"))
 
 
-class _TsvBenchmark(Benchmark):
+class _TsvBenchmark(ItemSetBenchmark):
     group_label = "file"
     split_names = ("dev", "valid", "test")
     default_metrics = ("map", "mrr", "p@1", "r10@1", "r10@2", "r10@5")
@@ -53,58 +55,59 @@ class _TsvBenchmark(Benchmark):
     problem_codes = {"labels-differ": "the labels of a score<TAB>label file are not the data's: the files are "
                                       "misaligned"}
 
-    def data_files(self, data: Path) -> dict[str, Path]:
-        if not data.is_dir():
-            return {data.stem: data}
-        return {s: data / f"{s}.txt" for s in self.split_names if (data / f"{s}.txt").exists()}
+    def present(self, data: Path) -> dict[str, list[str]]:
+        if data.is_file() or (data.exists() and not data.is_dir()):  # one data file (a FIFO is refused when read)
+            return {data.stem: [data.name]}
+        found = {s: [f"{s}.txt"] for s in self.split_names if (data / f"{s}.txt").exists()}
+        if not found:
+            raise UsageError(f"{data}: no such file, and no dev.txt, valid.txt or test.txt in such a folder")
+        return found
 
-    def splits(self, data: Path) -> list[str]:
-        return list(self.data_files(Path(data)))
+    def load(self, data, split, group, with_gold, problems):
+        path = data if data.name == group and not data.is_dir() else data / group
+        labels = fmt.read_labels(path)
+        return ItemSet(group, NumberedIds(f"{split}:", len(labels)), fmt.CANDIDATE_IDS, None, files=(path,),
+                       extra=labels)
 
-    def splits_of(self, submission: Path, files: dict[str, Path]) -> list[str]:
-        """The splits a submission covers: those whose context ids a JSON document names, or the one split whose
-        line count a line file has."""
-        if len(files) == 1:
-            return list(files)
-        if _head(submission) == b"{":
-            raw = read_bytes(submission)
-            return [s for s in files if f'"{s}:'.encode() in raw] or list(files)
-        lines = _count_lines(submission)
-        match = [s for s, f in files.items() if _count_lines(f) == lines]
-        if len(match) != 1:
-            raise UsageError(f"{self.name}: give --split (one of: {', '.join(files)})")
-        return match
+    def split_of_id(self, item_id: str) -> str | None:
+        return item_id.partition(":")[0]
 
-    def evaluate(self, request: Request) -> Evaluation:
-        data = Path(request.data)
-        if not data.exists():
-            raise UsageError(f"{data}: no such file or folder")
-        files = self.data_files(data)
-        if not files:
-            raise UsageError(f"{data}: no dev.txt, valid.txt or test.txt in the folder")
-        check_regular(request.submission, what="one score file (.txt lines or .json scores)")
-        splits = self.check_split_names(request.split, list(files)) if request.split else list(files)
-        if len(splits) > 1:
-            splits = self.splits_of(Path(request.submission), {s: files[s] for s in splits})
-        labels = {s: fmt.read_labels(files[s]) for s in splits}
-        identity = data_identity([files[s] for s in splits], data, splits={s: [files[s]] for s in splits})
+    def splits_of(self, submission, data: Path) -> list[str] | None:
+        """The splits a JSON document's context ids name, or the one split whose line count a line file has."""
+        check_regular(submission, what="one score file (.txt lines or .json scores)")
+        if _head(Path(submission)) == b"{":
+            return super().splits_of(submission, data)
+        lines = _count_lines(Path(submission))
+        return [s for s, (g,) in self.present(data).items()
+                if _count_lines(data if data.name == g and not data.is_dir() else data / g) == lines]
+
+    def signature_fields(self, request: Request, ev: Evaluation) -> dict:
+        return {"ties": request.ties, "contexts": request.options.get("contexts", "mixed")}
+
+    def score_sets(self, request: Request, splits, sets, identity, problems=None, others=()) -> Evaluation:
+        """Read the submission (lines or JSON) against the contexts; per-context values under the protocol."""
+        sets = [x for x in sets if not x.optional]
         sub = Path(request.submission)
-        problems: list[Problem] = []
+        check_regular(sub, what="one score file (.txt lines or .json scores)")
+        problems = list(problems or [])
+        labels = {x.split: x.extra for x in sets}
         form = "scores" if _head(sub) == b"{" else "lines"
         scores, seen = (self.read_json if form == "scores" else self.read_lines)(sub, splits, labels, problems)
         info = {"path": str(sub), "kind": "file", "sha256": file_sha256(sub), "format": form}
-        ev = Evaluation(None, problems, splits, [files[s].name for s in splits], identity, info,
-                        {"ties": request.ties, "contexts": request.options.get("contexts", "mixed")})
-        if request.scoring and not ev.valid or scores is None:
-            return ev
+        ev = Evaluation(table=None, problems=problems, splits=splits, groups=[x.group for x in sets], data=identity,
+                        submission=info, signature_fields={})
+        ev.signature_fields = self.signature_fields(request, ev)
         contexts = request.options.get("contexts", "mixed")
+        if not request.scoring or not ev.valid or scores is None:
+            return ev
         parts = []
-        for s in splits:
-            parts.append(self.table(s, files[s].name, scores[s], labels[s], seen[s], request.ties, contexts))
-            ev.notes.append(self.left_out(files[s].name, labels[s], contexts))
+        for x in sets:
+            s = x.split
+            parts.append(self.table(s, x.group, scores[s], labels[s], seen[s], request.ties, contexts))
+            ev.notes.append(self.left_out(x.group, labels[s], contexts))
             if request.options.get("protocols"):
-                ev.notes.extend(self.protocols(files[s].name, scores[s], labels[s], seen[s]))
-        ev.table = RankTable.concat(parts) if request.scoring else None
+                ev.notes.extend(self.protocols(x.group, scores[s], labels[s], seen[s]))
+        ev.table = RankTable.concat(parts)
         return ev
 
     # ---- reading --------------------------------------------------------------------------------------------
