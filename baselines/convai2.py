@@ -9,9 +9,9 @@
 
 Both write ``{"format": "scores", "items": {item id: {"1": score, ..., "20": score}}}``, which ``dialeval score
 SUB --benchmark convai2 --data FILE`` reads. The stored ones, on the constructed sample
-(``submissions/samples/convai2``), are ``submissions/baselines/convai2/<name>/submission.json`` with the
+(``submissions/samples/convai2``), are ``submissions/baselines/samples/convai2/<name>/submission.json`` with the
 ``report.json`` they score to; ``tests/test_reference_convai2.py`` re-scores them bit for bit, and
-``python -m dialeval.baselines.convai2 DATA_FILE --out submissions/baselines/convai2`` rebuilds them.
+``python -m dialeval.baselines.convai2 DATA_FILE --out submissions/baselines/samples/convai2`` rebuilds them.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """ConvAI2 reference submissions (random, TF-IDF) on the constructed sample: stored under
-submissions/baselines/convai2/, they must re-score to their stored reports bit for bit (API and command line),
+submissions/baselines/samples/convai2/, they must re-score to their stored reports bit for bit (API and command line),
 and rebuilding them must give the same bytes."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dialeval.baselines.reference import stored_report
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "submissions" / "samples" / "convai2" / "valid_self_original.txt"
-STORED = REPO / "submissions" / "baselines" / "convai2"
+STORED = REPO / "submissions" / "baselines" / "samples" / "convai2"
 
 
 @pytest.mark.parametrize("name", BASELINES)
