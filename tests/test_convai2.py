@@ -297,3 +297,14 @@ def test_fetch_checks_the_sha256_then_data_name_scores(tmp_path):
             {"hits@1": 1.0, "hits@5": 1.0, "hits@10": 1.0}
     finally:
         server.close()
+
+
+def test_input_order_ties_rank_the_last_candidate_gold_last(tmp_path):
+    """The README's warning, measured: one score for all 20 candidates of every sample turn. The release puts the
+    gold last, so the file's order ranks it 20th (as pessimistic does); expected gives hits@k = k / 20."""
+    data = SAMPLE / "valid_self_original.txt"
+    sub = _scores(tmp_path / "flat.json", {iid: {p: 0.5 for p in map(str, range(1, 21))}
+                                           for iid in read_turns(data).item_ids})
+    got = {t: _values(score(sub, benchmark="convai2", data=data, ties=t)) for t in ("input-order", "expected")}
+    assert got["input-order"] == {"hits@1": 0.0, "hits@5": 0.0, "hits@10": 0.0}
+    assert got["expected"] == pytest.approx({"hits@1": 0.05, "hits@5": 0.25, "hits@10": 0.5})
