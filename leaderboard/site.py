@@ -374,6 +374,10 @@ def data_statement(identities: list[dict], data_name: str, release: str) -> dict
         seed = f" (seed {', '.join(seeds)})" if seeds else ""
         return {"kind": "simulated", "release": "",
                 "text": f"simulated with dialeval's simulator{seed}, not the {data_name} data"}
+    if identities and all(d.get("sample") for d in identities):
+        return {"kind": "unknown", "release": "",
+                "text": f"data that match no published release (dialeval's constructed sample data, not the "
+                        f"{data_name} data)"}
     if release and release != "modified":
         return {"kind": "release", "release": release, "text": f"the published {release} release"}
     if release == "modified":

@@ -236,6 +236,8 @@ def test_data_statement_names_a_release_or_says_it_matches_none():
     assert data_statement([sim], "bAbI dialog", "")["text"] == (
         "simulated with dialeval's simulator (seed 7), not the bAbI dialog data")
     assert data_statement([sim, real], "DSTC6", "")["kind"] == "unknown"  # a mix claims nothing
+    assert data_statement([{"sample": True}], "bAbI dialog", "")["text"] == (
+        "data that match no published release (dialeval's constructed sample data, not the bAbI dialog data)")
 
 
 def test_index_counts_every_graded_run(site):
