@@ -8,6 +8,11 @@ name                       meaning
 =========================  =========================================================================
 ``hits@k``                 gold among the top k (ParlAI ``hits@k``, ranx ``hits@k`` > 0, bAbI per-response at k=1)
 ``p@k``                    DSTC6's name for hits@k ("Precision@k" in the official scorer; not IR precision)
+``r@k``                    DSTC7/DSTC8's name for hits@k ("Recall@k" in evaluations/metrics.py; success@k: any
+                           correct id among the top k)
+``map``                    mean average precision over each item's correct ids (per-item AP computed by the
+                           benchmark, :func:`dialeval.metrics.ranking.average_precision`; trec_eval ``map``)
+``noesis-score``           DSTC7 Track 1 / DSTC8 Track 2's ranking score: (R@10 + MRR) / 2
 ``mrr``                    mean reciprocal rank (ranx ``mrr``, trec_eval ``recip_rank``)
 ``rN@k``                   Ubuntu's recall@k in 1-of-N (gold among the top k of the first N candidates)
 ``per-response-accuracy``  hits@1 over every bot turn (Bordes & Weston)
@@ -68,11 +73,12 @@ def register(metric: Metric) -> Metric:
 def _hits(k: int, name: str) -> Metric:
     from dialeval.metrics.ranking import hits_at_k
 
-    return Metric(
-        name,
-        lambda t: hits_at_k(t.gold_rank, k, t.ties),
-        f"gold among the top {k}: mean of 1[rank <= {k}] over the answer-key items",
-    )
+    def per_unit(t: RankTable):
+        # a benchmark reproducing another scorer's own definition gives the per-item numbers itself (DSTC7's
+        # official R@100 counts a correct id found at any position)
+        return t.values[name] if name in t.values else hits_at_k(t.gold_rank, k, t.ties)
+
+    return Metric(name, per_unit, f"gold among the top {k}: mean of 1[rank <= {k}] over the answer-key items")
 
 
 def _recall_in_n(n: int, k: int, name: str) -> Metric:
@@ -91,6 +97,13 @@ def _mrr() -> Metric:
     from dialeval.metrics.ranking import reciprocal_ranks
 
     return Metric("mrr", lambda t: reciprocal_ranks(t.gold_rank, t.ties), "mean reciprocal rank (0 for an unranked gold)")
+
+
+def _noesis_score() -> Metric:
+    from dialeval.metrics.ranking import hits_at_k, reciprocal_ranks
+
+    return Metric("noesis-score", lambda t: (hits_at_k(t.gold_rank, 10, t.ties) + reciprocal_ranks(t.gold_rank, t.ties)) / 2,
+                  "DSTC7/DSTC8 ranking score: (R@10 + MRR) / 2, per item (1[rank <= 10] + 1/rank) / 2")
 
 
 def _per_dialog() -> Metric:
@@ -115,7 +128,7 @@ def value_metric(name: str, description: str = "") -> Metric:
     return Metric(name, per_unit, description, needs="values")
 
 
-_FAMILY = re.compile(r"^(?:(?P<kind>hits|p)@(?P<k>\d{1,6})|r(?P<n>\d{1,6})@(?P<rk>\d{1,6}))$")
+_FAMILY = re.compile(r"^(?:(?P<kind>hits|p|r)@(?P<k>\d{1,6})|r(?P<n>\d{1,6})@(?P<rk>\d{1,6}))$")
 
 
 def get(name: str) -> Metric:
@@ -129,6 +142,11 @@ def get(name: str) -> Metric:
         return _mrr()
     if key == "per-dialog-accuracy":
         return _per_dialog()
+    if key == "noesis-score":
+        return _noesis_score()
+    if key == "map":
+        return value_metric("map", "mean average precision: per item (1/|G|) * sum over the correct ids found, in "
+                            "rank order, of (correct ids at or above it) / its rank")
     if key == "per-response-accuracy":
         return _hits(1, "per-response-accuracy")
     m = _FAMILY.match(key)
@@ -146,7 +164,7 @@ def get(name: str) -> Metric:
 
 
 def known_names() -> list[str]:
-    return ["hits@K", "p@K", "mrr", "rN@K", "per-response-accuracy", "per-dialog-accuracy",
+    return ["hits@K", "p@K", "r@K", "mrr", "map", "noesis-score", "rN@K", "per-response-accuracy", "per-dialog-accuracy",
             *sorted(set(_FIXED) | set(TEXT_METRICS))]
 
 
