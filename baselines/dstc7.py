@@ -6,7 +6,7 @@ context's topic words, so a lexical baseline beats chance. :func:`rank_file` ran
 (``random``: a seeded shuffle; ``tfidf``: cosine of TF-IDF bags of the context and each candidate, idf over the
 file's texts, ties kept in option order) and writes a submission in the official layout.
 
-``python -m dialeval.baselines.dstc7`` rewrites the samples and the stored reference runs
+``python -m dialeval.baselines.dstc7`` rewrites the samples (also ``tests/sample_data.py``) and the stored reference runs
 (``submissions/baselines/dstc7|dstc8/<baseline>/``); ``tests/test_dstc7.py`` re-scores them bit for bit.
 """
 
@@ -86,28 +86,36 @@ def _examples(rng: random.Random, dataset: str, subtask: int, split: str, n: int
     return out
 
 
-def write_samples(root: Path, seed: int = 7) -> list[Path]:
-    """The sample data files under ``root/dstc7`` and ``root/dstc8`` (folders made as needed)."""
+def write_samples(out: Path, benchmark: str, seed: int = 7) -> list[Path]:
+    """The sample data folder of ``benchmark`` (dstc7 or dstc8) at ``out``: the data files, ``sample.json`` and the
+    example run (the TF-IDF run of the sample's first reference run)."""
     rng = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    files: dict[str, object] = {}
+    if benchmark == "dstc7":
+        dev = _examples(rng, "ubuntu", 1, "dev", 6, 10)
+        files["ubuntu_dev_subtask_1.json"] = dev
+        files["ubuntu_test_subtask_1.json"] = [{**{k: v for k, v in e.items() if k != "options-for-correct-answers"},
+                                                "data-split": "test"} for e in dev]
+        files["GROUND_TRUTH.tsv"] = "".join(
+            f"{e['example-id']}\t{','.join(c['candidate-id'] for c in e['options-for-correct-answers'])}\n" for e in dev)
+        files["advising_dev_subtask_3.json"] = _examples(rng, "advising", 3, "dev", 6, 10)
+        files["ubuntu_dev_subtask_4.json"] = _examples(rng, "ubuntu", 4, "dev", 6, 10)
+    else:
+        rng.seed(seed + 1)
+        files["task-1.ubuntu.dev.json"] = _examples(rng, "ubuntu", 4, "dev", 6, 10)
     written = []
-
-    def put(path: Path, examples: list[dict]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps(examples, indent=1) + "\n")
-        written.append(path)
-
-    dev = _examples(rng, "ubuntu", 1, "dev", 6, 10)
-    put(root / "dstc7" / "ubuntu_dev_subtask_1.json", dev)
-    test = [{**{k: v for k, v in e.items() if k != "options-for-correct-answers"}, "data-split": "test"} for e in dev]
-    put(root / "dstc7" / "ubuntu_test_subtask_1.json", test)
-    truth = "".join(f"{e['example-id']}\t{','.join(c['candidate-id'] for c in e['options-for-correct-answers'])}\n"
-                    for e in dev)
-    atomic_write_text(root / "dstc7" / "GROUND_TRUTH.tsv", truth)
-    written.append(root / "dstc7" / "GROUND_TRUTH.tsv")
-    put(root / "dstc7" / "advising_dev_subtask_3.json", _examples(rng, "advising", 3, "dev", 6, 10))
-    put(root / "dstc7" / "ubuntu_dev_subtask_4.json", _examples(rng, "ubuntu", 4, "dev", 6, 10))
-    put(root / "dstc8" / "task-1.ubuntu.dev.json", _examples(rng, "ubuntu", 4, "dev", 6, 10))
-    return written
+    for name, content in files.items():
+        atomic_write_text(out / name, content if isinstance(content, str) else json.dumps(content, indent=1) + "\n")
+        written.append(out / name)
+    data, run, none_id = REFERENCE_RUNS[benchmark][0]
+    written.append(rank_file(out / data, "tfidf", out / run, none_id=none_id))
+    note = ("Ubuntu subtasks 1 and 4 and Advising subtask 3 (dev), subtask 1's test file with GROUND_TRUTH.tsv; "
+            "constructed chats" if benchmark == "dstc7" else "an Ubuntu subtask 1 dev file (NONE correct in 2 of 6 "
+            "examples); constructed chats")
+    manifest = {"benchmark": benchmark, "split": "dev", "example_run": run, "note": note}
+    atomic_write_text(out / "sample.json", json.dumps(manifest, indent=2) + "\n")
+    return [*written, out / "sample.json"]
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -160,7 +168,7 @@ REFERENCE_RUNS = {
     "dstc7": [("ubuntu_dev_subtask_1.json", "Ubuntu_subtask_1.json", False),
               ("advising_dev_subtask_3.json", "Advising_subtask_3.json", False),
               ("ubuntu_dev_subtask_4.json", "Ubuntu_subtask_4.json", True)],
-    "dstc8": [("task-1.ubuntu.dev.json", "task-1.ubuntu.dev.run.json", True)],
+    "dstc8": [("task-1.ubuntu.dev.json", "example-run.json", True)],
 }
 
 
@@ -169,8 +177,8 @@ def main() -> int:
 
     repo = Path(__file__).resolve().parents[1]
     samples, stored = repo / "submissions" / "samples", repo / "submissions" / "baselines"
-    write_samples(samples)
     for bench, runs in REFERENCE_RUNS.items():
+        write_samples(samples / bench, bench)
         for baseline in BASELINES:
             for data, name, none_id in runs:
                 sub = rank_file(samples / bench / data, baseline, stored / bench / baseline / name, none_id=none_id)

@@ -234,9 +234,10 @@ def test_issue_examples_run_as_written(tmp_path, cli):
 
 
 # ---- the constructed samples and the reference runs ---------------------------------------------------------
-def test_samples_regenerate_bit_identical(tmp_path):
-    for p in write_samples(tmp_path):
-        assert p.read_bytes() == (SAMPLES / p.relative_to(tmp_path)).read_bytes(), p.name
+@pytest.mark.parametrize("bench", sorted(REFERENCE_RUNS))
+def test_samples_regenerate_bit_identical(bench, tmp_path):
+    for p in write_samples(tmp_path / bench, bench):
+        assert p.read_bytes() == (SAMPLES / bench / p.name).read_bytes(), p.name
 
 
 @pytest.mark.parametrize("bench", sorted(REFERENCE_RUNS))

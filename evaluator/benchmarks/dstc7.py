@@ -58,7 +58,8 @@ class DSTC7(Benchmark):
     def _files(self, data: Path) -> list[Path]:
         if not data.is_dir():
             return [data]
-        return sorted(p for p in data.iterdir() if p.suffix == ".json" and name_fields(p.name)[0])
+        # released data files name their dataset and split (a run such as Ubuntu_subtask_1.json names no split)
+        return sorted(p for p in data.iterdir() if p.suffix == ".json" and None not in name_fields(p.name)[::2])
 
     def splits(self, data: Path) -> list[str]:
         return sorted({name_fields(p.name)[2] or "test" for p in self._files(Path(data))})
