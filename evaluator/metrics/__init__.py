@@ -10,14 +10,20 @@ name                       meaning
 ``p@k``                    DSTC6's name for hits@k ("Precision@k" in the official scorer; not IR precision)
 ``r@k``                    DSTC7/DSTC8's name for hits@k ("Recall@k" in evaluations/metrics.py; success@k: any
                            correct id among the top k)
-``map``                    mean average precision over each item's correct ids (per-item AP computed by the
-                           benchmark, :func:`dialeval.metrics.ranking.average_precision`; trec_eval ``map``)
 ``noesis-score``           DSTC7 Track 1 / DSTC8 Track 2's ranking score: (R@10 + MRR) / 2
 ``mrr``                    mean reciprocal rank (ranx ``mrr``, trec_eval ``recip_rank``)
 ``rN@k``                   Ubuntu's recall@k in 1-of-N (gold among the top k of the first N candidates)
 ``per-response-accuracy``  hits@1 over every bot turn (Bordes & Weston)
 ``per-dialog-accuracy``    share of conversations with every turn a hit@1 (Bordes & Weston)
+``map``                    mean average precision over the positives (trec_eval ``map``; DAM/SMN ``MAP``), per item
+                           from the benchmark (Douban: :mod:`~dialeval.metrics.selection`; DSTC7 rankings that list
+                           a subset: :func:`dialeval.metrics.ranking.average_precision`)
 =========================  =========================================================================
+
+Where an item has several golds (Douban, DSTC7), the benchmark computes ``map``, ``mrr``, ``p@k`` and ``rN@k`` per
+item itself (:mod:`dialeval.metrics.selection`: R10@k there is the share of the positives in the top k) and
+stores them in ``RankTable.values`` under those names; a stored column takes precedence over the single-gold
+formula.
 
 Benchmarks that compute per-item numbers themselves (AirDialogue's state scores) register *value*
 metrics: the corpus value is the mean of the table's ``values[name]`` column.
@@ -73,18 +79,25 @@ def register(metric: Metric) -> Metric:
 def _hits(k: int, name: str) -> Metric:
     from dialeval.metrics.ranking import hits_at_k
 
-    def per_unit(t: RankTable):
-        # a benchmark reproducing another scorer's own definition gives the per-item numbers itself (DSTC7's
-        # official R@100 counts a correct id found at any position)
-        return t.values[name] if name in t.values else hits_at_k(t.gold_rank, k, t.ties)
+    return Metric(
+        name,
+        lambda t: _stored(t, name, lambda: hits_at_k(t.gold_rank, k, t.ties)),
+        f"gold among the top {k}: mean of 1[rank <= {k}] over the answer-key items",
+    )
 
-    return Metric(name, per_unit, f"gold among the top {k}: mean of 1[rank <= {k}] over the answer-key items")
+
+def _stored(t: RankTable, name: str, formula):
+    """The benchmark's own per-item column ``name`` when it stored one (several golds per item), else the formula."""
+    v = t.values.get(name)
+    return formula() if v is None else v
 
 
 def _recall_in_n(n: int, k: int, name: str) -> Metric:
     from dialeval.metrics.ranking import hits_at_k
 
     def per_unit(t: RankTable):
+        if name in t.values:
+            return t.values[name]
         if n not in t.nested:
             raise UsageError(f"metric {name} needs ranks among the first {n} candidates, which this benchmark lacks")
         r, ties = t.nested[n]
@@ -96,7 +109,8 @@ def _recall_in_n(n: int, k: int, name: str) -> Metric:
 def _mrr() -> Metric:
     from dialeval.metrics.ranking import reciprocal_ranks
 
-    return Metric("mrr", lambda t: reciprocal_ranks(t.gold_rank, t.ties), "mean reciprocal rank (0 for an unranked gold)")
+    return Metric("mrr", lambda t: _stored(t, "mrr", lambda: reciprocal_ranks(t.gold_rank, t.ties)),
+                  "mean reciprocal rank (0 for an unranked gold)")
 
 
 def _noesis_score() -> Metric:
@@ -145,8 +159,8 @@ def get(name: str) -> Metric:
     if key == "noesis-score":
         return _noesis_score()
     if key == "map":
-        return value_metric("map", "mean average precision: per item (1/|G|) * sum over the correct ids found, in "
-                            "rank order, of (correct ids at or above it) / its rank")
+        return value_metric("map", "mean average precision: AP = (1/R) sum over positives at rank i of "
+                            "(positives in the top i) / i (dialeval.metrics.selection)")
     if key == "per-response-accuracy":
         return _hits(1, "per-response-accuracy")
     m = _FAMILY.match(key)
