@@ -13,8 +13,8 @@ environment's ``dialeval`` console script first on PATH. The README's convention
 - ``python3 -m pip install …`` parts of a ``&&`` chain are not run (installing into the test's environment is
   what tox itself does; a fresh install is checked by hand); the rest of the chain is.
 
-The README's commands run from a checkout's root; the one file of the checkout they read
-(``submissions/reported/dstc6-2017.csv``) is copied into the folder. A command that fails fails the test, so
+The README's commands run from a checkout's root; the checkout files they read (``submissions/reported``,
+``submissions/samples``) are copied into the folder. A command that fails fails the test, so
 tox fails when the README and the behaviour drift apart.
 """
 
@@ -32,7 +32,7 @@ import pytest
 from conftest import REPO, cli_env
 
 README = REPO / "README.md"
-CHECKOUT_FILES = ("submissions/reported",)
+CHECKOUT_FILES = ("submissions/reported", "submissions/samples")
 """What the README's commands read from the checkout, copied into the test's folder."""
 
 SLOW: dict[str, str] = {

@@ -82,6 +82,9 @@ class ItemSet:
     item (Ubuntu: 0, the ground truth)."""
     optional: bool = False
     """Items the submission may rank but need not (groups outside --task): no missing warnings, not in the table."""
+    split: str | None = None  # the split its items belong to (None: the split score_items is called with)
+    files: tuple[Path, ...] = ()  # the data files its items and gold came from (the data identity)
+    extra: object = None  # what the benchmark keeps beside the items (e.g. Movie Dialog's reply texts)
 
     def __len__(self) -> int:
         return len(self.item_ids)
@@ -268,7 +271,7 @@ def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str) -> RankTa
         parts.append(
             RankTable.build(
                 benchmark=benchmark,
-                split=split,
+                split=s.split or split,
                 group=s.group,
                 item_ids=s.item_ids,
                 gold_rank=out.rank[k],
@@ -441,6 +444,8 @@ def _rank_scored(cols: list[int], vals: list[float], n: int, gcols: list[int], t
         cols = [cols[j] for j in keep]
         vals = [vals[j] for j in keep]
     gset = set(gcols)
+    if ties == "input-order":  # tied candidates keep the data's order: count only those before the first gold
+        return _rank_in_input_order(cols, vals, n, gcols)
     if len(vals) > _SMALL and not any(type(x) is int and not -_EXACT <= x <= _EXACT for x in vals):
         v = np.asarray(vals, dtype=np.float64)
         isg = np.fromiter((c in gset for c in cols), bool, len(cols))
@@ -461,6 +466,20 @@ def _rank_scored(cols: list[int], vals: list[float], n: int, gcols: list[int], t
         n_scored = len(vals)
     # no gold scored: every scored candidate is above it, unscored non-golds tie with it
     return fold_ties(n_scored, n - n_scored - len(gset), ties)
+
+
+def _rank_in_input_order(cols: list[int], vals: list, n: int, gcols: list[int]) -> tuple[int, int]:
+    """(gold_rank, 0) when tied candidates keep the data's order; unscored columns tie below every scored one."""
+    gset = set(gcols)
+    gv = [x for c, x in zip(cols, vals, strict=True) if c in gset]
+    if not gv:  # every scored candidate is above; the unscored ones before the first gold come first
+        scored = set(cols)
+        return len(vals) + sum(1 for c in range(min(gcols)) if c not in scored) + 1, 0
+    best = max(gv)
+    first = min(c for c, x in zip(cols, vals, strict=True) if c in gset and x == best)
+    above = sum(1 for x in vals if x > best)
+    before = sum(1 for c, x in zip(cols, vals, strict=True) if x == best and c < first)
+    return above + before + 1, 0
 
 
 # ---- c, d) score matrices -----------------------------------------------------------------------------
@@ -559,7 +578,8 @@ class _MatrixPlan:
         block = c[lo - a : hi - a]
         i0, i1 = lo - self.start, hi - self.start
         gold = self.gold if self.col is None else self.gold[i0:i1]
-        count_above_tied(block, gold, self.sizes, self.above[:, i0:i1], None if self.same is None else self.same[:, i0:i1])
+        count_above_tied(block, gold, self.sizes, self.above[:, i0:i1], None if self.same is None else self.same[:, i0:i1],
+                         before=self.ties == "input-order")
         if len(self.multi_rows):
             first, last = np.searchsorted(self.multi_rows, [i0, i1])
             for q in range(first, last):
