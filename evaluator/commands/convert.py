@@ -56,11 +56,10 @@ def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, 
     """Write <out>/<split>/dialog-task{N}{NAME}-babi-{split}.json and its .answers.json key (gold at rank 1)."""
     from pathlib import Path
 
+    from dialeval.commands.score import resolve_data
     from dialeval.core.errors import UsageError
     from dialeval.formats.convert import babi_dataset_name, babi_to_dstc6
     from dialeval.formats.dstc6 import answers_file_name
-
-    from dialeval.commands.score import resolve_data
 
     if task not in range(1, 7):
         raise UsageError(f"--task: bAbI tasks are 1-6, got {task}")
