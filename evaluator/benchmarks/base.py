@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from dialeval.core.problems import Problem
     from dialeval.core.ranks import RankTable
 
-TIE_POLICIES = ("pessimistic", "optimistic", "expected")
-"""The tie policies of score-based submissions (the rule itself: :func:`dialeval.formats.scores.fold_ties`)."""
+TIE_POLICIES = ("pessimistic", "optimistic", "expected", "input-order")
+"""The tie policies of score-based submissions (the rule itself: :func:`dialeval.formats.scores.fold_ties`);
+``input-order`` keeps tied candidates in the data's candidate order (a stable sort, as DAM's scorer does)."""
 DEFAULT_TIES = "pessimistic"
 """Score-based submissions: a gold tied with other candidates ranks after all of them unless told otherwise
 (the only choice that can never overstate a system)."""

@@ -445,6 +445,8 @@ def _rank_scored(cols: list[int], vals: list[float], n: int, gcols: list[int], t
         cols = [cols[j] for j in keep]
         vals = [vals[j] for j in keep]
     gset = set(gcols)
+    if ties == "input-order":  # tied candidates keep the data's order: count only those before the first gold
+        return _rank_in_input_order(cols, vals, n, gcols)
     if len(vals) > _SMALL and not any(type(x) is int and not -_EXACT <= x <= _EXACT for x in vals):
         v = np.asarray(vals, dtype=np.float64)
         isg = np.fromiter((c in gset for c in cols), bool, len(cols))
@@ -465,6 +467,20 @@ def _rank_scored(cols: list[int], vals: list[float], n: int, gcols: list[int], t
         n_scored = len(vals)
     # no gold scored: every scored candidate is above it, unscored non-golds tie with it
     return fold_ties(n_scored, n - n_scored - len(gset), ties)
+
+
+def _rank_in_input_order(cols: list[int], vals: list, n: int, gcols: list[int]) -> tuple[int, int]:
+    """(gold_rank, 0) when tied candidates keep the data's order; unscored columns tie below every scored one."""
+    gset = set(gcols)
+    gv = [x for c, x in zip(cols, vals, strict=True) if c in gset]
+    if not gv:  # every scored candidate is above; the unscored ones before the first gold come first
+        scored = set(cols)
+        return len(vals) + sum(1 for c in range(min(gcols)) if c not in scored) + 1, 0
+    best = max(gv)
+    first = min(c for c, x in zip(cols, vals, strict=True) if c in gset and x == best)
+    above = sum(1 for x in vals if x > best)
+    before = sum(1 for c, x in zip(cols, vals, strict=True) if x == best and c < first)
+    return above + before + 1, 0
 
 
 # ---- c, d) score matrices -----------------------------------------------------------------------------
@@ -563,7 +579,8 @@ class _MatrixPlan:
         block = c[lo - a : hi - a]
         i0, i1 = lo - self.start, hi - self.start
         gold = self.gold if self.col is None else self.gold[i0:i1]
-        count_above_tied(block, gold, self.sizes, self.above[:, i0:i1], None if self.same is None else self.same[:, i0:i1])
+        count_above_tied(block, gold, self.sizes, self.above[:, i0:i1], None if self.same is None else self.same[:, i0:i1],
+                         before=self.ties == "input-order")
         if len(self.multi_rows):
             first, last = np.searchsorted(self.multi_rows, [i0, i1])
             for q in range(first, last):

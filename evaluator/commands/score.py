@@ -64,8 +64,9 @@ def _tasks(values: tuple[str, ...]) -> list[int | str] | None:
 def common_options(f):
     f = click.option("--benchmark", "benchmark", default="dstc6", show_default=True,
                      help="Benchmark to score against (see `dialeval benchmarks`).")(f)
-    f = click.option("--data", type=click.Path(file_okay=False), default=None,
-                     help="The benchmark's data folder (test files), a fetched release's name (`dialeval data list`), "
+    f = click.option("--data", type=click.Path(), default=None,
+                     help="The benchmark's data folder (test files; douban, ecommerce, ubuntu-v1: also one test file), "
+                          "a fetched release's name (`dialeval data list`), "
                           "or sample:NAME (`dialeval data sample`). For dstc6 also --challenge. Default: for dstc6 "
                           "$DIALEVAL_CHALLENGE, else the embedded default challenge (dstc6, airdialogue) or the "
                           "benchmark's sample data.")(f)
@@ -77,8 +78,9 @@ def common_options(f):
     f = click.option("--task", "task", multiple=True, help="Only these tasks/groups, e.g. --task 1 or --task 1,3-5.")(f)
     f = click.option("--ties", type=click.Choice(TIE_POLICIES), default=DEFAULT_TIES, show_default=True,
                      help="Score-based submissions: where a gold tied with other candidates ranks (pessimistic: after "
-                          "all of them; optimistic: before; expected: the mean over the tied positions). Always in "
-                          "the signature of such runs.")(f)
+                          "all of them; optimistic: before; expected: the mean over the tied positions; input-order: "
+                          "the data's candidate order, a stable sort as DAM's scorer). Always in the signature of "
+                          "such runs.")(f)
     f = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schemas/score-report).")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the report (JSON or CSV) to FILE.")(f)
     f = click.option("--max-problems", type=int, default=SCREEN_PER_CODE, show_default=True,

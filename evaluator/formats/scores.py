@@ -14,7 +14,7 @@ pointers are ``/<row>/<column>``, 0-based; messages also give the 1-based CSV li
 faults of one code are kept (:class:`~dialeval.core.problems.Capped`); the rest are counted in one closing line
 that has no code.
 
-:func:`fold_ties` is the one tie rule (``pessimistic``, ``optimistic``, ``expected``; the policy names are
+:func:`fold_ties` is the one tie rule (``pessimistic``, ``optimistic``, ``expected``, ``input-order``; the names are
 :data:`dialeval.benchmarks.base.TIE_POLICIES`); see :mod:`dialeval.core.ranks` for what ``gold_rank`` and ``ties`` mean.
 """
 
@@ -53,11 +53,13 @@ def fold_ties(above, tied, policy: str):
 
     * ``pessimistic``: gold_rank = s + t + 1, ties = 0 (the gold ranks after every tied candidate);
     * ``optimistic``: gold_rank = s + 1, ties = 0;
-    * ``expected``: gold_rank = s + 1, ties = t (metrics average over the t + 1 equal positions).
+    * ``expected``: gold_rank = s + 1, ties = t (metrics average over the t + 1 equal positions);
+    * ``input-order``: gold_rank = s + t + 1, ties = 0, where the caller counts in t only the tied candidates
+      that come *before* the gold in the data's candidate order (a stable sort: DAM's scorer).
 
     Callers check the policy name against :data:`dialeval.benchmarks.base.TIE_POLICIES` first.
     """
-    if policy == "pessimistic":
+    if policy in ("pessimistic", "input-order"):
         return above + tied + 1, tied * 0
     if policy == "optimistic":
         return above + 1, tied * 0
@@ -75,10 +77,12 @@ def new_counts(sizes: int, rows: int, policy: str) -> tuple[np.ndarray, np.ndarr
     return above, (None if policy == "optimistic" else np.zeros((sizes, rows), np.int32))
 
 
-def count_above_tied(c: np.ndarray, gold, sizes: list[int], above: np.ndarray, same: np.ndarray | None) -> None:
+def count_above_tied(c: np.ndarray, gold, sizes: list[int], above: np.ndarray, same: np.ndarray | None,
+                     before: bool = False) -> None:
     """For each row of the chunk ``c`` (rows, n) and each N of ``sizes`` (ascending): ``above[j]`` = columns
     among the first ``sizes[j]`` scoring strictly above the gold, ``same[j]`` = the *other* columns among them
-    scoring the same (skipped when ``same`` is None). ``gold``: one column for every row, or one per row.
+    scoring the same (skipped when ``same`` is None; ``before``: only those left of the gold's column, what
+    ``input-order`` counts). ``gold``: one column for every row, or one per row.
 
     Short rows (Ubuntu: ten candidates) are transposed first: each comparison and each running sum then runs
     over one contiguous row of the chunk instead of over ten cells at a time, which is what makes numpy fast.
@@ -95,6 +99,8 @@ def count_above_tied(c: np.ndarray, gold, sizes: list[int], above: np.ndarray, s
         if same is not None:
             eq = c == gv
             eq[(at, gold) if per_row else (slice(None), gold)] = False
+            if before:
+                eq &= np.arange(n)[None, :] < (np.asarray(gold)[:, None] if per_row else gold)
         for j, x in enumerate(sizes):
             above[j] = np.count_nonzero(gt[:, :x], axis=1)
             if eq is not None:
@@ -107,6 +113,8 @@ def count_above_tied(c: np.ndarray, gold, sizes: list[int], above: np.ndarray, s
     if same is not None:
         eq = np.equal(ct, g)
         eq[self_at] = False
+        if before:
+            eq &= np.arange(n)[:, None] < (np.asarray(gold)[None, :] if per_row else gold)
         _prefix_sums(eq, sizes, same, sparse=True)
 
 
@@ -145,7 +153,8 @@ def rank_in_vector(scores: np.ndarray, gold_cols, policy: str) -> tuple[int, int
     The gold with the highest score counts (every gold scores at most as well as it). s = candidates
     strictly above it; t = *non-gold* candidates tied with it: golds tied with it are one block (with
     ``pessimistic`` the first gold of a tied block still ranks after the tied non-golds, with ``expected``
-    the block counts as one gold among t + 1 positions, which can only understate a multi-gold hit).
+    the block counts as one gold among t + 1 positions, which can only understate a multi-gold hit; with
+    ``input-order`` t counts the tied non-golds left of the block's first gold).
     ``gold_cols`` empty -> (0, 0): nothing to rank.
     """
     gold_cols = np.asarray(gold_cols, dtype=np.intp)
@@ -153,7 +162,11 @@ def rank_in_vector(scores: np.ndarray, gold_cols, policy: str) -> tuple[int, int
         return 0, 0
     best = scores[gold_cols].max()
     above = int(np.count_nonzero(scores > best))
-    tied = int(np.count_nonzero(scores == best)) - int(np.count_nonzero(scores[gold_cols] == best))
+    if policy == "input-order":
+        first = int(gold_cols[scores[gold_cols] == best].min())
+        tied = int(np.count_nonzero(scores[:first] == best))  # every gold left of `first` scores below best
+    else:
+        tied = int(np.count_nonzero(scores == best)) - int(np.count_nonzero(scores[gold_cols] == best))
     r, t = fold_ties(above, tied, policy)
     return int(r), int(t)
 
@@ -380,6 +393,11 @@ def _npy_header(raw: bytes, major: int):
 
 
 _CELL = re.compile(rb'\s*"([^"]*)"\s*')
+LOADTXT_MAX_LINE = 1 << 16
+"""Longer lines are parsed cell by cell in Python: numpy's parser holds a line as 4 bytes per character, and a
+100 MB cell then cost 700 MB before it was found not to be a number."""
+EXCERPT = 40
+"""Characters of a cell shown in a ``score-not-number`` message (only that many are ever decoded)."""
 
 
 def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: int | None = None,
@@ -396,6 +414,7 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
     blocks: list[np.ndarray] = []
     pending: list[bytes] = []
     pending_from = 0
+    long_pending = False  # a pending line numpy's parser must not see
     width = width_line = None
     too_wide = False
     blank_at: list[int] = []  # blank lines not yet known to be trailing
@@ -403,10 +422,12 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
     lines = 0
 
     def flush() -> None:
-        nonlocal pending
+        nonlocal pending, long_pending
         if not pending:
             return
         try:  # numpy's C parser; a block it refuses is read again cell by cell, which names each bad cell
+            if long_pending:
+                raise ValueError("a long line")
             block = np.loadtxt(pending, delimiter=",", dtype=np.float64, ndmin=2, comments=None, quotechar='"',
                                encoding="utf-8")
             if block.shape != (len(pending), width):
@@ -415,6 +436,7 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
             block = _rows_by_python(pending, pending_from, width, faults)
         blocks.append(block)
         pending = []
+        long_pending = False
 
     try:
         for lineno, line in iter_byte_lines(path, shown=shown, what="a .csv file", bom_ok=True,
@@ -445,6 +467,7 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
                 flush()
                 pending_from = lineno
             pending.append(line)
+            long_pending = long_pending or len(line) > LOADTXT_MAX_LINE
             if len(pending) >= 8192:
                 flush()
         flush()
@@ -478,9 +501,10 @@ def _rows_by_python(lines: list[bytes], first: int, width: int | None, faults: C
             try:
                 out[i, j] = float(cell)
             except ValueError:
-                shown = cell.decode("utf-8", "replace")
+                # a prefix of 4 bytes per character shown (and more) decodes to the same excerpt as the whole cell
+                shown = cell[:4 * EXCERPT + 8].decode("utf-8", "replace")[:EXCERPT]
                 faults.append(Problem("score-not-number", f"/{lineno - 1}/{j}",
-                                    f"line {lineno}, column {j + 1}: {short(shown, 40)} is not a number"))
+                                      f"line {lineno}, column {j + 1}: {short(shown, EXCERPT)} is not a number"))
     return out
 
 
