@@ -105,6 +105,12 @@ class Benchmark:
     title: ClassVar[str]
     group_label: ClassVar[str] = "task"  # what a group is called in tables ("task", "file", ...)
     split_names: ClassVar[tuple[str, ...]] = ()  # documented split names (the data may hold fewer)
+    # what the published data are called ("not the DSTC6 data"), and what each split and group means, in the
+    # benchmark's own words: the leaderboard renders them for any benchmark (none: the names alone are shown)
+    data_name: ClassVar[str] = ""
+    split_descriptions: ClassVar[dict[str, str]] = {}
+    group_names: ClassVar[dict[str, str]] = {}  # short names shown beside a group's number ("1" -> "API")
+    group_descriptions: ClassVar[dict[str, str]] = {}
     default_metrics: ClassVar[tuple[str, ...]] = ("hits@1", "mrr")
     submission_formats: ClassVar[tuple[str, ...]] = ("dstc6-result",)
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)

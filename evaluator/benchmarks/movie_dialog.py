@@ -213,6 +213,15 @@ class MovieDialog(ItemSetBenchmark):
     group_label = "task"
     split_names = movie.SPLITS
     one_split = True
+    data_name = "Movie Dialog"
+    split_descriptions = {"train": "training examples", "dev": "development examples", "test": "test examples"}
+    group_names = {"1": "QA", "2": "Recs", "3": "QA+Recs", "4": "Reddit"}
+    group_descriptions = {
+        "1": "factoid questions about movies (11 question types); hits@1",
+        "2": "recommend a movie from the user's liked movies; hits@100",
+        "3": "a recommendation, a question about it, a second recommendation; hits@10",
+        "4": "real movie discussions from Reddit: the true reply among 10,001 candidates; hits@10",
+    }
     default_metrics = ("hits@1", "hits@10", "hits@100")
     submission_formats = (
         "dstc6-result keyed by item ids (<file stem>:<conversation>:<line ID>); candidates as ids or text",
