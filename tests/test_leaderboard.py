@@ -439,3 +439,15 @@ def _members_of(tgz: Path) -> dict[str, bytes]:
     from dialeval.leaderboard.demo import _members
 
     return _members(tgz)
+
+
+def test_the_demo_site_shows_the_data_statement_the_evidence_and_a_phone_ready_ranking(demo):
+    out, index = demo
+    board = (index.parent / "board-demo.html").read_text(encoding="utf-8")
+    assert "<strong>Data:</strong> simulated with dialeval&#39;s simulator (seed 2017), not the DSTC6 data." in board
+    assert board.count('<span class="why"') >= 3 and 'id="matrix"' in board and 'id="matrix-compact"' in board
+    assert 'class="sortable cards" id="ranking"' in board and 'class="c-score"' in board
+    css = (index.parent / "static" / "site.css").read_text()
+    assert "@media (max-width: 600px)" in css and "table.cards tbody tr { display: flex;" in css
+    index_html = index.read_text(encoding="utf-8")
+    assert '<th data-type="text">data</th>' in index_html
