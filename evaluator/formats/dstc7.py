@@ -142,7 +142,8 @@ def read_rankings(raw: bytes, file: str, examples: dict[str, int], allowed, none
     are matched by value but counted in one ``official-quirk`` warning (that script would match none of them).
     """
     def add(code: str, ptr: str, message: str, severity: str = "error") -> None:
-        problems.append(Problem(code, ptr, message, severity, file))
+        if not problems.full(code, severity):  # past the cap a problem is counted, not built
+            problems.append(Problem(code, ptr, message, severity, file))
 
     bad = sniff(raw[:SNIFF_BYTES], expect="a JSON submission")
     try:
