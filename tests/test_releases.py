@@ -42,7 +42,7 @@ def needs(path: Path):
 # ---- the shipped registry --------------------------------------------------------------------------------------
 def test_shipped_registry_lists_the_releases():
     reg = registry(REPO / "evaluator" / "files" / "releases.json")
-    assert set(reg.names()) == {"dstc6", "babi-dialog", "movie-dialog", "ubuntu-v2", "airdialogue"}
+    assert set(reg.names()) >= {"dstc6", "babi-dialog", "movie-dialog", "ubuntu-v2", "airdialogue"}
     assert len(reg.get("dstc6").files) == 40 and reg.get("dstc6").splits == ["tst1", "tst2", "tst3", "tst4"]
     assert len(reg.get("babi-dialog").files) == 29 and len(reg.get("movie-dialog").files) == 11
     assert all(a.url.startswith("http") and len(a.sha256) == 64 for r in reg.releases.values() for a in r.archives)
