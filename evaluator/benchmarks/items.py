@@ -53,6 +53,7 @@ from dialeval.benchmarks.base import TIE_POLICIES
 from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, OtherSplitIds, check_ranked_items, other_split_hint
 from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Problem, json_type, pointer, short
+from dialeval.core.ranks import LineIds
 from dialeval.files.read import SNIFF_BYTES, check_regular, file_sha256, read_bytes, sniff
 from dialeval.formats.scores import Capped, Fault, fold_ties, rank_in_vector
 
@@ -72,7 +73,7 @@ class ItemSet:
 
     group: str
     item_ids: Sequence[str]  # unique within the split (a list, or a lazy NumberedIds)
-    candidates: list[tuple[str, ...]] | tuple[str, ...]  # candidate ids per item, or ONE tuple shared by all items
+    candidates: list[tuple[str, ...]] | tuple[str, ...] | LineIds  # per item, or ONE sequence shared by all items
     gold: Sequence[frozenset[str]] | None  # gold candidate ids per item (None when only validating)
     conversation_ids: list[str] | None = None
     turns: list[int] | None = None
@@ -91,8 +92,8 @@ class ItemSet:
 
     @property
     def shared(self) -> bool:
-        """True when every item has the same candidate tuple."""
-        return isinstance(self.candidates, tuple)
+        """True when every item has the same candidate tuple (or the same :class:`~dialeval.core.ranks.LineIds`)."""
+        return isinstance(self.candidates, tuple | LineIds)
 
     def candidates_of(self, i: int) -> tuple[str, ...]:
         return self.candidates if self.shared else self.candidates[i]
@@ -141,7 +142,8 @@ class _Index:
         if s.shared:
             d = self._shared.get(k)
             if d is None:
-                d = self._shared[k] = {c: j for j, c in enumerate(s.candidates)}
+                d = self._shared[k] = (s.candidates.columns() if isinstance(s.candidates, LineIds)
+                                       else {c: j for j, c in enumerate(s.candidates)})
             return d
         return {c: j for j, c in enumerate(s.candidates[i])}
 
