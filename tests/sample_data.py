@@ -245,6 +245,13 @@ def build_airdialogue(out: Path) -> None:
 
     write_airdialogue(out, seed=1, n=4, split="dev")
     write_submission("cheapest-flight", out, "dev", out / "example-run.jsonl")
+    # response generation (airdialogue infer-bleu): one predicted turn per target turn, every third one generic
+    from dialeval.metrics.bleu import infer_items
+
+    lines = [json.loads(line) for line in (out / "dev_data.json").read_text(encoding="utf-8").splitlines()]
+    targets = infer_items([d.get("dialogue") or [] for d in lines], [d.get("correct_sample") is not False for d in lines])
+    hyps = ["ok , let me check that for you ." if n % 3 == 2 else text for n, (_, _, text) in enumerate(targets)]
+    (out / "example-hyps.txt").write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
     manifest(out, "airdialogue", "dev", "example-run.jsonl", "a simulated AirDialogue dev split (4 contexts with "
              "dialogues, their KBs); the example run is the cheapest-flight baseline's")
 

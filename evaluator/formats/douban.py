@@ -71,19 +71,27 @@ def read_labels(path: str | Path, *, shown: str | None = None) -> np.ndarray:
 
     Read whole and checked with list operations (10,000 lines in a few ms); any anomaly is found again line by
     line, which names it with file:line."""
+    labels = _labels_at_once(Path(path), shown)
+    return labels if labels is not None else _read_labels_line_by_line(Path(path), shown)
+
+
+def _labels_at_once(path: Path, shown: str | None) -> np.ndarray | None:
+    """The labels when the file has no anomaly, else None (its own frame: nothing it read outlives it)."""
     raw = read_bytes(path, what="a response-selection TSV file", shown=shown, limit=text_limit())
-    if sniff(raw[:SNIFF_BYTES], bom_ok=True) is None and not raw.startswith(b"\xef\xbb\xbf"):
-        lines = raw.split(b"\n")
-        del raw
-        while lines and not lines[-1].strip():
-            lines.pop()
-        ends = [ln.rfind(b"\t") for ln in lines]
-        if lines and {ln[:2] for ln in lines} <= {b"0\t", b"1\t"} and min(ends) > 1 and len(lines) % PER_CONTEXT == 0:
-            context = [ln[2:e] for ln, e in zip(lines, ends, strict=True)]
-            if all(context[k::PER_CONTEXT] == context[::PER_CONTEXT] for k in range(1, PER_CONTEXT)):
-                labels = np.frombuffer(b"".join(ln[:1] for ln in lines), np.uint8) - ord("0")
-                return labels.astype(np.int8).reshape(-1, PER_CONTEXT)
-    return _read_labels_line_by_line(Path(path), shown)
+    if sniff(raw[:SNIFF_BYTES], bom_ok=True) is not None or raw.startswith(b"\xef\xbb\xbf"):
+        return None
+    lines = raw.split(b"\n")
+    del raw
+    while lines and not lines[-1].strip():
+        lines.pop()
+    ends = [ln.rfind(b"\t") for ln in lines]
+    if not lines or not {ln[:2] for ln in lines} <= {b"0\t", b"1\t"} or min(ends) < 2 or len(lines) % PER_CONTEXT:
+        return None
+    context = [memoryview(ln)[2:e] for ln, e in zip(lines, ends, strict=True)]  # views: no second copy
+    if not all(context[k::PER_CONTEXT] == context[::PER_CONTEXT] for k in range(1, PER_CONTEXT)):
+        return None
+    labels = np.frombuffer(b"".join(ln[:1] for ln in lines), np.uint8) - ord("0")
+    return labels.astype(np.int8).reshape(-1, PER_CONTEXT)
 
 
 def _read_labels_line_by_line(path: Path, shown: str | None) -> np.ndarray:
