@@ -574,8 +574,8 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
     """
     from dialeval.leaderboard.outdir import (
         SITE_MARKER,
-        check_hidden_splits,
         check_out_folder,
+        hidden_by_board,
         new_folder_beside,
         replace_folder,
     )
@@ -585,7 +585,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
     if not boards:
         raise UsageError(f"{reg.path}: no runs to publish")
     # before anything is written: a misspelled hidden split would publish the real one
-    check_hidden_splits(hidden, {s for b in boards for r in reg.runs(board=b) for s in r.splits})
+    hidden_of = hidden_by_board(hidden, {b: {s for r in reg.runs(board=b) for s in r.splits} for b in boards})
     out = Path(out)
     check_out_folder(out, protect={"the registry": reg.path})
     env = _env()
@@ -600,7 +600,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
         views = []
         team_runs: dict[str, list[dict]] = {}
         for b in boards:
-            view = collect_board(reg, b, hidden, private, all_runs)
+            view = collect_board(reg, b, hidden_of[b], private, all_runs)
             view["chart"] = interval_chart(view["ranked"])
             view["progress"] = progress_chart([*view["ranked"], *view["superseded"]])
             # phones get a chart drawn for their width, so its text stays 11 px instead of shrinking to fit
