@@ -63,6 +63,9 @@ class ConvAI2(ItemSetBenchmark):
     title = "ConvAI2 (PersonaChat): hits@1/5/10 of 20 candidates per turn, or token F1 of generated replies"
     group_label = "file"
     split_names = SPLITS
+    data_name = "ConvAI2"
+    split_descriptions = {"train": "training dialogs (PersonaChat, self persona, original)",
+                          "valid": "the released validation dialogs (the test set was never released)"}
     default_metrics = ("hits@1", "hits@5", "hits@10")
     problem_codes = {"line-too-long": "a generated reply of more than 1,048,576 characters"}
     submission_formats = ("dstc6-result keyed by <file stem>:<dialog>:<line ID>, candidates by position 1-20 or text",
