@@ -253,6 +253,9 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
                                                            and r.kind != "reported"]
     data = data_statement([reg.data_identity(r.run_id) for r in shown_runs], info["data_name"],
                           _release_of([rec for r in shown_runs for rec in records[r.run_id]]))
+    if not shown_runs and reported:  # nothing scored here: the numbers are what their sources published
+        data = {"kind": "unknown", "release": "",
+                "text": "the numbers their sources published (reported results; no data were scored here)"}
     return {"name": board, "slug": slug(board), "benchmark": benchmark, "title": info["title"],
             "data": data, "release": data.get("release", ""),
             "group_label": info["group_label"], "metric": metric, "splits": splits, "metrics": table_metrics,

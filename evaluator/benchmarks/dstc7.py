@@ -57,9 +57,19 @@ class WholePool:
 class DSTC7(Benchmark):
     name = "dstc7"
     title = "DSTC7 Track 1 (NOESIS) response selection, subtasks 1-5, Ubuntu and Advising"
-    data_name = "DSTC7 Track 1 (NOESIS) data"
     group_label = "subtask"
     split_names = ("train", "dev", "test")
+    data_name = "DSTC7 Track 1"
+    split_descriptions = {"train": "training examples", "dev": "development examples",
+                          "test": "test examples (the ground truth was released after the challenge)"}
+    group_descriptions = {f"{key}-{n}": f"{label}: {text}" for key, label in (("ubuntu", "Ubuntu IRC"),
+                                                                          ("advising", "Advising"))
+                          for n, text in (
+        (1, "the next utterance among 100 candidates"),
+        (2, "the next utterance among the file's whole pool of candidates"),
+        (3, "the next utterance among 100 candidates, several of them correct (paraphrases)"),
+        (4, "the next utterance among 100 candidates, or NONE when none is correct"),
+        (5, "the next utterance among 100 candidates, with external knowledge"))}
     default_metrics = ("r@1", "r@10", "r@50", "r@100", "mrr", "map", "noesis-score")
     submission_formats = ("ranking JSON [{example-id, candidate-ranking: [{candidate-id, confidence}]}]",)
     options = (Option("lenient", "dstc7, dstc8: the official evaluations/metrics.py numbers, listing its definitions."),)
@@ -172,6 +182,8 @@ class DSTC8(DSTC7):
 
     name = "dstc8"
     title = "DSTC8 Track 2 (NOESIS II) subtask 1 response selection, Ubuntu and Advising"
-    data_name = "DSTC8 Track 2 (NOESIS II) data"
+    data_name = "DSTC8 Track 2"
+    group_descriptions = {f"{key}-1": f"{label}: the next utterance among 100 candidates, or NONE when none is "
+                          "correct" for key, label in (("ubuntu", "Ubuntu IRC"), ("advising", "Advising"))}
     default_metrics = ("r@1", "r@10", "r@50", "mrr", "map", "noesis-score")
     none_subtasks = frozenset({1, 2, 3, 4, 5})
