@@ -259,3 +259,24 @@ def test_tfidf_beats_random_on_the_samples():
             mrr = {b: score(STORED / bench / b / name, benchmark=bench, data=SAMPLES / bench / data).value("mrr")
                    for b in BASELINES}
             assert mrr["tfidf"] > mrr["random"], (bench, name, mrr)
+
+
+def test_releases_say_which_checksum_is_published(tmp_path, cli):
+    from dialeval.files.releases import registry
+
+    reg = registry(REPO / "evaluator" / "files" / "releases.json")
+    parlai = reg.get("dstc7-ubuntu")  # ParlAI's packaging: its build.py publishes the sha256, fetch checks it
+    assert parlai.benchmark == "dstc7" and [len(a.sha256) for a in parlai.archives] == [64]
+    for name in ("dstc7", "dstc8"):  # the organisers' files: no archive URL, no checksum published
+        assert reg.get(name).archives == () and "no checksum" in reg.get(name).obtain
+    r = cli("score", "x.json", "--benchmark", "dstc8", "--data", "dstc8", cwd=tmp_path,
+            env={"DIALEVAL_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.returncode == 2 and "no checksum" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_parlai_responses_tsv_is_a_ground_truth(tmp_path):
+    data = [example(5, ["A", "B", "C"], ["C"], split="test")]
+    (tmp_path / "ubuntu_responses_subtask_1.tsv").write_text("5\tC\tthe response text, with a comma\n")
+    r = run(tmp_path, "ubuntu_test_subtask_1.json", data, "Ubuntu_subtask_1.json", [ranking(5, ["B", "C", "A"])],
+            keys=tmp_path / "ubuntu_responses_subtask_1.tsv")
+    assert r.valid and list(r.table.gold_rank) == [2]

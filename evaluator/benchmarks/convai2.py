@@ -1,11 +1,9 @@
 """ConvAI2 (PersonaChat): hits@1, @5, @10 among each turn's 20 candidates, or token F1 of generated replies.
 
-``--data``: one ParlAI file (``valid_self_original.txt``: its split is the name's first word; no test set was
-released) or a folder of ``<split>_self_original.txt``. Items: every turn, id ``<file stem>:<dialog>:<line ID>``
-(dialogs numbered from 1 in file order), candidates ``"1"`` ... ``"20"`` or their texts (a text names the first
-candidate of the line that normalises alike). Gold: every candidate equal to a label after ParlAI's answer
-normalisation (:mod:`dialeval.metrics.answer`), as ParlAI's hits@k compares them. A ``.txt`` of generated
-replies, one line per turn, gets token F1. The release's gold is the last candidate: file-order ties rank it last.
+``--data``: a ParlAI file (``valid_self_original.txt``: the split is its name's first word; no test set was released)
+or a folder of ``<split>_self_original.txt``. Items: turns, ``<file stem>:<dialog>:<line ID>``, candidates ``"1"`` ...
+``"20"`` or their texts (the line's first candidate that normalises alike). Gold: every candidate equal to a label after
+ParlAI's answer normalisation (:mod:`dialeval.metrics.answer`). A ``.txt`` of replies, a line per turn, gets token F1.
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Problem
-from dialeval.formats.convai2 import DEFAULT_FILE, N_CANDIDATES, SPLITS, Turns, read_turns, split_of
+from dialeval.formats.convai2 import DEFAULT_FILE, MAX_TURN, N_CANDIDATES, SPLITS, Turns, read_turns, split_of
 from dialeval.metrics.answer import normalize_answer
 
 POSITIONS = tuple(str(j) for j in range(1, N_CANDIDATES + 1))
@@ -30,7 +28,7 @@ def data_files(data: Path) -> dict[str, Path]:
     if data.is_dir():
         return {s: data / DEFAULT_FILE.format(split=s) for s in SPLITS if (data / DEFAULT_FILE.format(split=s)).exists()}
     if split_of(data) is None:
-        raise UsageError(f"{data.name}: not a ConvAI2 file name (<train|valid>_<persona>_<original|revised>.txt)")
+        raise UsageError(f"{data}: not a ConvAI2 file name (<train|valid>_<persona>_<original|revised>.txt)")
     return {split_of(data): data}
 
 
@@ -56,8 +54,8 @@ class _Names:
             self.i, self.by_text = i, {}
             for j, c in enumerate(self.turns.candidates(i)):
                 self.by_text.setdefault(normalize_answer(c), POSITIONS[j])
-        # a name far longer than any candidate (a hostile 100 MB one) is not normalised: it names none
-        return self.by_text.get(normalize_answer(name)) if len(name) <= 1 << 16 else None
+        # a name longer than any turn (a hostile 100 MB one) is not normalised: it names none
+        return self.by_text.get(normalize_answer(name)) if len(name) <= MAX_TURN else None
 
 
 class ConvAI2(ItemSetBenchmark):
@@ -69,6 +67,7 @@ class ConvAI2(ItemSetBenchmark):
     split_descriptions = {"train": "training dialogs (PersonaChat, self persona, original)",
                           "valid": "the released validation dialogs (the test set was never released)"}
     default_metrics = ("hits@1", "hits@5", "hits@10")
+    problem_codes = {"line-too-long": "a generated reply of more than 1,048,576 characters"}
     submission_formats = ("dstc6-result keyed by <file stem>:<dialog>:<line ID>, candidates by position 1-20 or text",
                           "scores (JSON, same names)", ".npy / .csv matrix (a row per turn, 20 columns)",
                           ".txt of generated replies, one line per turn (token F1)")
@@ -108,17 +107,17 @@ class ConvAI2(ItemSetBenchmark):
 def _replies(request: Request, split: str, turns: Turns):
     """Generated replies: a .txt of one line per turn, token F1 against the labels."""
     from dialeval.core.ranks import RankTable
-    from dialeval.files.read import check_regular, file_sha256, iter_text_lines
+    from dialeval.files.read import file_sha256, iter_text_lines
     from dialeval.metrics.answer import f1_scores
 
     path = Path(request.submission)
-    check_regular(path, what="one submission file")
     fname, n, replies, problems = path.name, len(turns.item_ids), [], []
     shape = f"the file has {n} turns (one reply per line, in file order)"
     try:
         for lineno, line in iter_text_lines(path, shown=fname):
-            if lineno > n:
-                problems.append(Problem("wrong-shape", "", f"more than {n} lines, but {shape}", file=fname))
+            if lineno > n or len(line) > MAX_TURN:  # a longer line is no reply: it is never tokenised
+                problems.append(Problem("wrong-shape", "", f"more than {n} lines, but {shape}", file=fname) if lineno > n
+                                else Problem("line-too-long", "", f"line {lineno}: over {MAX_TURN} characters", file=fname))
                 break
             replies.append(line.rstrip("\r"))
     except UnreadableInput as e:

@@ -20,7 +20,7 @@ import numpy as np
 
 from dialeval.benchmarks.base import TIE_POLICIES, Evaluation, Option, Request
 from dialeval.benchmarks.items import ItemSet
-from dialeval.benchmarks.itemset import ItemSetBenchmark
+from dialeval.benchmarks.itemset import PROTOCOLS, ItemSetBenchmark, protocol_lines
 from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Capped, Problem, pointer, short
 from dialeval.core.ranks import NumberedIds, RankTable
@@ -41,8 +41,7 @@ CONTEXTS = {"mixed": "SMN/DAM: at least one positive and one negative", "with-po
 _OPTIONS = (
     Option("contexts", "Contexts that count: mixed (SMN, DAM), with-positive (MSN) or all.", "choice",
            tuple(CONTEXTS), "mixed"),
-    Option("protocols", "Also print each metric under every --contexts and --ties choice, side by side.",
-           scoring_only=True),
+    PROTOCOLS,
 )
 
 
@@ -217,17 +216,14 @@ class _TsvBenchmark(ItemSetBenchmark):
 
     def protocols(self, group: str, scores, labels, seen) -> list[str]:
         """One line per (contexts, ties) protocol with every default metric: how much a number owes to it."""
-        names = list(self.default_metrics)
-        lines = [f"{group}, every protocol: {'contexts':<13} {'ties':<11}" + "".join(f"{m.upper():>7}" for m in names)
-                 + "      n"]
-        pad = " " * (len(group) + len(", every protocol: "))
+        rows = []
         for ties in TIE_POLICIES:
             v = self.values(scores, labels, seen, ties)
             for contexts in CONTEXTS:
                 mask = kept(labels, contexts)
-                nums = "".join(f"{v[m][mask].mean() if mask.any() else float('nan'):7.4f}" for m in names)
-                lines.append(f"{pad}{contexts:<13} {ties:<11}{nums} {int(mask.sum()):6,}")
-        return lines
+                rows.append(([contexts, ties], {m: float(v[m][mask].mean()) if mask.any() else float("nan")
+                                                for m in self.default_metrics}, int(mask.sum())))
+        return protocol_lines(f"{group}, every protocol", ["contexts", "ties"], list(self.default_metrics), rows)
 
 
 def _head(path: Path) -> bytes:
