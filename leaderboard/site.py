@@ -668,7 +668,7 @@ def _ranking_json(view: dict) -> list[dict]:
 # ---- organizer exports ----------------------------------------------------------------------------------
 def export_jsonl(reg, out: Path, with_contact: bool = False) -> int:
     """One run per line (schemas/run-record.schema.json), records included; no per-item data."""
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     lines = []
     for r in reg.runs():
@@ -688,7 +688,7 @@ def export_jsonl(reg, out: Path, with_contact: bool = False) -> int:
 
 def export_csv(reg, out: Path, with_contact: bool = False) -> int:
     """Every score record with its run's team, system and board (formula-safe cells)."""
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     rows = []
     for r in reg.runs():

@@ -60,17 +60,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from dialeval.benchmarks.base import (
-    TIE_POLICIES,
-    Benchmark,
-    DataIdentity,
-    Evaluation,
-    Option,
-    Request,
-    data_identity,
-    file_sha256,
-)
+from dialeval.benchmarks.base import TIE_POLICIES, Benchmark, Evaluation, Option, Request
 from dialeval.core.errors import UsageError
+from dialeval.files.identity import DataIdentity, data_identity
+from dialeval.files.read import file_sha256
 
 if TYPE_CHECKING:
     from dialeval.benchmarks.items import ItemSet
