@@ -117,6 +117,11 @@ def test_subtask_2_ranks_ids_of_the_pool(tmp_path):
     assert ok.valid and list(ok.table.gold_rank) == [2, 3] and set(ok.table.n_candidates) == {8}
     bad = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", [ranking(1, ["P1", "Q9"])])
     assert codes(bad, "error") == ["unknown-candidate"]
+    # a file that lists no candidates (the released pool is a file of its own): ids are not checked, and it is said
+    bare = [dict(e, **{"options-for-next": []}) for e in data]
+    r = run(tmp_path, "ubuntu_dev_subtask_2.json", bare, "Ubuntu_subtask_2.json", [ranking(1, ["Q9", "P1"])])
+    assert r.valid and list(r.table.gold_rank) == [2, 0] and set(r.table.n_candidates) == {120_000}
+    assert any("pool file is not read" in n for n in r.notes)
 
 
 # ---- --lenient: the official script's definitions -----------------------------------------------------------
@@ -280,3 +285,14 @@ def test_parlai_responses_tsv_is_a_ground_truth(tmp_path):
     r = run(tmp_path, "ubuntu_test_subtask_1.json", data, "Ubuntu_subtask_1.json", [ranking(5, ["B", "C", "A"])],
             keys=tmp_path / "ubuntu_responses_subtask_1.tsv")
     assert r.valid and list(r.table.gold_rank) == [2]
+
+
+def test_without_split_the_file_whose_examples_the_run_ranks_is_scored(tmp_path):
+    write(tmp_path / "ubuntu_dev_subtask_1.json", [example(1, ["A", "B"], ["A"])])
+    write(tmp_path / "ubuntu_test_subtask_1.json", [example(2, ["A", "B"], ["B"], split="test")])
+    sub = write(tmp_path / "Ubuntu_subtask_1.json", [ranking(2, ["B", "A"])])
+    r = score(sub, benchmark="dstc7", data=tmp_path)
+    assert r.splits == ["test"] and list(r.table.gold_rank) == [1]
+    write(tmp_path / "ubuntu_test_subtask_1.json", [example(1, ["A", "B"], ["B"], split="test")])  # the same ids
+    with pytest.raises(UsageError, match="2 data files fit Ubuntu_subtask_1.json"):
+        score(write(tmp_path / "Ubuntu_subtask_1.json", [ranking(1, ["B", "A"])]), benchmark="dstc7", data=tmp_path)

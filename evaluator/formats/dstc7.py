@@ -50,8 +50,13 @@ class _Ranking(msgspec.Struct, rename="kebab", gc=False):
     candidate_ranking: list[_Entry] | msgspec.UnsetType = UNSET
 
 
+class _Id(msgspec.Struct, rename="kebab", gc=False):
+    example_id: object = UNSET
+
+
 _DATA = msgspec.json.Decoder(list[_Example])
 _SUBMISSION = msgspec.json.Decoder(list[_Ranking])
+_IDS = msgspec.json.Decoder(list[_Id])
 
 
 def key(value: object) -> str | None:
@@ -71,6 +76,14 @@ def name_fields(name: str) -> tuple[str | None, int | None, str | None]:
     split = re.search(r"(?<![a-z])(train|dev|valid|validation|test)(?![a-z])", low)
     split = split and split.group(1).replace("validation", "dev").replace("valid", "dev")
     return (dataset and dataset.group(0), subtask and int(subtask.group(1)), split)
+
+
+def example_ids(raw: bytes) -> set[str]:
+    """The example ids a submission names (its rankings skipped); none for a file that is not such an array."""
+    try:
+        return {key(i.example_id) for i in _IDS.decode(raw)} - {None}
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return set()
 
 
 @dataclass
