@@ -5,7 +5,7 @@ are interleaved ``--repeat`` times (the machine may be shared: medians, and the 
 
 * ``numpy.load``: the baseline, reading the matrix alone;
 * ``score``: everything the Ubuntu benchmark does once it knows the split has 1,000,000 rows
-  (``Ubuntu.evaluate_rows`` + ``dialeval.api.build_report``): open the .npy, check its header, shape, dtype
+  (``Ubuntu.score_sets`` + ``dialeval.api.build_report``): open the .npy, check its header, shape, dtype
   and that every score is finite, the sha256 of the file (provenance), the rank of the ground truth among
   10 and the nested 1-in-2 / 1-in-5 under the tie policy, the rank table, and the report with the four
   default metrics (R2@1, R10@1, R10@2, R10@5) per file and for the split. Not timed: reading the organizer's
@@ -35,7 +35,7 @@ import hashlib
 import numpy as np
 from dialeval import api
 from dialeval.benchmarks.base import DataIdentity, Request
-from dialeval.benchmarks.ubuntu import Ubuntu
+from dialeval.benchmarks.ubuntu import Ubuntu, item_set
 import dialeval.benchmarks.items, dialeval.formats.scores, dialeval.metrics.ranking, dialeval.results.render  # noqa: F401
 bench = Ubuntu()
 identity = DataIdentity("00000000", "(not read)", ["test.csv"])
@@ -56,7 +56,7 @@ elif phase == "sha256":
         result = hashlib.file_digest(fh, "sha256").hexdigest()
 else:
     request = Request(submission=path, data=None, split="test", scoring=True, ties=ties)
-    ev = bench.evaluate_rows(request, {"test": rows}, identity)
+    ev = bench.score_sets(request, ["test"], [item_set("test", rows)], identity)
     parts["read+rank"] = time.perf_counter() - t
     report = api.build_report(bench, ev)
     parts["report"] = time.perf_counter() - t - parts["read+rank"]

@@ -55,9 +55,11 @@ def test_ubuntu_bad_matrix_is_one_problem_line(ubuntu_dir, tmp_path):
     assert r.returncode == 1 and "wrong-shape" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_non_dstc6_benchmark_needs_data():
+def test_non_dstc6_benchmark_without_data_uses_its_sample():
     r = run_cli("score", "x.json", "--benchmark", "ubuntu")
-    assert r.returncode == 2 and "--data" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    notice, error = r.stderr.strip().splitlines()
+    assert "no --data given: using dialeval's sample ubuntu data" in notice and "pass --data DIR" in notice
+    assert r.returncode == 2 and error.startswith("dialeval: error: x.json")
 
 
 def test_unknown_benchmark_is_a_usage_error():

@@ -152,6 +152,27 @@ def build(tmp: Path, dry: bool = False) -> tuple[list[Hostile], dict]:
             fh.write(cell * (100 * MB // len(cell)) + b"1\n")
     case("csv-100mb-line", None, ".csv", 1, r"\[wrong-shape\]", seconds=30)
     case("csv-empty", b"", ".csv", 1, r"\[empty-file\]|\[wrong-shape\]")
+    # one cell that will not parse: its excerpt is decoded from its first bytes (it cost 8x the file in numpy's
+    # parser, then a decoded copy of the whole cell)
+    case("csv-100mb-cell", lambda: b"x" * (100 * MB) + b"\n", ".csv", 1,
+         r'line 1, column 1: "x{30,}\.\.\. is not a number', seconds=30)
+    case("csv-unterminated-quote-then-100mb", lambda: b'"' + b"x" * (100 * MB) + b"\n", ".csv", 1,
+         r'line 1, column 1: ""x{30,}\.\.\. is not a number', seconds=30)
+
+    # ---- organizer data that is large but valid: held as read, never copied per character ------------------------
+    big = tmp / "data-50mb-context"
+    if not dry:
+        import csv
+
+        big.mkdir()
+        with open(data / "test.csv", newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+        rows[1][0] = "zq " * (50 * MB // 3) + '"quoted" too'  # a quote elsewhere makes the whole row a quoted record
+        with open(big / "test.csv", "w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh, lineterminator="\r\n").writerows(rows)
+    cases.append(Hostile("data-test-csv-50mb-context", ["score", str(good_npy.relative_to(tmp)), "--benchmark", "ubuntu",
+                                                         "--data", big.name, "--split", "test", "--json"], 0,
+                         inputs=[good_npy, big / "test.csv"], secrets=secrets, seconds=30, max_lines=None))
 
     # ---- JSON scores ----------------------------------------------------------------------------------------------
     def doc(items) -> bytes:

@@ -28,7 +28,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, task_numbers
+from dialeval.benchmarks.base import Evaluation, Request, task_numbers
+from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem
 from dialeval.files.read import os_error
@@ -177,14 +178,16 @@ def load_items(data: Path, task: int, split: str, with_gold: bool = True, proble
                 "answer-not-candidate", "", f"line {no_gold[0]} of the data file: the bot utterance is not a line of "
                 f"{candidates_file(data, task).name}{more}; such items count as misses for every system", "warning",
                 path.name))
-    return ItemSet(str(task), list(item_ids), ids, gold, list(conv_ids), list(turns), texts)
+    return ItemSet(str(task), list(item_ids), ids, gold, list(conv_ids), list(turns), texts,
+                   files=(path, candidates_file(data, task)))
 
 
-class Babi(Benchmark):
+class Babi(ItemSetBenchmark):
     name = "babi"
     title = "bAbI dialog tasks 1-6 (restaurant booking, DSTC2): per-response / per-dialog accuracy, full candidate file"
     group_label = "task"
     split_names = BABI_SPLITS
+    one_split = True
     default_metrics = ("per-response-accuracy", "per-dialog-accuracy")
     submission_formats = (
         "dstc6-result keyed by bAbI item ids (<file stem>:<conversation>:<line ID>), candidate ids = line numbers",
@@ -195,38 +198,26 @@ class Babi(Benchmark):
         "answer-not-candidate": "(warning) a bot utterance in the data that is no line of the candidate file (counts as a miss)",
     }
 
-    def splits(self, data: Path) -> list[str]:
-        return list(present(data))
+    def present(self, data: Path) -> dict[str, list[str]]:
+        return {s: [str(t) for t in ts] for s, ts in present(data).items()}
 
-    def evaluate(self, request: Request) -> Evaluation:
-        data = Path(request.data)
-        available = present(data)
-        split = self.one_split(request.split, available)
-        wanted = task_numbers(request.groups, TASKS, "bAbI")
-        tasks = available[split] if wanted is None else [t for t in wanted if t in available[split]]
-        if not tasks:
-            raise UsageError(f"babi: split {split} has no file for task(s) {', '.join(map(str, wanted or []))}")
-        problems: list[Problem] = []
-        sets = []
-        matrix = Path(request.submission).suffix.lower() in (".npy", ".csv")
-        for t in available[split]:
-            if matrix and t not in tasks:
-                continue  # a matrix has rows for the scored tasks only
-            s = load_items(data, t, split, with_gold=request.scoring and t in tasks, problems=problems)
-            if t not in tasks:
-                s.optional = True  # other tasks' items may be in the file: neither errors nor missing warnings
-            sets.append(s)
-        from dialeval.benchmarks.items import score_items
+    def load(self, data, split, group, with_gold, problems):
+        return load_items(data, int(group), split, with_gold=with_gold, problems=problems)
+
+    def select_groups(self, requested: list[str]) -> list[str]:
+        return [str(t) for t in task_numbers(requested, TASKS, "bAbI")]
+
+    def split_of_id(self, item_id: str) -> str | None:
+        stem = item_id.partition(":")[0]
+        return next((s for s in _LONGEST_FIRST if stem.endswith("-" + s)), None)
+
+    def other_split_ids(self, data: Path, split: str, groups: list[str]):
         from dialeval.benchmarks.rankings import fb_item_ids
 
-        # ids of another split (a dev run scored as tst) are named by one wrong-split error
-        others = [(s, fb_item_ids(task_file(data, t, s) for t in ts)) for s, ts in available.items() if s != split]
-        table, sub_problems, info = score_items(
-            request.submission, sets, benchmark=self.name, split=split, ties=request.ties, scoring=request.scoring,
-            other_splits=others,
-        )
-        used = [task_file(data, t, split) for t in tasks] + sorted({candidates_file(data, t) for t in tasks})
-        identity = data_identity(used, data)
-        identity.split_digests = {split: identity.digest}
-        fields = {"tasks": tasks, "gold": "text", "nc": "all", "ties": request.ties}
-        return Evaluation(table, problems + sub_problems, [split], [str(t) for t in tasks], identity, info, fields)
+        return fb_item_ids(task_file(data, int(t), split) for t in groups)
+
+    def signature_fields(self, request: Request, ev: Evaluation) -> dict:
+        return {"tasks": [int(g) for g in ev.groups], "gold": "text", "nc": "all", "ties": request.ties}
+
+
+_LONGEST_FIRST = sorted(BABI_SPLITS, key=len, reverse=True)  # tst-OOV before tst

@@ -82,6 +82,7 @@ class DataIdentity:
     location: str
     files: list[str]
     embedded_default: bool = False
+    sample: bool = False  # dialeval's constructed sample data (a folder with sample.json)
     split_digests: dict[str, str] = field(default_factory=dict)  # the same hash over each split's files alone
     release: str | None = None  # the known release every file used matches, "modified", or None (unknown data)
     split_releases: dict[str, str | None] = field(default_factory=dict)  # the same per split
@@ -97,7 +98,7 @@ class DataIdentity:
     def to_json(self) -> dict:
         return {"hash": self.digest, "location": self.location, "files": self.files,
                 "splits": dict(self.split_digests), "embedded_default": self.embedded_default,
-                "release": self.release, "split_releases": dict(self.split_releases), "modified": list(self.modified)}
+                "sample": self.sample, "release": self.release, "split_releases": dict(self.split_releases), "modified": list(self.modified)}
 
     def warnings(self) -> list[str]:
         """Which files differ from the published release and what that means for the numbers: a line per file,
@@ -115,6 +116,9 @@ class DataIdentity:
 MAX_MODIFIED_LINES = 3
 SIMULATOR_MARK = "simulator.json"
 """Written by the dialog simulator beside the splits it generates: such data is simulated, never a release copy."""
+SAMPLE_MARK = "sample.json"
+"""In every folder of dialeval's sample data (``submissions/samples/<benchmark>/``): constructed data, never a
+release copy, even where its files carry a release's names."""
 
 
 @dataclass
@@ -265,7 +269,8 @@ def data_identity(files: list[Path], location: Path | str, embedded_default: boo
                          embedded_default)
     if splits:
         ident.split_digests = {s: _short_hash(fs, digests) for s, fs in splits.items()}
-    if embedded_default or not digests or (Path(location) / SIMULATOR_MARK).is_file():
+    ident.sample = (Path(location) / SAMPLE_MARK).is_file()
+    if embedded_default or ident.sample or not digests or (Path(location) / SIMULATOR_MARK).is_file():
         return ident
     from dialeval.files import cache
     from dialeval.files.releases import registry

@@ -82,6 +82,9 @@ class ItemSet:
     item (Ubuntu: 0, the ground truth)."""
     optional: bool = False
     """Items the submission may rank but need not (groups outside --task): no missing warnings, not in the table."""
+    split: str | None = None  # the split its items belong to (None: the split score_items is called with)
+    files: tuple[Path, ...] = ()  # the data files its items and gold came from (the data identity)
+    extra: object = None  # what the benchmark keeps beside the items (e.g. Movie Dialog's reply texts)
 
     def __len__(self) -> int:
         return len(self.item_ids)
@@ -268,7 +271,7 @@ def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str) -> RankTa
         parts.append(
             RankTable.build(
                 benchmark=benchmark,
-                split=split,
+                split=s.split or split,
                 group=s.group,
                 item_ids=s.item_ids,
                 gold_rank=out.rank[k],

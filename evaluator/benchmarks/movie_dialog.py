@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from dialeval.benchmarks.base import Benchmark, Evaluation, Request, data_identity, file_sha256, task_numbers
+from dialeval.benchmarks.base import Evaluation, Request, task_numbers
+from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem
 from dialeval.files.read import os_error
@@ -202,15 +202,17 @@ def load_task(data: Path, task: int, split: str, problems: list[Problem], with_g
             f"that match no line of {movie.ENTITIES} (lines {lines}); those items are scored against the entities "
             f"that do match{none}", "warning", path.name))
     cands = (*ids, movie.REPLY_ID) if task == 4 else ids
-    s = ItemSet(str(task), item_ids, cands, gold if with_gold else None, conv_ids, turns)
+    s = ItemSet(str(task), item_ids, cands, gold if with_gold else None, conv_ids, turns,
+                files=(path, *cand_files), extra=replies)
     return _TaskData(task, path, s, replies, cand_files)
 
 
-class MovieDialog(Benchmark):
+class MovieDialog(ItemSetBenchmark):
     name = "movie-dialog"
     title = "Movie Dialog dataset: QA, recommendations, QA+recs (entity candidates), Reddit (10,001 candidates); hits@k"
     group_label = "task"
     split_names = movie.SPLITS
+    one_split = True
     default_metrics = ("hits@1", "hits@10", "hits@100")
     submission_formats = (
         "dstc6-result keyed by item ids (<file stem>:<conversation>:<line ID>); candidates as ids or text",
@@ -222,57 +224,40 @@ class MovieDialog(Benchmark):
         "text-normalised": "(warning) candidates given as text matched after normalisation (lower-case, no punctuation or a/an/the)",
     }
 
-    def splits(self, data: Path) -> list[str]:
-        return list(movie.present(data))
+    def present(self, data: Path) -> dict[str, list[str]]:
+        return {s: [str(t) for t in ts] for s, ts in movie.present(data).items()}
+
+    def load(self, data, split, group, with_gold, problems):
+        return load_task(data, int(group), split, problems, with_gold=with_gold).items
+
+    def select_groups(self, requested: list[str]) -> list[str]:
+        return [str(t) for t in task_numbers(requested, TASKS, "Movie Dialog")]
+
+    def loadable(self, data: Path, split: str, group: str) -> bool:
+        return group != "4" or _has_reddit_candidates(data, split)
+
+    def split_of_id(self, item_id: str) -> str | None:
+        return item_id.partition(":")[0].rpartition("_")[2]
+
+    def other_split_ids(self, data: Path, split: str, groups: list[str]):
+        from dialeval.benchmarks.rankings import fb_item_ids
+
+        return fb_item_ids(movie.task_path(data, int(t), split) for t in groups)
+
+    def translate(self, request, sets, problems, notes, tmp):
+        loaded = [_TaskData(int(s.group), s.files[0], s, s.extra, list(s.files[1:])) for s in sets]
+        return translate_texts(Path(request.submission), loaded, Path(request.data), tmp, problems, notes)
+
+    def signature_fields(self, request: Request, ev: Evaluation) -> dict:
+        normalised = any(p.code == "text-normalised" for p in ev.problems)
+        return {"tasks": [int(g) for g in ev.groups], "gold": "normalised-text" if normalised else "id", "nc": "all",
+                "ties": request.ties}
 
     def subsets(self, table) -> list[tuple[str, object]]:
         """Task 3 (QA+Recs): the numbers by turn position too (1 recommend, 2 question, 3 recommend)."""
         if not len(table) or str(table.group[0]) not in TURN_GROUPS:
             return []
         return groups_by_turn(table)
-
-    def evaluate(self, request: Request) -> Evaluation:
-        data = Path(request.data)
-        available = movie.present(data)
-        split = self.one_split(request.split, available)
-        wanted = task_numbers(request.groups, TASKS, "Movie Dialog")
-        tasks = available[split] if wanted is None else [t for t in wanted if t in available[split]]
-        if not tasks:
-            raise UsageError(f"movie-dialog: split {split} has no file for task(s) {', '.join(map(str, wanted or []))}")
-        problems: list[Problem] = []
-        loaded = []
-        matrix = Path(request.submission).suffix.lower() in (".npy", ".csv")
-        for t in available[split]:
-            if t not in tasks and (matrix or (t == 4 and not _has_reddit_candidates(data, split))):
-                continue  # a matrix has rows for the scored tasks only
-            td = load_task(data, t, split, problems, with_gold=request.scoring and t in tasks)
-            td.items.optional = t not in tasks
-            loaded.append(td)
-        sub_path = Path(request.submission)
-        notes: list[str] = []
-        with tempfile.TemporaryDirectory(prefix="dialeval-movie-") as tmp:
-            translated = translate_texts(sub_path, loaded, data, Path(tmp), problems, notes)
-            from dialeval.benchmarks.items import score_items
-            from dialeval.benchmarks.rankings import fb_item_ids
-
-            # ids of another split (a dev run scored as test) are named by one wrong-split error
-            others = [(s, fb_item_ids(movie.task_path(data, t, s) for t in ts))
-                      for s, ts in available.items() if s != split]
-            table, sub_problems, info = score_items(
-                translated or sub_path, [td.items for td in loaded], benchmark=self.name, split=split,
-                ties=request.ties, scoring=request.scoring, other_splits=others,
-            )
-        if translated is not None:  # provenance is the participant's file, not the translated copy
-            info["path"] = str(sub_path)
-            info["sha256"] = file_sha256(sub_path)
-        used = [td.path for td in loaded if td.task in tasks]
-        used += sorted({p for td in loaded if td.task in tasks for p in td.cand_files})
-        identity = data_identity(used, data)
-        identity.split_digests = {split: identity.digest}
-        normalised = any(p.code == "text-normalised" for p in problems)
-        fields = {"tasks": tasks, "gold": "normalised-text" if normalised else "id", "nc": "all", "ties": request.ties}
-        return Evaluation(table, problems + sub_problems, [split], [str(t) for t in tasks], identity, info, fields,
-                          notes)
 
 
 def groups_by_turn(table) -> list[tuple[str, np.ndarray]]:

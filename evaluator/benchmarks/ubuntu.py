@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from dialeval.benchmarks.base import Benchmark, DataIdentity, Evaluation, Request, data_identity
-from dialeval.benchmarks.items import ItemSet, SameGold, score_items
+from dialeval.benchmarks.base import Evaluation, Request
+from dialeval.benchmarks.items import ItemSet, SameGold
+from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
 from dialeval.core.ranks import NumberedIds
 from dialeval.formats.ubuntu import CANDIDATE_IDS, count_eval_rows, item_id
@@ -32,26 +31,51 @@ def group_name(split: str) -> str:
     return f"{split}.csv"
 
 
-def item_set(split: str, n_rows: int, scoring: bool = True) -> ItemSet:
+def item_set(split: str, n_rows: int, scoring: bool = True, files: tuple[Path, ...] = ()) -> ItemSet:
     """The items of one split with ``n_rows`` data rows (gold ``gt`` in column 0 when scoring)."""
     # ids made only when read (a million-row file scores without a million strings); same ids as item_id()
     ids = NumberedIds(item_id(split, ""), n_rows)
     gold = SameGold(_GOLD, n_rows) if scoring else None
-    return ItemSet(group_name(split), ids, CANDIDATE_IDS, gold, gold_columns=0 if scoring else None)
+    return ItemSet(group_name(split), ids, CANDIDATE_IDS, gold, gold_columns=0 if scoring else None, split=split,
+                   files=files)
 
 
-class Ubuntu(Benchmark):
+class Ubuntu(ItemSetBenchmark):
     name = "ubuntu"
     title = "Ubuntu Dialogue Corpus v2 next-utterance classification, recall@k in 1-of-N"
     group_label = "file"
     split_names = ("valid", "test")
     default_metrics = ("r2@1", "r10@1", "r10@2", "r10@5")
     submission_formats = ("dstc6-result", "scores (JSON)", ".npy matrix", "headerless .csv matrix")
+    nested = NESTED
 
     def splits(self, data: Path) -> list[str]:
         data = Path(data)
         # any file by that name, so that a FIFO or device named test.csv is refused by name when read
         return [s for s in self.split_names if (data / f"{s}.csv").exists() and not (data / f"{s}.csv").is_dir()]
+
+    def present(self, data: Path) -> dict[str, list[str]]:
+        if not data.is_dir():
+            raise UsageError(f"{data}: not a directory (expected one holding valid.csv and/or test.csv)")
+        available = self.splits(data)
+        if not available:
+            raise UsageError(f"{data}: no valid.csv or test.csv found (Ubuntu v2 layout)")
+        return {s: [group_name(s)] for s in available}
+
+    def load(self, data, split, group, with_gold, problems):
+        path = data / group
+        return item_set(split, count_eval_rows(path), with_gold, (path,))  # the input layer vets the file
+
+    def select_groups(self, requested: list[str]) -> list[str]:
+        """Groups are the files; a split's name stands for its file."""
+        known = {group_name(s): group_name(s) for s in self.split_names} | {s: group_name(s) for s in self.split_names}
+        unknown = sorted(set(requested) - set(known))
+        if unknown:
+            raise UsageError(f"ubuntu: no group {unknown[0]!r} (groups are the files: valid.csv, test.csv)")
+        return [known[g] for g in requested]
+
+    def split_of_id(self, item_id: str) -> str | None:
+        return item_id.partition(":")[0]
 
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         """The default metrics whose 1-in-N the submission covers (a rows x 2 matrix gives R2@1 only)."""
@@ -61,61 +85,10 @@ class Ubuntu(Benchmark):
         have = set(t.nested)
         return [m for m in self.default_metrics if int(m[1:].split("@")[0]) in have] or list(self.default_metrics)
 
-    def evaluate(self, request: Request) -> Evaluation:
-        data = Path(request.data)
-        if not data.is_dir():
-            raise UsageError(f"{data}: not a directory (expected one holding valid.csv and/or test.csv)")
-        available = self.splits(data)
-        if not available:
-            raise UsageError(f"{data}: no valid.csv or test.csv found (Ubuntu v2 layout)")
-        requested = request.split
-        if requested is None:
-            # default: the test split when present (one file usually answers one split)
-            requested = "test" if "test" in available else available[0]
-        splits = self.check_split_names(requested, available)
-        if request.groups:  # groups are the files; naming one narrows the splits to it
-            wanted = set(request.groups)
-            unknown = sorted(wanted - {group_name(s) for s in self.split_names} - set(self.split_names))
-            if unknown:
-                raise UsageError(f"ubuntu: no group {unknown[0]!r} (groups are the files: valid.csv, test.csv)")
-            splits = [s for s in splits if s in wanted or group_name(s) in wanted]
-            if not splits:
-                raise UsageError("ubuntu: the requested groups are outside the requested splits")
-        matrix = Path(request.submission).suffix.lower() in (".npy", ".csv")
-        if matrix and len(splits) > 1:
-            raise UsageError("a score matrix answers one split: pass --split valid or --split test")
-        files = {s: data / f"{s}.csv" for s in splits}
-        rows = {s: count_eval_rows(files[s]) for s in splits}  # first: the input layer vets each file
-        identity = data_identity(list(files.values()), data, splits={s: [files[s]] for s in splits})
-        return self.evaluate_rows(request, rows, identity)
-
-    def evaluate_rows(self, request: Request, rows: dict[str, int], identity: DataIdentity) -> Evaluation:
-        """Score ``request.submission`` once the data are known: ``rows`` data rows per split (in order).
-
-        :meth:`evaluate` reads the CSV files for these; ``benchmarks/bench_ubuntu.py`` times this part.
-        """
-        splits = list(rows)
-        sets = [item_set(s, rows[s], request.scoring) for s in splits]
-        table, problems, info = score_items(
-            request.submission,
-            sets,
-            benchmark=self.name,
-            split=splits[0],
-            ties=request.ties,
-            scoring=request.scoring,
-            nested=NESTED,
-        )
-        if table is not None and len(splits) > 1:
-            # one read covered every split; each row's split is its group's
-            split_of = {group_name(s): s for s in splits}
-            table.split = np.array([split_of[g] for g in table.group.tolist()], dtype=object)
+    def signature_fields(self, request: Request, ev: Evaluation) -> dict:
         fields = {"ties": request.ties}
-        notes = []
-        cols = info.get("columns")
+        cols = ev.submission.get("columns")
         if cols is not None and cols < len(CANDIDATE_IDS):
             fields["nc"] = cols
-            notes.append(f"the score matrix has {cols} columns: items are ranked among their first {cols} candidates")
-        ev = Evaluation(table, problems, splits, [group_name(s) for s in splits], identity, info, fields)
-        if hasattr(ev, "notes"):
-            ev.notes.extend(notes)
-        return ev
+            ev.notes.append(f"the score matrix has {cols} columns: items are ranked among their first {cols} candidates")
+        return fields

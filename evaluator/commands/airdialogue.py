@@ -37,6 +37,19 @@ def _hypotheses(path: Path) -> list[str]:
     return out
 
 
+DATA_HELP = "The split's data folder (<split>_data.json, <split>_kb.json), or sample:airdialogue."
+
+
+def _data_folder(data: str) -> Path:
+    """``--data``: a folder, or sample:airdialogue (resolved by the command layer, like score's --data)."""
+    from dialeval.commands.score import resolve_data
+
+    folder = Path(resolve_data("airdialogue", data, None)[0])
+    if not folder.is_dir():
+        raise UsageError(f"{data}: {'not a folder' if folder.exists() else 'no such folder'}")
+    return folder
+
+
 @click.group("airdialogue")
 def airdialogue_group():
     """AirDialogue: simulate a split, write baseline submissions, score response generation (BLEU)."""
@@ -60,7 +73,7 @@ def simulate_cmd(out, seed, n, split, setting, no_dialogues):
 
 @airdialogue_group.command("baseline")
 @click.argument("name", type=click.Choice(["random", "cheapest-flight", "rule-based"]))
-@click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True)
+@click.option("--data", type=click.Path(file_okay=False), required=True, help=DATA_HELP)
 @click.option("--split", default="dev", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -69,6 +82,7 @@ def baseline_cmd(name, data, split, out, seed):
     from dialeval.baselines.airdialogue import write_submission
     from dialeval.formats.jsonio import protect
 
+    data = _data_folder(data)
     protect(data, "a data file")  # --out onto dev_data.json would replace the data with the predictions
     write_submission(name, data, split, out, seed)
     click.echo(f"wrote {out}")
@@ -77,7 +91,7 @@ def baseline_cmd(name, data, split, out, seed):
 
 @airdialogue_group.command("infer-bleu")
 @click.argument("predictions", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--data", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True)
+@click.option("--data", type=click.Path(file_okay=False), required=True, help=DATA_HELP)
 @click.option("--split", default="dev", show_default=True)
 @click.option("--tokenize", default="13a", show_default=True,
               help="sacrebleu tokenizer ('none' for pre-tokenised lines split on spaces).")
@@ -88,7 +102,7 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     from dialeval.formats.airdialogue import InferLine, decode_lines, split_paths
     from dialeval.metrics.bleu import corpus_bleu, infer_items
 
-    data_path, _ = split_paths(data, split)
+    data_path, _ = split_paths(_data_folder(data), split)
     read.check_regular(predictions, what=HYPOTHESES)  # a FIFO or a device is refused before the data is read
     dialogues, correct = [], []
     for _, line in decode_lines(data_path, InferLine):

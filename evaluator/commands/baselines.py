@@ -64,7 +64,9 @@ def reference_cmd(out, models):
 @baseline_group.command("run")
 @click.argument("name")
 @click.option(
-    "--challenge", required=True, type=click.Path(), help="Challenge directory (split folders; trn/ to train)."
+    "--challenge", default=None, type=click.Path(),
+    help="Challenge directory (split folders; trn/ to train), or sample:dstc6. Default: $DIALEVAL_CHALLENGE, else "
+         "the embedded default challenge.",
 )
 @click.option("--split", required=True, help="Split folder to rank, e.g. tst1 or tst.")
 @click.option(
@@ -84,8 +86,10 @@ def reference_cmd(out, models):
 def run_cmd(name, challenge, split, out, seed, top_k):
     """Run baseline NAME on every dataset file of a challenge split and write a standard result file (top-k ranks)."""
     from dialeval.baselines.registry import get_spec
+    from dialeval.commands.score import resolve_data
 
     get_spec(name)
+    challenge = resolve_data("dstc6", None, challenge, flag="--challenge")[0]
     from dialeval.core.termsafe import progress
 
     with progress(f"baseline {name} on {split}") as bar:

@@ -2,7 +2,9 @@
 
 Only this command layer knows where fetched releases live: ``<user cache>/releases/<name>`` (the cache root of
 :func:`dialeval.files.cache.cache_root`, ``$DIALEVAL_CACHE_DIR`` when set). ``--data NAME`` of ``score``,
-``validate``, ``grade`` and ``reproduce`` resolves a release name there (:func:`resolve_release`).
+``validate``, ``grade`` and ``reproduce`` resolves a release name there (:func:`resolve_release`), and
+``--data sample:NAME`` dialeval's sample data for benchmark NAME (:func:`resolve_sample`; ``data sample`` copies
+one out). Every folder of the installed samples (:func:`dialeval.core.resources.samples_dir`) is a sample.
 """
 
 from __future__ import annotations
@@ -48,6 +50,44 @@ def resolve_release(name: str, benchmark: str) -> Path | None:
     if not rel.archives:
         raise UsageError(no_archive(rel))
     raise UsageError(f"release {name} is not fetched yet: run `dialeval data fetch {name}`")
+
+
+SAMPLE_PREFIX = "sample:"
+MAX_SAMPLE_FILE_BYTES = 16 * 1024**2
+"""Samples are a few kilobytes a file: anything far larger in the samples folder is not one of them."""
+
+
+def samples() -> dict[str, Path]:
+    """Benchmark name -> its sample data folder (every folder of the installed samples is one)."""
+    from dialeval.core.resources import samples_dir
+
+    root = samples_dir()
+    if not root.is_dir():
+        return {}
+    return {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))}
+
+
+def resolve_sample(spec: str, benchmark: str) -> Path:
+    """The folder of ``sample:NAME`` (``sample:`` alone: the benchmark's own); a usage error when there is no
+    such sample or it is another benchmark's."""
+    name = spec[len(SAMPLE_PREFIX):] or benchmark
+    found = samples()
+    if name not in found:
+        raise UsageError(f"no sample data named {name[:60]!r} (samples: {', '.join(found) or 'none'})")
+    if name != benchmark:
+        raise UsageError(f"--data {SAMPLE_PREFIX}{name} is the {name} sample: add --benchmark {name}")
+    return found[name]
+
+
+def sample_info(folder: Path) -> dict:
+    """A sample's ``sample.json`` (split to try, example run, a note); {} when it has none or it is unreadable."""
+    from dialeval.formats.jsonio import load_json_file
+
+    try:
+        info = load_json_file(folder / "sample.json")
+    except Exception:  # a sample without its manifest is still data; the test suite requires one
+        return {}
+    return info if isinstance(info, dict) else {}
 
 
 @click.group("data")
@@ -225,6 +265,66 @@ def verify_cmd(folder, as_json, show_all):
             click.echo(f"dialeval: warning: {safe(r)} differs from the published {c.release} release: numbers on it "
                        "are not comparable with published ones", err=True)
     return 1 if counts["modified"] else 0
+
+
+@data_group.command("sample")
+@click.argument("name", required=False)
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Copy the sample into this new or empty folder (default: ./<name>-sample).")
+def sample_cmd(name, out):
+    """List dialeval's sample data (small constructed data for every benchmark), or copy sample NAME out.
+
+    Any command's --data sample:NAME uses a sample in place; copy one to look at or change its files.
+    """
+    found = samples()
+    if name is None:
+        for n, folder in found.items():
+            info = sample_info(folder)
+            click.echo(f"{n:<14} split {info.get('split', '-'):<8} {info.get('note', '')}")
+        click.echo(f"({len(found)} samples in {safe(str(next(iter(found.values())).parent)) if found else '-'}; "
+                   "use --data sample:NAME, or dialeval data sample NAME to copy one)")
+        return 0
+    folder = resolve_sample(SAMPLE_PREFIX + name, name)
+    dest = Path(out or f"{name}-sample")
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise UsageError(f"{dest}: exists and is not an empty folder (give --out NEW_FOLDER)")
+    _copy_tree(folder, dest)
+    info = sample_info(folder)
+    click.echo(f"wrote the {name} sample to {safe(str(dest))}")
+    if info.get("example_run") and info.get("split"):
+        click.echo(f"try: dialeval score {safe(str(dest / info['example_run']))} --benchmark {name} --data "
+                   f"{safe(str(dest))} --split {info['split']}")
+    return 0
+
+
+def _copy_tree(src: Path, dest: Path) -> None:
+    """Copy a sample folder's regular files (read through the input layer; links and special files are skipped)
+    into a private temporary folder beside ``dest`` that is then renamed into place (nothing half-written)."""
+    import shutil
+    import tempfile
+
+    from dialeval.files.read import read_bytes
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    try:
+        for path, _ in _walk(src):
+            target = tmp / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(read_bytes(path, what="a sample data file", limit=MAX_SAMPLE_FILE_BYTES))
+        tmp.chmod(0o777 & ~_umask())
+        if dest.exists():
+            dest.rmdir()
+        tmp.rename(dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 class _Bar:

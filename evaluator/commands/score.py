@@ -65,9 +65,10 @@ def common_options(f):
     f = click.option("--benchmark", "benchmark", default="dstc6", show_default=True,
                      help="Benchmark to score against (see `dialeval benchmarks`).")(f)
     f = click.option("--data", type=click.Path(file_okay=False), default=None,
-                     help="The benchmark's data folder (test files), or a fetched release's name (`dialeval data list`). For "
-                          "dstc6 also --challenge; default for dstc6: "
-                          "$DIALEVAL_CHALLENGE, else the embedded default challenge.")(f)
+                     help="The benchmark's data folder (test files), a fetched release's name (`dialeval data list`), "
+                          "or sample:NAME (`dialeval data sample`). For dstc6 also --challenge. Default: for dstc6 "
+                          "$DIALEVAL_CHALLENGE, else the embedded default challenge (dstc6, airdialogue) or the "
+                          "benchmark's sample data.")(f)
     f = click.option("--challenge", type=click.Path(file_okay=False), default=None,
                      help="DSTC6 challenge directory (tst1/ ... folders); the same as --data.")(f)
     f = click.option("--split", default=None,
@@ -169,8 +170,11 @@ def given_options(bench_opts: dict) -> dict:
     return {k: v for k, v in bench_opts.items() if v is not None and v is not False}
 
 
-def resolve_data(benchmark: str, data: str | None, challenge: str | None) -> tuple[str, bool]:
-    """The data folder and whether it is the embedded default (only the command line knows that default)."""
+def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: str = "--data") -> tuple[str, bool]:
+    """The data folder and whether it is the embedded default (only the command line knows the defaults).
+
+    Without a folder: for dstc6 ``$DIALEVAL_CHALLENGE``, then the embedded default (dstc6, airdialogue), then the
+    benchmark's sample data (``submissions/samples/<benchmark>``); which one is used is said on stderr."""
     import os
 
     if data and challenge and data != challenge:
@@ -178,29 +182,42 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None) -> tup
     chosen = data or challenge
     if chosen:
         return _folder_or_release(benchmark, chosen), False
-    if benchmark not in EMBEDDED:
-        raise UsageError(f"--data DIR is required for benchmark {benchmark} (its test files' folder)")
     env = os.environ.get(ENV_CHALLENGE) if benchmark == "dstc6" else None
     if env:
         return env, False
+    real = f"pass {flag} DIR{f' or set {ENV_CHALLENGE}' if benchmark == 'dstc6' else ''} for real data"
+    if benchmark not in EMBEDDED:
+        from dialeval.commands.data import samples
+
+        sample = samples().get(benchmark)
+        if sample is None:
+            raise UsageError(f"{flag} DIR is required for benchmark {benchmark} (its test files' folder)")
+        click.echo(f"dialeval: no {flag} given: using dialeval's sample {benchmark} data (a few constructed items, "
+                   f"the same as {flag} sample:{benchmark}; {real})", err=True)
+        return str(sample), False
     from dialeval.simulator.default import ensure_default_challenge
 
     root = ensure_default_challenge() / EMBEDDED[benchmark]
-    click.echo(f"dialeval: no --data given: using the embedded default {benchmark} data (simulated; "
-               f"pass --data DIR{f' or set {ENV_CHALLENGE}' if benchmark == 'dstc6' else ''} for real data)", err=True)
+    click.echo(f"dialeval: no {flag} given: using the embedded default {benchmark} data (simulated; {real})",
+               err=True)
     return str(root), True
 
 
 def _folder_or_release(benchmark: str, chosen: str) -> str:
-    """``--data``: a folder as given, or a known release's name (``babi-dialog``) resolved to its fetched copy.
+    """``--data``: a folder as given, ``sample:NAME`` (dialeval's sample data), or a known release's name
+    (``babi-dialog``) resolved to its fetched copy.
 
     An existing folder of that name wins (offline machines keep working on folders as before)."""
     import os
 
-    if os.path.exists(chosen) or "/" in chosen or os.sep in chosen:
+    if os.path.exists(chosen):
         return chosen
-    from dialeval.commands.data import resolve_release
+    from dialeval.commands.data import SAMPLE_PREFIX, resolve_release, resolve_sample
 
+    if chosen.startswith(SAMPLE_PREFIX):
+        return str(resolve_sample(chosen, benchmark))
+    if "/" in chosen or os.sep in chosen:
+        return chosen
     found = resolve_release(chosen, benchmark)
     return str(found) if found is not None else chosen
 

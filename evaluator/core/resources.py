@@ -1,4 +1,4 @@
-"""Locate files shipped with the package (the published JSON Schemas)."""
+"""Locate files shipped with the package (the published JSON Schemas, reference runs, sample data)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,12 @@ def _data_package_dir(name: str, marker: str, fallback: Path) -> Path:
 def reference_runs_dir() -> Path:
     """The reference baselines' submissions on the embedded default challenge (``<name>/submission.tgz``)."""
     return _data_package_dir("dialeval.reference_runs", "*/submission.tgz", _REPO / "submissions" / "baselines" / "default")
+
+
+@cache
+def samples_dir() -> Path:
+    """dialeval's sample data, one folder per benchmark (``<benchmark>/sample.json`` + its data files)."""
+    return _data_package_dir("dialeval.samples", "*/sample.json", _REPO / "submissions" / "samples")
 
 
 @cache

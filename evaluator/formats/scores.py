@@ -401,6 +401,11 @@ def _npy_header(raw: bytes, major: int):
 
 
 _CELL = re.compile(rb'\s*"([^"]*)"\s*')
+LOADTXT_MAX_LINE = 1 << 16
+"""Longer lines are parsed cell by cell in Python: numpy's parser holds a line as 4 bytes per character, and a
+100 MB cell then cost 700 MB before it was found not to be a number."""
+EXCERPT = 40
+"""Characters of a cell shown in a ``score-not-number`` message (only that many are ever decoded)."""
 
 
 def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: int | None = None,
@@ -417,6 +422,7 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
     blocks: list[np.ndarray] = []
     pending: list[bytes] = []
     pending_from = 0
+    long_pending = False  # a pending line numpy's parser must not see
     width = width_line = None
     too_wide = False
     blank_at: list[int] = []  # blank lines not yet known to be trailing
@@ -424,10 +430,12 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
     lines = 0
 
     def flush() -> None:
-        nonlocal pending
+        nonlocal pending, long_pending
         if not pending:
             return
         try:  # numpy's C parser; a block it refuses is read again cell by cell, which names each bad cell
+            if long_pending:
+                raise ValueError("a long line")
             block = np.loadtxt(pending, delimiter=",", dtype=np.float64, ndmin=2, comments=None, quotechar='"',
                                encoding="utf-8")
             if block.shape != (len(pending), width):
@@ -436,6 +444,7 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
             block = _rows_by_python(pending, pending_from, width, faults)
         blocks.append(block)
         pending = []
+        long_pending = False
 
     try:
         for lineno, line in iter_byte_lines(path, shown=shown, what="a .csv file", bom_ok=True,
@@ -466,6 +475,7 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
                 flush()
                 pending_from = lineno
             pending.append(line)
+            long_pending = long_pending or len(line) > LOADTXT_MAX_LINE
             if len(pending) >= 8192:
                 flush()
         flush()
@@ -499,9 +509,10 @@ def _rows_by_python(lines: list[bytes], first: int, width: int | None, faults: C
             try:
                 out[i, j] = float(cell)
             except ValueError:
-                shown = cell.decode("utf-8", "replace")
+                # a prefix of 4 bytes per character shown (and more) decodes to the same excerpt as the whole cell
+                shown = cell[:4 * EXCERPT + 8].decode("utf-8", "replace")[:EXCERPT]
                 faults.append(Fault("score-not-number", f"/{lineno - 1}/{j}",
-                                    f"line {lineno}, column {j + 1}: {short(shown, 40)} is not a number"))
+                                    f"line {lineno}, column {j + 1}: {short(shown, EXCERPT)} is not a number"))
     return out
 
 

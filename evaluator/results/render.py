@@ -73,6 +73,8 @@ def print_footer(report: ScoreReport, console) -> None:
             line += f" — the published {escape(release)} release"
         if report.data.embedded_default:
             line += " — the embedded default challenge (simulated), not a published test set"
+        elif getattr(report.data, "sample", False):
+            line += " — dialeval's sample data (constructed), not a published test set"
         console.print(line)
     for note in report.notes:
         console.print(escape(note), style="dim")

@@ -1,0 +1,223 @@
+"""The item-set skeleton: a benchmark declares its data, and the evaluate loop is written here once.
+
+A benchmark whose data are read into :class:`~dialeval.benchmarks.items.ItemSet` s (bAbI, Movie Dialog,
+Ubuntu, ...) subclasses :class:`ItemSetBenchmark` and declares what is its own. This module then chooses the
+splits and groups, loads each (split, group) through the benchmark's reader, reads the submission with
+:func:`~dialeval.benchmarks.items.score_items` (every submission form, tie policy, problem and the wrong-split
+hint), hashes the data files used and returns the :class:`~dialeval.benchmarks.base.Evaluation`.
+
+The split rule (every benchmark): ``--split`` names the splits to score (``all``: every split the data holds).
+Without it, data holding one split is scored on it; otherwise every split the submission covers
+(:meth:`ItemSetBenchmark.splits_of`) is scored, and a submission whose splits cannot be told (a score matrix)
+needs ``--split``. A benchmark whose submission file answers one split (``one_split``) refuses several.
+
+How to declare a new benchmark
+------------------------------
+1. A reader in ``formats/<name>.py`` that parses the released files (reading them through
+   :mod:`dialeval.files.read` only) and names each problem with file and line.
+2. A module ``benchmarks/<name>.py``::
+
+       from dialeval.benchmarks.items import ItemSet
+       from dialeval.benchmarks.itemset import ItemSetBenchmark
+       from dialeval.formats.mine import read_mine     # -> rows with .context_id, .candidates, .gold
+
+
+       class Mine(ItemSetBenchmark):
+           name = "mine"                                  # registry key, first field of every signature
+           title = "Mine: response selection, hits@k"
+           group_label = "file"                           # what a group is called in tables
+           split_names = ("dev", "test")                  # documented splits, in display order
+           default_metrics = ("hits@1", "mrr")
+           submission_formats = ("dstc6-result", "scores (JSON)")
+           problem_codes = {"mine-odd": "(warning) what a code of this benchmark means"}
+           options = ()                                   # Option(...) the command line turns into flags
+
+           def present(self, data):                       # {split: [groups]} the data folder holds
+               return {s: [f"{s}.txt"] for s in self.split_names if (data / f"{s}.txt").exists()}
+
+           def load(self, data, split, group, with_gold, problems):  # the reader: one ItemSet per (split, group)
+               path = data / group
+               rows = read_mine(path, problems)
+               return ItemSet(group, [f"{split}:{r.context_id}" for r in rows], [r.candidates for r in rows],
+                              [frozenset(r.gold) for r in rows] if with_gold else None, files=(path,))
+
+           def split_of_id(self, item_id):                # which split an item id names (for splits_of)
+               return item_id.partition(":")[0]
+
+3. One line in :data:`dialeval.benchmarks.registry.BUILTIN`: ``"mine": "dialeval.benchmarks.mine:Mine"``.
+
+Optional declarations (defaults in :class:`ItemSetBenchmark`): ``one_split`` (a submission file answers one
+split), ``nested`` (1-in-N sizes, e.g. ``(2, 10)`` for R2@1 and R10@k), :meth:`select_groups` (what ``--task``
+accepts), :meth:`loadable`, :meth:`other_split_ids` (the wrong-split hint), :meth:`splits_of`,
+:meth:`translate` (rewrite a submission before it is read, e.g. texts to ids) and :meth:`signature_fields`
+(options that change a number; ``ties`` by default). Sample data is not declared here: it lives in
+``submissions/samples/<name>/`` and the command line resolves it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from dialeval.benchmarks.base import Benchmark, DataIdentity, Evaluation, Request, data_identity, file_sha256
+from dialeval.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from dialeval.benchmarks.items import ItemSet
+    from dialeval.benchmarks.rankings import OtherSplitIds
+    from dialeval.core.problems import Problem
+
+MATRIX_SUFFIXES = (".npy", ".csv")
+"""Score matrices: rows follow the item sets' order, so they answer one split and hold no ids."""
+
+
+class ItemSetBenchmark(Benchmark):
+    """A benchmark read into item sets: subclasses declare (module docstring); :meth:`evaluate` is here."""
+
+    one_split: ClassVar[bool] = False  # a submission file answers one split (several are refused)
+    nested: ClassVar[tuple[int, ...]] = ()  # 1-in-N sizes whose ranks the table carries (R2@1: 2)
+
+    # ---- what a benchmark declares ------------------------------------------------------------------
+    def present(self, data: Path) -> dict[str, list[str]]:
+        """``{split: [groups]}`` the data folder holds, splits in display order (a usage error if it is not
+        this benchmark's data at all)."""
+        raise NotImplementedError
+
+    def load(self, data: Path, split: str, group: str, with_gold: bool, problems: list[Problem]) -> ItemSet:
+        """The reader: the items of one (split, group), with their gold when ``with_gold``, and the data
+        files they came from in ``ItemSet.files`` (the data identity); data warnings go to ``problems``."""
+        raise NotImplementedError
+
+    def split_of_id(self, item_id: str) -> str | None:
+        """The split an item id names (ids are split-specific), or None; used by :meth:`splits_of`."""
+        return None
+
+    def splits(self, data: Path) -> list[str]:
+        return list(self.present(Path(data)))
+
+    def select_groups(self, requested: list[str]) -> list[str]:
+        """``--task`` values as this benchmark's group names (a usage error for a name it does not have)."""
+        return [str(g) for g in requested]
+
+    def loadable(self, data: Path, split: str, group: str) -> bool:
+        """Whether a group outside ``--task`` can be read (its items are then known, neither errors nor missing)."""
+        return True
+
+    def other_split_ids(self, data: Path, split: str, groups: list[str]) -> OtherSplitIds | None:
+        """The item ids of another split (holding ``groups``), for the one wrong-split hint; None: no hint
+        (the default)."""
+        return None
+
+    def splits_of(self, submission: str | Path, data: Path) -> list[str] | None:
+        """The splits a submission covers, or None when it cannot tell (a matrix, an unreadable file): by
+        default the splits its item ids name (:meth:`split_of_id`)."""
+        ids = submission_ids(submission)
+        if ids is None:
+            return None
+        named = {self.split_of_id(i) for i in ids}
+        return [s for s in self.split_names if s in named]
+
+    def translate(self, request: Request, sets: list[ItemSet], problems: list[Problem], notes: list[str],
+                  tmp: Path) -> Path | None:
+        """A rewritten copy of the submission (written under ``tmp``) to read instead, or None (the default).
+        The report's provenance stays the participant's file."""
+        return None
+
+    def signature_fields(self, request: Request, ev: Evaluation) -> dict:
+        """The options that change a number, in signature order (``ev.notes`` may be extended)."""
+        return {"ties": request.ties}
+
+    # ---- the evaluate loop, once ----------------------------------------------------------------------
+    def choose_splits(self, request: Request, available: list[str]) -> list[str]:
+        """The split rule of the module docstring."""
+        if request.split is not None:
+            names = self.check_split_names(request.split, available)
+        elif len(available) == 1:
+            names = list(available)
+        else:
+            covered = self.splits_of(request.submission, Path(request.data)) if available else None
+            names = [s for s in available if s in (covered or ())]
+            if not names:
+                raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'})")
+        if self.one_split and len(names) > 1:
+            raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
+                             f"(one of: {', '.join(available)})")
+        return names
+
+    def evaluate(self, request: Request) -> Evaluation:
+        data = Path(request.data)
+        present = self.present(data)
+        splits = self.choose_splits(request, list(present))
+        wanted = self.select_groups(request.groups) if request.groups else None
+        scored = {s: [g for g in present[s] if wanted is None or g in wanted] for s in splits}
+        if wanted is not None:  # groups narrow the splits to those holding one
+            splits = [s for s in splits if scored[s]]
+            if not splits:
+                raise UsageError(f"{self.name}: split {', '.join(scored)} has no {self.group_label} "
+                                 f"{', '.join(wanted)}")
+        matrix = Path(request.submission).suffix.lower() in MATRIX_SUFFIXES
+        if matrix and len(splits) > 1:
+            raise UsageError(f"a score matrix answers one split: pass {' or '.join('--split ' + s for s in splits)}")
+        problems: list[Problem] = []
+        sets = []
+        for s in splits:
+            for g in present[s]:
+                own = g in scored[s]
+                if not own and (matrix or not self.loadable(data, s, g)):
+                    continue  # a matrix has rows for the scored groups only
+                item_set = self.load(data, s, g, request.scoring and own, problems)
+                item_set.split, item_set.optional = s, not own
+                sets.append(item_set)
+        used = {s: list(dict.fromkeys(f for x in sets if x.split == s and not x.optional for f in x.files))
+                for s in splits}
+        identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)), data, splits=used)
+        others = [(o, ids) for o in present if o not in splits and (ids := self.other_split_ids(data, o, present[o]))]
+        return self.score_sets(request, splits, sets, identity, problems, others)
+
+    def score_sets(self, request: Request, splits: list[str], sets: list[ItemSet], identity: DataIdentity,
+                   problems: list[Problem] | None = None, others=()) -> Evaluation:
+        """Read the submission against loaded item sets (the part ``benchmarks/bench_*.py`` time alone)."""
+        from dialeval.benchmarks.items import score_items
+
+        problems = list(problems or [])
+        notes: list[str] = []
+        sub = Path(request.submission)
+        with tempfile.TemporaryDirectory(prefix=f"dialeval-{self.name}-") as tmp:
+            translated = self.translate(request, sets, problems, notes, Path(tmp))
+            table, sub_problems, info = score_items(
+                translated or sub, sets, benchmark=self.name, split=",".join(splits), ties=request.ties,
+                scoring=request.scoring, nested=self.nested, other_splits=others,
+            )
+        if translated is not None:  # provenance is the participant's file, not the translated copy
+            info["path"], info["sha256"] = str(sub), file_sha256(sub)
+        groups = list(dict.fromkeys(x.group for x in sets if not x.optional))
+        ev = Evaluation(table=table, problems=problems + sub_problems, splits=splits, groups=groups, data=identity,
+                        submission=info, signature_fields={}, notes=notes)
+        ev.signature_fields = self.signature_fields(request, ev)
+        return ev
+
+
+_IDS_TYPE = None
+
+
+def submission_ids(submission: str | Path) -> list[str] | None:
+    """The item ids a JSON submission names (a DSTC6 result array's ``dialog_id`` s, a score document's item
+    keys), decoded without the rankings; None for a matrix or a file that is not such JSON."""
+    path = Path(submission)
+    if path.suffix.lower() in MATRIX_SUFFIXES:
+        return None
+    import msgspec
+
+    from dialeval.files.read import read_bytes
+
+    global _IDS_TYPE
+    if _IDS_TYPE is None:
+        ranked = msgspec.defstruct("RankedId", [("dialog_id", str)])
+        scores = msgspec.defstruct("ScoredIds", [("items", dict[str, msgspec.Raw])])
+        _IDS_TYPE = list[ranked] | scores
+    try:
+        doc = msgspec.json.decode(read_bytes(path, what="a submission file"), type=_IDS_TYPE)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return [d.dialog_id for d in doc] if isinstance(doc, list) else list(doc.items)

@@ -1,0 +1,269 @@
+"""Builds the sample data in ``submissions/samples/`` (dstc6, babi, movie-dialog, ubuntu, airdialogue).
+
+Every file is constructed here: the DSTC6, bAbI and AirDialogue samples by dialeval's own simulators (fixed
+seeds), the Movie Dialog and Ubuntu samples from the small hand-written texts below (invented titles, people
+and chat lines). Nothing is copied from a release. ``tests/test_samples.py`` rebuilds them and checks the
+committed files are byte-identical, so this script is their documented origin.
+
+Run ``python tests/sample_data.py`` to rewrite them (README.md files are hand-written and left alone).
+
+Each folder is a ``--data`` folder of its benchmark plus ``sample.json`` (the split to try and the example
+run; it also marks the folder as constructed data, never a release copy) and the example run itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+SAMPLES = Path(__file__).resolve().parents[1] / "submissions" / "samples"
+BUILT = ("dstc6", "babi", "movie-dialog", "ubuntu", "airdialogue")
+
+
+def manifest(folder: Path, benchmark: str, split: str, run: str, note: str) -> None:
+    text = json.dumps({"benchmark": benchmark, "split": split, "example_run": run, "note": note}, indent=2)
+    (folder / "sample.json").write_text(text + "\n", encoding="utf-8")
+
+
+def ranking(item_id: str, ids: list[str]) -> dict:
+    return {"dialog_id": item_id, "lst_candidate_id": [{"candidate_id": c, "rank": r} for r, c in enumerate(ids, 1)]}
+
+
+def example_order(gold: str, ids: list[str], miss: bool, k: int = 3) -> list[str]:
+    """The top-k an example system returns: the gold first, or second where ``miss`` (so not every number is 1)."""
+    rest = [c for c in ids if c != gold]
+    return (rest[:1] + [gold] + rest[1:] if miss else [gold] + rest)[:k]
+
+
+# ---- dstc6 --------------------------------------------------------------------------------------------------
+def build_dstc6(out: Path) -> None:
+    from dialeval.formats.dstc6 import read_dataset
+    from dialeval.simulator.generate import generate_challenge
+
+    generate_challenge(out, seed=1, n_train=3, n_test=2, splits="trn,tst1")
+    for kb in out.glob("extendedkb*.txt"):  # 2.5 MB each; no scorer or baseline needs them
+        kb.unlink()
+    run = []
+    for test in sorted((out / "tst1").glob("dialog-task*.json")):
+        if test.name.endswith(".answers.json"):
+            continue
+        key = json.loads(test.with_name(test.name[: -len(".json")] + ".answers.json").read_text())
+        gold = {k["dialog_id"]: k["lst_candidate_id"][0]["candidate_id"] for k in key}
+        for n, it in enumerate(read_dataset(test)):
+            ids = [c.candidate_id for c in it.candidates]
+            run.append(ranking(it.dialog_id, example_order(gold[it.dialog_id], ids, miss=n == 1 and "task2" in test.name)))
+    (out / "example-run.json").write_text(json.dumps(run) + "\n", encoding="utf-8")
+    manifest(out, "dstc6", "tst1", "example-run.json", "a simulated DSTC6 challenge: trn (3 items per task), tst1 "
+             "(2 items per task, answer keys beside the test files)")
+
+
+# ---- babi ---------------------------------------------------------------------------------------------------
+BABI_SPLITS = {"trn": ("trn", 1), "dev": ("tst1", 2), "tst": ("tst1", 1), "tst-OOV": ("tst2", 1)}
+"""bAbI split <- (simulated split, seed): tst-OOV from the second, out-of-vocabulary KB, as in the release."""
+
+
+def build_babi(out: Path) -> None:
+    from dialeval.formats.convert import BABI_CANDIDATES, BABI_TASK_FILES
+    from dialeval.simulator.generate import generate_challenge
+
+    out.mkdir(parents=True, exist_ok=True)
+    bots: set[str] = set()
+    texts: dict[tuple[int, str], str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for split, (sim_split, seed) in BABI_SPLITS.items():
+            sim = Path(tmp) / f"{split}-{seed}"
+            n_train = 1 if sim_split == "trn" else 0
+            generate_challenge(sim, seed=seed, n_train=n_train, n_test=1, full_conversations=True,
+                               splits=sim_split)
+            for task in range(1, 6):
+                (fb,) = [p for p in (sim / "fb" / sim_split).glob(f"*task{task}*.txt") if "candidates" not in p.name]
+                text = fb.read_text(encoding="utf-8").replace("<silence>", "<SILENCE>")  # bAbI's spelling
+                texts[(task, split)] = text
+                bots.update(line.split("\t", 1)[1] for line in text.splitlines() if "\t" in line)
+    for (task, split), text in texts.items():
+        (out / f"{BABI_TASK_FILES[task]}-{split}.txt").write_text(text, encoding="utf-8")
+    cands = sorted(bots)
+    (out / BABI_CANDIDATES[1]).write_text("".join(f"1 {c}\n" for c in cands), encoding="utf-8")
+    cand_id = {c: str(n) for n, c in enumerate(cands, 1)}
+    run = []
+    for task in range(1, 6):
+        stem = f"{BABI_TASK_FILES[task]}-tst"
+        conv = turn = 0
+        for line in texts[(task, "tst")].splitlines():
+            if not line.strip():
+                continue
+            lid, _, rest = line.partition(" ")
+            if lid == "1":
+                conv += 1
+            if "\t" in rest:
+                turn += 1
+                gold = cand_id[rest.split("\t", 1)[1]]
+                miss = task == 3 and turn == 2  # one wrong turn: task 3's per-dialog accuracy is 0
+                run.append(ranking(f"{stem}:{conv}:{lid}", example_order(gold, list(cand_id.values()), miss)))
+    (out / "example-run.json").write_text(json.dumps(run) + "\n", encoding="utf-8")
+    manifest(out, "babi", "tst", "example-run.json", "bAbI dialog tasks 1-5 in the release's FB text layout, one "
+             "simulated conversation per task and split (trn, dev, tst, tst-OOV); task 6 (DSTC2) is not included")
+
+
+# ---- movie-dialog -------------------------------------------------------------------------------------------
+MOVIE_ENTITIES = [
+    "The Lantern Keeper", "Harbor of Glass", "Nine Winters", "Quiet Engines", "Paper Comets",
+    "Salt and Cedar", "Orchard, Burning", "The Last Cartographer", "Ivy Marlowe", "Tomas Brenn",
+    "Odile Fairweather", "Keiran Vasquez", "Mina Hollis", "drama", "comedy", "science fiction", "1987", "2004",
+    "French", "good",
+]
+MOVIE_FILES = {
+    "task1_qa_dev.txt": (
+        "1 who directed The Lantern Keeper?\tTomas Brenn\n"
+        "1 what movies did Ivy Marlowe act in?\tHarbor of Glass, Orchard, Burning\n"
+        "1 what genre is Quiet Engines?\tscience fiction\n"
+        "1 when was Nine Winters released?\t1987\n"
+    ),
+    "task2_recs_dev.txt": (
+        "1 I liked Nine Winters and Harbor of Glass. Can you suggest something to watch?\tSalt and Cedar\n"
+        "1 Paper Comets and Quiet Engines are films I really liked. Any other suggestions?\tThe Last Cartographer\n"
+    ),
+    "task3_qarecs_dev.txt": (
+        "1 I liked The Lantern Keeper and Nine Winters. I'm looking for a drama.\tSalt and Cedar\n"
+        "2 Who directed that?\tOdile Fairweather\n"
+        "3 I rate Tomas Brenn movies. Any other suggestions?\tHarbor of Glass\n"
+        "\n"
+        "1 Quiet Engines, Paper Comets and Harbor of Glass are films I really liked. Something French?\t"
+        "Orchard, Burning\n"
+        "2 Who does that star?\tIvy Marlowe, Keiran Vasquez\n"
+        "3 I rate comedy movies. Any other suggestions?\tThe Last Cartographer\n"
+    ),
+    "task4_reddit_dev.txt": (
+        "1 What is the most underrated heist movie ?\tQuiet Engines , nobody talks about it .\n"
+        "2 I never saw it . Is it slow ?\tThe first half is , the ending makes up for it .\n"
+        "\n"
+        "1 Which film made you cry on a plane ?\tNine Winters , every single time .\n"
+    ),
+    "task4_reddit_cand-valid.txt": (
+        "1 The soundtrack alone is worth it .\n\n1 Never seen it , adding it to my list .\n\n"
+        "1 Nine Winters , every single time .\n\n1 I fell asleep halfway through .\n\n1 Book was better .\n"
+    ),
+}
+
+
+def build_movie(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "entities.txt").write_text("".join(e + "\n" for e in MOVIE_ENTITIES), encoding="utf-8")
+    for name, text in MOVIE_FILES.items():
+        (out / name).write_text(text, encoding="utf-8")
+    eid = {e: f"e{n}" for n, e in enumerate(MOVIE_ENTITIES, 1)}
+    run = []
+    for name, text in MOVIE_FILES.items():
+        m = re.match(r"(task([1-4])_[a-z]+_dev)\.txt$", name)
+        if not m:
+            continue
+        conv = 0
+        for line in text.splitlines():
+            if not line:
+                continue
+            lid, _, rest = line.partition(" ")
+            conv += lid == "1"
+            answer = rest.split("\t", 1)[1]
+            item = f"{m.group(1)}:{conv}:{lid}"
+            if m.group(2) == "4":  # Reddit: the reply, or a candidate line, by id
+                ids = ["c2", "reply", "c1"] if conv == 1 and lid == "2" else ["reply", "c5", "c1"]
+            else:  # the answer's entities (commas inside titles kept: "Orchard, Burning"), then other entities
+                golds = [eid[e] for e in MOVIE_ENTITIES if e in answer][:1]
+                ids = golds + [i for i in eid.values() if i not in golds][:2]
+            run.append(ranking(item, ids))
+    (out / "example-run.json").write_text(json.dumps(run) + "\n", encoding="utf-8")
+    manifest(out, "movie-dialog", "dev", "example-run.json", "the Movie Dialog layout (tasks 1-4, dev split, "
+             "entities.txt, the Reddit candidate file) with invented films and people")
+
+
+# ---- ubuntu -------------------------------------------------------------------------------------------------
+UBUNTU_ROWS = [
+    ("how do i mount a usb stick __eou__ __eot__ is it listed in lsblk ? __eou__ __eot__",
+     "yes it shows up as sdb1 __eou__",
+     ["try sudo apt update first __eou__", "which desktop do you use ? __eou__", "reboot and check again __eou__",
+      "yes it shows up as sdb1 __eou__", "no idea sorry __eou__", "what does dmesg say ? __eou__",
+      "use gparted for that __eou__", "ask in the kernel channel __eou__", "thanks that worked __eou__"]),
+    ("my wifi drops after suspend __eou__ __eot__",
+     "restart network-manager after resume , does that help ? __eou__",
+     ["is your disk full ? __eou__", "sudo systemctl restart NetworkManager __eou__", "that's a grub issue __eou__",
+      "check the fan speed __eou__", "what card is it ? __eou__", "install the restricted extras __eou__",
+      "hello __eou__", "try a live usb __eou__", "which release , 22.04 ? __eou__"]),
+    ("how can i see which process uses port 80 __eou__ __eot__",
+     "sudo ss -ltnp , look for :80 __eou__",
+     ["use chmod +x __eou__", "nginx probably __eou__", "it is in /etc/hosts __eou__", "try top __eou__",
+      "what error do you get ? __eou__", "apt-cache policy __eou__", "lsof -i :80 works too __eou__",
+      "reinstall it __eou__", "sure __eou__"]),
+    ("is there a way to undo apt autoremove __eou__ __eot__ not directly __eou__ __eot__",
+     "check /var/log/apt/history.log for what it removed __eou__",
+     ["yes ctrl z __eou__", "use snap instead __eou__", "reinstall ubuntu __eou__", "what package ? __eou__",
+      "it's in the trash __eou__", "look at dpkg.log __eou__", "no __eou__", "ask in #debian __eou__",
+      "timeshift can restore it __eou__"]),
+]
+UBUNTU_TRAIN = [
+    ("how do i check my ubuntu version __eou__ __eot__", "lsb_release -a __eou__", "1"),
+    ("how do i check my ubuntu version __eou__ __eot__", "buy a new laptop __eou__", "0"),
+    ("where are cron logs __eou__ __eot__", "grep CRON /var/log/syslog __eou__", "1"),
+    ("where are cron logs __eou__ __eot__", "my cat likes ubuntu __eou__", "0"),
+    ("how do i mount a usb stick __eou__ __eot__", "plug it in and check lsblk __eou__", "1"),
+    ("how do i mount a usb stick __eou__ __eot__", "the wifi driver is broken __eou__", "0"),
+]
+
+
+def _csv(rows: list[list[str]]) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
+
+
+def build_ubuntu(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    header = ["Context", "Ground Truth Utterance"] + [f"Distractor_{i}" for i in range(9)]
+    (out / "test.csv").write_text(_csv([header] + [[c, g, *d] for c, g, d in UBUNTU_ROWS]), encoding="utf-8")
+    train = [["Context", "Utterance", "Label"]] + [[c, u, label] for c, u, label in UBUNTU_TRAIN]
+    (out / "train.csv").write_text(_csv(train), encoding="utf-8")
+    # a headerless score matrix: one row per test.csv row, columns gt, d0 ... d8 (row 2 ranks d1 first)
+    scores = [[0.9, 0.1, 0.2, 0.3, 0.8, 0.0, 0.4, 0.1, 0.2, 0.5],
+              [0.6, 0.2, 0.7, 0.1, 0.0, 0.3, 0.1, 0.0, 0.2, 0.4],
+              [0.8, 0.0, 0.1, 0.0, 0.2, 0.3, 0.1, 0.5, 0.0, 0.1],
+              [0.7, 0.2, 0.1, 0.1, 0.0, 0.1, 0.4, 0.0, 0.1, 0.6]]
+    (out / "example-scores.csv").write_text(_csv([[str(v) for v in row] for row in scores]), encoding="utf-8")
+    manifest(out, "ubuntu", "test", "example-scores.csv", "the Ubuntu v2 layout: test.csv (4 rows: context, ground "
+             "truth, 9 distractors) and train.csv (for the TF-IDF baseline), invented chat lines")
+
+
+# ---- airdialogue --------------------------------------------------------------------------------------------
+def build_airdialogue(out: Path) -> None:
+    from dialeval.baselines.airdialogue import write_submission
+    from dialeval.simulator.airdialogue import write_airdialogue
+
+    write_airdialogue(out, seed=1, n=4, split="dev")
+    write_submission("cheapest-flight", out, "dev", out / "example-run.jsonl")
+    manifest(out, "airdialogue", "dev", "example-run.jsonl", "a simulated AirDialogue dev split (4 contexts with "
+             "dialogues, their KBs); the example run is the cheapest-flight baseline's")
+
+
+BUILDERS = {"dstc6": build_dstc6, "babi": build_babi, "movie-dialog": build_movie, "ubuntu": build_ubuntu,
+            "airdialogue": build_airdialogue}
+
+
+def build(root: Path, names=BUILT) -> None:
+    """Write the samples ``names`` under ``root/<name>/`` (each folder's README.md is kept as it is)."""
+    for name in names:
+        folder = root / name
+        readme = (folder / "README.md").read_bytes() if (folder / "README.md").is_file() else None
+        if folder.exists():
+            shutil.rmtree(folder)
+        BUILDERS[name](folder)
+        if readme is not None:
+            (folder / "README.md").write_bytes(readme)
+
+
+if __name__ == "__main__":
+    build(SAMPLES, sys.argv[1:] or BUILT)
