@@ -66,6 +66,10 @@ class Ranking:
     rule: str = "pairwise"
     test: str = ""  # the test the bands used ("mcnemar", "ar"); "" when nothing was banded
     reported_only: bool = False  # the board holds only reported results: rows listed, none banded
+    alpha: float = stats.DEFAULT_ALPHA
+    # adjusted p-value of every tested pair of banded runs, {(run id, run id): (p, text)} with the better-ranked
+    # run first (the site's significance matrix; untested pairs of the neighbour rule are absent)
+    pairs: dict[tuple[int, int], tuple[float, str]] = field(default_factory=dict)
 
     @property
     def rule_text(self) -> str:
@@ -115,7 +119,7 @@ def rank_board(reg, board: str, metric: str, scope: str | None = None, alpha: fl
     runs = [r for r in valid if r.kind != "reported"]
     reported = [r for r in valid if r.kind == "reported"]
     label = scope_label(scope)
-    ranking = Ranking(board, m.name, label, rule=rule)
+    ranking = Ranking(board, m.name, label, rule=rule, alpha=alpha)
     if not runs and reported:
         return _reported_ranking(reg, ranking, reported, scope)
     wanted = None if label == "all" else ([scope] if isinstance(scope, str) else list(scope))
@@ -156,6 +160,10 @@ def rank_board(reg, board: str, metric: str, scope: str | None = None, alpha: fl
         ranking.notes.extend(data_notes)
         ranking.signature = _join_signature(head, banding.signature + f"|ci:bs{stats.DEFAULT_RESAMPLES}|conf:95")
         pos_of = {i: pos for pos, i in enumerate(banding.order, 1)}
+        for x, i in enumerate(banding.order):
+            for j in banding.order[x + 1:]:
+                if rule == "pairwise" or abs(pos_of[i] - pos_of[j]) == 1:
+                    ranking.pairs[(full[i], full[j])] = (float(banding.p_adjusted[i, j]), banding.p_text(i, j))
         for pos, i in enumerate(banding.order):
             rid = full[i]
             r = by_id[rid]
@@ -231,7 +239,9 @@ def compare_runs(table_a, table_b, metrics: list[str], resamples: int = stats.DE
     if not common:
         raise UsageError("the two runs share no scored item")
     every = scope is None and splits_a == splits_b
-    label = "all" if every else "+".join(common)
+    # "all" only for runs that pool several splits the same way; one split is named (as `score` signs a file)
+    label = compare_label(common, every)
+    every = label == "all"
     benchmark = str(a.benchmark[0])
     head, _ = scope_signature(benchmark, [records_a or [], records_b or []], common, label, every_split=every,
                               strict=True)
@@ -239,6 +249,12 @@ def compare_runs(table_a, table_b, metrics: list[str], resamples: int = stats.DE
         return stats.compare_tables(a, b, resolve(metrics), resamples, seed, confidence, head + f"|v:{_version()}")
     except ValueError as e:
         raise UsageError(str(e)) from None
+
+
+def compare_label(common: list[str], every: bool) -> str:
+    """The split scope a comparison signs: ``all`` when both runs cover the same several splits and nothing
+    narrowed them, else the splits compared (``tst1``, ``tst1+tst3``)."""
+    return "all" if every and len(common) > 1 else "+".join(common)
 
 
 def _version() -> str:

@@ -78,6 +78,8 @@ _FIELD_HELP = {
     "system": "a non-empty name without control characters (at most 120)",
     "description": "text of at most 4000 characters",
     "url": "an http:// or https:// address",
+    "paper": "an http:// or https:// address",
+    "code": "an http:// or https:// address",
     "contact": "text of at most 320 characters",
     "submitted_at": "an RFC 3339 date-time such as 2017-09-15T12:00:00Z",
     "baseline": "true or false",

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 FILE_NAME = "registry.sqlite"
 APPLICATION_ID = 0x44457631  # "DEv1": marks a dialeval registry (PRAGMA application_id)
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 MIGRATIONS: dict[int, list[str]] = {
@@ -97,8 +97,13 @@ MIGRATIONS: dict[int, list[str]] = {
         """ALTER TABLE runs ADD COLUMN url TEXT""",
         """ALTER TABLE runs ADD COLUMN note TEXT""",
     ],
-    # version 3: a board's challenge.toml (phases, quotas, counting rule, pages) and the run a team chose
+    # version 3: the run's paper and code links (team.json "paper", "code"), shown in the ranking
     3: [
+        """ALTER TABLE runs ADD COLUMN paper_url TEXT""",
+        """ALTER TABLE runs ADD COLUMN code_url TEXT""",
+    ],
+    # version 4: a board's challenge.toml (phases, quotas, counting rule, pages) and the run a team chose
+    4: [
         """ALTER TABLE runs ADD COLUMN chosen INTEGER NOT NULL DEFAULT 0""",
         """CREATE TABLE challenges (
             board TEXT PRIMARY KEY, source TEXT NOT NULL, sha256 TEXT NOT NULL, stored_at TEXT NOT NULL)""",
@@ -237,6 +242,8 @@ class RunRow:
     reported_source: str | None
     source_name: str | None
     note: str | None = None
+    paper_url: str | None = None
+    code_url: str | None = None
     chosen: bool = False
 
     def label(self) -> str:
@@ -421,13 +428,13 @@ class Registry:
             cur = db.execute(
                 "INSERT INTO runs (team_id, system, description, kind, source_name, sha256, grading_key, submitted_at,"
                 " graded_at, benchmark, board, data_digest, data_location, data_json, splits, metrics, version,"
-                " status, n_errors, n_warnings, reported_source, url, note, chosen)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " status, n_errors, n_warnings, reported_source, url, note, paper_url, code_url, chosen)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (team_id, team.get("system") or "", team.get("description"), kind, source_name, sha256, grading_key,
                  submitted_at, now_utc(), graded.benchmark, board, graded.data_digest, graded.data_location,
                  json.dumps(graded.data_json, sort_keys=True), json.dumps(graded.splits), json.dumps(graded.metrics),
                  graded.version, status, sev.get("error", 0), sev.get("warning", 0), reported_source,
-                 team.get("url"), note, int(bool(chosen))),
+                 team.get("url"), note, team.get("paper"), team.get("code"), int(bool(chosen))),
             )
             run_id = cur.lastrowid
             db.executemany(
@@ -453,7 +460,7 @@ class Registry:
     # -- reading --
     _RUN_SQL = ("SELECT r.run_id, t.name, coalesce(r.url, t.url), r.system, r.description, r.kind, r.status, r.benchmark,"
                 " r.board, r.submitted_at, r.graded_at, r.sha256, r.data_digest, r.splits, r.metrics, r.version,"
-                " r.n_errors, r.n_warnings, r.reported_source, r.source_name, r.note, r.chosen"
+                " r.n_errors, r.n_warnings, r.reported_source, r.source_name, r.note, r.paper_url, r.code_url, r.chosen"
                 " FROM runs r JOIN teams t USING (team_id)")
 
     def runs(self, board: str | None = None, status: str | None = None, kind: str | None = None) -> list[RunRow]:
@@ -476,7 +483,8 @@ class Registry:
     @staticmethod
     def _row(r) -> RunRow:
         return RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-                      json.loads(r[13]), json.loads(r[14]), r[15], r[16], r[17], r[18], r[19], r[20], bool(r[21]))
+                      json.loads(r[13]), json.loads(r[14]), r[15], r[16], r[17], r[18], r[19], r[20], r[21], r[22],
+                      bool(r[23]))
 
     def boards(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT board FROM runs ORDER BY board")]
@@ -510,6 +518,15 @@ class Registry:
             return decode_table(row[0], row[1])
         except (ValueError, KeyError, zlib.error, struct.error, json.JSONDecodeError) as e:
             raise RegistryError(f"{self.path}: per-item data of run {run_id} is damaged ({e}); run `dialeval registry check`") from None
+
+    def data_identity(self, run_id: int) -> dict:
+        """The data identity the run was scored on (DataIdentity.to_json(): release, simulated, ...); {} if none."""
+        row = self.db.execute("SELECT data_json FROM runs WHERE run_id = ?", (int(run_id),)).fetchone()
+        try:
+            data = json.loads(row[0]) if row and row[0] else {}
+        except json.JSONDecodeError:
+            return {}
+        return data if isinstance(data, dict) else {}
 
     # -- a board's challenge and its quotas --
     def set_challenge(self, board: str, source: str) -> bool:

@@ -70,4 +70,9 @@ def benchmark_info(name: str) -> dict:
 
     b = registry.get(name)
     return {"name": b.name, "title": getattr(b, "title", b.name), "group_label": getattr(b, "group_label", "task"),
-            "default_metrics": list(getattr(b, "default_metrics", ("hits@1",)))}
+            "default_metrics": list(getattr(b, "default_metrics", ("hits@1",))),
+            "data_name": getattr(b, "data_name", "") or b.name,
+            "split_descriptions": dict(getattr(b, "split_descriptions", {})),
+            "group_names": dict(getattr(b, "group_names", {})),
+            "group_descriptions": dict(getattr(b, "group_descriptions", {})),
+            "problem_codes": dict(getattr(b, "problem_codes", {}))}

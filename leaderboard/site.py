@@ -37,13 +37,21 @@ from dialeval.core.errors import UsageError
 HERE = Path(__file__).resolve().parent
 CSV_COLUMNS = ("run_id", "team", "system", "kind", "benchmark", "board", "split", "group", "subset", "metric",
                "average", "value", "n", "signature")
+# a board's downloads: every published record, and for a ranked run its place in the ranking (rank shared by
+# equal scores, band, score and 95 % interval on the ranking's scope, adjusted p-value against the band above)
+BOARD_COLUMNS = ("run_id", "rank", "band", "tied", "score", "ci_low", "ci_high", "p_vs_band_above", "team", "system",
+                 "kind", "submitted_at", "benchmark", "board", "split", "group", "subset", "metric", "average",
+                 "value", "n", "signature", "ranking_signature")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(v):
-    """A CSV cell that no spreadsheet reads as a formula (text beginning with = + - @ tab CR gets a ')."""
-    if isinstance(v, str) and v.startswith(_FORMULA):
-        return "'" + v
+    """A CSV cell that no spreadsheet reads as a formula (text beginning with = + - @ tab CR gets a ') and
+    that shows control, bidi and other invisible characters as ``\\u202e``-style escapes (a spreadsheet would
+    obey a right-to-left override, or hide a zero-width space)."""
+    if isinstance(v, str):
+        v = visible(v) if not v.isascii() or any(c < " " or c == "\x7f" for c in v) else v
+        return "'" + v if v.startswith(_FORMULA) else v
     return "" if v is None else v
 
 
@@ -93,8 +101,11 @@ def name_html(text, cut: int = NAME_CUT, cls: str = "name"):
     from markupsafe import Markup, escape
 
     s = "" if text is None else str(text)
-    shown = s if len(s) <= cut else s[:cut - 1] + "…"
-    return Markup(f'<bdi class="{cls}" title="{escape(visible(s))}">{_marked(shown)}</bdi>')
+    if len(s) <= cut:
+        return Markup(f'<bdi class="{cls}" title="{escape(visible(s))}">{_marked(s)}</bdi>')
+    # a cut name can take the keyboard focus, which shows it whole (the tooltip needs a mouse)
+    return Markup(f'<bdi class="{cls} cut" tabindex="0" title="{escape(visible(s))}">{_marked(s[:cut - 1] + "…")}'
+                  '</bdi>')
 
 
 def text_html(text):
@@ -193,7 +204,9 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
     try:
         info = benchmark_info(benchmark)
     except UsageError:
-        info = {"name": benchmark, "title": benchmark, "group_label": "group", "default_metrics": ["hits@1"]}
+        info = {"name": benchmark, "title": benchmark, "group_label": "group", "default_metrics": ["hits@1"],
+                "data_name": benchmark, "split_descriptions": {}, "group_names": {}, "group_descriptions": {},
+                "problem_codes": {}}
     metric = info["default_metrics"][0]
     records = {r.run_id: _public_records(reg.records(run_id=r.run_id), r.splits, hidden) for r in runs}
     splits = sorted({s for r in runs for s in r.splits if s not in hidden})
@@ -211,6 +224,7 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
         recs = records[r.run_id]
         return {"run_id": r.run_id, "team": r.team, "system": r.system, "kind": r.kind, "status": r.status,
                 "submitted_at": r.submitted_at, "url": safe_url(r.team_url), "description": r.description or "",
+                "paper": safe_url(r.paper_url), "code": safe_url(r.code_url),
                 "sha256": (r.sha256 or "")[:12], "source": r.reported_source or "", "note": r.note or "",
                 "published_band": (r.note or "")[len("published band: "):] if (r.note or "").startswith(
                     "published band: ") else "",
@@ -221,9 +235,12 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
     ranked = []
     if ranking is not None:
         for pos, row in enumerate(ranking.rows, 1):
-            ranked.append(run_view(by_id[row.run_id], {"rank": pos, "band": row.band, "score": row.score,
-                                                       "low": row.low, "high": row.high, "p_next": row.p_next,
-                                                       "note_rank": row.note}))
+            ranked.append(run_view(by_id[row.run_id], {
+                "rank": pos, "band": row.band, "score": row.score, "low": row.low, "high": row.high,
+                "p_next": row.p_next, "note_rank": row.note, "differs_from": row.differs_from,
+                "p_differs_text": row.p_differs_text}))
+        _mark_ties(ranked)
+        _p_above(ranked, ranking)
     reported = []
     for r in runs:
         if r.kind != "reported":
@@ -232,31 +249,172 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
         reported.append(run_view(r, {"score": score, "threshold_band": threshold_band(score) if score is not None
                                      and metric in ("p@1", "hits@1") else ""}))
     reported.sort(key=lambda v: (-(v["score"] if v["score"] is not None else -1), v["team"]))
-    rejected = [run_view(r, {"n_errors": r.n_errors}) for r in runs if r.status == "rejected"]
-    old = [] if all_runs else [run_view(r, {"score": _headline(records[r.run_id], metric, None)})
+    codes = {**_shared_codes(), **info.get("problem_codes", {})}
+    rejected = [run_view(r, {"n_errors": r.n_errors, "errors": _error_codes(reg, r.run_id, codes)})
+                for r in runs if r.status == "rejected"]
+    # a superseded run's score is on the ranking's scope, from its own items: hiding a split removes that
+    # split's numbers, never the run's
+    old = [] if all_runs else [run_view(r, {"score": _scope_score(reg, r.run_id, metric, scope)})
                                for r in runs if r.run_id in superseded]
+    for v in old:
+        new = by_id[v["superseded"]]
+        v["replaced_by"] = {"run_id": new.run_id, "system": new.system, "submitted_at": new.submitted_at}
     table_metrics = [m for m in metrics if m != "per-dialog-accuracy"][:4] or metrics
     per_task = _per_task([*ranked, *reported], records, splits, table_metrics)
+    ranking_signature = ranking.signature if ranking else ""
+    rank_of = {v["run_id"]: v for v in ranked}
     downloads = []
     for v in [*ranked, *old, *reported]:
         r = by_id[v["run_id"]]
+        rv = rank_of.get(r.run_id, {})
         for rec in records[r.run_id]:
-            downloads.append({"run_id": r.run_id, "team": r.team, "system": r.system, "kind": r.kind,
+            downloads.append({"run_id": r.run_id, "rank": rv.get("shared_rank"), "band": rv.get("band"),
+                              "tied": bool(rv.get("tied")) if rv else None,
+                              "score": rv.get("score"), "ci_low": rv.get("low"), "ci_high": rv.get("high"),
+                              "p_vs_band_above": rv.get("p_above_text") or None,
+                              "team": r.team, "system": r.system, "kind": r.kind, "submitted_at": r.submitted_at,
                               "benchmark": r.benchmark, "board": board, "split": rec["split"], "group": rec["group"],
                               "subset": rec.get("subset"), "metric": rec["metric"], "average": rec.get("average"),
-                              "value": rec["value"], "n": rec.get("n"), "signature": rec["signature"]})
+                              "value": rec["value"], "n": rec.get("n"), "signature": rec["signature"],
+                              "ranking_signature": ranking_signature if rv else None})
+    shown_runs = [by_id[v["run_id"]] for v in ranked] or [r for r in runs if r.status == "valid"
+                                                           and r.kind != "reported"]
+    data = data_statement([reg.data_identity(r.run_id) for r in shown_runs], info["data_name"],
+                          _release_of([rec for r in shown_runs for rec in records[r.run_id]]))
     return {"name": board, "slug": slug(board), "benchmark": benchmark, "title": info["title"],
-            "release": _release_of([rec for v in ranked for rec in records[v["run_id"]]]),
+            "data": data, "release": data.get("release", ""),
             "group_label": info["group_label"], "metric": metric, "splits": splits, "metrics": table_metrics,
+            "split_info": [{"name": sp, "text": info["split_descriptions"].get(sp, "")} for sp in splits],
+            "group_names": info["group_names"],
+            "group_info": [{"name": g, "short": info["group_names"].get(g, ""),
+                            "text": info["group_descriptions"].get(g, "")}
+                           for g in sorted({g for t in per_task for g in t["groups"]}, key=_group_order)],
             "ranked": ranked, "reported": reported, "rejected": rejected, "per_task": per_task, "superseded": old,
-            "all_runs": all_runs, "counts": counts,
+            "all_runs": all_runs, "has_baselines": any(v["kind"] == "baseline" for v in ranked),
+            "n_graded": sum(1 for r in runs if r.kind != "reported"), "counts": counts,
             "challenge_page": f"challenge-{slug(board)}.html" if challenge is not None else "",
             "deadlines": challenge.deadlines() if challenge is not None else [],
             "updated": max((r.submitted_at for r in runs), default=""),
-            "ranking_signature": ranking.signature if ranking else "", "ranking_notes": ranking.notes if ranking else [],
+            "ranking_signature": ranking_signature, "ranking_notes": ranking.notes if ranking else [],
             "band_rule": ranking.rule_text if ranking else "",
+            "matrix": _matrix(ranked, ranking) if ranking else None,
             "scope": ranking.scope if ranking else "", "downloads": downloads,
             "hidden": sorted(hidden), "n_bands": max((v["band"] or 0 for v in ranked), default=0)}
+
+
+def _mark_ties(ranked: list[dict]) -> None:
+    """Runs with the same score share a rank ("3=") and are marked tied; the listed order among them is the
+    earliest submission first."""
+    for i, v in enumerate(ranked):
+        first = i
+        while first > 0 and ranked[first - 1]["score"] == v["score"]:
+            first -= 1
+        v["shared_rank"] = ranked[first]["rank"]
+        v["tied"] = (i > 0 and ranked[i - 1]["score"] == v["score"]) or (
+            i + 1 < len(ranked) and ranked[i + 1]["score"] == v["score"])
+
+
+def _p_above(ranked: list[dict], ranking) -> None:
+    """Each banded run's adjusted p-value against the band above (the smallest over that band's runs: the
+    strongest evidence that it belongs lower), as text; "" in band 1 or unbanded."""
+    band_runs: dict[int, list[int]] = {}
+    for v in ranked:
+        if v["band"]:
+            band_runs.setdefault(v["band"], []).append(v["run_id"])
+    for v in ranked:
+        v["p_above_text"] = ""
+        v["differs_from_team"] = ""
+        if not v["band"] or v["band"] == 1:
+            continue
+        tested = [ranking.pairs[(a, v["run_id"])] for a in band_runs.get(v["band"] - 1, [])
+                  if (a, v["run_id"]) in ranking.pairs]
+        if tested:
+            v["p_above_text"] = min(tested)[1]
+        if v.get("differs_from"):
+            other = ranked[v["differs_from"] - 1]
+            v["differs_from_team"] = f"{other['team']} / {other['system']}"
+
+
+def _matrix(ranked: list[dict], ranking) -> dict | None:
+    """The pairwise significance matrix of the banded runs: rows and columns in rank order, each cell the
+    Holm-adjusted p-value as text and whether it is significant (p < alpha); and, for phones, each run's list
+    of the runs it differs from."""
+    rows = [v for v in ranked if v["band"]]
+    if len(rows) < 2:
+        return None
+    cells = []
+    for a in rows:
+        line = []
+        for b in rows:
+            key = (a["run_id"], b["run_id"]) if a["rank"] < b["rank"] else (b["run_id"], a["run_id"])
+            hit = ranking.pairs.get(key) if a is not b else None
+            line.append(None if hit is None else {"text": hit[1], "sig": hit[0] < ranking.alpha})
+        cells.append(line)
+    compact = []
+    for a, line in zip(rows, cells):
+        differs = [b["rank"] for b, c in zip(rows, line) if c and c["sig"]]
+        same = [b["rank"] for b, c in zip(rows, line) if c and not c["sig"]]
+        compact.append({"row": a, "differs": differs, "same": same})
+    return {"rows": rows, "cells": cells, "compact": compact, "alpha": ranking.alpha}
+
+
+def _scope_score(reg, run_id: int, metric: str, scope) -> float | None:
+    """A run's ``metric`` on the ranking's scope ("all" or a list of splits), from its per-item results, as the
+    ranking computes it; None without per-item results or items in scope."""
+    import numpy as np
+
+    from dialeval.metrics import get
+    from dialeval.results import stats
+
+    table = reg.table(run_id)
+    if table is None:
+        return None
+    if scope not in (None, "all"):
+        table = table.take(np.isin(table.split.astype(str), list(scope)))
+    if not len(table):
+        return None
+    return float(stats.unit_values(table, get(metric)).mean)
+
+
+def _shared_codes() -> dict[str, str]:
+    from dialeval.core.problems import CODES
+
+    return dict(CODES)
+
+
+def _error_codes(reg, run_id: int, meanings: dict[str, str]) -> list[dict]:
+    """A rejected run's error codes with their counts and meanings: the code says what is wrong without
+    publishing the messages (which quote the submission)."""
+    from collections import Counter
+
+    counts = Counter(p["code"] for p in reg.problems(run_id) if p["severity"] == "error" and p["code"])
+    return [{"code": c, "count": n, "meaning": meanings.get(c, "")} for c, n in sorted(counts.items())]
+
+
+def data_statement(identities: list[dict], data_name: str, release: str) -> dict:
+    """What a board's data are, in words: ``{"kind", "text", "release"}``, kind one of ``release``,
+    ``simulated``, ``unknown`` (``modified`` counts as unknown: published names with other content).
+
+    ``identities``: the data identities of the runs shown (the registry's ``data_json``); ``release``: what
+    the records' signatures name (:func:`_release_of`)."""
+    sims = [d.get("simulated") or ({"generator": "dialeval-simulator"} if d.get("embedded_default") else None)
+            for d in identities]
+    if identities and all(sims):
+        seeds = sorted({str(x["seed"]) for x in sims if x.get("seed") is not None})
+        seed = f" (seed {', '.join(seeds)})" if seeds else ""
+        return {"kind": "simulated", "release": "",
+                "text": f"simulated with dialeval's simulator{seed}, not the {data_name} data"}
+    if identities and all(d.get("sample") for d in identities):
+        return {"kind": "unknown", "release": "",
+                "text": f"data that match no published release (dialeval's constructed sample data, not the "
+                        f"{data_name} data)"}
+    if release and release != "modified":
+        return {"kind": "release", "release": release, "text": f"the published {release} release"}
+    if release == "modified":
+        return {"kind": "unknown", "release": "modified",
+                "text": "data that match no published release (files carry published names with other content: "
+                        "not comparable with published numbers)"}
+    return {"kind": "unknown", "release": "", "text": "data that match no published release"}
 
 
 def _release_of(records: list[dict]) -> str:
@@ -293,8 +451,30 @@ def _per_task(shown: list[dict], records: dict, splits: list[str], metrics: list
             continue
         for mi, m in enumerate(metrics):
             rows = [{**v, "cells": [cells[v["run_id"]].get((m, g)) for g in gs]} for v in shown if v["run_id"] in cells]
-            tables.append({"split": split, "metric": m, "si": si, "mi": mi, "groups": gs, "rows": rows})
+            tables.append({"split": split, "metric": m, "si": si, "mi": mi, "groups": gs, "rows": rows,
+                           "winners": _winners(rows, gs)})
     return tables
+
+
+def _winners(rows: list[dict], groups: list[str]) -> list[dict]:
+    """Per group, the best value and the runs that reach it: among teams' submissions when there are any
+    (baselines and reported results are references, not winners), else among every row. Marks each winning
+    cell (``row["best"]``, one flag per group)."""
+    pool = [r for r in rows if r["kind"] == "submission"] or rows
+    out = []
+    for r in rows:
+        r["best"] = [False] * len(groups)
+    for i, g in enumerate(groups):
+        vals = [r["cells"][i] for r in pool if r["cells"][i] is not None]
+        if not vals:
+            out.append({"group": g, "value": None, "runs": []})
+            continue
+        top = max(vals)
+        best = [r for r in pool if r["cells"][i] == top]
+        for r in best:
+            r["best"][i] = True
+        out.append({"group": g, "value": top, "runs": best})
+    return out
 
 
 _TEAM_INDEX: dict[tuple[int, str], int] = {}
@@ -362,7 +542,7 @@ def _when(ts: str) -> float:
         return 0.0
 
 
-def progress_chart(rows: list[dict], width: int = 680, height: int = 220,
+def progress_chart(rows: list[dict], width: int = 680, height: int = 220, n_xticks: int = 5,
                    deadlines: list[tuple[str, str]] | None = None) -> dict | None:
     """Each graded run as a point (submission time, score), the best score so far as a step line, and each
     phase's deadline (label, RFC 3339 time) as a marked vertical line; the time axis covers all of them."""
@@ -385,7 +565,7 @@ def progress_chart(rows: list[dict], width: int = 680, height: int = 220,
     points, path, best = [], [], None
     for t, stamp, r in pts:
         points.append({"x": x(t), "y": y(r["score"]), "team": r["team"], "system": r["system"], "score": r["score"],
-                       "date": stamp, "superseded": bool(r.get("superseded"))})
+                       "date": stamp, "superseded": bool(r.get("superseded")), "kind": r["kind"]})
         if best is None:
             path.append(f"M{x(t)},{y(r['score'])}")
             best = r["score"]
@@ -394,7 +574,7 @@ def progress_chart(rows: list[dict], width: int = 680, height: int = 220,
             best = r["score"]
     path.append(f"H{x(pts[-1][0])}")
     xticks = []
-    for t in ([t0] if t1 == t0 else [t0 + (t1 - t0) * i / 4 for i in range(5)]):
+    for t in ([t0] if t1 == t0 else [t0 + (t1 - t0) * i / (n_xticks - 1) for i in range(n_xticks)]):
         xticks.append({"x": x(t), "label": _dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%d")})
     return {"width": width, "height": height, "left": left, "right": width - right, "top": top,
             "base": height - bottom, "points": points, "path": "".join(path),
@@ -471,6 +651,9 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
             view = collect_board(reg, b, board_hidden[b], private, all_runs, challenge=ch)
             view["chart"] = interval_chart(view["ranked"])
             view["progress"] = progress_chart([*view["ranked"], *view["superseded"]], deadlines=view["deadlines"])
+            # phones get a chart drawn for their width, so its text stays 11 px instead of shrinking to fit
+            view["progress_narrow"] = progress_chart([*view["ranked"], *view["superseded"]], 360, 220, 3,
+                                                     deadlines=view["deadlines"])
             views.append(view)
             if ch is not None:
                 _write(tmp / view["challenge_page"], env.get_template("challenge.html").render(
@@ -479,11 +662,14 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
                     page_title=f"{ch.title} · {title}", **common))
             _write(tmp / f"board-{view['slug']}.html",
                    env.get_template("board.html").render(board=view, page_title=f"{b} · {title}", **common))
+            # ASCII JSON: names stay exact, their bidi and invisible characters written as \\u escapes
             _write(tmp / f"board-{view['slug']}.json", json.dumps(
                 {"board": b, "benchmark": view["benchmark"], "generated_by": f"dialeval {__version__}",
-                 "private": private, "ranking_signature": view["ranking_signature"], "records": view["downloads"]},
-                indent=1, ensure_ascii=False) + "\n")
-            _write(tmp / f"board-{view['slug']}.csv", _csv(view["downloads"]))
+                 "private": private, "data": view["data"]["text"], "scope": view["scope"],
+                 "ranking_signature": view["ranking_signature"], "ranking": _ranking_json(view),
+                 "records": view["downloads"]},
+                indent=1, ensure_ascii=True) + "\n")
+            _write(tmp / f"board-{view['slug']}.csv", _csv(view["downloads"], BOARD_COLUMNS))
             for v in [*view["ranked"], *view["superseded"], *view["reported"], *view["rejected"]]:
                 team_runs.setdefault(v["team"], []).append({**v, "board": b, "board_slug": view["slug"],
                                                             "metric": view["metric"]})
@@ -510,13 +696,24 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def _csv(rows: list[dict]) -> str:
+def _csv(rows: list[dict], columns=CSV_COLUMNS) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    w.writerow(columns)
     for r in rows:
-        w.writerow([csv_cell(r.get(c)) for c in CSV_COLUMNS])
+        w.writerow([csv_cell(r.get(c)) for c in columns])
     return buf.getvalue()
+
+
+def _ranking_json(view: dict) -> list[dict]:
+    """The ranking as the board shows it: one entry per ranked run."""
+    return [{"rank": v["shared_rank"], "position": v["rank"], "band": v["band"], "tied": v["tied"],
+             "run_id": v["run_id"], "team": v["team"], "system": v["system"], "kind": v["kind"],
+             "score": v["score"], "ci_low": v["low"], "ci_high": v["high"],
+             "p_vs_band_above": v["p_above_text"] or None,
+             "differs_from_rank": v["differs_from"], "p_differs": v["p_differs_text"] or None,
+             "submitted_at": v["submitted_at"], "paper": v["paper"] or None, "code": v["code"] or None}
+            for v in view["ranked"]]
 
 
 # ---- organizer exports ----------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 SAMPLES = Path(__file__).resolve().parents[1] / "submissions" / "samples"
-BUILT = ("dstc6", "babi", "movie-dialog", "ubuntu", "airdialogue")
+BUILT = ("dstc6", "babi", "movie-dialog", "ubuntu", "airdialogue", "dstc7", "dstc8")
 
 
 def manifest(folder: Path, benchmark: str, split: str, run: str, note: str) -> None:
@@ -249,7 +249,14 @@ def build_airdialogue(out: Path) -> None:
              "dialogues, their KBs); the example run is the cheapest-flight baseline's")
 
 
-BUILDERS = {"dstc6": build_dstc6, "babi": build_babi, "movie-dialog": build_movie, "ubuntu": build_ubuntu,
+def build_noesis(out: Path) -> None:
+    """DSTC7 / DSTC8: constructed chats in the released layout (dialeval.baselines.dstc7, which also ranks them)."""
+    from dialeval.baselines.dstc7 import write_samples
+
+    write_samples(out, out.name)
+
+
+BUILDERS = {"dstc7": build_noesis, "dstc8": build_noesis, "dstc6": build_dstc6, "babi": build_babi, "movie-dialog": build_movie, "ubuntu": build_ubuntu,
             "airdialogue": build_airdialogue}
 
 

@@ -428,6 +428,16 @@ for _enc, (_convert, _msg) in ENCODINGS.items():
                        MOVIE_SECRETS, msg), None
 
 
+@case("movie-entities-2M-extra-lines")
+def _(root):
+    # a knowledge base of two million entities (53 MB): held as 8-byte hashes and one text block, not as four
+    # Python objects per entity (826 MB before)
+    extra = "".join(f"Extra Entity Number {i}\n" for i in range(2_000_000))
+    d = movie_dir(root, "movie-2M-entities", entities="\n".join(ENT_LINES) + "\n" + extra)
+    return Hostile("", movie_args("mperfect.json", d.name, "--task", "1", "--json"), 0, [d, root / "mperfect.json"],
+                   seconds=30), hits_at_1_is_one
+
+
 @case("movie-answer-of-1000-comma-parts")
 def _(root):
     parts = ", ".join(ENT_LINES[(i * 37) % 4000] for i in range(1000))

@@ -18,7 +18,7 @@ import pytest
 
 from dialeval.leaderboard.demo import make_runs, organizer_demo
 from dialeval.leaderboard.grade import grade
-from dialeval.leaderboard.registry import APPLICATION_ID, MIGRATIONS, Registry, RegistryError
+from dialeval.leaderboard.registry import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, Registry, RegistryError
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINES = REPO / "submissions" / "baselines" / "default"
@@ -213,7 +213,7 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
     db.commit()
     db.close()
     with Registry(tmp_path) as reg:
-        assert reg.db.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert reg.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert reg.runs()[0].team == "Old Team" and reg.runs()[0].note is None and reg.runs()[0].chosen is False
         assert reg.challenge_source("b") is None
         assert reg.check() == []
@@ -405,3 +405,38 @@ def test_the_board_names_the_published_release_its_numbers_were_scored_on():
     assert _release_of([rec("tst1#9ba12a55")]) == ""  # data of no known release: nothing claimed
     assert _release_of([rec("dstc6/tst1#9ba12a55"), rec("tst1#9ba12a55")]) == ""  # a mix: nothing claimed
     assert _release_of([]) == ""
+
+
+def test_compare_signs_the_split_both_runs_cover_from_the_registry_and_from_files(tmp_path, challenge):
+    runs = tmp_path / "runs"
+    files = {}
+    for name in ("tfidf", "nearest-neighbor"):
+        members = {k: v for k, v in _members_of(BASELINES / name / "submission.tgz").items() if k.startswith("tst1/")}
+        (runs / name).mkdir(parents=True)
+        from dialeval.leaderboard.demo import write_tgz
+
+        write_tgz(runs / name / "submission.tgz", members)
+        (runs / name / "team.json").write_text(json.dumps({"team": f"T {name}"}))
+        files[name] = runs / name / "submission.tgz"
+    assert grade(runs, "dstc6", challenge, tmp_path / "reg", progress=False).exit_code == 0
+    with Registry(tmp_path / "reg") as reg:
+        ids = [r.run_id for r in reg.runs()]
+    from_registry = cli("compare", *ids, "--registry", tmp_path / "reg", "--metric", "p@1")
+    from_files = cli("compare", files["tfidf"], files["nearest-neighbor"], "--data", challenge, "--metric", "p@1")
+    for r in (from_registry, from_files):
+        assert r.returncode == 0, r.stderr
+        assert "scope: tst1 (the items both runs have)" in r.stdout
+        sig = next(line for line in r.stdout.splitlines() if line.startswith("signature:"))
+        assert "|data:tst1#" in sig and "|split:tst1|" in sig
+    r = cli("compare", *ids, "--registry", tmp_path / "reg", "--metric", "p@1", "--json")
+    assert json.loads(r.stdout)["scope"] == "tst1"
+    # an unknown split is a usage error, as for grade and leaderboard build
+    r = cli("rank", "--registry", tmp_path / "reg", "--split", "tst9")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "'tst9' is not a split" in r.stderr
+    assert "(it has: tst1)" in r.stderr
+
+
+def _members_of(tgz: Path) -> dict[str, bytes]:
+    from dialeval.leaderboard.demo import _members
+
+    return _members(tgz)

@@ -119,7 +119,17 @@ def _split_exhaustively(answer: str, ents) -> tuple[list[str], int]:
     return list(dict.fromkeys(best[0][2])), best[0][0]
 
 
-def test_split_answer_equals_the_exhaustive_search(tmp_path):
+@pytest.fixture(params=["dicts", "compact"])
+def entity_form(request, monkeypatch):
+    """Both forms of the entity set: plain dicts (the release's size) and the compact one of a long list."""
+    if request.param == "compact":
+        from dialeval.formats import movie
+
+        monkeypatch.setattr(movie, "COMPACT_FROM", 0)
+    return request.param
+
+
+def test_split_answer_equals_the_exhaustive_search(tmp_path, entity_form):
     import random
 
     rng = random.Random(5)
@@ -154,6 +164,28 @@ def test_split_answer_is_linear(data):
         assert _CountingDict.calls <= 3 * n
 
 
+REAL_DEV_ANSWERS_SHA256 = "f3296453292f8f915ece49749369fc6b84ce54c3ec8083c617a962bbbdcd7ce9"
+"""sha256 of ``split_answer`` (ids, unmatched parts) of every real dev answer of tasks 1-3, one JSON line each,
+computed with the dict-only entity set before the compact one existed (issue 28)."""
+
+
+@needs_movie
+@pytest.mark.realdata
+def test_real_dev_answers_unchanged(entity_form):
+    import hashlib
+
+    ents = read_entities(MOVIE / "entities.txt")
+    assert type(ents.by_text).__name__ == ("TextLookup" if entity_form == "compact" else "dict")
+    h = hashlib.sha256()
+    n = 0
+    for name in ("task1_qa_dev.txt", "task2_recs_dev.txt", "task3_qarecs_dev.txt"):
+        for line in (MOVIE / name).read_text(encoding="utf-8").splitlines():
+            if "\t" in line:
+                h.update(json.dumps(split_answer(line.split("\t", 1)[1], ents)).encode() + b"\n")
+                n += 1
+    assert n == 34691 and h.hexdigest() == REAL_DEV_ANSWERS_SHA256
+
+
 @needs_movie
 @pytest.mark.realdata
 def test_split_answer_equals_the_exhaustive_search_on_real_answers():
@@ -168,12 +200,33 @@ def test_split_answer_equals_the_exhaustive_search_on_real_answers():
     assert n == 34691
 
 
-def test_entities_stream_like_the_old_reader(tmp_path):
+def test_entities_stream_like_the_old_reader(tmp_path, entity_form):
     """A BOM is dropped; CR LF and stray CRs end a line; a line of spaces is an entity; blank lines keep numbering."""
     p = tmp_path / "entities.txt"
-    p.write_bytes(b"\xef\xbb\xbfAlien\r\n\r\n  \nTitanic\r\r\nno newline")
+    p.write_bytes(b"\xef\xbb\xbfAlien\r\n\r\n  \nTitanic\r\r\nno newline\n\xc3\xa9t\xc3\xa9, \xc3\x89T\xc3\x89\nAlien")
     ents = read_entities(p)
-    assert ents.ids == ["e1", "e3", "e4", "e5"] and ents.texts == ["Alien", "  ", "Titanic", "no newline"]
+    assert list(ents.ids) == ["e1", "e3", "e4", "e5", "e6", "e7"]
+    assert list(ents.texts) == ["Alien", "  ", "Titanic", "no newline", "été, ÉTÉ", "Alien"]
+    assert ents.texts[-2] == "été, ÉTÉ" and ents.texts[1:3] == ["  ", "Titanic"]
+    assert ents.by_text.get("Alien") == "e1" and ents.by_lower.get("été, été") == "e6"  # the first in file order
+    assert ents.by_text.get("alien") is None and ents.by_lower.get("Alien") is None and ents.part_counts == (2, 1)
+    assert "e3" in ents.ids and "e2" not in ents.ids and ents.ids.columns()["e7"] == 5
+
+
+@pytest.mark.parametrize("n", [5, 300_000])  # a dict below LineIds.DICT_MAX, arithmetic above
+@pytest.mark.parametrize("gap", [False, True])
+def test_line_ids_read_ids_exactly(n, gap):
+    from dialeval.core.ranks import LineIds
+
+    numbers = np.arange(1, n + 1) + (np.arange(n) >= 2) * (1 if gap else 0)  # with a gap: 1, 2, 4, 5, ...
+    ids = LineIds("e", numbers)
+    cols = ids.columns()
+    assert ids[0] == "e1" and ids[2] == ("e4" if gap else "e3") and ids[-1] == f"e{numbers[-1]}" and len(cols) == n
+    assert cols.get("e1") == 0 and cols[ids[-1]] == n - 1 and (ids[2] in cols) and ids == list(ids)
+    for bad in ("e0", "e01", "e", "e+1", "e 1", "e1 ", "E1", "x1", "e١", "e-1", f"e{numbers[-1] + 1}", "e" + "9" * 5000,
+                1, None, ("e1",)):
+        assert bad not in ids and cols.get(bad, "none") == "none", bad
+    assert ("e3" in ids) is not gap
 
 
 @pytest.mark.parametrize("raw, needle", [

@@ -40,7 +40,8 @@ def site(tmp_path_factory):
     pytest.importorskip("jinja2")
     tmp = tmp_path_factory.mktemp("render")
     index = build(tmp, {"zz-bidi": {"team": BIDI, "system": "sys" + INVISIBLE, "description": "d\u202eesc"},
-                        "zz-long": {"team": LONG, "system": "s"}})
+                        "zz-long": {"team": LONG, "system": "s", "paper": "https://example.org/paper",
+                                    "code": "https://example.org/code"}})
     return index.parent
 
 
@@ -77,7 +78,7 @@ def test_a_bidi_name_renders_escaped_and_isolated_in_every_page(site):
 
 def test_long_names_are_cut_with_an_ellipsis_and_keep_the_full_name_in_the_tooltip(site):
     board = pages(site)["board-demo.html"]
-    assert f'<bdi class="name" title="{LONG}">{LONG[:79]}…</bdi>' in board
+    assert f'<bdi class="name cut" tabindex="0" title="{LONG}">{LONG[:79]}…</bdi>' in board
 
 
 def test_the_site_is_byte_identical_when_built_again(site, tmp_path):
@@ -108,9 +109,10 @@ def test_every_chart_has_axes_and_labels(site):
     board = html["board-demo.html"]
     head = board.split('<th class="nosort chart">')[1].split("</th>")[0]
     assert "p@1 (95 % CI)" in head and head.count('class="axis"') >= 4 and ">0.6<" in head
-    progress = board.split('<svg class="progress"')[1].split("</svg>")[0]
-    assert "submission date (UTC)" in progress and ">p@1</text>" in progress and '<path d="M' in progress
-    assert progress.count("<circle") == board.split('id="ranking"')[1].split("</tbody>")[0].count("<tr ")
+    for width in ("wide", "narrow"):  # phones get their own drawing, so its text is not shrunk
+        progress = board.split(f'<svg class="progress {width}"')[1].split("</svg>")[0]
+        assert "submission date (UTC)" in progress and ">p@1</text>" in progress and '<path d="M' in progress
+        assert progress.count("<circle") == board.split('id="ranking"')[1].split("</tbody>")[0].count("data-run=")
     team = next(h for n, h in html.items() if n.startswith("team-") and 'class="bars"' in h)
     bars = team.split('<svg class="bars"')[1].split("</svg>")[0]
     assert ">split</text>" in bars and ">p@1</text>" in bars and ">0.5</text>" in bars and ">1</text>" in bars
@@ -157,7 +159,9 @@ def test_a_teams_latest_run_is_ranked_and_its_older_runs_are_marked_superseded(t
     ranking = board.split('id="ranking"')[1].split("</table>")[0]
     assert ranking.count(">Resub Team</bdi>") == 1 and ">v2</bdi>" in ranking and ">v1</bdi>" not in ranking
     old = board.split('id="superseded"')[1].split("</table>")[0]
-    assert ">v1</bdi>" in old and "superseded" in old and ">v2</bdi>" not in old
+    assert ">v1</bdi>" in old and "superseded" in old
+    # the run that replaced it is named as the ranking shows it (system, run id, date), not by a bare id
+    assert '<bdi class="name" title="v2">v2</bdi> <span class="nowrap">(run ' in old
     board = _resubmitted(tmp_path / "all", all_runs=True)
     ranking = board.split('id="ranking"')[1].split("</table>")[0]
     assert ranking.count(">Resub Team</bdi>") == 2 and 'id="superseded"' not in board
@@ -173,3 +177,152 @@ def test_chart_axes_cover_the_data_on_round_ticks():
     assert lo <= 0.134 and hi >= 0.962 and len(ticks) <= 6 and ticks[0] == lo and ticks[-1] == hi
     assert axis([1.0, 1.0]) == (0.99, 1.0, [0.99, 1.0])  # all at the top: the scale stays below 1
     assert axis([None]) == (0.0, 1.0, [0.0, 0.25, 0.5, 0.75, 1.0])
+
+
+def _ranking_rows(board: str) -> list[str]:
+    return board.split('id="ranking"')[1].split("</tbody>")[0].split("<tr ")[1:]
+
+
+def test_every_band_start_names_the_run_it_differs_from_and_the_p_value(site):
+    board = pages(site)["board-demo.html"]
+    rows = _ranking_rows(board)
+    starts = [r for r in rows if "band-start" in r.split(">")[0]]
+    assert starts, "the demo has several bands"
+    for row in starts:
+        why = row.split('<span class="why"')[1].split("</span>")[0]
+        assert "differs from #" in why and ", p " in why
+    # McNemar p-values far below any resampling floor print as numbers or "< 1e-300", never as 0
+    assert ", p 0<" not in board and ", p 0.0000" not in board
+
+
+def test_equal_scores_share_a_rank_and_are_marked_tied(site):
+    board = pages(site)["board-demo.html"]
+    rows = _ranking_rows(board)
+    # three runs are the same nearest-neighbor file: the baseline, the bidi-named team and the long-named team
+    tied = [r for r in rows if 'class="badge tied"' in r]
+    assert len(tied) == 3
+    ranks = {r.split('class="c-rank"')[1].split(">")[1].split("<")[0] for r in tied}
+    assert len(ranks) == 1 and ranks.pop().endswith("=")
+
+
+def test_the_significance_matrix_holds_every_pair_and_a_compact_list(site):
+    board = pages(site)["board-demo.html"]
+    matrix = board.split('id="matrix"')[1].split("</table>")[0]
+    n = len(_ranking_rows(board))
+    assert matrix.count("<tr>") == n + 1  # the header and one row per banded run
+    assert matrix.count('<td class="self">') == n and "✱</strong>" in matrix
+    compact = board.split('id="matrix-compact"')[1].split("</ul>")[0]
+    assert compact.count("<li>") == n and "differs from #" in compact and "not from #" in compact
+
+
+def test_every_board_states_its_data_and_the_index_has_a_data_column(site):
+    board = pages(site)["board-demo.html"]
+    assert ("<strong>Data:</strong> simulated with dialeval&#39;s simulator (seed 2017), not the DSTC6 data."
+            in board)
+    index = pages(site)["index.html"]
+    assert '<th data-type="text">data</th>' in index
+    assert "simulated with dialeval&#39;s simulator (seed 2017), not the DSTC6 data" in index
+
+
+def test_data_statement_names_a_release_or_says_it_matches_none():
+    from dialeval.leaderboard.site import data_statement
+
+    real = {"release": "dstc6", "simulated": None, "embedded_default": False}
+    assert data_statement([real], "DSTC6", "dstc6")["text"] == "the published dstc6 release"
+    assert data_statement([{"release": None}], "DSTC6", "")["text"] == "data that match no published release"
+    assert data_statement([{"release": "modified"}], "DSTC6", "modified")["text"].startswith(
+        "data that match no published release")
+    sim = {"simulated": {"generator": "dialeval-simulator", "seed": 7}}
+    assert data_statement([sim], "bAbI dialog", "")["text"] == (
+        "simulated with dialeval's simulator (seed 7), not the bAbI dialog data")
+    assert data_statement([sim, real], "DSTC6", "")["kind"] == "unknown"  # a mix claims nothing
+    assert data_statement([{"sample": True}], "bAbI dialog", "")["text"] == (
+        "data that match no published release (dialeval's constructed sample data, not the bAbI dialog data)")
+
+
+def test_index_counts_every_graded_run(site):
+    from dialeval.leaderboard.registry import Registry
+
+    with Registry(site.parent / "registry") as reg:
+        graded = [r for r in reg.runs(board="demo") if r.kind != "reported"]
+    index = pages(site)["index.html"]
+    row = index.split('href="board-demo.html"')[1].split("</tr>")[0]
+    assert f'<td data-sort="{len(graded)}">{len(graded)}</td>' in row  # rejected runs included
+
+
+def test_rejected_runs_show_their_error_codes_not_their_messages(site):
+    html = pages(site)
+    board = html["board-demo.html"]
+    rejected = board.split('id="rejected"')[1].split("</table>")[0]
+    assert "<code title=" in rejected and ">rank-out-of-range</code>" in rejected
+    team = next(h for n, h in html.items() if n.startswith("team-") and "Team Epsilon" in h)
+    assert "Not scored: 1 error:" in team and "<code>rank-out-of-range</code>" in team
+
+
+def test_splits_and_tasks_are_named_and_described_by_the_benchmark(site):
+    board = pages(site)["board-demo.html"]
+    meaning = board.split('id="meaning"')[1]
+    assert "<dt>tst2</dt><dd>a new knowledge base" in meaning
+    for name in ("API", "Refine", "Options", "Infos", "Full"):
+        assert f" · {name}</dt>" in meaning and f" · {name}</th>" in board
+
+
+def test_per_task_winners_are_teams_not_baselines(site):
+    board = pages(site)["board-demo.html"]
+    first = board.split('<div class="pt pt-0-0 first"')[1].split("</table>")[0]
+    winners = first.split('<p class="winners">')[1].split("</p>")[0]
+    assert "dialeval baselines" not in winners  # the perfect rule-based baseline is a reference, not a winner
+    assert winners.count("task ") == 5
+    stars = [row for row in first.split("<tr>")[1:] if 'class="best"' in row]
+    assert stars and not any("badge baseline" in row for row in stars)
+
+
+def test_paper_and_code_links_are_in_the_ranking(site):
+    board = pages(site)["board-demo.html"]
+    row = next(r for r in _ranking_rows(board) if LONG[:20] in r)
+    assert '<a class="ext" href="https://example.org/paper" rel="nofollow noopener noreferrer">paper</a>' in row
+    assert '<a class="ext" href="https://example.org/code" rel="nofollow noopener noreferrer">code</a>' in row
+
+
+def test_downloads_carry_the_ranking_and_neutralise_invisible_characters(site):
+    import csv
+    import io
+
+    raw = (site / "board-demo.csv").read_text(encoding="utf-8")
+    for ch in INVISIBLE:
+        assert ch not in raw, f"U+{ord(ch):04X}"
+    rows = list(csv.DictReader(io.StringIO(raw)))
+    bidi = [r for r in rows if r["team"].startswith("abc")]
+    assert bidi and bidi[0]["team"] == "abc\\u202egnp.exe"
+    ranked = [r for r in rows if r["rank"]]
+    for r in ranked:
+        assert r["band"] and r["score"] and r["ci_low"] and r["ci_high"] and r["submitted_at"] and r["run_id"]
+        assert r["signature"] and r["ranking_signature"].startswith("dstc6|data:")
+    assert any(r["p_vs_band_above"] for r in ranked) and any(r["tied"] == "True" for r in ranked)
+    text = (site / "board-demo.json").read_text(encoding="utf-8")
+    assert text.isascii() and "\\u202e" in text  # the exact name, written with escapes
+    data = json.loads(text)
+    assert BIDI in {r["team"] for r in data["ranking"]}
+    first = data["ranking"][0]
+    assert {"rank", "band", "score", "ci_low", "ci_high", "p_vs_band_above", "submitted_at", "run_id"} <= set(first)
+    assert any(r["p_vs_band_above"] for r in data["ranking"])
+    assert data["data"].startswith("simulated with dialeval's simulator")
+
+
+def test_hiding_a_split_keeps_superseded_scores_and_chart_points(tmp_path):
+    pytest.importorskip("jinja2")
+
+    def run(system, when, baseline):
+        return {"team": "Resub Team", "system": system, "submitted_at": when, "_from": baseline}
+
+    index = build(tmp_path, {"zz-old": run("v1", "2017-09-05T00:00:00Z", "nearest-neighbor"),
+                             "zz-new": run("v2", "2017-09-09T00:00:00Z", "tfidf")}, hidden_splits=["tst4"])
+    board = index.parent.joinpath("board-demo.html").read_text(encoding="utf-8")
+    old = board.split('id="superseded"')[1].split("</table>")[0]
+    score = old.split(">v1</bdi>")[1].split("</td>")[1]
+    assert "–" not in score and float(score.split(">")[-1]) > 0.5
+    progress = board.split('<svg class="progress wide"')[1].split("</svg>")[0]
+    assert "v1 (superseded):" in progress
+    for f in index.parent.rglob("*"):
+        if f.is_file():
+            assert "tst4" not in f.read_text(encoding="utf-8"), f.name

@@ -648,6 +648,11 @@ class AirDialogue(Benchmark):
     title: ClassVar[str] = "AirDialogue flight booking: final-state scores (name, flight, status; scaled and exact totals)"
     group_label: ClassVar[str] = "task"
     split_names: ClassVar[tuple[str, ...]] = ("train", "dev", "test")
+    data_name: ClassVar[str] = "AirDialogue"
+    split_descriptions: ClassVar[dict[str, str]] = {"train": "training dialogs", "dev": "development dialogs",
+                                                    "test": "test dialogs"}
+    group_descriptions: ClassVar[dict[str, str]] = {
+        "state": "the dialog's final state: action, customer name and flight"}
     default_metrics: ClassVar[tuple[str, ...]] = METRICS
     submission_formats: ClassVar[tuple[str, ...]] = ("airdialogue-prediction",)
     problem_codes: ClassVar[dict[str, str]] = {  # this benchmark's own codes (the shared ones: core.problems.CODES)

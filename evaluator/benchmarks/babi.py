@@ -188,6 +188,22 @@ class Babi(ItemSetBenchmark):
     group_label = "task"
     split_names = BABI_SPLITS
     one_split = True
+    data_name = "bAbI dialog"
+    split_descriptions = {
+        "trn": "training dialogs",
+        "dev": "development dialogs",
+        "tst": "test dialogs, same knowledge base as training",
+        "tst-OOV": "test dialogs on a second knowledge base (out-of-vocabulary entities); tasks 1-5 only",
+    }
+    group_names = {"1": "API calls", "2": "API refine", "3": "options", "4": "phone/address", "5": "full dialogs", "6": "DSTC2"}
+    group_descriptions = {
+        "1": "issuing API calls: the bot asks for each missing slot, then calls the knowledge base",
+        "2": "updating API calls: the user changes slots, the bot issues the updated call",
+        "3": "displaying options: the bot proposes matching restaurants by rating until one is accepted",
+        "4": "providing extra information: the bot gives the booked restaurant's phone number or address",
+        "5": "full dialogs: tasks 1-4 in one conversation",
+        "6": "real human-bot dialogs from the second Dialog State Tracking Challenge (DSTC2), converted",
+    }
     default_metrics = ("per-response-accuracy", "per-dialog-accuracy")
     submission_formats = (
         "dstc6-result keyed by bAbI item ids (<file stem>:<conversation>:<line ID>), candidate ids = line numbers",

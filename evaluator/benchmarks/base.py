@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from dialeval.core.problems import Problem
     from dialeval.core.ranks import RankTable
 
-TIE_POLICIES = ("pessimistic", "optimistic", "expected")
-"""The tie policies of score-based submissions (the rule itself: :func:`dialeval.formats.scores.fold_ties`)."""
+TIE_POLICIES = ("pessimistic", "optimistic", "expected", "input-order")
+"""The tie policies of score-based submissions (the rule itself: :func:`dialeval.formats.scores.fold_ties`);
+``input-order`` keeps tied candidates in the data's candidate order (a stable sort, as DAM's scorer does)."""
 DEFAULT_TIES = "pessimistic"
 """Score-based submissions: a gold tied with other candidates ranks after all of them unless told otherwise
 (the only choice that can never overstate a system)."""
@@ -87,6 +88,9 @@ class DataIdentity:
     release: str | None = None  # the known release every file used matches, "modified", or None (unknown data)
     split_releases: dict[str, str | None] = field(default_factory=dict)  # the same per split
     modified: list[dict] = field(default_factory=list)  # files whose name is a release's but content is not
+    # the simulator's parameters (generator, version, seed) when the data were simulated (simulator.json beside
+    # the splits, or the embedded default), else None: the leaderboard says "simulated (seed …)" from it
+    simulated: dict | None = None
 
     def label(self, split: str) -> str:
         """The signature's ``data`` field: ``tst1#3f9a2c1b`` (a split's own files) or ``all#…`` (every file used),
@@ -98,7 +102,8 @@ class DataIdentity:
     def to_json(self) -> dict:
         return {"hash": self.digest, "location": self.location, "files": self.files,
                 "splits": dict(self.split_digests), "embedded_default": self.embedded_default,
-                "sample": self.sample, "release": self.release, "split_releases": dict(self.split_releases), "modified": list(self.modified)}
+                "sample": self.sample, "release": self.release, "split_releases": dict(self.split_releases),
+                "modified": list(self.modified), "simulated": self.simulated}
 
     def warnings(self) -> list[str]:
         """Which files differ from the published release and what that means for the numbers: a line per file,
@@ -147,6 +152,12 @@ class Benchmark:
     title: ClassVar[str]
     group_label: ClassVar[str] = "task"  # what a group is called in tables ("task", "file", ...)
     split_names: ClassVar[tuple[str, ...]] = ()  # documented split names (the data may hold fewer)
+    # what the published data are called ("not the DSTC6 data"), and what each split and group means, in the
+    # benchmark's own words: the leaderboard renders them for any benchmark (none: the names alone are shown)
+    data_name: ClassVar[str] = ""
+    split_descriptions: ClassVar[dict[str, str]] = {}
+    group_names: ClassVar[dict[str, str]] = {}  # short names shown beside a group's number ("1" -> "API")
+    group_descriptions: ClassVar[dict[str, str]] = {}
     default_metrics: ClassVar[tuple[str, ...]] = ("hits@1", "mrr")
     submission_formats: ClassVar[tuple[str, ...]] = ("dstc6-result",)
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)
@@ -270,7 +281,12 @@ def data_identity(files: list[Path], location: Path | str, embedded_default: boo
     if splits:
         ident.split_digests = {s: _short_hash(fs, digests) for s, fs in splits.items()}
     ident.sample = (Path(location) / SAMPLE_MARK).is_file()
-    if embedded_default or ident.sample or not digests or (Path(location) / SIMULATOR_MARK).is_file():
+    mark = Path(location) / SIMULATOR_MARK
+    if mark.is_file():
+        ident.simulated = simulator_params(mark)
+    elif embedded_default:
+        ident.simulated = {"generator": "dialeval-simulator"}
+    if embedded_default or ident.sample or not digests or ident.simulated is not None:
         return ident
     from dialeval.files import cache
     from dialeval.files.releases import registry
@@ -285,6 +301,24 @@ def data_identity(files: list[Path], location: Path | str, embedded_default: boo
     for s, fs in (splits or {}).items():
         ident.split_releases[s] = reg.identify((p.name, digests[p]) for p in fs).release
     return ident
+
+
+def simulator_params(mark: Path) -> dict:
+    """The generator, its version and the seeds from a simulator.json (what a page needs to say how the data
+    were made); ``{"generator": "dialeval-simulator"}`` when the file cannot be read as such."""
+    import json
+
+    from dialeval.files.read import decode_utf8, read_bytes
+
+    try:
+        params = json.loads(decode_utf8(read_bytes(mark, what="a simulator.json file", limit=64 * 1024), str(mark)))
+    except (UsageError, ValueError):
+        params = None
+    if not isinstance(params, dict):
+        return {"generator": "dialeval-simulator"}
+    keep = {k: params[k] for k in ("generator", "version", "seed", "kb_seed")
+            if isinstance(params.get(k), str | int) and not isinstance(params.get(k), bool)}
+    return {"generator": "dialeval-simulator", **keep}
 
 
 def _name(p: Path) -> str:

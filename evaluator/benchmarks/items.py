@@ -53,6 +53,7 @@ from dialeval.benchmarks.base import TIE_POLICIES
 from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, OtherSplitIds, check_ranked_items, other_split_hint
 from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Problem, json_type, pointer, short
+from dialeval.core.ranks import LineIds
 from dialeval.files.read import SNIFF_BYTES, check_regular, file_sha256, read_bytes, sniff
 from dialeval.formats.scores import Capped, Fault, fold_ties, rank_in_vector
 
@@ -72,7 +73,7 @@ class ItemSet:
 
     group: str
     item_ids: Sequence[str]  # unique within the split (a list, or a lazy NumberedIds)
-    candidates: list[tuple[str, ...]] | tuple[str, ...]  # candidate ids per item, or ONE tuple shared by all items
+    candidates: list[tuple[str, ...]] | tuple[str, ...] | LineIds  # per item, or ONE sequence shared by all items
     gold: Sequence[frozenset[str]] | None  # gold candidate ids per item (None when only validating)
     conversation_ids: list[str] | None = None
     turns: list[int] | None = None
@@ -91,8 +92,8 @@ class ItemSet:
 
     @property
     def shared(self) -> bool:
-        """True when every item has the same candidate tuple."""
-        return isinstance(self.candidates, tuple)
+        """True when every item has the same candidate tuple (or the same :class:`~dialeval.core.ranks.LineIds`)."""
+        return isinstance(self.candidates, tuple | LineIds)
 
     def candidates_of(self, i: int) -> tuple[str, ...]:
         return self.candidates if self.shared else self.candidates[i]
@@ -141,7 +142,8 @@ class _Index:
         if s.shared:
             d = self._shared.get(k)
             if d is None:
-                d = self._shared[k] = {c: j for j, c in enumerate(s.candidates)}
+                d = self._shared[k] = (s.candidates.columns() if isinstance(s.candidates, LineIds)
+                                       else {c: j for j, c in enumerate(s.candidates)})
             return d
         return {c: j for j, c in enumerate(s.candidates[i])}
 
@@ -444,6 +446,8 @@ def _rank_scored(cols: list[int], vals: list[float], n: int, gcols: list[int], t
         cols = [cols[j] for j in keep]
         vals = [vals[j] for j in keep]
     gset = set(gcols)
+    if ties == "input-order":  # tied candidates keep the data's order: count only those before the first gold
+        return _rank_in_input_order(cols, vals, n, gcols)
     if len(vals) > _SMALL and not any(type(x) is int and not -_EXACT <= x <= _EXACT for x in vals):
         v = np.asarray(vals, dtype=np.float64)
         isg = np.fromiter((c in gset for c in cols), bool, len(cols))
@@ -464,6 +468,20 @@ def _rank_scored(cols: list[int], vals: list[float], n: int, gcols: list[int], t
         n_scored = len(vals)
     # no gold scored: every scored candidate is above it, unscored non-golds tie with it
     return fold_ties(n_scored, n - n_scored - len(gset), ties)
+
+
+def _rank_in_input_order(cols: list[int], vals: list, n: int, gcols: list[int]) -> tuple[int, int]:
+    """(gold_rank, 0) when tied candidates keep the data's order; unscored columns tie below every scored one."""
+    gset = set(gcols)
+    gv = [x for c, x in zip(cols, vals, strict=True) if c in gset]
+    if not gv:  # every scored candidate is above; the unscored ones before the first gold come first
+        scored = set(cols)
+        return len(vals) + sum(1 for c in range(min(gcols)) if c not in scored) + 1, 0
+    best = max(gv)
+    first = min(c for c, x in zip(cols, vals, strict=True) if c in gset and x == best)
+    above = sum(1 for x in vals if x > best)
+    before = sum(1 for c, x in zip(cols, vals, strict=True) if x == best and c < first)
+    return above + before + 1, 0
 
 
 # ---- c, d) score matrices -----------------------------------------------------------------------------
@@ -562,7 +580,8 @@ class _MatrixPlan:
         block = c[lo - a : hi - a]
         i0, i1 = lo - self.start, hi - self.start
         gold = self.gold if self.col is None else self.gold[i0:i1]
-        count_above_tied(block, gold, self.sizes, self.above[:, i0:i1], None if self.same is None else self.same[:, i0:i1])
+        count_above_tied(block, gold, self.sizes, self.above[:, i0:i1], None if self.same is None else self.same[:, i0:i1],
+                         before=self.ties == "input-order")
         if len(self.multi_rows):
             first, last = np.searchsorted(self.multi_rows, [i0, i1])
             for q in range(first, last):

@@ -51,7 +51,7 @@ TURN_GROUPS = ("3",)
 @lru_cache(maxsize=2)
 def _entities(path: str, size: int, mtime_ns: int):
     ents = movie.read_entities(path)
-    return ents, tuple(ents.ids)
+    return ents, ents.ids  # a LineIds: the items' shared candidates, compact however long the list
 
 
 _CANON: dict[int, dict[str, str]] = {}
@@ -213,6 +213,15 @@ class MovieDialog(ItemSetBenchmark):
     group_label = "task"
     split_names = movie.SPLITS
     one_split = True
+    data_name = "Movie Dialog"
+    split_descriptions = {"train": "training examples", "dev": "development examples", "test": "test examples"}
+    group_names = {"1": "QA", "2": "Recs", "3": "QA+Recs", "4": "Reddit"}
+    group_descriptions = {
+        "1": "factoid questions about movies (11 question types); hits@1",
+        "2": "recommend a movie from the user's liked movies; hits@100",
+        "3": "a recommendation, a question about it, a second recommendation; hits@10",
+        "4": "real movie discussions from Reddit: the true reply among 10,001 candidates; hits@10",
+    }
     default_metrics = ("hits@1", "hits@10", "hits@100")
     submission_formats = (
         "dstc6-result keyed by item ids (<file stem>:<conversation>:<line ID>); candidates as ids or text",
@@ -295,10 +304,10 @@ class _Matcher:
             ents, ids = load_entities(data)
             self._canon = None
             self._ents = ents
-            self.ids = frozenset(ids)
-            self.by_text = {t: [i] for t, i in ents.by_text.items()}
+            self.ids = ids  # a LineIds: ``in`` reads the id's number
+            self.by_text = _AsList(ents.by_text)
             self.texts = ents.texts
-            self.pos = _entity_positions(ents).__getitem__
+            self.pos = ids.columns().__getitem__
 
     @property
     def canon(self) -> dict[str, str]:
@@ -342,15 +351,15 @@ class _Matcher:
         return self.canon.get(n)
 
 
-_POSITIONS: dict[int, dict[str, int]] = {}
+class _AsList:
+    """An entity lookup (text -> id) answering as the Reddit one does: text -> [id]."""
 
+    def __init__(self, lookup):
+        self._lookup = lookup
 
-def _entity_positions(ents) -> dict[str, int]:
-    """id -> index into ``ents.texts`` (e<N> is line N; positions differ from N - 1 only if lines are blank)."""
-    d = _POSITIONS.get(id(ents))
-    if d is None:
-        d = _POSITIONS[id(ents)] = {c: j for j, c in enumerate(ents.ids)}
-    return d
+    def get(self, text: str, default=None):
+        eid = self._lookup.get(text)
+        return default if eid is None else [eid]
 
 
 def _split_of(path: Path) -> str:
@@ -378,8 +387,11 @@ def _only_ids(raw: bytes, head: bytes, loaded: list[_TaskData]) -> bool:
         doc = msgspec.json.decode(raw, type=_keys_only_type())
     except Exception:  # noqa: BLE001 - the full pass (and then the reader) diagnoses it
         return False
-    ids = frozenset().union(*(frozenset(td.items.candidates) for td in loaded if td.items.shared))
-    return all(ids.issuperset(v) for v in doc.items.values())
+    from dialeval.core.ranks import LineIds
+
+    shared = {id(c): c for td in loaded if td.items.shared for c in [td.items.candidates]}.values()
+    ids = [c if isinstance(c, LineIds) else frozenset(c) for c in shared]  # each answers ``in`` fast
+    return all(any(c in s for s in ids) for v in doc.items.values() for c in v)
 
 
 _KEYS_ONLY = None

@@ -13,6 +13,11 @@ BUILTIN: dict[str, str] = {
     "babi": "dialeval.benchmarks.babi:Babi",
     "movie-dialog": "dialeval.benchmarks.movie_dialog:MovieDialog",
     "ubuntu": "dialeval.benchmarks.ubuntu:Ubuntu",
+    "dstc7": "dialeval.benchmarks.dstc7:DSTC7",
+    "dstc8": "dialeval.benchmarks.dstc7:DSTC8",
+    "douban": "dialeval.benchmarks.douban:Douban",
+    "ecommerce": "dialeval.benchmarks.douban:Ecommerce",
+    "ubuntu-v1": "dialeval.benchmarks.douban:UbuntuV1",
 }
 
 _REGISTRY: dict[str, str] = dict(BUILTIN)

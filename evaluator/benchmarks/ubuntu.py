@@ -45,6 +45,9 @@ class Ubuntu(ItemSetBenchmark):
     title = "Ubuntu Dialogue Corpus v2 next-utterance classification, recall@k in 1-of-N"
     group_label = "file"
     split_names = ("valid", "test")
+    data_name = "Ubuntu Dialogue Corpus v2"
+    split_descriptions = {"valid": "dialogs of May to August 2012: the true next utterance among 10",
+                          "test": "dialogs of September to December 2012: the true next utterance among 10"}
     default_metrics = ("r2@1", "r10@1", "r10@2", "r10@5")
     submission_formats = ("dstc6-result", "scores (JSON)", ".npy matrix", "headerless .csv matrix")
     nested = NESTED

@@ -144,11 +144,13 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     if not names:
         raise UsageError("the two runs share no metric; give --metric")
     results = compare_runs(ta, tb, names.split(","), resamples, seed, scope=scope, records_a=ra, records_b=rb)
+    # the scope the signature names (the splits both runs cover), so text, JSON and signature say the same
+    signed = dict(p.partition(":")[::2] for p in results[0].signature.split("|")[1:]).get("split", scope or "all")
     if as_json:
-        click.echo(json.dumps({"a": la, "b": lb, "scope": scope or "all", "results": [r.to_json() for r in results]},
+        click.echo(json.dumps({"a": la, "b": lb, "scope": signed, "results": [r.to_json() for r in results]},
                               indent=2))
         return 0
-    click.echo(f"A: {_safe(la)}\nB: {_safe(lb)}\nscope: {scope or 'all common items'}")
+    click.echo(f"A: {_safe(la)}\nB: {_safe(lb)}\nscope: {signed} (the items both runs have)")
     click.echo(f"{'metric':<24}{'A':>9}{'B':>9}{'A-B':>9}  {'95% CI of A-B':<20}{'p (AR)':>10}{'p (boot)':>10}"
                f"{'p (exact)':>11}")
     for r in results:
@@ -207,6 +209,7 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
         if not runs:
             raise UsageError(f"board {board!r} has no runs")
         metric = metric or benchmark_info(runs[0].benchmark)["default_metrics"][0]
+        _check_scope(scope, runs, board)
         ranking = rank_board(reg, board, metric, scope, alpha, resamples, seed, rule=rule, test=test)
     if as_json:
         click.echo(json.dumps(ranking.to_json(), indent=2))
@@ -238,6 +241,17 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
     if ranking.signature:
         click.echo(f"signature: {ranking.signature}")
     return 0
+
+
+def _check_scope(scope: str | None, runs, board: str) -> None:
+    """``rank --split``: a split of the board's runs, or exit 2 (as ``grade`` and ``leaderboard build`` do)."""
+    if scope in (None, "all"):
+        return
+    have = sorted({s for r in runs for s in r.splits})
+    if scope not in have:
+        shown = scope if len(scope) <= 40 else scope[:40] + "..."
+        raise UsageError(f"--split: {_safe(shown)!r} is not a split of board {_safe(board)!r} "
+                         f"(it has: {', '.join(have) or 'none'})")
 
 
 def _pick_board(reg, board: str | None) -> str:

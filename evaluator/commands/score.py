@@ -64,8 +64,9 @@ def _tasks(values: tuple[str, ...]) -> list[int | str] | None:
 def common_options(f):
     f = click.option("--benchmark", "benchmark", default="dstc6", show_default=True,
                      help="Benchmark to score against (see `dialeval benchmarks`).")(f)
-    f = click.option("--data", type=click.Path(file_okay=False), default=None,
-                     help="The benchmark's data folder (test files), a fetched release's name (`dialeval data list`), "
+    f = click.option("--data", type=click.Path(), default=None,
+                     help="The benchmark's data folder (test files; douban, ecommerce, ubuntu-v1, dstc7, dstc8: also "
+                          "one data file), a fetched release's name (`dialeval data list`), "
                           "or sample:NAME (`dialeval data sample`). For dstc6 also --challenge. Default: for dstc6 "
                           "$DIALEVAL_CHALLENGE, else the embedded default challenge (dstc6, airdialogue) or the "
                           "benchmark's sample data.")(f)
@@ -77,8 +78,9 @@ def common_options(f):
     f = click.option("--task", "task", multiple=True, help="Only these tasks/groups, e.g. --task 1 or --task 1,3-5.")(f)
     f = click.option("--ties", type=click.Choice(TIE_POLICIES), default=DEFAULT_TIES, show_default=True,
                      help="Score-based submissions: where a gold tied with other candidates ranks (pessimistic: after "
-                          "all of them; optimistic: before; expected: the mean over the tied positions). Always in "
-                          "the signature of such runs.")(f)
+                          "all of them; optimistic: before; expected: the mean over the tied positions; input-order: "
+                          "the data's candidate order, a stable sort as DAM's scorer). Always in the signature of "
+                          "such runs.")(f)
     f = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schemas/score-report).")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the report (JSON or CSV) to FILE.")(f)
     f = click.option("--max-problems", type=int, default=SCREEN_PER_CODE, show_default=True,
@@ -335,8 +337,9 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
                    "(paper, default) or as the hed-dlg / nlg-eval scripts compute them.")
 @click.option("--metrics", default=None,
               help="Comma-separated metrics (e.g. p@1,mrr,hits@10,r10@2); default: the benchmark's own list.")
-@click.option("--keys", type=click.Path(file_okay=False), default=None,
-              help="Directory holding the answer keys (<stem>.answers.json), if not beside the test files.")
+@click.option("--keys", type=click.Path(), default=None,
+              help="Directory holding the answer keys (<stem>.answers.json), if not beside the test files; for "
+                   "dstc7/dstc8 the ground-truth TSV (example-id<TAB>id1,id2,...).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the results as CSV (same columns as the JSON records).")
 @click.option("--per-item", type=click.Path(dir_okay=False), default=None,
               help="Write JSONL (item id, group, gold rank) to FILE. ORGANIZERS ONLY: it reveals the answer key.")

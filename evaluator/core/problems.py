@@ -28,6 +28,8 @@ CODES: dict[str, str] = {
     "duplicate-rank": "two candidates share a rank",
     "rank-gap": "ranks must be 1..m without gaps (a partial top-m ranking is fine)",
     "missing-dialog": "(warning) an answer-key item the submission does not rank: scored as a miss at every k",
+    "short-ranking": "(warning) a ranking lists fewer ids than the item has candidates: a correct id left out is not found",
+    "confidence-order": "(warning) confidences that disagree with the listed order (the listed order is the ranking)",
     # lenient (official-compatible) mode
     "official-quirk": "(warning) the official scorer's behaviour that --lenient reproduced",
     "official-crash": "input on which the official scorer crashes or exits",
@@ -39,6 +41,7 @@ CODES: dict[str, str] = {
     "unreadable-matrix": "a .npy file that cannot be read (bad header, truncated, an .npz archive)",
     "unknown-format": "a JSON submission that is neither a DSTC6 result array nor a {\"format\": \"scores\"} document",
     "unscored-candidate": "(warning) candidates without a score rank below every scored one, tied among themselves",
+    "bad-label": "a label in a score<TAB>label line file that is not 0 or 1",
     "score-out-of-range": "a JSON integer score that does not fit in 64 bits (what a .npy matrix can hold)",
     "not-json": "a submitted file (or a JSON-lines line) that is not valid JSON; the message gives line and column",
     # submitted files that are not one JSON document (the message says what the file looks like)

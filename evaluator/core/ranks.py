@@ -81,6 +81,100 @@ class NumberedIds(Sequence):
         return a
 
 
+class LineIds(Sequence):
+    """The ids ``<prefix><N>`` for the ascending numbers N of ``numbers`` (e.g. ``e1``, ``e3``, ``e4``: an entity
+    list's line numbers, blank lines skipped), held as one integer array; each id is made when it is read.
+
+    :meth:`position` finds an id's index by reading its number, and :meth:`columns` is the id -> index mapping
+    a scorer looks candidates up in: a dict while the list is short (fast lookups, a few MB), and above
+    :data:`DICT_MAX` ids the arithmetic itself, so that two million ids cost 8 bytes each, not some 150.
+    """
+
+    DICT_MAX = 1 << 18
+
+    __slots__ = ("prefix", "numbers", "n", "_first", "_contiguous", "_columns")
+
+    def __init__(self, prefix: str, numbers: np.ndarray):
+        self.prefix = str(prefix)
+        self.numbers = np.asarray(numbers, dtype=np.int64)
+        self.n = len(self.numbers)
+        self._first = int(self.numbers[0]) if self.n else 0
+        self._contiguous = not self.n or int(self.numbers[-1]) - self._first == self.n - 1
+        self._columns = None
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [f"{self.prefix}{x}" for x in self.numbers[i].tolist()]
+        return f"{self.prefix}{int(self.numbers[i])}"
+
+    def __iter__(self):
+        p = self.prefix
+        for a in range(0, self.n, 1 << 16):  # a block of Python ints at a time, not the whole list
+            yield from (f"{p}{x}" for x in self.numbers[a:a + (1 << 16)].tolist())
+
+    def __contains__(self, cid) -> bool:
+        return self.position(cid) is not None
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, LineIds):
+            return self.prefix == other.prefix and np.array_equal(self.numbers, other.numbers)
+        return isinstance(other, list | tuple) and len(other) == self.n and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"LineIds({self.prefix!r}, {self.n} ids)"
+
+    def position(self, cid) -> int | None:
+        """The index of id ``cid`` (any object), or None when it is not one of these ids."""
+        if type(cid) is not str or not cid.startswith(self.prefix):
+            return None
+        digits = cid[len(self.prefix):]
+        # exactly the digits f"{N}" writes: ASCII, no sign, no leading zero, and no more than int64 holds
+        if not (0 < len(digits) <= 18 and digits.isascii() and digits.isdigit()) or digits[0] == "0":
+            return None
+        x = int(digits)
+        if self._contiguous:
+            j = x - self._first
+            return j if 0 <= j < self.n else None
+        j = int(np.searchsorted(self.numbers, x))
+        return j if j < self.n and self.numbers[j] == x else None
+
+    def columns(self):
+        """id -> index (``get``, ``[]``, ``in``, ``len``): a dict up to :data:`DICT_MAX` ids (made once)."""
+        if self._columns is None:
+            self._columns = {c: j for j, c in enumerate(self)} if self.n <= self.DICT_MAX else _Positions(self)
+        return self._columns
+
+
+class _Positions:
+    """:meth:`LineIds.columns` of a long list: the mapping's lookups, answered by :meth:`LineIds.position`."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, ids: LineIds):
+        self.ids = ids
+
+    def get(self, cid, default=None):
+        j = self.ids.position(cid)
+        return default if j is None else j
+
+    def __getitem__(self, cid) -> int:
+        j = self.ids.position(cid)
+        if j is None:
+            raise KeyError(cid)
+        return j
+
+    def __contains__(self, cid) -> bool:
+        return self.ids.position(cid) is not None
+
+    def __len__(self) -> int:
+        return self.ids.n
+
+
 class _Const:
     """Recipe of a column holding one value n times."""
 

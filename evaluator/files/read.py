@@ -379,10 +379,20 @@ def iter_text_lines(path: str | Path, *, what: str = "a UTF-8 text file", shown:
     for lineno, raw in iter_byte_lines(path, what=what, shown=shown, stdin=stdin, bom_ok=bom_ok):
         try:
             yield lineno, raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            col = len(raw[:e.start].translate(None, _UTF8_CONTINUATION)) + 1
-            raise UnreadableInput(name, "bad-encoding", f"not UTF-8 text at line {lineno} column {col}",
-                                  lineno, col) from None
+        except UnicodeDecodeError:
+            raise line_not_utf8(name, lineno, raw) from None
+
+
+def line_not_utf8(name: str, lineno: int, raw: bytes) -> UnreadableInput:
+    """The ``bad-encoding`` error of line ``lineno`` of input ``name``, whose bytes ``raw`` are not UTF-8
+    (for readers that decode lines of :func:`iter_byte_lines` a block at a time)."""
+    try:
+        raw.decode("utf-8")
+        at = len(raw)
+    except UnicodeDecodeError as e:
+        at = e.start
+    col = len(raw[:at].translate(None, _UTF8_CONTINUATION)) + 1
+    return UnreadableInput(name, "bad-encoding", f"not UTF-8 text at line {lineno} column {col}", lineno, col)
 
 
 # ---- identity -----------------------------------------------------------------------------------------------------

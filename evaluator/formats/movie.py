@@ -22,11 +22,16 @@ Candidate ids (stable, documented in the benchmark):
 
 from __future__ import annotations
 
+import operator
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from dialeval.core.errors import UsageError
+from dialeval.core.ranks import LineIds
 
 TASK_NAMES = {1: "task1_qa", 2: "task2_recs", 3: "task3_qarecs", 4: "task4_reddit"}
 """File-name stem prefix per task; the split is appended as ``_{split}.txt``."""
@@ -87,50 +92,145 @@ def reddit_candidates_path(data: Path, split: str) -> Path:
 
 @dataclass
 class Entities:
-    """The entity list: ``ids[i]``/``texts[i]`` in file order, and lookups by exact and lower-cased text."""
+    """The entity list: ``ids[i]``/``texts[i]`` in file order, and lookups by exact and lower-cased text.
+
+    ``by_text.get(text)`` / ``by_lower.get(lowered text)`` give the id of the first entity (file order) with that
+    text / lower-cased text. A list of up to :data:`COMPACT_FROM` entities holds plain lists and dicts; a longer
+    one (a large knowledge base) is held compactly — the texts as one UTF-8 block, each lookup as a sorted
+    array of hashes (:class:`TextLookup`) — at some 60 bytes per entity instead of some 300.
+    """
 
     path: Path
-    ids: list[str]
-    texts: list[str]
-    by_text: dict[str, str]  # exact text -> id
-    by_lower: dict[str, str]  # lower-cased text -> id of the first entity with it (file order)
-    part_counts: tuple[int, ...] = ()
+    ids: LineIds  # e<N>: N the entity's line in the file
+    texts: Sequence[str]
+    by_text: Mapping[str, str] | TextLookup  # exact text -> id
+    by_lower: Mapping[str, str] | TextLookup  # lower-cased text -> id of the first entity with it (file order)
+    part_counts: tuple[int, ...]
     """The numbers of ``", "``-separated parts the entities have, largest first (what :func:`split_answer`
-    tries); computed from the texts when not given."""
+    tries)."""
 
-    def __post_init__(self) -> None:
-        if not self.part_counts:
-            counts = {t.count(SEPARATOR) + 1 for t in self.by_text} | {t.count(SEPARATOR) + 1 for t in self.by_lower}
-            self.part_counts = tuple(sorted(counts, reverse=True))
+
+COMPACT_FROM = 1 << 18
+"""Entity lists this long are held compactly (the release has 75,542 entities: plain dicts, fastest)."""
+
+
+class Texts(Sequence):
+    """Texts without a newline, held as one UTF-8 block joined by newlines; each is decoded when read."""
+
+    def __init__(self, blob: bytes | bytearray, ends: np.ndarray):
+        self.blob, self.ends = blob, ends  # ends[i]: where text i ends (the next starts one byte later)
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        i = range(len(self))[i]  # negative indexes, and IndexError
+        start = int(self.ends[i - 1]) + 1 if i else 0
+        return self.blob[start:int(self.ends[i])].decode("utf-8")
+
+
+class TextLookup:
+    """Text -> id of the first entity (file order) whose text (or lower-cased text) equals it.
+
+    The keys' hashes, sorted: a lookup reads the run of its text's hash and keeps the earliest entity whose
+    key equals the text (what a dict filled in file order with ``setdefault`` gives). Hashes only narrow the
+    search (equal texts hash alike); every answer is checked against the text itself.
+    """
+
+    def __init__(self, hashes: np.ndarray, key, ids: LineIds):
+        self.order = np.argsort(hashes)
+        self.hashes = hashes[self.order]
+        self.key, self.ids = key, ids  # key(i): the compared text of entity i
+
+    def get(self, text: str, default=None):
+        h = hash(text)
+        at = int(np.searchsorted(self.hashes, h))
+        first = None
+        while at < len(self.hashes) and self.hashes[at] == h:
+            i = int(self.order[at])
+            if (first is None or i < first) and self.key(i) == text:
+                first = i
+            at += 1
+        return default if first is None else self.ids[first]
 
 
 def read_entities(path: str | Path) -> Entities:
     """``entities.txt``: id ``e<N>`` for the entity on line N (empty lines are skipped, numbering kept).
 
     Streamed through the input layer (a FIFO or a device is refused at once; a leading BOM is dropped).
-    A line of spaces is an entity like any other, as it always was: only empty lines are skipped."""
-    from dialeval.files.read import iter_text_lines
+    A line of spaces is an entity like any other, as it always was: only empty lines are skipped. While
+    reading, only the texts' bytes and a few integers per entity are kept (see :class:`Entities`)."""
+    from array import array
+
+    from dialeval.files.read import iter_byte_lines, line_not_utf8
 
     path = Path(path)
-    ids: list[str] = []
-    texts: list[str] = []
-    by_text: dict[str, str] = {}
-    by_lower: dict[str, str] = {}
-    for n, line in iter_text_lines(path, what="the Movie Dialog entity list (a UTF-8 text file)"):
-        line = line.rstrip("\r")  # the layer removes one "\r" before "\n"; the list has always dropped them all
-        if not line:
-            continue
-        eid = f"e{n}"
-        ids.append(eid)
-        texts.append(line)
-        by_text.setdefault(line, eid)
-        by_lower.setdefault(line.lower(), eid)
-    if not ids:
+    numbers = array("q")
+    blob = bytearray()  # the texts' UTF-8 bytes, joined by newlines
+    sizes = array("q")  # each text's bytes
+    text_hashes = array("q")
+    lower_hashes = array("q")
+    counts: set[int] = set()
+    block: list[bytes] = []
+
+    def add_block() -> None:  # a block of lines at a time: each step below is one C-level pass
+        if not block:
+            return
+        joined = b"\n".join(block)
+        try:
+            texts = joined.decode("utf-8").split("\n")
+        except UnicodeDecodeError:
+            first = len(numbers) - len(block)
+            bad = next(k for k, raw in enumerate(block) if not _is_utf8(raw))
+            raise line_not_utf8(str(path), numbers[first + bad], block[bad]) from None
+        if blob:
+            blob.extend(b"\n")
+        blob.extend(joined)
+        sizes.extend(map(len, block))
+        text_hashes.extend(map(hash, texts))
+        lower_hashes.extend(map(hash, map(str.lower, texts)))
+        counts.update(map(SEPARATOR_COUNT, texts))  # lower-casing neither makes nor removes ", "
+        block.clear()
+
+    for n, raw in iter_byte_lines(path, what="the Movie Dialog entity list (a UTF-8 text file)", bom_ok=True):
+        raw = raw.rstrip(b"\r")  # the layer removes one "\r" before "\n"; the list has always dropped them all
+        if raw:
+            numbers.append(n)
+            block.append(raw)
+            if len(block) == 1 << 14:
+                add_block()
+    add_block()
+    if not numbers:
         raise UsageError(f"{path}: no entities")
-    return Entities(path, ids, texts, by_text, by_lower)
+    part_counts = tuple(sorted((c + 1 for c in counts), reverse=True))
+    ids = LineIds("e", np.frombuffer(numbers, dtype=np.int64))
+    if len(ids) < COMPACT_FROM:
+        texts = blob.decode("utf-8").split("\n")
+        by_text: dict[str, str] = {}
+        by_lower: dict[str, str] = {}
+        for eid, text in zip(ids, texts, strict=True):
+            by_text.setdefault(text, eid)
+            by_lower.setdefault(text.lower(), eid)
+        return Entities(path, ids, texts, by_text, by_lower, part_counts)
+    ends = np.cumsum(np.frombuffer(sizes, dtype=np.int64) + 1) - 1  # + 1: the newline after each text
+    texts = Texts(blob, ends)
+    return Entities(path, ids, texts, TextLookup(np.frombuffer(text_hashes, dtype=np.int64), texts.__getitem__, ids),
+                    TextLookup(np.frombuffer(lower_hashes, dtype=np.int64), lambda i: texts[i].lower(), ids),
+                    part_counts)
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 SEPARATOR = ", "
+SEPARATOR_COUNT = operator.methodcaller("count", SEPARATOR)
 MAX_ANSWER_PARTS = 100_000
 """The most ``", "``-separated parts an answer may have (the release's longest has a few dozen): the
 segmentation keeps some 100 bytes per part, so a data line of millions of separators is refused instead."""

@@ -14,7 +14,7 @@ benchmark layer, which knows the submitted file's name and each fault's severity
 the 1-based CSV line. At most :data:`MAX_FAULTS` faults of one code are kept (:class:`Capped`); the rest are
 counted in one closing line that has no code.
 
-:func:`fold_ties` is the one tie rule (``pessimistic``, ``optimistic``, ``expected``; the policy names are
+:func:`fold_ties` is the one tie rule (``pessimistic``, ``optimistic``, ``expected``, ``input-order``; the names are
 :data:`dialeval.benchmarks.base.TIE_POLICIES`); see :mod:`dialeval.core.ranks` for what ``gold_rank`` and ``ties`` mean.
 """
 
@@ -74,11 +74,13 @@ def fold_ties(above, tied, policy: str):
 
     * ``pessimistic``: gold_rank = s + t + 1, ties = 0 (the gold ranks after every tied candidate);
     * ``optimistic``: gold_rank = s + 1, ties = 0;
-    * ``expected``: gold_rank = s + 1, ties = t (metrics average over the t + 1 equal positions).
+    * ``expected``: gold_rank = s + 1, ties = t (metrics average over the t + 1 equal positions);
+    * ``input-order``: gold_rank = s + t + 1, ties = 0, where the caller counts in t only the tied candidates
+      that come *before* the gold in the data's candidate order (a stable sort: DAM's scorer).
 
     Callers check the policy name against :data:`dialeval.benchmarks.base.TIE_POLICIES` first.
     """
-    if policy == "pessimistic":
+    if policy in ("pessimistic", "input-order"):
         return above + tied + 1, tied * 0
     if policy == "optimistic":
         return above + 1, tied * 0
@@ -96,10 +98,12 @@ def new_counts(sizes: int, rows: int, policy: str) -> tuple[np.ndarray, np.ndarr
     return above, (None if policy == "optimistic" else np.zeros((sizes, rows), np.int32))
 
 
-def count_above_tied(c: np.ndarray, gold, sizes: list[int], above: np.ndarray, same: np.ndarray | None) -> None:
+def count_above_tied(c: np.ndarray, gold, sizes: list[int], above: np.ndarray, same: np.ndarray | None,
+                     before: bool = False) -> None:
     """For each row of the chunk ``c`` (rows, n) and each N of ``sizes`` (ascending): ``above[j]`` = columns
     among the first ``sizes[j]`` scoring strictly above the gold, ``same[j]`` = the *other* columns among them
-    scoring the same (skipped when ``same`` is None). ``gold``: one column for every row, or one per row.
+    scoring the same (skipped when ``same`` is None; ``before``: only those left of the gold's column, what
+    ``input-order`` counts). ``gold``: one column for every row, or one per row.
 
     Short rows (Ubuntu: ten candidates) are transposed first: each comparison and each running sum then runs
     over one contiguous row of the chunk instead of over ten cells at a time, which is what makes numpy fast.
@@ -116,6 +120,8 @@ def count_above_tied(c: np.ndarray, gold, sizes: list[int], above: np.ndarray, s
         if same is not None:
             eq = c == gv
             eq[(at, gold) if per_row else (slice(None), gold)] = False
+            if before:
+                eq &= np.arange(n)[None, :] < (np.asarray(gold)[:, None] if per_row else gold)
         for j, x in enumerate(sizes):
             above[j] = np.count_nonzero(gt[:, :x], axis=1)
             if eq is not None:
@@ -128,6 +134,8 @@ def count_above_tied(c: np.ndarray, gold, sizes: list[int], above: np.ndarray, s
     if same is not None:
         eq = np.equal(ct, g)
         eq[self_at] = False
+        if before:
+            eq &= np.arange(n)[:, None] < (np.asarray(gold)[None, :] if per_row else gold)
         _prefix_sums(eq, sizes, same, sparse=True)
 
 
@@ -166,7 +174,8 @@ def rank_in_vector(scores: np.ndarray, gold_cols, policy: str) -> tuple[int, int
     The gold with the highest score counts (every gold scores at most as well as it). s = candidates
     strictly above it; t = *non-gold* candidates tied with it: golds tied with it are one block (with
     ``pessimistic`` the first gold of a tied block still ranks after the tied non-golds, with ``expected``
-    the block counts as one gold among t + 1 positions, which can only understate a multi-gold hit).
+    the block counts as one gold among t + 1 positions, which can only understate a multi-gold hit; with
+    ``input-order`` t counts the tied non-golds left of the block's first gold).
     ``gold_cols`` empty -> (0, 0): nothing to rank.
     """
     gold_cols = np.asarray(gold_cols, dtype=np.intp)
@@ -174,7 +183,11 @@ def rank_in_vector(scores: np.ndarray, gold_cols, policy: str) -> tuple[int, int
         return 0, 0
     best = scores[gold_cols].max()
     above = int(np.count_nonzero(scores > best))
-    tied = int(np.count_nonzero(scores == best)) - int(np.count_nonzero(scores[gold_cols] == best))
+    if policy == "input-order":
+        first = int(gold_cols[scores[gold_cols] == best].min())
+        tied = int(np.count_nonzero(scores[:first] == best))  # every gold left of `first` scores below best
+    else:
+        tied = int(np.count_nonzero(scores == best)) - int(np.count_nonzero(scores[gold_cols] == best))
     r, t = fold_ties(above, tied, policy)
     return int(r), int(t)
 

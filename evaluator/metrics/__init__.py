@@ -8,11 +8,22 @@ name                       meaning
 =========================  =========================================================================
 ``hits@k``                 gold among the top k (ParlAI ``hits@k``, ranx ``hits@k`` > 0, bAbI per-response at k=1)
 ``p@k``                    DSTC6's name for hits@k ("Precision@k" in the official scorer; not IR precision)
+``r@k``                    DSTC7/DSTC8's name for hits@k ("Recall@k" in evaluations/metrics.py; success@k: any
+                           correct id among the top k)
+``noesis-score``           DSTC7 Track 1 / DSTC8 Track 2's ranking score: (R@10 + MRR) / 2
 ``mrr``                    mean reciprocal rank (ranx ``mrr``, trec_eval ``recip_rank``)
 ``rN@k``                   Ubuntu's recall@k in 1-of-N (gold among the top k of the first N candidates)
 ``per-response-accuracy``  hits@1 over every bot turn (Bordes & Weston)
 ``per-dialog-accuracy``    share of conversations with every turn a hit@1 (Bordes & Weston)
+``map``                    mean average precision over the positives (trec_eval ``map``; DAM/SMN ``MAP``), per item
+                           from the benchmark (Douban: :mod:`~dialeval.metrics.selection`; DSTC7 rankings that list
+                           a subset: :func:`dialeval.metrics.ranking.average_precision`)
 =========================  =========================================================================
+
+Where an item has several golds (Douban, DSTC7), the benchmark computes ``map``, ``mrr``, ``p@k`` and ``rN@k`` per
+item itself (:mod:`dialeval.metrics.selection`: R10@k there is the share of the positives in the top k) and
+stores them in ``RankTable.values`` under those names; a stored column takes precedence over the single-gold
+formula.
 
 Benchmarks that compute per-item numbers themselves (AirDialogue's state scores) register *value*
 metrics: the corpus value is the mean of the table's ``values[name]`` column.
@@ -70,15 +81,23 @@ def _hits(k: int, name: str) -> Metric:
 
     return Metric(
         name,
-        lambda t: hits_at_k(t.gold_rank, k, t.ties),
+        lambda t: _stored(t, name, lambda: hits_at_k(t.gold_rank, k, t.ties)),
         f"gold among the top {k}: mean of 1[rank <= {k}] over the answer-key items",
     )
+
+
+def _stored(t: RankTable, name: str, formula):
+    """The benchmark's own per-item column ``name`` when it stored one (several golds per item), else the formula."""
+    v = t.values.get(name)
+    return formula() if v is None else v
 
 
 def _recall_in_n(n: int, k: int, name: str) -> Metric:
     from dialeval.metrics.ranking import hits_at_k
 
     def per_unit(t: RankTable):
+        if name in t.values:
+            return t.values[name]
         if n not in t.nested:
             raise UsageError(f"metric {name} needs ranks among the first {n} candidates, which this benchmark lacks")
         r, ties = t.nested[n]
@@ -90,7 +109,15 @@ def _recall_in_n(n: int, k: int, name: str) -> Metric:
 def _mrr() -> Metric:
     from dialeval.metrics.ranking import reciprocal_ranks
 
-    return Metric("mrr", lambda t: reciprocal_ranks(t.gold_rank, t.ties), "mean reciprocal rank (0 for an unranked gold)")
+    return Metric("mrr", lambda t: _stored(t, "mrr", lambda: reciprocal_ranks(t.gold_rank, t.ties)),
+                  "mean reciprocal rank (0 for an unranked gold)")
+
+
+def _noesis_score() -> Metric:
+    from dialeval.metrics.ranking import hits_at_k, reciprocal_ranks
+
+    return Metric("noesis-score", lambda t: (hits_at_k(t.gold_rank, 10, t.ties) + reciprocal_ranks(t.gold_rank, t.ties)) / 2,
+                  "DSTC7/DSTC8 ranking score: (R@10 + MRR) / 2, per item (1[rank <= 10] + 1/rank) / 2")
 
 
 def _per_dialog() -> Metric:
@@ -115,7 +142,7 @@ def value_metric(name: str, description: str = "") -> Metric:
     return Metric(name, per_unit, description, needs="values")
 
 
-_FAMILY = re.compile(r"^(?:(?P<kind>hits|p)@(?P<k>\d{1,6})|r(?P<n>\d{1,6})@(?P<rk>\d{1,6}))$")
+_FAMILY = re.compile(r"^(?:(?P<kind>hits|p|r)@(?P<k>\d{1,6})|r(?P<n>\d{1,6})@(?P<rk>\d{1,6}))$")
 
 
 def get(name: str) -> Metric:
@@ -129,6 +156,11 @@ def get(name: str) -> Metric:
         return _mrr()
     if key == "per-dialog-accuracy":
         return _per_dialog()
+    if key == "noesis-score":
+        return _noesis_score()
+    if key == "map":
+        return value_metric("map", "mean average precision: AP = (1/R) sum over positives at rank i of "
+                            "(positives in the top i) / i (dialeval.metrics.selection)")
     if key == "per-response-accuracy":
         return _hits(1, "per-response-accuracy")
     m = _FAMILY.match(key)
@@ -146,7 +178,7 @@ def get(name: str) -> Metric:
 
 
 def known_names() -> list[str]:
-    return ["hits@K", "p@K", "mrr", "rN@K", "per-response-accuracy", "per-dialog-accuracy",
+    return ["hits@K", "p@K", "r@K", "mrr", "map", "noesis-score", "rN@K", "per-response-accuracy", "per-dialog-accuracy",
             *sorted(set(_FIXED) | set(TEXT_METRICS))]
 
 

@@ -130,6 +130,22 @@ def recall_at_k_in_n(gold_rank_among_n, k: int, ties=None) -> float:
     return hit_rate_at_k(gold_rank_among_n, k, ties)
 
 
+def average_precision(positions, n_correct: int) -> float:
+    """Average precision of one ranked list (textbook; trec_eval's ``map`` per query):
+    AP = (1/n_correct) * sum_j j / p_j, with p_1 < p_2 < ... the 1-based positions of the correct ids that were
+    ranked (one found at position p_j is the j-th correct id from the top). A correct id not ranked adds 0."""
+    found = sorted(positions)
+    return sum((j + 1) / p for j, p in enumerate(found)) / n_correct if n_correct else 0.0
+
+
+def dstc7_official_ap(positions, n_correct: int) -> float:
+    """DSTC7's ``evaluations/metrics.py`` "average precision" of one example (not textbook AP):
+    (1/n_correct) * sum_i (i + 1) / (q_i + 1), over the correct ids in the ground truth's order, i = 0, 1, ...
+    their index there and q_i the 0-based position of that id in the submission; ``positions`` lists q_i, None
+    for an id not submitted (adds 0). The ids are not sorted by rank, so a value can exceed 1."""
+    return sum((i + 1) / (q + 1) for i, q in enumerate(positions) if q is not None) / n_correct if n_correct else 0.0
+
+
 def rank_distribution(gold_rank, max_rank: int | None = None) -> dict[str, int]:
     """Counts of each gold rank: ``{"1": n1, "2": n2, ..., "unranked": n0}`` (keys are strings for JSON)."""
     r = _as_ranks(gold_rank).astype(np.int64)

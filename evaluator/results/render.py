@@ -77,7 +77,7 @@ def print_footer(report: ScoreReport, console) -> None:
             line += " — dialeval's sample data (constructed), not a published test set"
         console.print(line)
     for note in report.notes:
-        console.print(escape(note), style="dim")
+        console.print(escape(note), style="dim", soft_wrap=True)  # a note's columns stay lined up, never wrapped
 
 
 def print_summary(report: ScoreReport, console=None) -> None:

@@ -48,6 +48,21 @@ class DSTC6(Benchmark):
     name = "dstc6"
     title = "DSTC6 Track 1 end-to-end goal-oriented dialog (restaurant booking), P@k over 7-11 candidates"
     split_names = ("tst1", "tst2", "tst3", "tst4")
+    data_name = "DSTC6"
+    split_descriptions = {
+        "tst1": "same knowledge base and slots as training",
+        "tst2": "a new knowledge base (out-of-vocabulary restaurants, cuisines and locations)",
+        "tst3": "same knowledge base, one more required slot (dietary restrictions)",
+        "tst4": "a new knowledge base and the restrictions slot",
+    }
+    group_names = {"1": "API", "2": "Refine", "3": "Options", "4": "Infos", "5": "Full"}
+    group_descriptions = {
+        "1": "issuing API calls: the bot asks for each missing slot, then calls the knowledge base",
+        "2": "updating API calls: the user changes slots, the bot issues the updated call",
+        "3": "displaying options: the bot proposes matching restaurants by rating until one is accepted",
+        "4": "providing extra information: the bot gives the booked restaurant's phone number or address",
+        "5": "full dialogs: tasks 1-4 in one conversation",
+    }
     default_metrics = ("p@1", "p@2", "p@5", "mrr")
     submission_formats = ("dstc6-result (file, official directory layout, or .tgz)",)
     problem_codes = {  # this benchmark's own codes (the shared ones: core.problems.CODES)

@@ -1,0 +1,152 @@
+"""Response-selection TSV files (Douban, E-commerce, Ubuntu v1 as SMN/DAM/MSN release them) and line score files.
+
+Data: one line per (context, candidate), ``label<TAB>utterance 1<TAB>...<TAB>utterance n<TAB>response``,
+label ``1`` (a positive) or ``0``, ten consecutive lines per context, each repeating the context. The
+items are the contexts: ``<split>:<n>`` (1-based), candidates ``1`` ... ``10`` in file order. These are
+organizer files, so a malformed one is a usage error (exit 2) naming ``file:line``.
+
+Line score files (the submissions SMN/DAM/MSN write): one line per data line, in the data's order, either
+``score`` or DAM's ``score<TAB>label``. Problems come back as :class:`~dialeval.formats.scores.Fault` s with
+the line in the message and the 0-based line as pointer (``/<line - 1>``).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from dialeval.core.errors import UsageError
+from dialeval.core.problems import short
+from dialeval.files.read import iter_bounded_lines, iter_byte_lines
+from dialeval.formats.scores import Capped, Fault
+
+PER_CONTEXT = 10
+CANDIDATE_IDS = tuple(str(i) for i in range(1, PER_CONTEXT + 1))
+MAX_SCORE_LINE = 1024
+"""Bytes in one score line (a number, a tab, a label): a longer line is refused without being held."""
+_LABELS = {b"0": 0, b"1": 1}
+_SUBMITTED_LABELS = {b"0": 0, b"1": 1, b"0.0": 0, b"1.0": 1}
+
+
+def item_id(split: str, context: int) -> str:
+    """``test:17``: the 17th context (lines 161-170) of ``test.txt``."""
+    return f"{split}:{context}"
+
+
+def _data_lines(path: Path, shown: str | None):
+    """``(line number, label, context bytes, response bytes)`` of every data line (trailing blank lines dropped)."""
+    name = shown or str(path)
+    blank = 0
+    for lineno, line in iter_byte_lines(path, what="a response-selection TSV file", shown=shown,
+                                        expect="a UTF-8 TSV file", bom_ok=True):
+        if not line.strip():
+            blank = blank or lineno
+            continue
+        if blank:
+            raise UsageError(f"{name}:{blank}: empty line inside the data (expected label<TAB>utterances<TAB>response)")
+        head, _, rest = line.partition(b"\t")
+        context, tab, response = rest.rpartition(b"\t")
+        if not tab:
+            fields = line.count(b"\t") + 1
+            raise UsageError(f"{name}:{lineno}: {fields} field(s); expected label<TAB>utterances<TAB>response")
+        label = _LABELS.get(head.strip())
+        if label is None:
+            raise UsageError(f"{name}:{lineno}: label {short(head.decode('utf-8', 'replace'), 20)} is not 0 or 1")
+        yield lineno, label, context, response
+
+
+def read_labels(path: str | Path, *, shown: str | None = None) -> np.ndarray:
+    """The labels of a data file as a (contexts, 10) int8 matrix, after checking that every context is ten
+    consecutive lines repeating one context (an eleventh line shifts every later block, which is caught)."""
+    path = Path(path)
+    name = shown or str(path)
+    labels = bytearray()
+    first = b""
+    for lineno, label, context, _ in _data_lines(path, shown):
+        if (lineno - 1) % PER_CONTEXT == 0:
+            first = context
+        elif context != first:
+            start = lineno - (lineno - 1) % PER_CONTEXT
+            raise UsageError(f"{name}:{lineno}: its context differs from line {start}'s: every context must be "
+                             f"{PER_CONTEXT} consecutive lines (a context of another length shifts the blocks)")
+        labels.append(label)
+    if not labels:
+        raise UsageError(f"{name}: no data lines (expected label<TAB>utterances<TAB>response, {PER_CONTEXT} per context)")
+    if len(labels) % PER_CONTEXT:
+        raise UsageError(f"{name}: {len(labels):,} lines, not a multiple of {PER_CONTEXT} (the last context is "
+                         f"{len(labels) % PER_CONTEXT} lines long)")
+    return np.frombuffer(bytes(labels), np.int8).reshape(-1, PER_CONTEXT)
+
+
+def iter_contexts(path: str | Path, *, shown: str | None = None):
+    """``(utterances, responses, labels)`` per context, texts decoded (for baselines; scoring reads labels only)."""
+    block: list = []
+    for _, label, context, response in _data_lines(Path(path), shown):
+        block.append((label, context, response))
+        if len(block) == PER_CONTEXT:
+            utts = block[0][1].decode("utf-8", "replace").split("\t")
+            yield utts, [r.decode("utf-8", "replace") for _, _, r in block], [lab for lab, _, _ in block]
+            block = []
+
+
+def read_line_scores(path: str | Path, n_lines: int, *, shown: str | None = None
+                     ) -> tuple[np.ndarray | None, np.ndarray | None, list[Fault]]:
+    """``(scores, labels or None, faults)`` of a line score file that answers ``n_lines`` data lines.
+
+    Every line is ``score`` or ``score<TAB>label`` (the form of the first line); a score is a finite number in
+    Python's float syntax, a label ``0``/``1`` (``0.0``/``1.0`` as some scripts print them). Blank lines at the
+    end are ignored. Lines past ``n_lines`` are counted, not parsed.
+    """
+    faults = Capped()
+    scores = np.zeros(n_lines, np.float64)
+    labels = np.zeros(n_lines, np.int8)
+    width = None
+    lines = blank = 0
+    for lineno, line, length in iter_bounded_lines(path, MAX_SCORE_LINE, what="a score file", shown=shown,
+                                                   expect="one score per line", bom_ok=True):
+        if line is not None and not line.strip():
+            blank = blank or lineno
+            continue
+        if blank:
+            faults.append(Fault("wrong-shape", f"/{blank - 1}", f"line {blank}: empty line; expected a score"))
+            blank = 0
+        lines += 1
+        if lines > n_lines:
+            continue
+        where = f"line {lineno}"
+        if line is None:
+            faults.append(Fault("wrong-shape", f"/{lineno - 1}", f"{where}: {length:,} bytes; a score line is at "
+                                f"most {MAX_SCORE_LINE}"))
+            continue
+        cells = line.split(b"\t")
+        width = width or len(cells)
+        if len(cells) != width or width > 2:
+            faults.append(Fault("wrong-shape", f"/{lineno - 1}", f"{where}: {len(cells)} fields, expected "
+                                f"{'score<TAB>label' if width == 2 else 'one score'} as on line 1"))
+            continue
+        try:
+            v = float(cells[0])
+        except ValueError:
+            text = short(cells[0].decode("utf-8", "replace"), 40)
+            faults.append(Fault("score-not-number", f"/{lineno - 1}", f"{where}: {text} is not a number"))
+            continue
+        if not math.isfinite(v):
+            faults.append(Fault("score-not-finite", f"/{lineno - 1}", f"{where}: score {v!r} is not a finite number"))
+        scores[lines - 1] = v
+        if width == 2:
+            label = _SUBMITTED_LABELS.get(cells[1].strip())
+            if label is None:
+                text = short(cells[1].decode("utf-8", "replace"), 20)
+                faults.append(Fault("bad-label", f"/{lineno - 1}", f"{where}: label {text} is not 0 or 1"))
+            else:
+                labels[lines - 1] = label
+    if lines != n_lines:
+        what = "empty" if not lines else f"{lines:,} score lines"
+        faults.append(Fault("empty-file" if not lines else "wrong-shape", "", f"{what}, but the data has "
+                            f"{n_lines:,} lines (one score per data line, in the data's order)"))
+    listed = faults.close()
+    if listed:
+        return None, None, listed
+    return scores, (labels if width == 2 else None), []

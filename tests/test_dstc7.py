@@ -1,0 +1,261 @@
+"""DSTC7 Track 1 / DSTC8 Track 2 (NOESIS): numbers against hand computations, the strict rules, ``--lenient``
+against the official ``evaluations/metrics.py`` definitions (an oracle written here from the reference page's
+description), the issue's example commands, and the stored reference runs re-scored bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from dialeval.api import score, validate
+from dialeval.baselines.dstc7 import BASELINES, REFERENCE_RUNS, rank_file, write_samples
+from dialeval.core.errors import UsageError
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "submissions" / "samples"
+STORED = REPO / "submissions" / "baselines"
+
+
+def example(eid, options, correct, scenario=1, split="dev"):
+    return {"data-split": split, "example-id": eid, "messages-so-far": [{"speaker": "participant_1", "utterance": "hi"}],
+            "options-for-correct-answers": [{"candidate-id": c, "utterance": f"u {c}"} for c in correct],
+            "options-for-next": [{"candidate-id": c, "utterance": f"u {c}"} for c in options], "scenario": scenario}
+
+
+def ranking(eid, ids, confidences=None):
+    conf = confidences or [round(1 - j / 1000, 3) for j in range(len(ids))]
+    return {"example-id": eid, "candidate-ranking": [{"candidate-id": c, "confidence": s} for c, s in zip(ids, conf)]}
+
+
+def write(path: Path, obj) -> Path:
+    path.write_text(json.dumps(obj))
+    return path
+
+
+def run(tmp_path, data_name, examples, sub_name, items, **kw):
+    data = write(tmp_path / data_name, examples)
+    sub = write(tmp_path / sub_name, items)
+    return score(sub, benchmark=kw.pop("benchmark", "dstc7"), data=data, **kw)
+
+
+def codes(report, severity=None):
+    return sorted({p.code for p in report.problems if p.code and (severity is None or p.severity == severity)})
+
+
+OPTS = [f"C{i:02d}" for i in range(12)]
+
+
+def test_paraphrases_missing_and_truncated_rankings_equal_hand_computations(tmp_path):
+    data = [example(1, OPTS[:5], ["C01", "C03"], 3), example(2, OPTS[:5], ["C04"], 3),
+            example(3, OPTS[:5], ["C00", "C02"], 3), example(4, OPTS[:5], ["C00"], 3)]
+    items = [ranking(1, ["C03", "C00", "C01", "C02", "C04"]),  # correct at 1 and 3
+             ranking(2, ["C00", "C01"]),  # truncated: the correct id is not listed
+             ranking(3, ["C04", "C02", "C01", "C00", "C03"])]  # correct at 2 and 4; example 4 missing
+    r = run(tmp_path, "advising_dev_subtask_3.json", data, "Advising_subtask_3.json", items)
+    assert r.valid and codes(r, "warning") == ["missing-dialog", "short-ranking"]
+    assert list(r.table.gold_rank) == [1, 0, 2, 0]
+    assert r.value("r@1") == 1 / 4 and r.value("r@10") == 2 / 4
+    assert r.value("mrr") == pytest.approx((1 + 1 / 2) / 4)
+    # textbook AP: example 1 (1/1 + 2/3) / 2, example 3 (1/2 + 2/4) / 2
+    assert r.value("map") == pytest.approx(((1 + 2 / 3) / 2 + (1 / 2 + 2 / 4) / 2) / 4)
+    assert r.value("noesis-score") == pytest.approx((r.value("r@10") + r.value("mrr")) / 2)
+
+
+def test_listed_order_is_the_ranking_at_the_cut_off_whatever_the_confidences(tmp_path):
+    opts = OPTS + [f"D{i:02d}" for i in range(40)]
+    data = [example(7, opts, ["D00"]), example(8, opts, ["C10"])]
+    tied = [0.5] * len(opts)  # every confidence tied: the list decides, the correct id is 11th
+    order7 = [c for c in opts if c != "D00"][:10] + ["D00"] + [c for c in opts if c != "D00"][10:]
+    order8 = list(opts)  # C10 is 11th
+    rising = [j / 100 for j in range(len(opts))]
+    r = run(tmp_path, "ubuntu_dev_subtask_1.json", data, "Ubuntu_subtask_1.json",
+            [ranking(7, order7, tied), ranking(8, order8, rising)])
+    assert r.valid and list(r.table.gold_rank) == [11, 11]
+    assert r.value("r@10") == 0.0 and r.value("r@50") == 1.0 and r.value("mrr") == pytest.approx(1 / 11)
+    warned = [p for p in r.problems if p.code == "confidence-order"]
+    assert len(warned) == 1 and warned[0].pointer == "/1/candidate-ranking"
+
+
+def test_none_is_correct_exactly_when_the_answer_is_absent_subtask_4(tmp_path):
+    data = [example(1, ["A", "B", "C"], ["Z"], 4),  # the answer Z is not among the options: NONE is correct
+            example(2, ["A", "B", "C"], ["B"], 4)]
+    items = [ranking(1, ["A", "NONE", "B", "C"]), ranking(2, ["NONE", "B", "A", "C"])]
+    r = run(tmp_path, "ubuntu_dev_subtask_4.json", data, "Ubuntu_subtask_4.json", items)
+    assert r.valid and list(r.table.gold_rank) == [2, 2] and list(r.table.n_candidates) == [4, 4]
+    # NONE in subtask 1 is an id outside the example: an error
+    r1 = run(tmp_path, "ubuntu_dev_subtask_1.json", [example(1, ["A", "B"], ["A"])], "Ubuntu_subtask_1.json",
+             [ranking(1, ["NONE", "A", "B"])])
+    assert not r1.valid and codes(r1, "error") == ["unknown-candidate"]
+    # DSTC8: "NONE" applies to every example
+    r8 = run(tmp_path, "task-1.ubuntu.dev.json", data, "run.json", items, benchmark="dstc8")
+    assert r8.valid and list(r8.table.gold_rank) == [2, 2]
+
+
+def test_ids_match_by_value_and_strict_errors(tmp_path):
+    data = [example(1100001, ["A", "B"], ["B"]), example("1100002", ["A", "B"], ["A"])]
+    items = [ranking("1100001", ["B", "A"]), ranking(1100002, ["A", "B"])]
+    r = run(tmp_path, "ubuntu_dev_subtask_1.json", data, "Ubuntu_subtask_1.json", items)
+    assert r.valid and list(r.table.gold_rank) == [1, 1]
+    bad = [ranking(1100001, ["B", "A"]), ranking(1100001, ["A", "A"]), ranking(1100002, ["A", "X"]),
+           ranking(99, ["A"]), {"example-id": 1100002}, "not an object"]
+    r = run(tmp_path, "ubuntu_dev_subtask_1.json", data, "Ubuntu_subtask_1.json", bad)
+    assert not r.valid
+    assert codes(r, "error") == ["duplicate-candidate", "duplicate-dialog", "item-not-object", "missing-key",
+                                 "unknown-candidate", "unknown-dialog"]
+    assert all(p.file == "Ubuntu_subtask_1.json" for p in r.problems)
+
+
+def test_subtask_2_ranks_ids_of_the_pool(tmp_path):
+    pool = [f"P{i}" for i in range(8)]
+    data = [example(1, pool[:4], ["P1"], 2), example(2, pool[4:], ["P6"], 2)]
+    ok = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json",
+             [ranking(1, ["P7", "P1"]), ranking(2, ["P0", "P2", "P6"])])
+    assert ok.valid and list(ok.table.gold_rank) == [2, 3] and set(ok.table.n_candidates) == {8}
+    bad = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", [ranking(1, ["P1", "Q9"])])
+    assert codes(bad, "error") == ["unknown-candidate"]
+
+
+# ---- --lenient: the official script's definitions -----------------------------------------------------------
+def official(predictions: list, truth_tsv: str) -> dict:
+    """evaluations/metrics.py as the reference page describes it: predictions keyed by the example-id's JSON
+    value (the last ranking wins), ground truth keyed by text with upper-cased ids; rank = first listed correct
+    id; R@k over the ground truth's examples, R@100 = found anywhere; MAP = mean over the correct ids in order of
+    (index + 1) / (first submitted position + 1)."""
+    preds = {}
+    for item in predictions:
+        preds[item["example-id"]] = [c["candidate-id"] for c in item["candidate-ranking"]]
+    truth = {}
+    for line in truth_tsv.splitlines():
+        eid, ids = line.split("\t")
+        truth[eid] = [g.upper() for g in ids.split(",")]
+    ranks, aps = [], []
+    for eid, gold in truth.items():
+        listed = preds.get(eid, [])
+        ranks.append(next((j + 1 for j, c in enumerate(listed) if c in gold), 0))
+        aps.append(sum((i + 1) / (listed.index(g) + 1) for i, g in enumerate(gold) if g in listed) / len(gold)
+                   if eid in preds else 0.0)
+    n = len(truth)
+    out = {f"r@{k}": sum(1 for r in ranks if 0 < r <= k) / n for k in (1, 10, 50)}
+    out["r@100"] = sum(1 for r in ranks if r > 0) / n
+    out["mrr"] = sum(1 / r for r in ranks if r > 0) / n
+    out["map"] = sum(aps) / n
+    return out
+
+
+def test_lenient_equals_the_official_definitions(tmp_path):
+    rng = random.Random(5)
+    ids = [f"ID{i:03d}" for i in range(160)]
+    data, truth, items = [], [], []
+    for e in range(30):
+        opts = rng.sample(ids, 120)
+        correct = rng.sample(opts, rng.choice((1, 1, 2, 3)))
+        data.append(example(e + 1, opts, correct, 3))
+        truth.append(f"{e + 1}\t{','.join(correct)}")
+        if e % 10 == 9:
+            continue  # missing from the submission
+        listed = rng.sample(opts, rng.choice((5, 100, 120)))
+        if e % 7 == 0:
+            listed = listed + listed[:3]  # ids listed twice
+        if e % 5 == 0:
+            listed = [c.lower() if c in correct else c for c in listed]  # only the gold is upper-cased
+        items.append(ranking(str(e + 1), listed))
+        if e % 8 == 0:
+            items.append(ranking(str(e + 1), rng.sample(opts, 50)))  # ranked twice: the last one counts
+    (tmp_path / "GROUND_TRUTH.tsv").write_text("\n".join(truth) + "\n")
+    r = run(tmp_path, "advising_dev_subtask_3.json", data, "Advising_subtask_3.json", items,
+            keys=tmp_path / "GROUND_TRUTH.tsv", lenient=True)
+    assert r.valid and "mode:lenient" in r.signature.format()
+    want = official(items, (tmp_path / "GROUND_TRUTH.tsv").read_text())
+    for metric, value in want.items():
+        assert r.value(metric) == pytest.approx(value, abs=1e-12), metric
+    assert want["r@100"] > r.value("r@50")  # the quirk is exercised: correct ids listed past 100 count
+    assert len(r.notes) >= 4 and not any(p.code == "official-quirk" for p in r.problems)
+
+
+def test_lenient_reports_rather_than_reproduces_number_ids(tmp_path):
+    data = [example(1, ["A", "B"], ["B"]), example(2, ["A", "B"], ["A"])]
+    items = [ranking(1, ["B", "A"]), ranking(2, ["B", "A"])]
+    r = run(tmp_path, "ubuntu_dev_subtask_1.json", data, "Ubuntu_subtask_1.json", items, lenient=True)
+    assert official(items, "1\tB\n2\tA\n")["mrr"] == 0.0  # the official script matches none of them
+    assert r.value("mrr") == 0.75  # matched by value here, and said so
+    quirk = [p for p in r.problems if p.code == "official-quirk"]
+    assert len(quirk) == 1 and "2 example-ids are JSON numbers" in quirk[0].message
+
+
+def test_lenient_official_crash_is_an_error(tmp_path):
+    data = [example(1, ["A", "B"], ["B"])]
+    r = run(tmp_path, "ubuntu_dev_subtask_1.json", data, "Ubuntu_subtask_1.json",
+            [{"example-id": "1", "candidate-ranking": [{"confidence": 1}]}], lenient=True)
+    assert not r.valid and codes(r, "error") == ["official-crash"]
+
+
+def test_strict_and_lenient_map_differ_where_the_official_one_is_not_average_precision(tmp_path):
+    data = [example(1, ["A", "B", "C"], ["A", "B"], 3)]
+    items = [ranking("1", ["B", "C", "A"])]
+    strict = run(tmp_path, "advising_dev_subtask_3.json", data, "Advising_subtask_3.json", items)
+    lenient = run(tmp_path, "advising_dev_subtask_3.json", data, "Advising_subtask_3.json", items, lenient=True)
+    assert strict.value("map") == pytest.approx((1 / 1 + 2 / 3) / 2)
+    assert lenient.value("map") == pytest.approx((1 / 3 + 2 / 1) / 2)  # A: (0+1)/(2+1), B: (1+1)/(0+1)
+
+
+# ---- data, keys and the command line ------------------------------------------------------------------------
+def test_test_file_needs_keys_and_keys_give_the_dev_numbers(tmp_path):
+    d = SAMPLES / "dstc7"
+    sub = STORED / "dstc7" / "tfidf" / "Ubuntu_subtask_1.json"
+    with pytest.raises(UsageError, match="withheld"):
+        score(sub, benchmark="dstc7", data=d / "ubuntu_test_subtask_1.json")
+    assert validate(sub, benchmark="dstc7", data=d / "ubuntu_test_subtask_1.json").valid
+    test = score(sub, benchmark="dstc7", data=d / "ubuntu_test_subtask_1.json", keys=d / "GROUND_TRUTH.tsv")
+    dev = score(sub, benchmark="dstc7", data=d, split="dev")  # the folder: the file that fits, of split dev
+    assert [r["value"] for r in test.records] == [r["value"] for r in dev.records]
+
+
+def test_issue_examples_run_as_written(tmp_path, cli):
+    for f in (SAMPLES / "dstc7").iterdir():
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    for name in ("Ubuntu_subtask_1.json", "Advising_subtask_3.json"):
+        (tmp_path / name).write_bytes((STORED / "dstc7" / "tfidf" / name).read_bytes())
+    r = cli("score", "Ubuntu_subtask_1.json", "--benchmark", "dstc7", "--data", "ubuntu_dev_subtask_1.json", "--json",
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert {x["metric"] for x in json.loads(r.stdout)["results"]} >= {"r@1", "r@10", "r@50", "r@100", "mrr", "map",
+                                                                     "noesis-score"}
+    r = cli("score", "Ubuntu_subtask_1.json", "--benchmark", "dstc7", "--data", "ubuntu_test_subtask_1.json", "--keys",
+            "GROUND_TRUTH.tsv", cwd=tmp_path)
+    assert r.returncode == 0 and "ubuntu-1" in r.stdout, r.stderr
+    r = cli("score", "Advising_subtask_3.json", "--benchmark", "dstc7", "--data", "advising_dev_subtask_3.json",
+            "--lenient", cwd=tmp_path)
+    assert r.returncode == 0 and "lenient: MAP is evaluations/metrics.py's" in r.stdout, r.stderr
+    assert "official-quirk" in r.stderr
+
+
+# ---- the constructed samples and the reference runs ---------------------------------------------------------
+@pytest.mark.parametrize("bench", sorted(REFERENCE_RUNS))
+def test_samples_regenerate_bit_identical(bench, tmp_path):
+    for p in write_samples(tmp_path / bench, bench):
+        assert p.read_bytes() == (SAMPLES / bench / p.name).read_bytes(), p.name
+
+
+@pytest.mark.parametrize("bench", sorted(REFERENCE_RUNS))
+@pytest.mark.parametrize("baseline", BASELINES)
+def test_reference_runs_regenerate_and_rescore_bit_identical(bench, baseline, tmp_path):
+    for data, name, none_id in REFERENCE_RUNS[bench]:
+        stored = STORED / bench / baseline / name
+        fresh = rank_file(SAMPLES / bench / data, baseline, tmp_path / name, none_id=none_id)
+        assert fresh.read_bytes() == stored.read_bytes()
+        results = score(stored, benchmark=bench, data=SAMPLES / bench / data).to_json()["results"]
+        want = json.loads(stored.with_suffix(".report.json").read_text())
+        assert results == want
+        assert [float(r["value"]).hex() for r in results] == [float(r["value"]).hex() for r in want]
+
+
+def test_tfidf_beats_random_on_the_samples():
+    for bench, runs in REFERENCE_RUNS.items():
+        for data, name, _ in runs:
+            mrr = {b: score(STORED / bench / b / name, benchmark=bench, data=SAMPLES / bench / data).value("mrr")
+                   for b in BASELINES}
+            assert mrr["tfidf"] > mrr["random"], (bench, name, mrr)
