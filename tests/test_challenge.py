@@ -144,6 +144,26 @@ def test_quota_rejects_unscored_and_deleting_a_run_gives_nothing_back(tmp_path, 
         assert reg.submission_counts("b") == {"Team A": 5, "Team B": 1}
 
 
+def test_a_run_recorded_meanwhile_by_another_grader_still_counts_against_the_quota(tmp_path, data):
+    """The quota is checked again inside the recording transaction: two graders deciding at once cannot both
+    use a team's last run."""
+    from dialeval.leaderboard.registry import Quota
+    from dialeval.leaderboard.scoring import score_submission
+
+    add_run(tmp_path / "runs", "one", data, "Team A", "2017-09-10T00:00:00Z")
+    graded = score_submission(tmp_path / "runs" / "one.json", "dstc6", data, split="tst1")
+    assert graded.valid
+    with Registry(tmp_path / "reg") as reg:
+        team = {"team": "Team A", "system": "s"}
+        for key in ("k1", "k2"):  # both graders saw 0 of 1 runs used before scoring
+            reg.record_run(team=team, graded=graded, grading_key=key, kind="submission", board="b",
+                           submitted_at="2017-09-10T00:00:00Z", source_name=key, sha256=key, quota=Quota(total=1))
+        first, second = reg.runs()
+        assert first.status == "valid" and second.status == "rejected"
+        assert [p["code"] for p in reg.problems(second.run_id)] == ["over-quota"]
+        assert reg.records(run_id=second.run_id) == [] and reg.table(second.run_id) is None and reg.check() == []
+
+
 def test_a_phase_grades_only_its_splits(tmp_path, data):
     ch = challenges.parse(HEAD + '[[phases]]\nname = "dev"\nstart = 2017-09-01\nend = 2017-09-09\nsplits = ["tst1"]\n'
                           '[[phases]]\nname = "test"\nstart = 2017-09-10\nend = 2017-09-20\nsplits = ["tst2"]\n'
@@ -263,15 +283,48 @@ def test_the_challenge_page_and_the_board_show_rules_phases_submission_and_count
                 p.read_text(errors="replace"), p.name
     board = (site / "board-b.html").read_text()
     assert 'href="challenge-b.html"' in board and 'href="challenge-b.html"' in (site / "index.html").read_text()
-    assert "runs sent" in board and '<td data-sort="3">3</td>' in board  # Team A sent 3 runs
-    assert board.count('class="deadline"') == 2 and "final test ends 2017-09-20" in board
+    assert "runs sent" in board and 'data-sort="3" data-label="runs sent">3</td>' in board  # Team A sent 3 runs
+    # both deadlines on the chart drawn for wide screens and on the one drawn for phones
+    assert board.count('class="deadline"') == 4 and "final test ends 2017-09-20" in board
 
 
 def test_deadlines_widen_the_progress_axis():
     from dialeval.leaderboard.site import progress_chart
 
-    rows = [{"run_id": 1, "team": "t", "system": "s", "score": 0.5, "submitted_at": "2017-09-02T00:00:00Z"},
-            {"run_id": 2, "team": "t", "system": "s", "score": 0.6, "submitted_at": "2017-09-04T00:00:00Z"}]
+    rows = [{"run_id": 1, "team": "t", "system": "s", "kind": "submission", "score": 0.5,
+             "submitted_at": "2017-09-02T00:00:00Z"},
+            {"run_id": 2, "team": "t", "system": "s", "kind": "submission", "score": 0.6,
+             "submitted_at": "2017-09-04T00:00:00Z"}]
     pc = progress_chart(rows, deadlines=[("test ends", "2017-09-12T00:00:00Z")])
     assert pc["deadlines"][0]["x"] == pc["right"] and pc["points"][1]["x"] < pc["right"]
     assert pc["xticks"][-1]["label"] == "2017-09-12"
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_challenge_page_and_deadlines_in_a_browser(phased, tmp_path, width):
+    """Headless Chromium (Debian's, driven by Playwright; skipped without them): the challenge page and the board
+    fit the window, the deadline lines are drawn, nothing errors and nothing is fetched from outside."""
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
+    sync = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    site = build(phased, tmp_path / "site", now="2017-09-15T00:00:00Z")
+    with sync.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=["--headless", "--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        errors, outside = [], []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith("file://") else None)
+        for name in ("challenge-b.html", "board-b.html"):
+            page.goto((site / name).as_uri())
+            page.wait_for_load_state("load")
+            scroll, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert scroll <= inner, (name, width, scroll)
+        shown = page.evaluate("[...document.querySelectorAll('svg.progress')].filter(s => s.getBoundingClientRect()"
+                              ".width > 0).map(s => s.querySelectorAll('line.deadline').length)")
+        assert shown == [2]  # the chart drawn for this width marks both deadlines
+        page.goto((site / "challenge-b.html").as_uri())
+        assert "pip install dialeval==" in page.text_content("pre")
+        browser.close()
+    assert errors == [] and outside == []
