@@ -614,8 +614,8 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
     from dialeval.leaderboard import challenge as challenges
     from dialeval.leaderboard.outdir import (
         SITE_MARKER,
-        check_hidden_splits,
         check_out_folder,
+        hidden_by_board,
         new_folder_beside,
         replace_folder,
     )
@@ -625,14 +625,14 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
     if not boards:
         raise UsageError(f"{reg.path}: no runs to publish")
     # before anything is written: a misspelled hidden split would publish the real one
-    check_hidden_splits(hidden, {s for b in boards for r in reg.runs(board=b) for s in r.splits})
+    hidden_of = hidden_by_board(hidden, {b: {s for r in reg.runs(board=b) for s in r.splits} for b in boards})
     at = challenges.now(now)
     board_challenge = {}
     for b in boards:
         source = reg.challenge_source(b)
         board_challenge[b] = challenges.parse(source, f"the challenge.toml kept for board {b}") if source else None
     # decided before anything is written: --reveal before a hidden phase has ended is refused
-    board_hidden = {b: hidden | challenges.hidden_splits(board_challenge[b], at, reveal) for b in boards}
+    board_hidden = {b: hidden_of[b] | challenges.hidden_splits(board_challenge[b], at, reveal) for b in boards}
     out = Path(out)
     check_out_folder(out, protect={"the registry": reg.path})
     env = _env()

@@ -22,9 +22,17 @@ from dialeval.benchmarks.base import TIE_POLICIES, Evaluation, Option, Request
 from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UnreadableInput, UsageError
-from dialeval.core.problems import Problem, pointer, short
+from dialeval.core.problems import Capped, Problem, pointer, short
 from dialeval.core.ranks import NumberedIds, RankTable
-from dialeval.files.read import SNIFF_BYTES, check_regular, file_sha256, iter_bounded_lines, read_bytes, sniff
+from dialeval.files.read import (
+    SNIFF_BYTES,
+    check_regular,
+    file_sha256,
+    iter_bounded_lines,
+    open_input,
+    read_bytes,
+    sniff,
+)
 from dialeval.formats import douban as fmt
 from dialeval.metrics.selection import context_metrics, gold_ranks
 
@@ -150,6 +158,7 @@ class _TsvBenchmark(ItemSetBenchmark):
         problems.extend(Problem(f.code, f.pointer, f.message, f.severity, file) for f in faults)
         if items is None:
             return None, None
+        found = Capped(make=lambda message, severity: Problem("", "", message, severity, file))
         scores = {s: np.full(labels[s].shape, -np.inf) for s in splits}
         seen = {s: np.zeros(len(labels[s]), bool) for s in splits}
         col = {c: j for j, c in enumerate(fmt.CANDIDATE_IDS)}
@@ -157,25 +166,28 @@ class _TsvBenchmark(ItemSetBenchmark):
         for iid, cands in items.items():
             at = ids.get(iid)
             if at is None:
-                problems.append(Problem("unknown-dialog", "/items" + pointer(iid), f"item {short(iid)} is not a "
-                                        f"context of split {', '.join(splits)}", file=file))
+                if not found.full("unknown-dialog"):  # a million unknown items: twenty messages are built
+                    found.append(Problem("unknown-dialog", "/items" + pointer(iid), f"item {short(iid)} is not a "
+                                         f"context of split {', '.join(splits)}", file=file))
                 continue
             for cid, v in cands.items():
                 if cid not in col:
-                    problems.append(Problem("unknown-candidate", "/items" + pointer(iid, cid), f"candidate "
-                                            f"{short(cid)} is not one of 1 ... {fmt.PER_CONTEXT}", file=file))
+                    if not found.full("unknown-candidate"):
+                        found.append(Problem("unknown-candidate", "/items" + pointer(iid, cid), f"candidate "
+                                             f"{short(cid)} is not one of 1 ... {fmt.PER_CONTEXT}", file=file))
                 else:
                     scores[at[0]][at[1], col[cid]] = v
             partial += len(cands) < fmt.PER_CONTEXT
             seen[at[0]][at[1]] = True
         missing = sum(int((~m).sum()) for m in seen.values())
         if missing:
-            problems.append(Problem("missing-dialog", "", f"{missing:,} contexts are not in the submission: each "
-                                    "scores 0 on every metric", "warning", file))
+            found.append(Problem("missing-dialog", "", f"{missing:,} contexts are not in the submission: each "
+                                 "scores 0 on every metric", "warning", file))
         if partial:
-            problems.append(Problem("unscored-candidate", "", f"{partial:,} contexts do not score every candidate: the "
-                                    "unscored ones rank below the scored ones, tied", "warning", file))
-        return scores, seen
+            found.append(Problem("unscored-candidate", "", f"{partial:,} contexts do not score every candidate: the "
+                                 "unscored ones rank below the scored ones, tied", "warning", file))
+        problems.extend(found.close())
+        return (None, None) if any(p.severity == "error" for p in found) else (scores, seen)
 
     # ---- scoring ---------------------------------------------------------------------------------------------
     def values(self, scores: np.ndarray, labels: np.ndarray, seen: np.ndarray, ties: str) -> dict[str, np.ndarray]:
@@ -217,14 +229,12 @@ class _TsvBenchmark(ItemSetBenchmark):
 
 
 def _head(path: Path) -> bytes:
-    """The first non-blank byte of a file (``{``: JSON scores)."""
+    """The first byte after any BOM and whitespace (``{``: JSON scores); b"" when the file cannot say."""
     try:
-        for _, line, _ in iter_bounded_lines(path, SNIFF_BYTES, what="a score file", bom_ok=True):
-            if line is None or line.strip():
-                return (line or b"x").lstrip()[:1]
-    except UnreadableInput:  # compressed, binary, UTF-16: the line reader reports it as the submission's problem
-        pass
-    return b""
+        with open_input(path, what="a score file") as f:
+            return f.file.read(SNIFF_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    except (UnreadableInput, OSError):  # the line reader then reports the file as the submission's problem
+        return b""
 
 
 def _count_lines(path: Path) -> int:

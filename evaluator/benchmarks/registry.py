@@ -18,6 +18,7 @@ BUILTIN: dict[str, str] = {
     "douban": "dialeval.benchmarks.douban:Douban",
     "ecommerce": "dialeval.benchmarks.douban:Ecommerce",
     "ubuntu-v1": "dialeval.benchmarks.douban:UbuntuV1",
+    "convai2": "dialeval.benchmarks.convai2:ConvAI2",
 }
 
 _REGISTRY: dict[str, str] = dict(BUILTIN)

@@ -65,8 +65,8 @@ def common_options(f):
     f = click.option("--benchmark", "benchmark", default="dstc6", show_default=True,
                      help="Benchmark to score against (see `dialeval benchmarks`).")(f)
     f = click.option("--data", type=click.Path(), default=None,
-                     help="The benchmark's data folder (test files; douban, ecommerce, ubuntu-v1, dstc7, dstc8: also "
-                          "one data file), a fetched release's name (`dialeval data list`), "
+                     help="The benchmark's data folder (test files; convai2, douban, ecommerce, ubuntu-v1, dstc7, "
+                          "dstc8: also one data file), a fetched release's name (`dialeval data list`), "
                           "or sample:NAME (`dialeval data sample`). For dstc6 also --challenge. Default: for dstc6 "
                           "$DIALEVAL_CHALLENGE, else the embedded default challenge (dstc6, airdialogue) or the "
                           "benchmark's sample data.")(f)
