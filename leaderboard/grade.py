@@ -255,7 +255,7 @@ def submission_sha256(path: Path) -> str:
 
 def data_fingerprint(*folders: Path | None) -> str:
     """Content hash of every file under the data (and keys) folders: part of the grading key."""
-    from dialeval.benchmarks.base import file_digest
+    from dialeval.files.identity import file_digest
 
     h = hashlib.blake2b(digest_size=16)
     for folder in folders:

@@ -281,6 +281,9 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
                                                            and r.kind != "reported"]
     data = data_statement([reg.data_identity(r.run_id) for r in shown_runs], info["data_name"],
                           _release_of([rec for r in shown_runs for rec in records[r.run_id]]))
+    if not shown_runs and reported:  # nothing scored here: the numbers are what their sources published
+        data = {"kind": "unknown", "release": "",
+                "text": "the numbers their sources published (reported results; no data were scored here)"}
     return {"name": board, "slug": slug(board), "benchmark": benchmark, "title": info["title"],
             "data": data, "release": data.get("release", ""),
             "group_label": info["group_label"], "metric": metric, "splits": splits, "metrics": table_metrics,
@@ -719,7 +722,7 @@ def _ranking_json(view: dict) -> list[dict]:
 # ---- organizer exports ----------------------------------------------------------------------------------
 def export_jsonl(reg, out: Path, with_contact: bool = False) -> int:
     """One run per line (schemas/run-record.schema.json), records included; no per-item data."""
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     lines = []
     for r in reg.runs():
@@ -739,7 +742,7 @@ def export_jsonl(reg, out: Path, with_contact: bool = False) -> int:
 
 def export_csv(reg, out: Path, with_contact: bool = False) -> int:
     """Every score record with its run's team, system and board (formula-safe cells)."""
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     rows = []
     for r in reg.runs():

@@ -341,6 +341,7 @@ def test_reported_dstc6_2017_import_and_page(tmp_path):
     # published bands and the bands the numbers give disagree for teams 6, 7, 8: both shown, flagged
     assert page.count('class="disagree"') == 3
     assert "band from the numbers" in page and "published band" in page
+    assert "<strong>Data:</strong> the numbers their sources published (reported results; no data were scored" in page
 
 
 def test_public_site_holds_no_keys_contacts_or_hidden_splits(demo, challenge, tmp_path):

@@ -20,7 +20,7 @@ import numpy as np
 
 from dialeval.benchmarks.base import TIE_POLICIES, Evaluation, Option, Request
 from dialeval.benchmarks.items import ItemSet
-from dialeval.benchmarks.itemset import ItemSetBenchmark
+from dialeval.benchmarks.itemset import PROTOCOLS, ItemSetBenchmark, protocol_lines
 from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Capped, Problem, pointer, short
 from dialeval.core.ranks import NumberedIds, RankTable
@@ -41,8 +41,7 @@ CONTEXTS = {"mixed": "SMN/DAM: at least one positive and one negative", "with-po
 _OPTIONS = (
     Option("contexts", "Contexts that count: mixed (SMN, DAM), with-positive (MSN) or all.", "choice",
            tuple(CONTEXTS), "mixed"),
-    Option("protocols", "Also print each metric under every --contexts and --ties choice, side by side.",
-           scoring_only=True),
+    PROTOCOLS,
 )
 
 
@@ -57,6 +56,8 @@ def kept(labels: np.ndarray, contexts: str) -> np.ndarray:
 class _TsvBenchmark(ItemSetBenchmark):
     group_label = "file"
     split_names = ("dev", "valid", "test")
+    split_descriptions = {"dev": "development contexts (dev.txt)", "valid": "validation contexts (valid.txt)",
+                          "test": "test contexts (test.txt), 10 candidate responses each"}
     default_metrics = ("map", "mrr", "p@1", "r10@1", "r10@2", "r10@5")
     submission_formats = ("one score per data line", "score<TAB>label lines (DAM)", "scores (JSON)")
     options = _OPTIONS
@@ -215,17 +216,14 @@ class _TsvBenchmark(ItemSetBenchmark):
 
     def protocols(self, group: str, scores, labels, seen) -> list[str]:
         """One line per (contexts, ties) protocol with every default metric: how much a number owes to it."""
-        names = list(self.default_metrics)
-        lines = [f"{group}, every protocol: {'contexts':<13} {'ties':<11}" + "".join(f"{m.upper():>7}" for m in names)
-                 + "      n"]
-        pad = " " * (len(group) + len(", every protocol: "))
+        rows = []
         for ties in TIE_POLICIES:
             v = self.values(scores, labels, seen, ties)
             for contexts in CONTEXTS:
                 mask = kept(labels, contexts)
-                nums = "".join(f"{v[m][mask].mean() if mask.any() else float('nan'):7.4f}" for m in names)
-                lines.append(f"{pad}{contexts:<13} {ties:<11}{nums} {int(mask.sum()):6,}")
-        return lines
+                rows.append(([contexts, ties], {m: float(v[m][mask].mean()) if mask.any() else float("nan")
+                                                for m in self.default_metrics}, int(mask.sum())))
+        return protocol_lines(f"{group}, every protocol", ["contexts", "ties"], list(self.default_metrics), rows)
 
 
 def _head(path: Path) -> bytes:
@@ -243,15 +241,18 @@ def _count_lines(path: Path) -> int:
 
 class Douban(_TsvBenchmark):
     name = "douban"
+    data_name = "Douban Conversation Corpus"
     title = "Douban Conversation Corpus response selection (1,000 test contexts x 10), MAP/MRR/P@1/R10@k"
 
 
 class Ecommerce(_TsvBenchmark):
     name = "ecommerce"
+    data_name = "E-commerce Dialogue Corpus"
     title = "E-commerce Dialogue Corpus response selection (1,000 test contexts x 10, one positive each)"
 
 
 class UbuntuV1(_TsvBenchmark):
     name = "ubuntu-v1"
+    data_name = "Ubuntu Dialogue Corpus v1"
     title = "Ubuntu Dialogue Corpus v1 in the SMN/DAM TSV form (gold first of 10): R2@1, R10@1, R10@2, R10@5"
     default_metrics = ("r2@1", "r10@1", "r10@2", "r10@5")

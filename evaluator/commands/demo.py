@@ -29,8 +29,8 @@ def demo_cmd(out, baseline, seed, organizer):
     from dialeval.api import score, validate
     from dialeval.baselines import registry
     from dialeval.baselines.run import run_baseline
+    from dialeval.files.write import atomic_write_text
     from dialeval.formats.dstc6 import Challenge
-    from dialeval.formats.jsonio import atomic_write_text
     from dialeval.results.render import print_summary as render_summary
     from dialeval.simulator.default import ensure_default_challenge
 

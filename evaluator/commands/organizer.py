@@ -308,7 +308,7 @@ def registry_check_cmd(registry_dir):
 @click.option("--with-contact", is_flag=True, help="Include team contact addresses (organizer archive only).")
 def registry_export_cmd(registry_dir, out, fmt, with_contact):
     """Write every run (JSONL, schemas/run-record) or every score record (CSV) for archiving."""
-    from dialeval.formats.jsonio import check_output, protect
+    from dialeval.files.write import check_output, protect
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.site import export_csv, export_jsonl
 

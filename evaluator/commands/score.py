@@ -258,7 +258,7 @@ def _print_problems(problems: list[Problem], per_code: int, benchmark: str) -> N
 
 def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, as_csv: bool, *outs) -> None:
     """Refuse option combinations and outputs that would clobber an input, before any work."""
-    from dialeval.formats.jsonio import check_output, protect
+    from dialeval.files.write import check_output, protect
 
     if as_json and as_csv:
         raise UsageError("give --json or --csv, not both")
@@ -283,7 +283,7 @@ def _warn_data(report) -> None:
 
 
 def _emit(report, as_json: bool, as_csv: bool, out: str | None) -> None:
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     if out:
         text = report.to_csv_text() if (as_csv or out.endswith(".csv")) and not as_json else report.to_json_text()
@@ -374,7 +374,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         click.echo(f"{safe(submission)}: INVALID, not scored ({len(report.errors)} error(s)); every problem is in "
                    "the report", err=True)
     if per_item and report.valid:
-        from dialeval.formats.jsonio import atomic_write_text
+        from dialeval.files.write import atomic_write_text
 
         atomic_write_text(per_item, "".join(line + "\n" for line in report.per_item_lines()), parents=False)
     _warn_data(report)
