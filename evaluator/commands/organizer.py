@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.core.errors import UsageError
 
 REGISTRY_HELP = "Folder holding registry.sqlite (default: submissions/)."
@@ -36,7 +37,7 @@ def _registry_option(f):
 # ---- grade ----------------------------------------------------------------------------------------------
 @click.command("grade")
 @click.argument("runs", type=click.Path(exists=True, file_okay=False))
-@click.option("--benchmark", default="dstc6", show_default=True, help="Benchmark the runs answer.")
+@click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="Benchmark the runs answer.")
 @click.option("--data", type=click.Path(file_okay=False), default=None, help="The benchmark's data folder.")
 @click.option("--challenge", type=click.Path(file_okay=False), default=None, help="DSTC6 challenge folder (= --data).")
 @click.option("--keys", type=click.Path(file_okay=False), default=None, help="Answer keys in a separate folder.")
@@ -121,7 +122,7 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
 @click.option("--resamples", type=click.IntRange(100, 1_000_000), default=1000, show_default=True)
 @click.option("--seed", type=int, default=12345, show_default=True)
 @_registry_option
-@click.option("--benchmark", default="dstc6", show_default=True, help="For runs given as files.")
+@click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="For runs given as files.")
 @click.option("--data", type=click.Path(file_okay=False), default=None, help="For runs given as files.")
 @click.option("--keys", type=click.Path(file_okay=False), default=None)
 @click.option("--json", "as_json", is_flag=True)
@@ -325,7 +326,7 @@ def registry_export_cmd(registry_dir, out, fmt, with_contact):
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @_registry_option
 @click.option("--board", required=True, help="Leaderboard the reported results belong to (e.g. dstc6-2017).")
-@click.option("--benchmark", default="dstc6", show_default=True)
+@click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True)
 @click.option("--team-prefix", default="", help="Prefix for team names (e.g. 'DSTC6 team ').")
 def registry_import_cmd(file, registry_dir, board, benchmark, team_prefix):
     """Import reported results (a paper's or an overview's numbers) from CSV or JSON: shown, never re-scored."""
