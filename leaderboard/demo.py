@@ -116,6 +116,7 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
     from dialeval.leaderboard.site import build_site
 
     out_dir = Path(out_dir)
+    check_site_folder(out_dir)  # before the runs and the registry are written
     if baselines_dir is None:
         from dialeval.core.resources import reference_runs_dir
 
@@ -125,3 +126,13 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
     grade(runs, "dstc6", challenge_dir, out_dir / "registry", jobs=jobs, progress=progress, board="demo")
     with Registry(out_dir / "registry") as reg:
         return build_site(reg, out_dir / "site", title="dialeval demo leaderboard")
+
+
+def check_site_folder(out_dir: str | Path) -> None:
+    """Refuse (one line, exit 2) an ``out_dir/site`` the build could not replace, before anything is written:
+    a demo must not leave runs and a registry behind and then fail on its site folder."""
+    from dialeval.leaderboard.outdir import check_out_folder
+
+    out_dir = Path(out_dir)
+    check_out_folder(out_dir / "site", protect={"the registry": out_dir / "registry", "the runs": out_dir / "runs"},
+                     option="--out")

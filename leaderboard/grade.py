@@ -254,7 +254,7 @@ def submission_sha256(path: Path) -> str:
 
 def data_fingerprint(*folders: Path | None) -> str:
     """Content hash of every file under the data (and keys) folders: part of the grading key."""
-    from dialeval.benchmarks.base import file_digest
+    from dialeval.files.identity import file_digest
 
     h = hashlib.blake2b(digest_size=16)
     for folder in folders:
@@ -281,32 +281,15 @@ def _mtime_iso(p: Path) -> str:
 
 # ---- grading ------------------------------------------------------------------------------------------
 def splits_held(submission: str | Path, benchmark: str, data: str | Path) -> list[str] | None:
-    """The splits a submission answers, where the benchmark lets one tell (DSTC6): the split folders of a
-    folder or an archive; for a single result file, the split holding most of its dialog ids (the ids say
-    which split, so a single-file run needs no --split). None when it cannot tell (then the scorer decides,
-    and reports what is wrong with the submission)."""
-    if benchmark != "dstc6":
-        return None
-    from dialeval.benchmarks.dstc6.challenge import load_split, open_challenge
-    from dialeval.benchmarks.dstc6.submission import open_submission
-    from dialeval.formats.jsonio import parse_json_bytes
+    """The splits a submission answers, as its benchmark tells them (``Benchmark.splits_of``: e.g. a folder's
+    split folders, or for a single file the split its ids belong to, so a single-file run needs no --split).
+    None when it cannot tell (then the scorer decides, and reports what is wrong with the submission)."""
+    from dialeval.benchmarks import registry
 
     try:
-        ch = open_challenge(data)
-        names = list(ch.splits)
-        with open_submission(submission) as sub:
-            if sub.kind != "file":
-                return [s for s in sub.splits() if s in names]
-            items = parse_json_bytes(sub.files[0].read_bytes(), sub.files[0].name)
-        ids = {i.get("dialog_id") for i in items if isinstance(i, dict)} if isinstance(items, list) else set()
-        best: tuple[str, int] | None = None
-        for s in names:
-            n = len(ids & load_split(ch, s, None, with_keys=False).dialog_task.keys())
-            if n and (best is None or n > best[1]):
-                best = (s, n)
+        return registry.get(benchmark).splits_of(submission, Path(data))
     except DialevalError:
         return None
-    return [best[0]] if best else None
 
 
 def _score_job(args):
@@ -319,8 +302,8 @@ def _score_job(args):
         if split is not None or not Path(submission).is_dir() and not _is_archive(Path(submission)):
             held = splits_held(submission, benchmark, data)
         if held is not None:
-            if split is None:  # a single result file: the split its ids belong to (a folder: every split)
-                split = held[0] if held else None
+            if split is None:  # a single file: the splits its ids belong to (a folder: every split it holds)
+                split = ",".join(held) if held else None
             else:  # --split restricts, it does not add: only the named splits this run answers
                 wanted = [s.strip() for s in str(split).split(",") if s.strip()]
                 mine = [s for s in held if s in wanted]

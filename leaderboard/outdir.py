@@ -139,7 +139,8 @@ def replace_folder(new: Path, out: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def check_hidden_splits(hidden: list[str] | set[str], known: set[str], option: str = "--hidden-splits") -> None:
+def check_hidden_splits(hidden: list[str] | set[str], known: set[str], option: str = "--hidden-splits",
+                        where: str = "the boards") -> None:
     """Every hidden split must be a split of the boards, spelled exactly: a typo would publish the real one."""
     for s in sorted(hidden):
         if s in known:
@@ -147,5 +148,32 @@ def check_hidden_splits(hidden: list[str] | set[str], known: set[str], option: s
         near = [k for k in sorted(known) if k.lower() == s.lower()]
         hint = f"; did you mean {near[0]!r}?" if near else ""
         shown = s if len(s) <= 40 else s[:40] + "..."
-        raise UsageError(f"{option}: {shown!r} is not a split of the boards (they have: "
+        raise UsageError(f"{option}: {shown!r} is not a split of {where} ({'they have' if where == 'the boards' else 'it has'}: "
                          f"{', '.join(sorted(known)) or 'none'}){hint}; nothing was written")
+
+
+def hidden_by_board(hidden: list[str] | set[str], board_splits: dict[str, set[str]],
+                    option: str = "--hidden-splits") -> dict[str, set[str]]:
+    """Each board's hidden splits, checked board by board (:class:`UsageError`, one line, before anything is
+    written): ``SPLIT`` hides a split on every board and must be a split of each of them; ``BOARD:SPLIT`` hides
+    it on that board only. A split that exists on one board but is misspelled for another would publish the
+    other board's real split, so a bare name missing from any board is refused."""
+    out: dict[str, set[str]] = {b: set() for b in board_splits}
+    for entry in sorted(set(hidden)):
+        board, sep, split = entry.rpartition(":")
+        if sep and board:
+            if board not in board_splits:
+                shown = board if len(board) <= 40 else board[:40] + "..."
+                raise UsageError(f"{option}: no board {shown!r} (have: {', '.join(sorted(board_splits))}); "
+                                 "nothing was written")
+            check_hidden_splits({split}, board_splits[board], option, where=f"board {board!r}")
+            out[board].add(split)
+            continue
+        check_hidden_splits({entry}, {s for splits in board_splits.values() for s in splits}, option)
+        for b, splits in sorted(board_splits.items()):
+            if entry not in splits:
+                raise UsageError(f"{option}: {entry!r} is not a split of board {b!r} (it has: "
+                                 f"{', '.join(sorted(splits)) or 'none'}); write BOARD:SPLIT to hide a split on "
+                                 "one board only; nothing was written")
+            out[b].add(entry)
+    return out

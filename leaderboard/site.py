@@ -253,6 +253,9 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
                                                            and r.kind != "reported"]
     data = data_statement([reg.data_identity(r.run_id) for r in shown_runs], info["data_name"],
                           _release_of([rec for r in shown_runs for rec in records[r.run_id]]))
+    if not shown_runs and reported:  # nothing scored here: the numbers are what their sources published
+        data = {"kind": "unknown", "release": "",
+                "text": "the numbers their sources published (reported results; no data were scored here)"}
     return {"name": board, "slug": slug(board), "benchmark": benchmark, "title": info["title"],
             "data": data, "release": data.get("release", ""),
             "group_label": info["group_label"], "metric": metric, "splits": splits, "metrics": table_metrics,
@@ -574,8 +577,8 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
     """
     from dialeval.leaderboard.outdir import (
         SITE_MARKER,
-        check_hidden_splits,
         check_out_folder,
+        hidden_by_board,
         new_folder_beside,
         replace_folder,
     )
@@ -585,7 +588,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
     if not boards:
         raise UsageError(f"{reg.path}: no runs to publish")
     # before anything is written: a misspelled hidden split would publish the real one
-    check_hidden_splits(hidden, {s for b in boards for r in reg.runs(board=b) for s in r.splits})
+    hidden_of = hidden_by_board(hidden, {b: {s for r in reg.runs(board=b) for s in r.splits} for b in boards})
     out = Path(out)
     check_out_folder(out, protect={"the registry": reg.path})
     env = _env()
@@ -600,7 +603,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
         views = []
         team_runs: dict[str, list[dict]] = {}
         for b in boards:
-            view = collect_board(reg, b, hidden, private, all_runs)
+            view = collect_board(reg, b, hidden_of[b], private, all_runs)
             view["chart"] = interval_chart(view["ranked"])
             view["progress"] = progress_chart([*view["ranked"], *view["superseded"]])
             # phones get a chart drawn for their width, so its text stays 11 px instead of shrinking to fit
@@ -665,7 +668,7 @@ def _ranking_json(view: dict) -> list[dict]:
 # ---- organizer exports ----------------------------------------------------------------------------------
 def export_jsonl(reg, out: Path, with_contact: bool = False) -> int:
     """One run per line (schemas/run-record.schema.json), records included; no per-item data."""
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     lines = []
     for r in reg.runs():
@@ -685,7 +688,7 @@ def export_jsonl(reg, out: Path, with_contact: bool = False) -> int:
 
 def export_csv(reg, out: Path, with_contact: bool = False) -> int:
     """Every score record with its run's team, system and board (formula-safe cells)."""
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     rows = []
     for r in reg.runs():

@@ -1,8 +1,9 @@
-"""Builds the sample data in ``submissions/samples/`` (dstc6, babi, movie-dialog, ubuntu, airdialogue).
+"""Builds the sample data in ``submissions/samples/`` (dstc6, babi, movie-dialog, ubuntu, airdialogue,
+convai2).
 
 Every file is constructed here: the DSTC6, bAbI and AirDialogue samples by dialeval's own simulators (fixed
-seeds), the Movie Dialog and Ubuntu samples from the small hand-written texts below (invented titles, people
-and chat lines). Nothing is copied from a release. ``tests/test_samples.py`` rebuilds them and checks the
+seeds), the Movie Dialog, Ubuntu and ConvAI2 samples from the small hand-written texts below (invented titles,
+people and chat lines). Nothing is copied from a release. ``tests/test_samples.py`` rebuilds them and checks the
 committed files are byte-identical, so this script is their documented origin.
 
 Run ``python tests/sample_data.py`` to rewrite them (README.md files are hand-written and left alone).
@@ -21,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 SAMPLES = Path(__file__).resolve().parents[1] / "submissions" / "samples"
-BUILT = ("dstc6", "babi", "movie-dialog", "ubuntu", "airdialogue", "dstc7", "dstc8")
+BUILT = ("dstc6", "babi", "movie-dialog", "ubuntu", "airdialogue", "dstc7", "dstc8", "convai2")
 
 
 def manifest(folder: Path, benchmark: str, split: str, run: str, note: str) -> None:
@@ -245,8 +246,86 @@ def build_airdialogue(out: Path) -> None:
 
     write_airdialogue(out, seed=1, n=4, split="dev")
     write_submission("cheapest-flight", out, "dev", out / "example-run.jsonl")
+    # response generation (airdialogue infer-bleu): one predicted turn per target turn, every third one generic
+    from dialeval.metrics.bleu import infer_items
+
+    lines = [json.loads(line) for line in (out / "dev_data.json").read_text(encoding="utf-8").splitlines()]
+    targets = infer_items([d.get("dialogue") or [] for d in lines], [d.get("correct_sample") is not False for d in lines])
+    hyps = ["ok , let me check that for you ." if n % 3 == 2 else text for n, (_, _, text) in enumerate(targets)]
+    (out / "example-hyps.txt").write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
     manifest(out, "airdialogue", "dev", "example-run.jsonl", "a simulated AirDialogue dev split (4 contexts with "
              "dialogues, their KBs); the example run is the cheapest-flight baseline's")
+
+
+# ---- convai2 ------------------------------------------------------------------------------------------------
+CONVAI2_POOL = [
+    "i am a night owl , i do my best work after midnight .",
+    "my favorite season is autumn because of the colors .",
+    "i have two cats named pepper and salt .",
+    "do you like to cook ? i make a mean lasagna .",
+    "i work at a bakery downtown .",
+    "i just got back from a trip to the mountains .",
+    "what kind of music do you listen to ?",
+    "i am learning to play the cello .",
+    "my brother is a firefighter .",
+    "i collect old maps of cities .",
+    "have you ever been to the ocean ?",
+    "i run every morning before work .",
+    "my grandmother taught me how to knit .",
+    "i prefer tea over coffee .",
+    "i am saving up for a new bike .",
+    "that sounds like a lot of fun !",
+    "i grew up on a farm with goats .",
+    "what do you do for a living ?",
+    "i volunteer at the animal shelter on weekends .",
+    "i love reading mystery novels .",
+    "my car broke down again yesterday .",
+    "i am allergic to peanuts .",
+    "we should go hiking sometime .",
+    "i paint landscapes in my free time .",
+    "i am not a big fan of crowds .",
+    "my dog loves to chase squirrels .",
+    "i moved here from texas last year .",
+    "i am studying to become a nurse .",
+    "pizza is my favorite food .",
+    "i like to watch old movies on sundays .",
+]
+
+CONVAI2_DIALOGS = [
+    (["i love the beach .", "i have a dog named max .", "i work as a teacher .", "my favorite color is blue ."],
+     [("hi ! how are you today ?", "i am great , just got back from walking my dog max ."),
+      ("oh nice , what kind of dog is he ?", "he is a golden retriever , he loves the beach ."),
+      ("i live far from the ocean sadly .", "that is too bad , i teach near the shore so i go often .")]),
+    (["i play guitar in a band .", "i am vegetarian .", "i live in a small apartment .", "i like rainy days ."],
+     [("hello , what are you up to ?", "just practicing guitar for a show with my band ."),
+      ("that is cool . what do you play ?", "mostly rock covers , some of our own songs too ."),
+      ("do you eat before shows ?", "a little salad , i am vegetarian so i keep it light .")]),
+    (["i am a nurse .", "i have three kids .", "i enjoy gardening .", "i drive an old truck ."],
+     [("hey there , long day ?", "yes , a twelve hour shift at the hospital ."),
+      ("wow , you must be tired .", "very , but my kids cheer me up when i get home ."),
+      ("what do you do to relax ?", "i work in my garden , tomatoes are my pride .")]),
+]
+
+
+def build_convai2(out: Path) -> None:
+    import random
+
+    from convai2_files import write_turns
+
+    out.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(2018)
+    # 19 distractors from the pool, then the gold last, as in the release's valid files
+    dialogs = [(persona, [(text, label, [*rng.sample(CONVAI2_POOL, 19), label]) for text, label in turns])
+               for persona, turns in CONVAI2_DIALOGS]
+    write_turns(out / "valid_self_original.txt", dialogs)
+    from dialeval.formats.convai2 import read_turns
+
+    ids = read_turns(out / "valid_self_original.txt").item_ids
+    positions = [str(j) for j in range(1, 21)]
+    runs = [ranking(iid, example_order("20", positions, miss=i == 4)) for i, iid in enumerate(ids)]
+    (out / "example-run.json").write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
+    manifest(out, "convai2", "valid", "example-run.json", "ParlAI's FB dialog format: 3 dialogs, 9 turns of 20 "
+             "candidates (the gold last), invented persona lines and replies")
 
 
 def build_noesis(out: Path) -> None:
@@ -257,7 +336,7 @@ def build_noesis(out: Path) -> None:
 
 
 BUILDERS = {"dstc7": build_noesis, "dstc8": build_noesis, "dstc6": build_dstc6, "babi": build_babi, "movie-dialog": build_movie, "ubuntu": build_ubuntu,
-            "airdialogue": build_airdialogue}
+            "airdialogue": build_airdialogue, "convai2": build_convai2}
 
 
 def build(root: Path, names=BUILT) -> None:

@@ -208,7 +208,7 @@ def test_the_command_line_lists_what_each_benchmark_declares():
     rows = {b["name"]: b for b in json.loads(r.stdout)}
     assert rows["dstc6"]["options"] == ["--lenient", "--candidate-limit"]
     assert rows["airdialogue"]["options"][:3] == ["--lenient", "--flight-distance", "--exact-name"]
-    assert rows["ubuntu"]["options"] == []
+    assert rows["ubuntu"]["options"] == ["--protocols"]  # every item-set benchmark: tie policies side by side
     help_text = run_cli("score", "--help").stdout
     assert "--flight-distance" in help_text and "--candidate-limit" in help_text
     assert "--flight-distance" not in run_cli("validate", "--help").stdout  # scoring-only options stay off validate

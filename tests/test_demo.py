@@ -63,3 +63,26 @@ def test_unwritable_cache_is_a_one_line_error(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "DIALEVAL_CACHE_DIR" in proc.stderr
+
+
+def test_demo_refuses_a_site_folder_it_cannot_replace_before_writing_anything(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "demo"
+    site = out / "organizer" / "site"
+    site.mkdir(parents=True)
+    (site / "notes.txt").write_text("the organizer's own file")
+    env = {**os.environ, "DIALEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "dialeval", "demo", "--out", str(out)], capture_output=True,
+                          text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "organizer/site" in proc.stderr and "Traceback" not in proc.stderr
+    assert sorted(p.name for p in out.rglob("*")) == ["notes.txt", "organizer", "site"]  # nothing else written
+    from dialeval.core.errors import UsageError
+    from dialeval.leaderboard.demo import organizer_demo
+
+    with pytest.raises(UsageError):
+        organizer_demo(tmp_path / "no-challenge-needed", out / "organizer")
+    assert not (out / "organizer" / "runs").exists() and not (out / "organizer" / "registry").exists()

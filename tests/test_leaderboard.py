@@ -340,6 +340,7 @@ def test_reported_dstc6_2017_import_and_page(tmp_path):
     # published bands and the bands the numbers give disagree for teams 6, 7, 8: both shown, flagged
     assert page.count('class="disagree"') == 3
     assert "band from the numbers" in page and "published band" in page
+    assert "<strong>Data:</strong> the numbers their sources published (reported results; no data were scored" in page
 
 
 def test_public_site_holds_no_keys_contacts_or_hidden_splits(demo, challenge, tmp_path):
@@ -439,3 +440,63 @@ def _members_of(tgz: Path) -> dict[str, bytes]:
     from dialeval.leaderboard.demo import _members
 
     return _members(tgz)
+
+
+def test_the_demo_site_shows_the_data_statement_the_evidence_and_a_phone_ready_ranking(demo):
+    out, index = demo
+    board = (index.parent / "board-demo.html").read_text(encoding="utf-8")
+    assert "<strong>Data:</strong> simulated with dialeval&#39;s simulator (seed 2017), not the DSTC6 data." in board
+    assert board.count('<span class="why"') >= 3 and 'id="matrix"' in board and 'id="matrix-compact"' in board
+    assert 'class="sortable cards" id="ranking"' in board and 'class="c-score"' in board
+    css = (index.parent / "static" / "site.css").read_text()
+    assert "@media (max-width: 600px)" in css and "table.cards tbody tr { display: flex;" in css
+    index_html = index.read_text(encoding="utf-8")
+    assert '<th data-type="text">data</th>' in index_html
+
+
+def test_hidden_splits_are_checked_board_by_board(tmp_path, challenge):
+    from dialeval.core.errors import UsageError
+    from dialeval.leaderboard.demo import write_tgz
+    from dialeval.leaderboard.site import build_site
+
+    for board, keep in (("full", ("tst",)), ("partial", ("tst1/",))):
+        runs = tmp_path / f"runs-{board}"
+        (runs / "x").mkdir(parents=True)
+        members = _members_of(BASELINES / "tfidf" / "submission.tgz")
+        write_tgz(runs / "x" / "submission.tgz", {k: v for k, v in members.items() if k.startswith(keep)})
+        (runs / "x" / "team.json").write_text(json.dumps({"team": f"T {board}"}))
+        grade(runs, "dstc6", challenge, tmp_path / "reg", progress=False, board=board)
+    with Registry(tmp_path / "reg") as reg:
+        # tst4 is a split of one board only: hiding it everywhere is ambiguous (a typo for the other board
+        # would publish its real split), so it must be scoped
+        with pytest.raises(UsageError, match="'tst4' is not a split of board 'partial'.*BOARD:SPLIT"):
+            build_site(reg, tmp_path / "s1", hidden_splits=["tst4"])
+        with pytest.raises(UsageError, match="no board 'nope'"):
+            build_site(reg, tmp_path / "s2", hidden_splits=["nope:tst4"])
+        with pytest.raises(UsageError, match="'tst9' is not a split of board 'full'"):
+            build_site(reg, tmp_path / "s3", hidden_splits=["full:tst9"])
+        assert not any((tmp_path / s).exists() for s in ("s1", "s2", "s3"))
+        site = build_site(reg, tmp_path / "site", hidden_splits=["full:tst4"]).parent
+    assert "tst4" not in (site / "board-full.html").read_text() and "tst3" in (site / "board-full.html").read_text()
+    r = cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", tmp_path / "s4", "--hidden-splits", "tst1")
+    assert r.returncode == 0, r.stderr  # tst1 is a split of both boards
+    assert "tst1" not in (tmp_path / "s4" / "board-partial.html").read_text()
+
+
+def test_rank_ranks_the_runs_the_site_ranks(tmp_path, challenge):
+    runs = tmp_path / "runs"
+    for folder, team, source, when in (("a1", "Team R", "random", "2017-09-02T00:00:00Z"),
+                                       ("a2", "Team R", "tfidf", "2017-09-03T00:00:00Z"),
+                                       ("b", "Team S", "nearest-neighbor", "2017-09-02T00:00:00Z")):
+        (runs / folder).mkdir(parents=True)
+        (runs / folder / "submission.tgz").write_bytes((BASELINES / source / "submission.tgz").read_bytes())
+        (runs / folder / "team.json").write_text(json.dumps({"team": team, "system": source, "submitted_at": when}))
+    grade(runs, "dstc6", challenge, tmp_path / "reg", progress=False, board="b")
+    ranked = json.loads(cli("rank", "--registry", tmp_path / "reg", "--json").stdout)
+    assert [(r["team"], r["system"]) for r in ranked["runs"]] == [("Team S", "nearest-neighbor"), ("Team R", "tfidf")]
+    assert any("1 superseded run(s) left out" in n for n in ranked["notes"])
+    assert cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", tmp_path / "site").returncode == 0
+    site = json.loads((tmp_path / "site" / "board-b.json").read_text())
+    assert [r["run_id"] for r in site["ranking"]] == [r["run_id"] for r in ranked["runs"]]
+    every = json.loads(cli("rank", "--registry", tmp_path / "reg", "--json", "--all-runs").stdout)
+    assert len(every["runs"]) == 3

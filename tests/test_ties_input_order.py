@@ -72,3 +72,18 @@ def test_the_command_line_takes_input_order_for_ubuntu(tmp_path, cli):
     doc = json.loads(r.stdout)
     assert "ties:input-order" in doc["signature"]
     assert {x["metric"]: x["value"] for x in doc["results"]}["r10@1"] == 1.0
+
+
+def test_protocols_prints_every_tie_policy_side_by_side(tmp_path, cli):
+    from dialeval.formats.ubuntu import write_fixture
+
+    write_fixture(tmp_path / "u", seed=1, n_train=2, n_valid=2, n_test=3)
+    np.save(tmp_path / "s.npy", np.full((3, 10), 0.5))
+    r = cli("score", tmp_path / "s.npy", "--benchmark", "ubuntu", "--data", tmp_path / "u", "--split", "test",
+            "--protocols")
+    assert r.returncode == 0, r.stderr
+    rows = {ln.split()[-6]: [float(x) for x in ln.split()[-5:-1]] for ln in r.stdout.splitlines()
+            if ln.split() and ln.split()[-6:-5] and ln.split()[-6] in ("pessimistic", "optimistic", "expected", "input-order")}
+    # R2@1, R10@1, R10@2, R10@5 with the ground truth tied with every distractor
+    assert rows == {"pessimistic": [0, 0, 0, 0], "optimistic": [1, 1, 1, 1], "expected": [0.5, 0.1, 0.2, 0.5],
+                    "input-order": [1, 1, 1, 1]}

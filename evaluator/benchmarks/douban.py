@@ -20,11 +20,19 @@ import numpy as np
 
 from dialeval.benchmarks.base import TIE_POLICIES, Evaluation, Option, Request
 from dialeval.benchmarks.items import ItemSet
-from dialeval.benchmarks.itemset import ItemSetBenchmark
+from dialeval.benchmarks.itemset import PROTOCOLS, ItemSetBenchmark, protocol_lines
 from dialeval.core.errors import UnreadableInput, UsageError
-from dialeval.core.problems import Problem, pointer, short
+from dialeval.core.problems import Capped, Problem, pointer, short
 from dialeval.core.ranks import NumberedIds, RankTable
-from dialeval.files.read import SNIFF_BYTES, check_regular, file_sha256, iter_bounded_lines, read_bytes, sniff
+from dialeval.files.read import (
+    SNIFF_BYTES,
+    check_regular,
+    file_sha256,
+    iter_bounded_lines,
+    open_input,
+    read_bytes,
+    sniff,
+)
 from dialeval.formats import douban as fmt
 from dialeval.metrics.selection import context_metrics, gold_ranks
 
@@ -33,8 +41,7 @@ CONTEXTS = {"mixed": "SMN/DAM: at least one positive and one negative", "with-po
 _OPTIONS = (
     Option("contexts", "Contexts that count: mixed (SMN, DAM), with-positive (MSN) or all.", "choice",
            tuple(CONTEXTS), "mixed"),
-    Option("protocols", "Also print each metric under every --contexts and --ties choice, side by side.",
-           scoring_only=True),
+    PROTOCOLS,
 )
 
 
@@ -49,6 +56,8 @@ def kept(labels: np.ndarray, contexts: str) -> np.ndarray:
 class _TsvBenchmark(ItemSetBenchmark):
     group_label = "file"
     split_names = ("dev", "valid", "test")
+    split_descriptions = {"dev": "development contexts (dev.txt)", "valid": "validation contexts (valid.txt)",
+                          "test": "test contexts (test.txt), 10 candidate responses each"}
     default_metrics = ("map", "mrr", "p@1", "r10@1", "r10@2", "r10@5")
     submission_formats = ("one score per data line", "score<TAB>label lines (DAM)", "scores (JSON)")
     options = _OPTIONS
@@ -150,6 +159,7 @@ class _TsvBenchmark(ItemSetBenchmark):
         problems.extend(Problem(f.code, f.pointer, f.message, f.severity, file) for f in faults)
         if items is None:
             return None, None
+        found = Capped(make=lambda message, severity: Problem("", "", message, severity, file))
         scores = {s: np.full(labels[s].shape, -np.inf) for s in splits}
         seen = {s: np.zeros(len(labels[s]), bool) for s in splits}
         col = {c: j for j, c in enumerate(fmt.CANDIDATE_IDS)}
@@ -157,25 +167,28 @@ class _TsvBenchmark(ItemSetBenchmark):
         for iid, cands in items.items():
             at = ids.get(iid)
             if at is None:
-                problems.append(Problem("unknown-dialog", "/items" + pointer(iid), f"item {short(iid)} is not a "
-                                        f"context of split {', '.join(splits)}", file=file))
+                if not found.full("unknown-dialog"):  # a million unknown items: twenty messages are built
+                    found.append(Problem("unknown-dialog", "/items" + pointer(iid), f"item {short(iid)} is not a "
+                                         f"context of split {', '.join(splits)}", file=file))
                 continue
             for cid, v in cands.items():
                 if cid not in col:
-                    problems.append(Problem("unknown-candidate", "/items" + pointer(iid, cid), f"candidate "
-                                            f"{short(cid)} is not one of 1 ... {fmt.PER_CONTEXT}", file=file))
+                    if not found.full("unknown-candidate"):
+                        found.append(Problem("unknown-candidate", "/items" + pointer(iid, cid), f"candidate "
+                                             f"{short(cid)} is not one of 1 ... {fmt.PER_CONTEXT}", file=file))
                 else:
                     scores[at[0]][at[1], col[cid]] = v
             partial += len(cands) < fmt.PER_CONTEXT
             seen[at[0]][at[1]] = True
         missing = sum(int((~m).sum()) for m in seen.values())
         if missing:
-            problems.append(Problem("missing-dialog", "", f"{missing:,} contexts are not in the submission: each "
-                                    "scores 0 on every metric", "warning", file))
+            found.append(Problem("missing-dialog", "", f"{missing:,} contexts are not in the submission: each "
+                                 "scores 0 on every metric", "warning", file))
         if partial:
-            problems.append(Problem("unscored-candidate", "", f"{partial:,} contexts do not score every candidate: the "
-                                    "unscored ones rank below the scored ones, tied", "warning", file))
-        return scores, seen
+            found.append(Problem("unscored-candidate", "", f"{partial:,} contexts do not score every candidate: the "
+                                 "unscored ones rank below the scored ones, tied", "warning", file))
+        problems.extend(found.close())
+        return (None, None) if any(p.severity == "error" for p in found) else (scores, seen)
 
     # ---- scoring ---------------------------------------------------------------------------------------------
     def values(self, scores: np.ndarray, labels: np.ndarray, seen: np.ndarray, ties: str) -> dict[str, np.ndarray]:
@@ -203,28 +216,23 @@ class _TsvBenchmark(ItemSetBenchmark):
 
     def protocols(self, group: str, scores, labels, seen) -> list[str]:
         """One line per (contexts, ties) protocol with every default metric: how much a number owes to it."""
-        names = list(self.default_metrics)
-        lines = [f"{group}, every protocol: {'contexts':<13} {'ties':<11}" + "".join(f"{m.upper():>7}" for m in names)
-                 + "      n"]
-        pad = " " * (len(group) + len(", every protocol: "))
+        rows = []
         for ties in TIE_POLICIES:
             v = self.values(scores, labels, seen, ties)
             for contexts in CONTEXTS:
                 mask = kept(labels, contexts)
-                nums = "".join(f"{v[m][mask].mean() if mask.any() else float('nan'):7.4f}" for m in names)
-                lines.append(f"{pad}{contexts:<13} {ties:<11}{nums} {int(mask.sum()):6,}")
-        return lines
+                rows.append(([contexts, ties], {m: float(v[m][mask].mean()) if mask.any() else float("nan")
+                                                for m in self.default_metrics}, int(mask.sum())))
+        return protocol_lines(f"{group}, every protocol", ["contexts", "ties"], list(self.default_metrics), rows)
 
 
 def _head(path: Path) -> bytes:
-    """The first non-blank byte of a file (``{``: JSON scores)."""
+    """The first byte after any BOM and whitespace (``{``: JSON scores); b"" when the file cannot say."""
     try:
-        for _, line, _ in iter_bounded_lines(path, SNIFF_BYTES, what="a score file", bom_ok=True):
-            if line is None or line.strip():
-                return (line or b"x").lstrip()[:1]
-    except UnreadableInput:  # compressed, binary, UTF-16: the line reader reports it as the submission's problem
-        pass
-    return b""
+        with open_input(path, what="a score file") as f:
+            return f.file.read(SNIFF_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    except (UnreadableInput, OSError):  # the line reader then reports the file as the submission's problem
+        return b""
 
 
 def _count_lines(path: Path) -> int:
@@ -233,15 +241,18 @@ def _count_lines(path: Path) -> int:
 
 class Douban(_TsvBenchmark):
     name = "douban"
+    data_name = "Douban Conversation Corpus"
     title = "Douban Conversation Corpus response selection (1,000 test contexts x 10), MAP/MRR/P@1/R10@k"
 
 
 class Ecommerce(_TsvBenchmark):
     name = "ecommerce"
+    data_name = "E-commerce Dialogue Corpus"
     title = "E-commerce Dialogue Corpus response selection (1,000 test contexts x 10, one positive each)"
 
 
 class UbuntuV1(_TsvBenchmark):
     name = "ubuntu-v1"
+    data_name = "Ubuntu Dialogue Corpus v1"
     title = "Ubuntu Dialogue Corpus v1 in the SMN/DAM TSV form (gold first of 10): R2@1, R10@1, R10@2, R10@5"
     default_metrics = ("r2@1", "r10@1", "r10@2", "r10@5")

@@ -42,7 +42,7 @@ line without a code counts the rest; what is wrong with the file's content (not 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,10 +52,10 @@ import numpy as np
 from dialeval.benchmarks.base import TIE_POLICIES
 from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, OtherSplitIds, check_ranked_items, other_split_hint
 from dialeval.core.errors import UnreadableInput, UsageError
-from dialeval.core.problems import Problem, json_type, pointer, short
+from dialeval.core.problems import Capped, Problem, json_type, pointer, short
 from dialeval.core.ranks import LineIds
 from dialeval.files.read import SNIFF_BYTES, check_regular, file_sha256, read_bytes, sniff
-from dialeval.formats.scores import Capped, Fault, fold_ties, rank_in_vector
+from dialeval.formats.scores import fold_ties, rank_in_vector
 
 if TYPE_CHECKING:
     from dialeval.core.ranks import RankTable
@@ -86,6 +86,10 @@ class ItemSet:
     split: str | None = None  # the split its items belong to (None: the split score_items is called with)
     files: tuple[Path, ...] = ()  # the data files its items and gold came from (the data identity)
     extra: object = None  # what the benchmark keeps beside the items (e.g. Movie Dialog's reply texts)
+    names: Callable[[int, str], str | None] | None = None
+    """Optional: other names a submission may give a candidate (ConvAI2: its text). ``names(item, name)`` is the
+    candidate id ``name`` stands for, or None; an id always stands for itself. Two names of one candidate count
+    once: its best rank, its highest score."""
 
     def __len__(self) -> int:
         return len(self.item_ids)
@@ -137,15 +141,38 @@ class _Index:
         self.sets = sets
         self._shared: dict[int, dict[str, int]] = {}
 
-    def of(self, k: int, i: int) -> dict[str, int]:
+    def of(self, k: int, i: int) -> Mapping[str, int]:
         s = self.sets[k]
         if s.shared:
             d = self._shared.get(k)
             if d is None:
                 d = self._shared[k] = (s.candidates.columns() if isinstance(s.candidates, LineIds)
                                        else {c: j for j, c in enumerate(s.candidates)})
-            return d
-        return {c: j for j, c in enumerate(s.candidates[i])}
+        else:
+            d = {c: j for j, c in enumerate(s.candidates[i])}
+        return d if s.names is None else _Named(d, s.names, i)
+
+
+class _Named(Mapping):
+    """An item's candidate id -> column that also takes the other names :attr:`ItemSet.names` gives."""
+
+    def __init__(self, cols: dict[str, int], names: Callable[[int, str], str | None], i: int):
+        self.cols, self.names, self.i = cols, names, i
+
+    def __getitem__(self, name: str) -> int:
+        j = self.cols.get(name)
+        if j is None:
+            cid = self.names(self.i, name) if type(name) is str else None
+            j = None if cid is None else self.cols.get(cid)
+            if j is None:
+                raise KeyError(name)
+        return j
+
+    def __iter__(self):
+        return iter(self.cols)
+
+    def __len__(self) -> int:
+        return len(self.cols)
 
 
 class _Out:
@@ -291,7 +318,8 @@ def _sha256(path: Path) -> str:
     return file_sha256(path)
 
 
-def _problems(faults: list[Fault], fname: str) -> list[Problem]:
+def _problems(faults: list[Problem], fname: str) -> list[Problem]:
+    """A reader's problems (no file) as problems of the submitted file."""
     return [Problem(f.code, f.pointer, f.message, f.severity, fname) for f in faults]
 
 
@@ -357,6 +385,12 @@ def _read_ranked(data: Iterable, file: str, sets, out: _Out, problems: Capped, n
             continue
         col_of = index.of(k, p)
         g = gold[p]
+        if sets[k].names is not None:  # names -> ids; two names of one candidate: its best rank
+            ids = sets[k].candidates_of(p)
+            by_id: dict[str, object] = {}
+            for c, r in sorted(rank_of.items(), key=lambda cr: cr[1] if type(cr[1]) is int else 0):
+                by_id.setdefault(ids[col_of[c]], r)
+            rank_of = by_id
         out.rank[k][p] = _best_rank(rank_of, g)
         for N in nested:
             gn = [c for c in g if col_of.get(c, N) < N]
@@ -416,13 +450,19 @@ def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Pro
                 cols.append(c)
         if bad:
             continue
+        vals = list(scores.values())
+        if sets[k].names is not None and len(set(cols)) < len(cols):  # two names of one candidate: its highest score
+            best: dict[int, object] = {}
+            for c, v in zip(cols, vals, strict=True):
+                if c not in best or v > best[c]:
+                    best[c] = v
+            cols, vals = list(best), list(best.values())
         if len(cols) < n:
             partial += 1
         gold = sets[k].gold if golds else None
         if gold is None:
             continue
         gcols = [col_of[c] for c in gold[p] if c in col_of]
-        vals = list(scores.values())
         r, t = _rank_scored(cols, vals, n, gcols, ties, None)
         out.rank[k][p], out.ties[k][p] = r, t
         for N in nested:

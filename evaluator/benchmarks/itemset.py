@@ -46,7 +46,7 @@ How to declare a new benchmark
 
 3. One line in :data:`dialeval.benchmarks.registry.BUILTIN`: ``"mine": "dialeval.benchmarks.mine:Mine"``.
 
-Optional declarations (defaults in :class:`ItemSetBenchmark`): ``one_split`` (a submission file answers one
+Optional declarations (defaults in :class:`ItemSetBenchmark` and its base): ``one_split`` (a submission file answers one
 split), ``nested`` (1-in-N sizes, e.g. ``(2, 10)`` for R2@1 and R10@k), :meth:`select_groups` (what ``--task``
 accepts), :meth:`loadable`, :meth:`other_split_ids` (the wrong-split hint), :meth:`splits_of`,
 :meth:`translate` (rewrite a submission before it is read, e.g. texts to ids) and :meth:`signature_fields`
@@ -60,8 +60,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from dialeval.benchmarks.base import Benchmark, DataIdentity, Evaluation, Request, data_identity, file_sha256
+from dialeval.benchmarks.base import TIE_POLICIES, Benchmark, Evaluation, Option, Request
 from dialeval.core.errors import UsageError
+from dialeval.files.identity import DataIdentity, data_identity
+from dialeval.files.read import file_sha256
 
 if TYPE_CHECKING:
     from dialeval.benchmarks.items import ItemSet
@@ -70,12 +72,30 @@ if TYPE_CHECKING:
 
 MATRIX_SUFFIXES = (".npy", ".csv")
 """Score matrices: rows follow the item sets' order, so they answer one split and hold no ids."""
+PROTOCOLS = Option("protocols", "Score-based submissions: also print each default metric under every --ties policy "
+                   "(douban, ecommerce, ubuntu-v1: and every --contexts choice) side by side.", scoring_only=True)
+SCORED_FORMATS = ("scores", "npy", "csv")
+"""Submission forms that carry scores (ties need a policy); a ranking has none."""
+
+
+def protocol_lines(title: str, heads: list[str], names: list[str], rows) -> list[str]:
+    """A side-by-side table as note lines: ``rows`` = ``[(protocol labels, {metric: value}, n), ...]``."""
+    widths = [max(len(h), *(len(r[0][i]) for r in rows)) for i, h in enumerate(heads)]
+    lead = f"{title}: "
+
+    def line(labels, cells, n) -> str:
+        return lead + " ".join(x.ljust(w) for x, w in zip(labels, widths, strict=True)) + "".join(cells) + f" {n:>6}"
+
+    out = [line(heads, [f"{m.upper():>7}" for m in names], "n")]
+    lead = " " * len(lead)
+    out += [line(labels, [f"{vals[m]:7.4f}" for m in names], f"{n:,}") for labels, vals, n in rows]
+    return out
 
 
 class ItemSetBenchmark(Benchmark):
     """A benchmark read into item sets: subclasses declare (module docstring); :meth:`evaluate` is here."""
 
-    one_split: ClassVar[bool] = False  # a submission file answers one split (several are refused)
+    options: ClassVar[tuple[Option, ...]] = (PROTOCOLS,)
     nested: ClassVar[tuple[int, ...]] = ()  # 1-in-N sizes whose ranks the table carries (R2@1: 2)
 
     # ---- what a benchmark declares ------------------------------------------------------------------
@@ -129,22 +149,6 @@ class ItemSetBenchmark(Benchmark):
         return {"ties": request.ties}
 
     # ---- the evaluate loop, once ----------------------------------------------------------------------
-    def choose_splits(self, request: Request, available: list[str]) -> list[str]:
-        """The split rule of the module docstring."""
-        if request.split is not None:
-            names = self.check_split_names(request.split, available)
-        elif len(available) == 1:
-            names = list(available)
-        else:
-            covered = self.splits_of(request.submission, Path(request.data)) if available else None
-            names = [s for s in available if s in (covered or ())]
-            if not names:
-                raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'})")
-        if self.one_split and len(names) > 1:
-            raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
-                             f"(one of: {', '.join(available)})")
-        return names
-
     def evaluate(self, request: Request) -> Evaluation:
         data = Path(request.data)
         present = self.present(data)
@@ -189,12 +193,27 @@ class ItemSetBenchmark(Benchmark):
                 translated or sub, sets, benchmark=self.name, split=",".join(splits), ties=request.ties,
                 scoring=request.scoring, nested=self.nested, other_splits=others,
             )
+            by_policy = {request.ties: table}
+            if request.options.get("protocols") and table is not None and info.get("format") in SCORED_FORMATS:
+                for ties in TIE_POLICIES:  # the same file under every policy (its problems are the same)
+                    by_policy[ties] = by_policy.get(ties) or score_items(
+                        translated or sub, sets, benchmark=self.name, split=",".join(splits), ties=ties,
+                        scoring=True, nested=self.nested)[0]
         if translated is not None:  # provenance is the participant's file, not the translated copy
             info["path"], info["sha256"] = str(sub), file_sha256(sub)
         groups = list(dict.fromkeys(x.group for x in sets if not x.optional))
         ev = Evaluation(table=table, problems=problems + sub_problems, splits=splits, groups=groups, data=identity,
                         submission=info, signature_fields={}, notes=notes)
         ev.signature_fields = self.signature_fields(request, ev)
+        if len(by_policy) > 1 and ev.valid:
+            from dialeval.metrics import resolve
+
+            metrics = resolve(self.metrics_for(ev))
+            rows = [([ties], {m.name: m.compute(by_policy[ties]) for m in metrics}, len(table)) for ties in TIE_POLICIES]
+            ev.notes.extend(protocol_lines("every tie policy", ["ties"], [m.name for m in metrics], rows))
+        elif request.options.get("protocols") and table is not None:
+            ev.notes.append(f"every tie policy: a {info.get('format')} submission ranks without scores, so no tie "
+                            "policy changes its numbers")
         return ev
 
 

@@ -7,6 +7,9 @@ import importlib
 from dialeval.benchmarks.base import GENERIC_OPTIONS, Benchmark
 from dialeval.core.errors import UsageError
 
+DEFAULT_BENCHMARK = "dstc6"
+"""The benchmark ``--benchmark`` and the API default to (the only place generic code learns its name)."""
+
 BUILTIN: dict[str, str] = {
     "dstc6": "dialeval.benchmarks.dstc6.benchmark:DSTC6",
     "airdialogue": "dialeval.benchmarks.airdialogue:AirDialogue",
@@ -18,6 +21,7 @@ BUILTIN: dict[str, str] = {
     "douban": "dialeval.benchmarks.douban:Douban",
     "ecommerce": "dialeval.benchmarks.douban:Ecommerce",
     "ubuntu-v1": "dialeval.benchmarks.douban:UbuntuV1",
+    "convai2": "dialeval.benchmarks.convai2:ConvAI2",
 }
 
 _REGISTRY: dict[str, str] = dict(BUILTIN)

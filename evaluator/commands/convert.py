@@ -25,7 +25,8 @@ def convert_group():
 
 
 @convert_group.command("babi-to-dstc6")
-@click.option("--data", "data_dir", required=True, type=click.Path(), help="bAbI dialog data directory.")
+@click.option("--data", "data_dir", required=True, type=click.Path(),
+              help="bAbI dialog data directory, babi-dialog (the fetched release) or sample:babi.")
 @click.option("--task", required=True, type=int, help="bAbI task number (1-6).")
 @click.option("--split", required=True, help="Split to convert: trn, dev, tst or tst-OOV (task 6 has no tst-OOV).")
 @click.option("--out", "out_dir", required=True, type=click.Path(), help="Output challenge directory.")
@@ -55,12 +56,14 @@ def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, 
     """Write <out>/<split>/dialog-task{N}{NAME}-babi-{split}.json and its .answers.json key (gold at rank 1)."""
     from pathlib import Path
 
+    from dialeval.commands.score import resolve_data
     from dialeval.core.errors import UsageError
     from dialeval.formats.convert import babi_dataset_name, babi_to_dstc6
     from dialeval.formats.dstc6 import answers_file_name
 
     if task not in range(1, 7):
         raise UsageError(f"--task: bAbI tasks are 1-6, got {task}")
+    data_dir = resolve_data("babi", data_dir, None)[0]  # a release name or sample:babi means its folder
     if split not in babi_splits(task):
         raise UsageError(f"bAbI task {task} has no split {split!r} (valid: {', '.join(babi_splits(task))})")
     dataset = Path(out_dir) / split / babi_dataset_name(task, split)
@@ -98,8 +101,8 @@ def dstc6_to_babi_cmd(dataset, answers, out_path, candidates_out, force):
     """Write a DSTC6 dataset as FB dialogs (items with conversation_id regrouped) plus a candidates file."""
     from pathlib import Path
 
+    from dialeval.files.write import protect
     from dialeval.formats.convert import dstc6_to_babi
-    from dialeval.formats.jsonio import protect
 
     out = Path(out_path)
     cand = Path(candidates_out) if candidates_out else out.with_name(out.stem + "-candidates.txt")

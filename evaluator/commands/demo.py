@@ -29,12 +29,16 @@ def demo_cmd(out, baseline, seed, organizer):
     from dialeval.api import score, validate
     from dialeval.baselines import registry
     from dialeval.baselines.run import run_baseline
+    from dialeval.files.write import atomic_write_text
     from dialeval.formats.dstc6 import Challenge
-    from dialeval.formats.jsonio import atomic_write_text
     from dialeval.results.render import print_summary as render_summary
     from dialeval.simulator.default import ensure_default_challenge
 
     t0 = time.perf_counter()
+    if organizer:  # a site folder the build would refuse is refused now, before anything is written
+        from dialeval.leaderboard.demo import check_site_folder
+
+        check_site_folder(Path(out) / "organizer")
     challenge = ensure_default_challenge()
     click.echo(f"1. challenge:  {challenge}  (embedded default, simulated; keys beside the test files)")
     registry.get_spec(baseline)  # unknown name: one-line error before any work

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.core.errors import UsageError
 
 REGISTRY_HELP = "Folder holding registry.sqlite (default: submissions/)."
@@ -36,7 +37,7 @@ def _registry_option(f):
 # ---- grade ----------------------------------------------------------------------------------------------
 @click.command("grade")
 @click.argument("runs", type=click.Path(exists=True, file_okay=False))
-@click.option("--benchmark", default="dstc6", show_default=True, help="Benchmark the runs answer.")
+@click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="Benchmark the runs answer.")
 @click.option("--data", type=click.Path(file_okay=False), default=None, help="The benchmark's data folder.")
 @click.option("--challenge", type=click.Path(file_okay=False), default=None, help="DSTC6 challenge folder (= --data).")
 @click.option("--keys", type=click.Path(file_okay=False), default=None, help="Answer keys in a separate folder.")
@@ -112,7 +113,7 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
 @click.option("--resamples", type=click.IntRange(100, 1_000_000), default=1000, show_default=True)
 @click.option("--seed", type=int, default=12345, show_default=True)
 @_registry_option
-@click.option("--benchmark", default="dstc6", show_default=True, help="For runs given as files.")
+@click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="For runs given as files.")
 @click.option("--data", type=click.Path(file_okay=False), default=None, help="For runs given as files.")
 @click.option("--keys", type=click.Path(file_okay=False), default=None)
 @click.option("--json", "as_json", is_flag=True)
@@ -167,7 +168,8 @@ def _rank_help() -> str:
     Tests (--test): "auto" (default) uses McNemar's exact test for 0/1 metrics on independent items (P@1,
     hits@1, accuracy) and approximate randomization (cluster swaps) otherwise, with enough resamples that the
     Holm correction can reject; a p-value at the resampling floor prints as "< 1/(R+1)". Equal scores: earliest
-    submission first. Reported results (no per-item results) are never banded; a board of reported results
+    submission first. As on the site, a team's runs count as one entry (its earlier runs are left out as
+    superseded; --all-runs ranks every run). Reported results (no per-item results) are never banded; a board of reported results
     only is listed as reported. The signature starts with the benchmark and the data identity, names the split
     scope, the band rule and the test.
     """).replace("\n    ", "\n")
@@ -188,8 +190,10 @@ def _rank_help() -> str:
 @click.option("--resamples", type=click.IntRange(100, 10_000_000), default=None,
               help="Randomization resamples (default: enough for Holm over the tests to be able to reject).")
 @click.option("--seed", type=int, default=12345, show_default=True)
+@click.option("--all-runs", is_flag=True, help="Rank every run; by default, as on the site, a team's earlier runs "
+              "are left out (superseded) and only the run that counts is ranked.")
 @click.option("--json", "as_json", is_flag=True)
-def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, seed, as_json):
+def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, seed, all_runs, as_json):
     from dialeval.leaderboard.bands import rank_board
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.scoring import benchmark_info
@@ -201,7 +205,15 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
             raise UsageError(f"board {board!r} has no runs")
         metric = metric or benchmark_info(runs[0].benchmark)["default_metrics"][0]
         _check_scope(scope, runs, board)
-        ranking = rank_board(reg, board, metric, scope, alpha, resamples, seed, rule=rule, test=test)
+        from dialeval.leaderboard.site import superseded_runs
+
+        # the runs the site ranks: a team's runs compete as one entry (the site's rule), unless --all-runs
+        left_out = frozenset() if all_runs else frozenset(superseded_runs(runs))
+        ranking = rank_board(reg, board, metric, scope, alpha, resamples, seed, rule=rule, test=test,
+                             exclude=left_out)
+        if left_out:
+            ranking.notes.append(f"{len(left_out)} superseded run(s) left out: a team's runs count as one entry, "
+                                 "as on the site (--all-runs ranks every run)")
     if as_json:
         click.echo(json.dumps(ranking.to_json(), indent=2))
         return 0
@@ -288,7 +300,7 @@ def registry_check_cmd(registry_dir):
 @click.option("--with-contact", is_flag=True, help="Include team contact addresses (organizer archive only).")
 def registry_export_cmd(registry_dir, out, fmt, with_contact):
     """Write every run (JSONL, schemas/run-record) or every score record (CSV) for archiving."""
-    from dialeval.formats.jsonio import check_output, protect
+    from dialeval.files.write import check_output, protect
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.site import export_csv, export_jsonl
 
@@ -305,7 +317,7 @@ def registry_export_cmd(registry_dir, out, fmt, with_contact):
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @_registry_option
 @click.option("--board", required=True, help="Leaderboard the reported results belong to (e.g. dstc6-2017).")
-@click.option("--benchmark", default="dstc6", show_default=True)
+@click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True)
 @click.option("--team-prefix", default="", help="Prefix for team names (e.g. 'DSTC6 team ').")
 def registry_import_cmd(file, registry_dir, board, benchmark, team_prefix):
     """Import reported results (a paper's or an overview's numbers) from CSV or JSON: shown, never re-scored."""
@@ -335,7 +347,8 @@ def _check_site_folder(out: Path, registry_dir: Path) -> None:
 @_registry_option
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Site folder to write.")
 @click.option("--private", is_flag=True, help="Include hidden splits (organizers only; never publish it).")
-@click.option("--hidden-splits", default="", help="Comma-separated splits shown only with --private.")
+@click.option("--hidden-splits", default="", help="Comma-separated splits shown only with --private: SPLIT hides it "
+              "on every board (each must have it), BOARD:SPLIT on that board only.")
 @click.option("--title", default="dialeval leaderboard", show_default=True, help="The site's and every board's heading.")
 @click.option("--all-runs", is_flag=True, help="Rank every run; by default a team's earlier runs are listed as "
               "superseded and only its latest is ranked.")

@@ -1,6 +1,8 @@
 """Unpacking a tar archive that nobody trusts: one hardened extraction for submissions and data releases.
 
-Archives are read as one stream, member by member: each header is checked before its member is written
+Zip archives (the response-selection corpora are published as zips) get the same checks from their central
+directory before anything is written, and each member's bytes are capped at its declared size while they are
+copied (:func:`_extract_zip`). Tar archives are read as one stream, member by member: each header is checked before its member is written
 (regular files and folders only, relative paths without ``..``, no duplicate names, a total size and a member
 count under fixed limits) and extracted with :mod:`tarfile`'s ``data`` filter as a second guard. Extended headers
 (pax, GNU long names) are capped before :mod:`tarfile` reads their payloads into memory, and GNU sparse members
@@ -107,10 +109,12 @@ def _safe_tarinfo(shown: Path):
     return SafeTarInfo
 
 
-def safe_extract(archive: Path, dest: Path, shown: Path | None = None, limit: int | None = None) -> None:
+def safe_extract(archive: Path, dest: Path, shown: Path | None = None, limit: int | None = None,
+                 zip_ok: bool = False) -> None:
     """Stream the archive: check each member's header, then extract it; the first bad member refuses all.
 
-    ``limit`` bounds the unpacked bytes (default :func:`archive_limit`; published data releases are larger)."""
+    ``limit`` bounds the unpacked bytes (default :func:`archive_limit`; published data releases are larger);
+    ``zip_ok``: a zip is unpacked too (data releases; a submission is a tar)."""
     import tarfile  # only archives need it (keeps plain-file scoring start-up short)
     import zlib
 
@@ -118,6 +122,10 @@ def safe_extract(archive: Path, dest: Path, shown: Path | None = None, limit: in
     limit = archive_limit() if limit is None else limit
     with open_input(archive, what="a .tgz archive", shown=str(shown)) as inp:
         f = inp.file
+        if zip_ok and f.read(4) == b"PK\x03\x04":
+            f.seek(0)
+            return _extract_zip(f, dest, shown, limit)
+        f.seek(0)
         bad = (tarfile.TarError, EOFError, OSError, zlib.error, ValueError)
         try:
             # Headers and block padding add to the members' sizes; past that slack the stream is hostile.
@@ -160,6 +168,73 @@ def safe_extract(archive: Path, dest: Path, shown: Path | None = None, limit: in
                 raise
             except bad as e:
                 raise UsageError(f"{shown}: corrupt archive ({_one_line(e)})") from None
+
+
+def _extract_zip(f, dest: Path, shown: Path, limit: int) -> None:
+    """A zip archive: every member checked from the central directory first (no links, no special files, relative
+    paths without ``..``, no duplicates, the member count and total size), then copied with its bytes capped."""
+    import stat
+    import zipfile
+
+    try:
+        zf = zipfile.ZipFile(f)
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+        raise UsageError(f"{shown}: not a readable zip archive ({_one_line(e)})") from None
+    if len(infos) > MAX_ARCHIVE_MEMBERS:
+        raise UsageError(f"{shown}: more than {MAX_ARCHIVE_MEMBERS} members; refusing to unpack")
+    names: set[str] = set()
+    total = 0
+    for i in infos:
+        mode = i.external_attr >> 16
+        kind = "dir" if i.is_dir() else "sym" if stat.S_ISLNK(mode) else \
+            "file" if stat.S_IFMT(mode) in (0, stat.S_IFREG) else "other"  # no type bits: DOS-made, a file
+        _check_member(shown, _ZipMember(i.filename.rstrip("/") or i.filename, kind, i.file_size))
+        if i.filename in names:
+            raise UsageError(f"{shown}: member {i.filename!r} appears twice; refusing to unpack")
+        names.add(i.filename)
+        total += i.file_size
+        if total > limit:
+            raise UsageError(f"{shown}: expands past {limit} bytes (set {ARCHIVE_LIMIT_ENV} to allow more)")
+    with zf:
+        for i in infos:
+            target = dest / i.filename
+            if i.is_dir() or _skipped_member(i.filename):
+                if i.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with zf.open(i) as src, open(target, "xb") as out:
+                    copied = 0
+                    while chunk := src.read(1 << 20):
+                        copied += len(chunk)
+                        if copied > i.file_size:  # a member longer than its header says: a zip bomb
+                            raise UsageError(f"{shown}: member {i.filename!r} is longer than it declares")
+                        out.write(chunk)
+            except UsageError:
+                raise
+            except (zipfile.BadZipFile, OSError, ValueError, RuntimeError, EOFError) as e:  # CRC, encryption
+                raise UsageError(f"{shown}: corrupt archive at member {i.filename!r} ({_one_line(e)})") from None
+
+
+class _ZipMember:
+    """A zip entry in the shape :func:`_check_member` reads (name, size, and its kind)."""
+
+    def __init__(self, name: str, kind: str, size: int):
+        self.name, self.kind, self.size = name, kind, size
+
+    def issym(self) -> bool:
+        return self.kind == "sym"
+
+    def islnk(self) -> bool:
+        return False
+
+    def isfile(self) -> bool:
+        return self.kind == "file"
+
+    def isdir(self) -> bool:
+        return self.kind == "dir"
 
 
 def _skipped_member(name: str) -> bool:

@@ -75,7 +75,7 @@ def installed(release: Release, root: str | Path) -> Path | None:
     try:
         doc = json.loads(read_bytes(manifest, limit=MAX_MANIFEST_BYTES, follow_links=False))
         data_dir = _inside(doc["data_dir"])
-        ok = doc["name"] == release.name and sorted(doc["archives"]) == sorted(a.sha256 for a in release.archives)
+        ok = doc["name"] == release.name and sorted(doc["archives"]) == sorted(_listed(a) for a in release.archives)
     except (UsageError, ValueError, KeyError, TypeError):
         return None
     folder = top / data_dir
@@ -142,23 +142,40 @@ def _fetch_into(release: Release, work: Path, progress, timeout: float, say) -> 
     tree = work / "tree"
     downloads.mkdir()
     tree.mkdir()
+    seen = {}
     for a in release.archives:
         if say:
             say(f"downloading {a.url} ({release.name})")
         path = _download(a.url, a.sha256, a.file, downloads, progress, timeout)
+        if a.sha256 is None:  # nothing to check against: the hash seen is recorded, and said to be unchecked
+            from dialeval.files.read import file_sha256
+
+            seen[a.file] = file_sha256(path)
+            if say:
+                say(f"{a.file}: NOT verified, no checksum is published ({a.checksum}); sha256 seen {seen[a.file]}, "
+                    "recorded in the fetched copy's manifest")
         dest = tree / _inside(a.into)
         dest.mkdir(parents=True, exist_ok=True)
-        safe_extract(path, dest, Path(a.file), limit=MAX_UNPACKED_BYTES)
+        safe_extract(path, dest, Path(a.file), limit=MAX_UNPACKED_BYTES, zip_ok=True)
         path.unlink()
     folder = _locate(tree, release)
     (tree / MANIFEST).write_text(json.dumps({
         "name": release.name, "benchmark": release.benchmark, "data_dir": folder,
-        "archives": [a.sha256 for a in release.archives], "urls": [a.url for a in release.archives],
+        "archives": [_listed(a) for a in release.archives], "urls": [a.url for a in release.archives],
+        "verified": not seen, "seen_sha256": seen,
     }, indent=1) + "\n")
     return folder
 
 
-def _download(url: str, sha256: str, fname: str, folder: Path, progress, timeout: float) -> Path:
+def _listed(a) -> str:
+    """An archive in a manifest: its published sha256, or the word saying none was published."""
+    return a.sha256 or UNPUBLISHED
+
+
+UNPUBLISHED = "unpublished"
+
+
+def _download(url: str, sha256: str | None, fname: str, folder: Path, progress, timeout: float) -> Path:
     """One archive via pooch: streamed to a temporary file, hashed, and kept only if the sha256 matches."""
     import logging
 
@@ -170,7 +187,7 @@ def _download(url: str, sha256: str, fname: str, folder: Path, progress, timeout
     # 64 KiB chunks: pooch's 1 KiB default costs a write and a flush per KiB on multi-GB archives
     downloader = pooch.HTTPDownloader(progressbar=bar, timeout=timeout, chunk_size=1 << 16)
     try:
-        out = pooch.retrieve(url, known_hash=f"sha256:{sha256}", fname=fname, path=folder, downloader=downloader)
+        out = pooch.retrieve(url, known_hash=f"sha256:{sha256}" if sha256 else None, fname=fname, path=folder, downloader=downloader)
     except requests.exceptions.HTTPError as e:
         status = e.response.status_code if e.response is not None else "error"
         reason = (e.response.reason if e.response is not None else "") or ""

@@ -33,9 +33,10 @@ _HEX = frozenset("0123456789abcdef")
 @dataclass(frozen=True)
 class Archive:
     url: str
-    sha256: str
+    sha256: str | None  # None: no checksum is published (``checksum`` says so); a fetch records what it saw
     file: str  # the name it is saved under (a URL may end in a short link)
     into: str = "."  # where it is unpacked, relative to the release's top folder
+    checksum: str = ""  # why there is no sha256 to check (the registry says so), "" when one is published
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,16 @@ def _sha(value) -> str:
     return value
 
 
+def _archive_sha(a: dict) -> str | None:
+    """An archive's published sha256, or None where ``"sha256": null`` and a ``checksum`` note says none is published
+    (a missing sha256 is an error: the registry must say which it is)."""
+    if a["sha256"] is None:
+        if not str(a.get("checksum", "")).strip():
+            raise ValueError(f"archive {str(a.get('url'))[:80]!r}: sha256 null needs a checksum note saying why")
+        return None
+    return _sha(a["sha256"])
+
+
 def _relative(value, what: str) -> str:
     """A relative path inside the release (the fetcher joins it to a folder it owns)."""
     p = PurePosixPath(str(value))
@@ -187,8 +198,8 @@ def _release(r: dict) -> Release:
     name = r["name"]
     if not (isinstance(name, str) and name and all(c.isalnum() or c in "-_." for c in name) and name[0].isalnum()):
         raise ValueError(f"bad release name {str(name)[:40]!r}")
-    archives = tuple(Archive(str(a["url"]), _sha(a["sha256"]), _relative(a["file"], "file"),
-                             _relative(a.get("into", "."), "into"))
+    archives = tuple(Archive(str(a["url"]), _archive_sha(a), _relative(a["file"], "file"),
+                             _relative(a.get("into", "."), "into"), str(a.get("checksum", "")))
                      for a in r.get("archives", []))
     for a in archives:
         if not a.url.startswith(("http://", "https://")) or "/" in a.file:

@@ -15,6 +15,8 @@ name                       meaning
 ``rN@k``                   Ubuntu's recall@k in 1-of-N (gold among the top k of the first N candidates)
 ``per-response-accuracy``  hits@1 over every bot turn (Bordes & Weston)
 ``per-dialog-accuracy``    share of conversations with every turn a hit@1 (Bordes & Weston)
+``f1``                     token F1 of a generated reply after ParlAI's answer normalisation (ParlAI ``f1``;
+                           :mod:`dialeval.metrics.answer`); computed per item by the benchmark (ConvAI2)
 ``map``                    mean average precision over the positives (trec_eval ``map``; DAM/SMN ``MAP``), per item
                            from the benchmark (Douban: :mod:`~dialeval.metrics.selection`; DSTC7 rankings that list
                            a subset: :func:`dialeval.metrics.ranking.average_precision`)
@@ -141,6 +143,9 @@ def value_metric(name: str, description: str = "") -> Metric:
 
     return Metric(name, per_unit, description, needs="values")
 
+
+register(value_metric("f1", "token F1 of the generated reply against the label, after ParlAI's answer "
+                          "normalisation (lower-case, no punctuation, no a/an/the)"))
 
 _FAMILY = re.compile(r"^(?:(?P<kind>hits|p|r)@(?P<k>\d{1,6})|r(?P<n>\d{1,6})@(?P<rk>\d{1,6}))$")
 
