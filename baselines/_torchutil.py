@@ -338,7 +338,7 @@ def save_model(directory: str | Path, torch, module, meta: dict) -> None:
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     torch.save({k: v.detach().cpu() for k, v in module.state_dict().items()}, d / "model.pt")
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     atomic_write_text(d / "vocab.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
 

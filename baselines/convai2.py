@@ -74,7 +74,7 @@ def build(name: str, data_file: Path, out_dir: Path, seed: int = SEED) -> dict:
     """Write ``out_dir/submission.json`` and the ``report.json`` it scores to (machine-independent part)."""
     from dialeval.api import score
     from dialeval.baselines.reference import stored_report
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     atomic_write_text(out_dir / "submission.json", json.dumps(scores(name, data_file, seed), indent=1) + "\n")
     stored = stored_report(score(out_dir / "submission.json", benchmark="convai2", data=data_file))

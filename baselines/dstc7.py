@@ -20,7 +20,8 @@ import string
 from collections import Counter
 from pathlib import Path
 
-from dialeval.formats.jsonio import atomic_write_text, load_json_file
+from dialeval.files.write import atomic_write_text
+from dialeval.formats.jsonio import load_json_file
 
 BASELINES = ("random", "tfidf")
 _TOPICS = {

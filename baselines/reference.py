@@ -16,7 +16,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from dialeval.formats.jsonio import atomic_write_bytes, atomic_write_text
+from dialeval.files.write import atomic_write_bytes, atomic_write_text
 
 REFERENCE_BASELINES = ("random", "tfidf", "nearest-neighbor", "rule-based")
 TOP_K = 10

@@ -52,7 +52,7 @@ def random_scores(data: str | Path, seed: int = 0) -> list[float]:
 
 def run(name: str, data: str | Path, out: str | Path, seed: int = 0) -> Path:
     """Write baseline ``name``'s scores for the data file ``data`` to ``out`` (one line per data line)."""
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     scores = tfidf_scores(data) if name == "tfidf" else random_scores(data, seed)
     atomic_write_text(out, "".join(f"{v!r}\n" for v in scores))
@@ -65,7 +65,7 @@ def build_reference(benchmark: str, name: str, sample: Path, out_dir: Path) -> d
 
     from dialeval.api import score
     from dialeval.baselines.reference import stored_report
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     scores = run(name, sample / "test.txt", out_dir / "scores.txt")
     stored = stored_report(score(scores, benchmark=benchmark, data=sample / "test.txt", ties="input-order"))

@@ -102,7 +102,7 @@ class UbuntuTfidf:
 
 def run(data_dir: str | Path, split: str = "test", out: str | Path | None = None) -> Path:
     """Fit on ``data_dir/train.csv``, score ``data_dir/<split>.csv``, write the ``.npy`` matrix; return its path."""
-    from dialeval.formats.jsonio import atomic_writer
+    from dialeval.files.write import atomic_writer
 
     data_dir = Path(data_dir)
     model = UbuntuTfidf().fit(read_train(data_dir / "train.csv"))

@@ -34,7 +34,8 @@ phase, path, rows, ties = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4
 import hashlib
 import numpy as np
 from dialeval import api
-from dialeval.benchmarks.base import DataIdentity, Request
+from dialeval.benchmarks.base import Request
+from dialeval.files.identity import DataIdentity
 from dialeval.benchmarks.ubuntu import Ubuntu, item_set
 import dialeval.benchmarks.items, dialeval.formats.scores, dialeval.metrics.ranking, dialeval.results.render  # noqa: F401
 bench = Ubuntu()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
-from dialeval.formats.jsonio import atomic_write_text
+from dialeval.files.write import atomic_write_text
 
 PRICES = ("cheap", "moderate", "expensive")
 ATMOSPHERES = ("business", "casual", "romantic")

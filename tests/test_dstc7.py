@@ -117,6 +117,11 @@ def test_subtask_2_ranks_ids_of_the_pool(tmp_path):
     assert ok.valid and list(ok.table.gold_rank) == [2, 3] and set(ok.table.n_candidates) == {8}
     bad = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", [ranking(1, ["P1", "Q9"])])
     assert codes(bad, "error") == ["unknown-candidate"]
+    # a file that lists no candidates (the released pool is a file of its own): ids are not checked, and it is said
+    bare = [dict(e, **{"options-for-next": []}) for e in data]
+    r = run(tmp_path, "ubuntu_dev_subtask_2.json", bare, "Ubuntu_subtask_2.json", [ranking(1, ["Q9", "P1"])])
+    assert r.valid and list(r.table.gold_rank) == [2, 0] and set(r.table.n_candidates) == {120_000}
+    assert any("pool file is not read" in n for n in r.notes)
 
 
 # ---- --lenient: the official script's definitions -----------------------------------------------------------
@@ -259,3 +264,35 @@ def test_tfidf_beats_random_on_the_samples():
             mrr = {b: score(STORED / bench / b / name, benchmark=bench, data=SAMPLES / bench / data).value("mrr")
                    for b in BASELINES}
             assert mrr["tfidf"] > mrr["random"], (bench, name, mrr)
+
+
+def test_releases_say_which_checksum_is_published(tmp_path, cli):
+    from dialeval.files.releases import registry
+
+    reg = registry(REPO / "evaluator" / "files" / "releases.json")
+    parlai = reg.get("dstc7-ubuntu")  # ParlAI's packaging: its build.py publishes the sha256, fetch checks it
+    assert parlai.benchmark == "dstc7" and [len(a.sha256) for a in parlai.archives] == [64]
+    for name in ("dstc7", "dstc8"):  # the organisers' files: no archive URL, no checksum published
+        assert reg.get(name).archives == () and "no checksum" in reg.get(name).obtain
+    r = cli("score", "x.json", "--benchmark", "dstc8", "--data", "dstc8", cwd=tmp_path,
+            env={"DIALEVAL_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.returncode == 2 and "no checksum" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_parlai_responses_tsv_is_a_ground_truth(tmp_path):
+    data = [example(5, ["A", "B", "C"], ["C"], split="test")]
+    (tmp_path / "ubuntu_responses_subtask_1.tsv").write_text("5\tC\tthe response text, with a comma\n")
+    r = run(tmp_path, "ubuntu_test_subtask_1.json", data, "Ubuntu_subtask_1.json", [ranking(5, ["B", "C", "A"])],
+            keys=tmp_path / "ubuntu_responses_subtask_1.tsv")
+    assert r.valid and list(r.table.gold_rank) == [2]
+
+
+def test_without_split_the_file_whose_examples_the_run_ranks_is_scored(tmp_path):
+    write(tmp_path / "ubuntu_dev_subtask_1.json", [example(1, ["A", "B"], ["A"])])
+    write(tmp_path / "ubuntu_test_subtask_1.json", [example(2, ["A", "B"], ["B"], split="test")])
+    sub = write(tmp_path / "Ubuntu_subtask_1.json", [ranking(2, ["B", "A"])])
+    r = score(sub, benchmark="dstc7", data=tmp_path)
+    assert r.splits == ["test"] and list(r.table.gold_rank) == [1]
+    write(tmp_path / "ubuntu_test_subtask_1.json", [example(1, ["A", "B"], ["B"], split="test")])  # the same ids
+    with pytest.raises(UsageError, match="2 data files fit Ubuntu_subtask_1.json"):
+        score(write(tmp_path / "Ubuntu_subtask_1.json", [ranking(1, ["B", "A"])]), benchmark="dstc7", data=tmp_path)

@@ -214,7 +214,8 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
     db.close()
     with Registry(tmp_path) as reg:
         assert reg.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-        assert reg.runs()[0].team == "Old Team" and reg.runs()[0].note is None
+        assert reg.runs()[0].team == "Old Team" and reg.runs()[0].note is None and reg.runs()[0].chosen is False
+        assert reg.challenge_source("b") is None
         assert reg.check() == []
 
 
@@ -340,6 +341,7 @@ def test_reported_dstc6_2017_import_and_page(tmp_path):
     # published bands and the bands the numbers give disagree for teams 6, 7, 8: both shown, flagged
     assert page.count('class="disagree"') == 3
     assert "band from the numbers" in page and "published band" in page
+    assert "<strong>Data:</strong> the numbers their sources published (reported results; no data were scored" in page
 
 
 def test_public_site_holds_no_keys_contacts_or_hidden_splits(demo, challenge, tmp_path):

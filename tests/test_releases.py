@@ -43,7 +43,8 @@ def needs(path: Path):
 def test_shipped_registry_lists_the_releases():
     reg = registry(REPO / "evaluator" / "files" / "releases.json")
     assert set(reg.names()) >= {"dstc6", "babi-dialog", "movie-dialog", "ubuntu-v2", "airdialogue", "douban", "convai2",
-                                "ecommerce", "ubuntu-v1"}
+                                "ecommerce", "ubuntu-v1", "dstc7",
+                                "dstc7-ubuntu", "dstc8"}
     assert len(reg.get("dstc6").files) == 40 and reg.get("dstc6").splits == ["tst1", "tst2", "tst3", "tst4"]
     assert len(reg.get("babi-dialog").files) == 29 and len(reg.get("movie-dialog").files) == 11
     # every archive has its published sha256, or the registry says none is published (and why)

@@ -326,3 +326,17 @@ def test_hiding_a_split_keeps_superseded_scores_and_chart_points(tmp_path):
     for f in index.parent.rglob("*"):
         if f.is_file():
             assert "tst4" not in f.read_text(encoding="utf-8"), f.name
+
+
+def test_every_benchmark_declares_its_data_and_split_meanings():
+    """The site renders what each benchmark declares, generically: a benchmark added later declares its own."""
+    from dialeval.benchmarks import registry
+
+    for b in registry.all_benchmarks():
+        assert b.data_name, b.name
+        assert set(b.split_names) <= set(b.split_descriptions), (b.name, b.split_names)
+        assert all(isinstance(v, str) and v for v in [*b.split_descriptions.values(), *b.group_descriptions.values()])
+    dstc6 = registry.get("dstc6")
+    assert [dstc6.group_names[str(t)] for t in range(1, 6)] == ["API", "Refine", "Options", "Infos", "Full"]
+    assert "new knowledge base" in dstc6.split_descriptions["tst2"] and "restrictions" in dstc6.split_descriptions["tst3"]
+    assert sorted(registry.get("babi").group_names) == ["1", "2", "3", "4", "5", "6"]

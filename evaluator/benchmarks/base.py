@@ -12,12 +12,16 @@ resolves ``--data``/``--challenge``, environment variables and the embedded defa
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from dialeval.core.errors import UsageError
+from dialeval.files.identity import (  # noqa: F401 (re-exported: what every benchmark module uses)
+    DataIdentity,
+    data_identity,
+    file_digest,
+)
 from dialeval.files.read import file_sha256  # noqa: F401 (re-exported: a submission's identity)
 
 if TYPE_CHECKING:
@@ -76,57 +80,6 @@ class Request:
 
 
 @dataclass
-class DataIdentity:
-    """Which data produced the numbers: a short content hash of the test files and keys actually used."""
-
-    digest: str  # 8 hex digits, blake2b over (name, content digest) of every file used, sorted
-    location: str
-    files: list[str]
-    embedded_default: bool = False
-    sample: bool = False  # dialeval's constructed sample data (a folder with sample.json)
-    split_digests: dict[str, str] = field(default_factory=dict)  # the same hash over each split's files alone
-    release: str | None = None  # the known release every file used matches, "modified", or None (unknown data)
-    split_releases: dict[str, str | None] = field(default_factory=dict)  # the same per split
-    modified: list[dict] = field(default_factory=list)  # files whose name is a release's but content is not
-    # the simulator's parameters (generator, version, seed) when the data were simulated (simulator.json beside
-    # the splits, or the embedded default), else None: the leaderboard says "simulated (seed …)" from it
-    simulated: dict | None = None
-
-    def label(self, split: str) -> str:
-        """The signature's ``data`` field: ``tst1#3f9a2c1b`` (a split's own files) or ``all#…`` (every file used),
-        led by the release the files are (``dstc6/tst1#…``) or ``modified/`` when a published file was changed."""
-        release = self.split_releases.get(split, self.release) if split != "all" else self.release
-        head = f"{release}/" if release else ""
-        return f"{head}{split}#{self.split_digests.get(split, self.digest)}"
-
-    def to_json(self) -> dict:
-        return {"hash": self.digest, "location": self.location, "files": self.files,
-                "splits": dict(self.split_digests), "embedded_default": self.embedded_default,
-                "sample": self.sample, "release": self.release, "split_releases": dict(self.split_releases),
-                "modified": list(self.modified), "simulated": self.simulated}
-
-    def warnings(self) -> list[str]:
-        """Which files differ from the published release and what that means for the numbers: a line per file,
-        or one line when many do (every file of a split re-made: a different data set under published names)."""
-        tail = "these numbers are not comparable with published ones"
-        if len(self.modified) <= MAX_MODIFIED_LINES:
-            return [f"data: {m['file']} differs from the published {m['release']} release (sha256 {m['sha256'][:12]}, "
-                    f"published {m['expected'][:12]}): {tail}" for m in self.modified]
-        names = ", ".join(m["file"] for m in self.modified[:2])
-        releases = " / ".join(sorted({m["release"] for m in self.modified}))
-        return [f"data: {len(self.modified)} files carry published {releases} names with other content ({names}, "
-                f"...; all in the JSON report): not the published release; {tail}"]
-
-
-MAX_MODIFIED_LINES = 3
-SIMULATOR_MARK = "simulator.json"
-"""Written by the dialog simulator beside the splits it generates: such data is simulated, never a release copy."""
-SAMPLE_MARK = "sample.json"
-"""In every folder of dialeval's sample data (``submissions/samples/<benchmark>/``): constructed data, never a
-release copy, even where its files carry a release's names."""
-
-
-@dataclass
 class Evaluation:
     """A benchmark's answer: the rank table (None when only validating), problems, and provenance."""
 
@@ -163,10 +116,39 @@ class Benchmark:
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)
     separate_keys: ClassVar[bool] = False  # answer keys may sit in their own folder (``--keys``)
     problem_codes: ClassVar[dict[str, str]] = {}  # this benchmark's own problem codes -> meaning
+    one_split: ClassVar[bool] = False  # a submission file answers one split (several are refused)
+    # where the command line finds data when no --data is given (after the benchmark's sample data is looked up
+    # by name): an environment variable naming a folder, and the sub-folder of the embedded simulated challenge
+    data_env: ClassVar[str | None] = None
+    embedded_folder: ClassVar[str | None] = None
 
     def splits(self, data: Path) -> list[str]:
         """Split names present under ``data``."""
         raise NotImplementedError
+
+    def splits_of(self, submission: str | Path, data: Path) -> list[str] | None:
+        """The splits a submission covers, or None when it cannot tell (the default): what :meth:`choose_splits`
+        scores without ``--split``, and what grading records for a run."""
+        return None
+
+    def choose_splits(self, request: Request, available: list[str]) -> list[str]:
+        """THE split rule of every benchmark: ``--split`` names the splits (``all``: every one the data hold).
+        Without it, data holding one split are scored on it; otherwise every split the submission covers
+        (:meth:`splits_of`), and a submission whose splits cannot be told needs ``--split``. A benchmark whose
+        submission file answers one split (``one_split``) refuses several."""
+        if request.split is not None:
+            names = self.check_split_names(request.split, available)
+        elif len(available) == 1:
+            names = list(available)
+        else:
+            covered = self.splits_of(request.submission, Path(request.data)) if available else None
+            names = [s for s in available if s in (covered or ())]
+            if not names:
+                raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'})")
+        if self.one_split and len(names) > 1:
+            raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
+                             f"(one of: {', '.join(available)})")
+        return names
 
     def evaluate(self, request: Request) -> Evaluation:
         raise NotImplementedError
@@ -205,20 +187,6 @@ class Benchmark:
         return names
 
 
-    def one_split(self, requested, available) -> str:
-        """The one split a submission file is scored against (a file holds the items of one split)."""
-        available = list(available)
-        if requested is None:
-            if len(available) == 1:
-                return available[0]
-            raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'})")
-        names = self.check_split_names(requested, available) if requested not in ("all", ["all"]) or \
-            len(available) != 1 else available
-        if len(names) > 1:
-            raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
-                             f"(one of: {', '.join(available)})")
-        return names[0]
-
 
 def parse_split_names(requested: str | list | tuple) -> list[str]:
     """``--split`` as names: ``"tst1,tst2"`` or a list, stripped, empty parts dropped, deduplicated in order
@@ -250,83 +218,3 @@ def task_numbers(groups: list[str] | None, allowed, what: str) -> list[int] | No
             raise UsageError(f"--task: {what} tasks are {min(allowed)}-{max(allowed)}, got {s[:20]!r}")
         out.add(int(s))
     return sorted(out)
-
-
-def file_digest(path: Path) -> str:
-    """Content digest of a data file (hex; the index cache's digest, computed once per process per file)."""
-    from dialeval.files import cache
-
-    d = cache.digest_of(path)
-    if d is None:
-        raise UsageError(f"{path}: cannot be read")
-    return d
-
-
-def data_identity(files: list[Path], location: Path | str, embedded_default: bool = False,
-                  splits: dict[str, list[Path]] | None = None) -> DataIdentity:
-    """Short hash (blake2b, 4 bytes) over the names and content digests of the data files actually used, and the
-    known release they are (:mod:`dialeval.files.releases`); ``splits`` gives each split's own files.
-
-    The content digest is the index cache's sha256, taken once per process per file (by the reader that parsed
-    it, or here), which is also what the release registry lists: naming the release reads nothing again. The
-    embedded default challenge is simulated: it is never matched against published releases.
-    """
-    digests = {p: file_digest(p) for p in files}
-    for split_files in (splits or {}).values():
-        for p in split_files:
-            if p not in digests:
-                digests[p] = file_digest(p)
-    ident = DataIdentity(_short_hash(files, digests), str(location), [p.name for p in sorted(files, key=_name)],
-                         embedded_default)
-    if splits:
-        ident.split_digests = {s: _short_hash(fs, digests) for s, fs in splits.items()}
-    ident.sample = (Path(location) / SAMPLE_MARK).is_file()
-    mark = Path(location) / SIMULATOR_MARK
-    if mark.is_file():
-        ident.simulated = simulator_params(mark)
-    elif embedded_default:
-        ident.simulated = {"generator": "dialeval-simulator"}
-    if embedded_default or ident.sample or not digests or ident.simulated is not None:
-        return ident
-    from dialeval.files import cache
-    from dialeval.files.releases import registry
-
-    if cache.DIGEST != "sha256":  # the registry lists sha256: a different cache digest cannot name a release
-        return ident
-    reg = registry()
-    whole = reg.identify((p.name, digests[p]) for p in files)
-    ident.release = whole.release
-    ident.modified = [{"file": c.name, "release": c.release, "sha256": c.sha256, "expected": c.expected}
-                      for c in whole.modified]
-    for s, fs in (splits or {}).items():
-        ident.split_releases[s] = reg.identify((p.name, digests[p]) for p in fs).release
-    return ident
-
-
-def simulator_params(mark: Path) -> dict:
-    """The generator, its version and the seeds from a simulator.json (what a page needs to say how the data
-    were made); ``{"generator": "dialeval-simulator"}`` when the file cannot be read as such."""
-    import json
-
-    from dialeval.files.read import decode_utf8, read_bytes
-
-    try:
-        params = json.loads(decode_utf8(read_bytes(mark, what="a simulator.json file", limit=64 * 1024), str(mark)))
-    except (UsageError, ValueError):
-        params = None
-    if not isinstance(params, dict):
-        return {"generator": "dialeval-simulator"}
-    keep = {k: params[k] for k in ("generator", "version", "seed", "kb_seed")
-            if isinstance(params.get(k), str | int) and not isinstance(params.get(k), bool)}
-    return {"generator": "dialeval-simulator", **keep}
-
-
-def _name(p: Path) -> str:
-    return p.name
-
-
-def _short_hash(files: list[Path], digests: dict[Path, str]) -> str:
-    h = hashlib.blake2b(digest_size=4)
-    for p in sorted(files, key=_name):
-        h.update(p.name.encode() + b"\0" + digests[p].encode() + b"\0")
-    return h.hexdigest()

@@ -1,15 +1,14 @@
 """ConvAI2 (PersonaChat): hits@1, @5, @10 among each turn's 20 candidates, or token F1 of generated replies.
 
-``--data``: one ParlAI file (``valid_self_original.txt``: its split is the name's first word; no test set was
-released) or a folder of ``<split>_self_original.txt``. Items: every turn, id ``<file stem>:<dialog>:<line ID>``
-(dialogs numbered from 1 in file order), candidates ``"1"`` ... ``"20"`` or their texts (a text names the first
-candidate of the line that normalises alike). Gold: every candidate equal to a label after ParlAI's answer
-normalisation (:mod:`dialeval.metrics.answer`), as ParlAI's hits@k compares them. A ``.txt`` of generated
-replies, one line per turn, gets token F1. The release's gold is the last candidate: file-order ties rank it last.
+``--data``: a ParlAI file (``valid_self_original.txt``: the split is its name's first word; no test set was released)
+or a folder of ``<split>_self_original.txt``. Items: turns, ``<file stem>:<dialog>:<line ID>``, candidates ``"1"`` ...
+``"20"`` or their texts (the line's first candidate that normalises alike). Gold: every candidate equal to a label after
+ParlAI's answer normalisation (:mod:`dialeval.metrics.answer`). A ``.txt`` of replies, a line per turn, gets token F1.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +18,10 @@ from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Problem
-from dialeval.formats.convai2 import DEFAULT_FILE, N_CANDIDATES, SPLITS, Turns, read_turns, split_of
+from dialeval.formats.convai2 import DEFAULT_FILE, MAX_TURN, N_CANDIDATES, SPLITS, Turns, read_turns, split_of
 from dialeval.metrics.answer import normalize_answer
 
+_normalize = lru_cache(maxsize=1 << 16)(normalize_answer)  # a file's candidates recur across its turns
 POSITIONS = tuple(str(j) for j in range(1, N_CANDIDATES + 1))
 
 
@@ -30,7 +30,7 @@ def data_files(data: Path) -> dict[str, Path]:
     if data.is_dir():
         return {s: data / DEFAULT_FILE.format(split=s) for s in SPLITS if (data / DEFAULT_FILE.format(split=s)).exists()}
     if split_of(data) is None:
-        raise UsageError(f"{data.name}: not a ConvAI2 file name (<train|valid>_<persona>_<original|revised>.txt)")
+        raise UsageError(f"{data}: not a ConvAI2 file name (<train|valid>_<persona>_<original|revised>.txt)")
     return {split_of(data): data}
 
 
@@ -38,26 +38,20 @@ def _load(path: Path) -> tuple[Turns, list[frozenset[str]]]:
     """A file's turns and each one's gold positions."""
     turns, gold = read_turns(path), []
     for i, labels in enumerate(turns.labels):
-        wanted = {normalize_answer(x) for x in labels}
-        gold.append(frozenset(POSITIONS[j] for j, c in enumerate(turns.candidates(i)) if normalize_answer(c) in wanted))
+        wanted = {_normalize(x) for x in labels}
+        gold.append(frozenset(POSITIONS[j] for j, c in enumerate(turns.candidates(i)) if _normalize(c) in wanted))
         if not gold[-1]:
             raise UsageError(f"{path}: turn {turns.item_ids[i]}: no candidate equals the label")
     return turns, gold
 
 
-class _Names:
-    """A text -> the position of the first candidate of turn ``i`` that normalises alike (one turn kept)."""
-
-    def __init__(self, turns: Turns):
-        self.turns, self.i, self.by_text = turns, -1, {}
-
-    def __call__(self, i: int, name: str) -> str | None:
-        if i != self.i:
-            self.i, self.by_text = i, {}
-            for j, c in enumerate(self.turns.candidates(i)):
-                self.by_text.setdefault(normalize_answer(c), POSITIONS[j])
-        # a name far longer than any candidate (a hostile 100 MB one) is not normalised: it names none
-        return self.by_text.get(normalize_answer(name)) if len(name) <= 1 << 16 else None
+def _names(turns: Turns):
+    """``names(i, text)``: the position of turn ``i``'s first candidate that normalises like ``text`` (or None)."""
+    @lru_cache(maxsize=1)  # the turn asked last: a ranking of 20 texts normalises its candidates once
+    def by_text(i: int) -> dict[str, str]:
+        return {n: POSITIONS[j] for j, n in reversed(list(enumerate(map(_normalize, turns.candidates(i)))))}
+    # a name longer than any turn (a hostile 100 MB one) is not normalised: it names none
+    return lambda i, name: by_text(i).get(normalize_answer(name)) if len(name) <= MAX_TURN else None
 
 
 class ConvAI2(ItemSetBenchmark):
@@ -65,7 +59,11 @@ class ConvAI2(ItemSetBenchmark):
     title = "ConvAI2 (PersonaChat): hits@1/5/10 of 20 candidates per turn, or token F1 of generated replies"
     group_label = "file"
     split_names = SPLITS
+    data_name = "ConvAI2"
+    split_descriptions = {"train": "training dialogs (PersonaChat, self persona, original)",
+                          "valid": "the released validation dialogs (the test set was never released)"}
     default_metrics = ("hits@1", "hits@5", "hits@10")
+    problem_codes = {"line-too-long": "a generated reply of more than 1,048,576 characters"}
     submission_formats = ("dstc6-result keyed by <file stem>:<dialog>:<line ID>, candidates by position 1-20 or text",
                           "scores (JSON, same names)", ".npy / .csv matrix (a row per turn, 20 columns)",
                           ".txt of generated replies, one line per turn (token F1)")
@@ -77,7 +75,7 @@ class ConvAI2(ItemSetBenchmark):
         path = data_files(data)[split]
         turns, gold = _load(path)
         return ItemSet(group, turns.item_ids, POSITIONS, gold if with_gold else None, turns.conversation_ids,
-                       turns.turns, names=_Names(turns), files=(path,), extra=turns)
+                       turns.turns, names=_names(turns), files=(path,), extra=turns)
 
     split_of_id = staticmethod(split_of)  # an item id starts with its file's stem: "valid_self_original:1:5"
 
@@ -85,8 +83,8 @@ class ConvAI2(ItemSetBenchmark):
         return ["f1"] if evaluation.submission.get("format") == "text" else list(self.default_metrics)
 
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
-        text = ev.submission.get("format") == "text"
-        return {"file": ",".join(ev.groups), "gold": "normalised-text", **({} if text else {"ties": request.ties})}
+        ties = {} if ev.submission.get("format") == "text" else {"ties": request.ties}
+        return {"file": ",".join(ev.groups), "gold": "normalised-text", **ties}
 
     def score_sets(self, request, splits, sets, identity, problems=None, others=()) -> Evaluation:
         """A ``.txt`` of generated replies is read here; every other submission by the skeleton."""
@@ -105,17 +103,17 @@ class ConvAI2(ItemSetBenchmark):
 def _replies(request: Request, split: str, turns: Turns):
     """Generated replies: a .txt of one line per turn, token F1 against the labels."""
     from dialeval.core.ranks import RankTable
-    from dialeval.files.read import check_regular, file_sha256, iter_text_lines
+    from dialeval.files.read import file_sha256, iter_text_lines
     from dialeval.metrics.answer import f1_scores
 
     path = Path(request.submission)
-    check_regular(path, what="one submission file")
     fname, n, replies, problems = path.name, len(turns.item_ids), [], []
     shape = f"the file has {n} turns (one reply per line, in file order)"
     try:
         for lineno, line in iter_text_lines(path, shown=fname):
-            if lineno > n:
-                problems.append(Problem("wrong-shape", "", f"more than {n} lines, but {shape}", file=fname))
+            if lineno > n or len(line) > MAX_TURN:  # a longer line is no reply: it is never tokenised
+                problems.append(Problem("wrong-shape", "", f"more than {n} lines, but {shape}", file=fname) if lineno > n
+                                else Problem("line-too-long", "", f"line {lineno}: over {MAX_TURN} characters", file=fname))
                 break
             replies.append(line.rstrip("\r"))
     except UnreadableInput as e:

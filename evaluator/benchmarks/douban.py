@@ -56,6 +56,8 @@ def kept(labels: np.ndarray, contexts: str) -> np.ndarray:
 class _TsvBenchmark(ItemSetBenchmark):
     group_label = "file"
     split_names = ("dev", "valid", "test")
+    split_descriptions = {"dev": "development contexts (dev.txt)", "valid": "validation contexts (valid.txt)",
+                          "test": "test contexts (test.txt), 10 candidate responses each"}
     default_metrics = ("map", "mrr", "p@1", "r10@1", "r10@2", "r10@5")
     submission_formats = ("one score per data line", "score<TAB>label lines (DAM)", "scores (JSON)")
     options = _OPTIONS
@@ -240,18 +242,21 @@ def _count_lines(path: Path) -> int:
 
 class Douban(_TsvBenchmark):
     name = "douban"
+    data_name = "Douban Conversation Corpus"
     split_names = ("dev", "test")
     title = "Douban Conversation Corpus response selection (1,000 test contexts x 10), MAP/MRR/P@1/R10@k"
 
 
 class Ecommerce(_TsvBenchmark):
     name = "ecommerce"
+    data_name = "E-commerce Dialogue Corpus"
     split_names = ("dev", "test")
     title = "E-commerce Dialogue Corpus response selection (1,000 test contexts x 10, one positive each)"
 
 
 class UbuntuV1(_TsvBenchmark):
     name = "ubuntu-v1"
+    data_name = "Ubuntu Dialogue Corpus v1"
     split_names = ("valid", "test")
     title = "Ubuntu Dialogue Corpus v1 in the SMN/DAM TSV form (gold first of 10): R2@1, R10@1, R10@2, R10@5"
     default_metrics = ("r2@1", "r10@1", "r10@2", "r10@5")

@@ -17,20 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.benchmarks.base import (
-    Benchmark,
-    Evaluation,
-    Option,
-    Request,
-    data_identity,
-    file_sha256,
-    parse_split_names,
-)
+from dialeval.benchmarks.base import Benchmark, Evaluation, Option, Request, data_identity, file_sha256
+from dialeval.benchmarks.base import parse_split_names as split_names
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Capped, Problem
 from dialeval.core.ranks import RankTable
 from dialeval.files.read import read_bytes
-from dialeval.formats.dstc7 import NONE, name_fields, read_data, read_keys, read_rankings
+from dialeval.formats.dstc7 import NONE, example_ids, name_fields, read_data, read_keys, read_rankings
 from dialeval.metrics.ranking import average_precision, dstc7_official_ap
 
 LENIENT_NOTES = (
@@ -44,11 +37,39 @@ LENIENT_NOTES = (
 )
 
 
+POOL_SIZE = 120_000
+
+
+class WholePool:
+    """Subtask 2's pool when the data file lists no candidates (the organisers released the 120,000-candidate
+    pool as a file of its own, which is not read): every id is taken to be in it, and the report says so."""
+
+    def __contains__(self, _id) -> bool:
+        return True
+
+    def issuperset(self, _ids) -> bool:
+        return True
+
+    def __len__(self) -> int:
+        return POOL_SIZE
+
+
 class DSTC7(Benchmark):
     name = "dstc7"
     title = "DSTC7 Track 1 (NOESIS) response selection, subtasks 1-5, Ubuntu and Advising"
     group_label = "subtask"
     split_names = ("train", "dev", "test")
+    data_name = "DSTC7 Track 1"
+    split_descriptions = {"train": "training examples", "dev": "development examples",
+                          "test": "test examples (the ground truth was released after the challenge)"}
+    group_descriptions = {f"{key}-{n}": f"{label}: {text}" for key, label in (("ubuntu", "Ubuntu IRC"),
+                                                                          ("advising", "Advising"))
+                          for n, text in (
+        (1, "the next utterance among 100 candidates"),
+        (2, "the next utterance among the file's whole pool of candidates"),
+        (3, "the next utterance among 100 candidates, several of them correct (paraphrases)"),
+        (4, "the next utterance among 100 candidates, or NONE when none is correct"),
+        (5, "the next utterance among 100 candidates, with external knowledge"))}
     default_metrics = ("r@1", "r@10", "r@50", "r@100", "mrr", "map", "noesis-score")
     submission_formats = ("ranking JSON [{example-id, candidate-ranking: [{candidate-id, confidence}]}]",)
     options = (Option("lenient", "dstc7, dstc8: the official evaluations/metrics.py numbers, listing its definitions."),)
@@ -56,92 +77,92 @@ class DSTC7(Benchmark):
     none_subtasks: frozenset[int] = frozenset({4})
 
     def _files(self, data: Path) -> list[Path]:
-        if not data.is_dir():
-            return [data]
-        # released data files name their dataset and split (a run such as Ubuntu_subtask_1.json names no split)
-        return sorted(p for p in data.iterdir() if p.suffix == ".json" and None not in name_fields(p.name)[::2])
+        # in a folder, released data files name their dataset and split (a run such as Ubuntu_subtask_1.json does not)
+        return sorted(p for p in data.iterdir() if p.suffix == ".json" and None not in name_fields(p.name)[::2]) \
+            if data.is_dir() else [data]
 
     def splits(self, data: Path) -> list[str]:
         return sorted({name_fields(p.name)[2] or "test" for p in self._files(Path(data))})
 
-    def evaluate(self, request: Request) -> Evaluation:
+    def _data_file(self, request: Request, dataset, subtask):
+        """The one data file a submission answers: of its dataset and subtask (subtask 5 is scored on subtask 1's
+        files) and of ``--split``; without one, of the split whose examples it ranks (the skeleton's split rule)."""
         data, sub = Path(request.data), Path(request.submission)
-        dataset, subtask, _ = name_fields(sub.name)
-        splits = None if request.split in (None, "all", ["all"]) else parse_split_names(request.split)
+        splits = None if request.split in (None, "all", ["all"]) else split_names(request.split)
 
-        def fits(p: Path) -> bool:  # subtask 5 is scored on subtask 1's files
+        def fits(p: Path) -> bool:
             d, s, sp = name_fields(p.name)
-            return (dataset is None or d in (dataset, None)) and (splits is None or (sp or "test") in splits) and \
-                (subtask is None or s in (subtask, 1 if subtask == 5 else subtask, None))
+            return d in (dataset or d, None) and s in (subtask or s, 1 if subtask == 5 else subtask, None) and \
+                (splits is None or (sp or "test") in splits)
 
-        files = [p for p in self._files(data) if fits(p)]
+        files = [read_data(p) for p in self._files(data) if fits(p)]
+        if len(files) > 1:
+            named = example_ids(read_bytes(sub, what="a DSTC7 submission"))
+            files = [f for f in files if named.intersection(f.ids)] or files
         if len(files) != 1:
-            found = ", ".join(p.name for p in files[:4]) or "none"
+            found = ", ".join(f.path.name for f in files[:4]) or "none"
             raise UsageError(f"{data}: {len(files)} data files fit {sub.name} (found: {found}): give --data FILE or --split")
-        df = read_data(files[0])
+        return files[0]
+
+    def evaluate(self, request: Request) -> Evaluation:
+        sub = Path(request.submission)
+        dataset, subtask, _ = name_fields(sub.name)
+        df = self._data_file(request, dataset, subtask)
         dataset = dataset or name_fields(df.path.name)[0] or self.name
         subtask = subtask or name_fields(df.path.name)[1] or df.scenario or 1
-        split = name_fields(df.path.name)[2] or df.split or "test"
-        group = f"{dataset}-{subtask}"
-        if request.groups and group not in request.groups and str(subtask) not in request.groups:
+        split, group = name_fields(df.path.name)[2] or df.split or "test", f"{dataset}-{subtask}"
+        if request.groups and not {group, str(subtask)} & set(request.groups):
             raise UsageError(f"{self.name}: the submission answers {group} only")
         none_ok = subtask in self.none_subtasks
-        pool = frozenset().union(*df.options, *(df.correct or ())) if subtask == 2 else None
+        pool = None if subtask != 2 else frozenset().union(*df.options, *(df.correct or ())) if any(df.options) \
+            else WholePool()
         allowed = [pool or frozenset(o) for o in df.options]
+        notes = ["subtask 2: the data file lists no candidates, and the pool file is not read: ranked ids are not "
+                 "checked against the pool"] if isinstance(pool, WholePool) else []
         lenient = bool(request.options.get("lenient"))
         gold, ids = self._gold(request, df, allowed, none_ok, lenient)
         problems = Capped(make=lambda message, severity: Problem("", "", message, severity, sub.name))
-        index = {e: i for i, e in enumerate(ids)}
         at_data = {e: i for i, e in enumerate(df.ids)}
-        raw = read_bytes(sub, what="a DSTC7 submission")
-        ranked = read_rankings(raw, sub.name, index if lenient else at_data, lambda i: allowed[i], lambda i: none_ok,
-                               problems, strict=not lenient)
-        del raw
+        ranked = read_rankings(read_bytes(sub, what="a DSTC7 submission"), sub.name,
+                               {e: i for i, e in enumerate(ids)}, lambda i: allowed[i], lambda i: none_ok, problems,
+                               strict=not lenient)
         for i in range(len(ids)):
             if i not in ranked and not problems.full("missing-dialog", "warning"):
                 problems.append(Problem("missing-dialog", "", f"example {ids[i]} is not ranked: it scores 0", "warning",
                                         sub.name))
-        table = None
-        if gold is not None:
-            n = [len(allowed[at_data[e]]) + none_ok if e in at_data else 0 for e in ids]
-            table = self._table(ids, gold, ranked, lenient, split, group, n)
+        n = [len(allowed[at_data[e]]) + none_ok if e in at_data else 0 for e in ids]
+        table = None if gold is None else self._table(ids, gold, ranked, lenient, split, group, n)
         used = [df.path, *([request.keys] if request.keys else [])]
-        identity = data_identity(used, data if data.is_dir() else data.parent, splits={split: used})
+        identity = data_identity(used, df.path.parent, splits={split: used})
         info = {"path": str(sub), "kind": "file", "sha256": file_sha256(sub), "format": "dstc7-ranking"}
         return Evaluation(table=table, problems=problems.close(), splits=[split], groups=[group], data=identity,
                           submission=info, signature_fields={"mode": "lenient" if lenient else "strict"},
-                          notes=list(LENIENT_NOTES) if lenient else [])
+                          notes=notes + (list(LENIENT_NOTES) if lenient else []))
 
     def _gold(self, request: Request, df, allowed, none_ok: bool, lenient: bool):
-        """(correct ids per scored example, the scored examples' ids): the data's examples (strict) or the ground
-        truth's (lenient, which scores what the official script scores); (None, data ids) when only validating."""
+        """(correct ids per scored example, the scored examples' ids): the data's examples, or in lenient mode with
+        ``--keys`` the ground truth's (what the official script scores); (None, data ids) when only validating."""
         if not request.scoring:
             return None, df.ids
-        if request.keys is not None:
-            keys = read_keys(request.keys)
-            if lenient:
-                return [[g.upper() for g in keys[e]] for e in keys], list(keys)
+        keys = read_keys(request.keys) if request.keys is not None else None
+        if keys is not None and lenient:
+            return [[g.upper() for g in keys[e]] for e in keys], list(keys)
+        if keys is not None:
             missing = [e for e in df.ids if e not in keys]
             if missing:
                 raise UsageError(f"{request.keys}: no line for example {missing[0]} ({len(missing)} examples in all)")
-            correct = [keys[e] for e in df.ids]
         elif df.correct is None:
             raise UsageError(f"{df.path}: the correct answers are withheld (a test file): give --keys GROUND_TRUTH.tsv")
-        else:
-            correct = df.correct
         out = []
-        for e, c, a in zip(df.ids, correct, allowed, strict=True):
-            found = [g for g in c if g in a]
+        for e, c, a in zip(df.ids, df.correct if keys is None else [keys[e] for e in df.ids], allowed, strict=True):
+            found = [g.upper() if lenient else g for g in c if g in a]  # lenient: as the official TSV would list them
             if not found and not none_ok:
                 raise UsageError(f"{df.path}: example {e} has no correct answer among its options")
             out.append(found or [NONE])
-        if lenient:  # the data's own correct ids, as the official TSV would list them
-            out = [[g.upper() for g in c] for c in out]
         return out, df.ids
 
     def _table(self, ids, gold, ranked, lenient: bool, split: str, group: str, n_candidates) -> RankTable:
-        rank = np.zeros(len(ids), np.int32)
-        ap = np.zeros(len(ids))
+        rank, ap = np.zeros(len(ids), np.int32), np.zeros(len(ids))
         for i, listed in ranked.items():
             first: dict[str, int] = {}
             for j, c in enumerate(listed):
@@ -161,5 +182,8 @@ class DSTC8(DSTC7):
 
     name = "dstc8"
     title = "DSTC8 Track 2 (NOESIS II) subtask 1 response selection, Ubuntu and Advising"
+    data_name = "DSTC8 Track 2"
+    group_descriptions = {f"{key}-1": f"{label}: the next utterance among 100 candidates, or NONE when none is "
+                          "correct" for key, label in (("ubuntu", "Ubuntu IRC"), ("advising", "Advising"))}
     default_metrics = ("r@1", "r@10", "r@50", "mrr", "map", "noesis-score")
     none_subtasks = frozenset({1, 2, 3, 4, 5})

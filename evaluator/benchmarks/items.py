@@ -52,10 +52,10 @@ import numpy as np
 from dialeval.benchmarks.base import TIE_POLICIES
 from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, OtherSplitIds, check_ranked_items, other_split_hint
 from dialeval.core.errors import UnreadableInput, UsageError
-from dialeval.core.problems import Problem, json_type, pointer, short
+from dialeval.core.problems import Capped, Problem, json_type, pointer, short
 from dialeval.core.ranks import LineIds
 from dialeval.files.read import SNIFF_BYTES, check_regular, file_sha256, read_bytes, sniff
-from dialeval.formats.scores import Capped, Fault, fold_ties, rank_in_vector
+from dialeval.formats.scores import fold_ties, rank_in_vector
 
 if TYPE_CHECKING:
     from dialeval.core.ranks import RankTable
@@ -318,7 +318,8 @@ def _sha256(path: Path) -> str:
     return file_sha256(path)
 
 
-def _problems(faults: list[Fault], fname: str) -> list[Problem]:
+def _problems(faults: list[Problem], fname: str) -> list[Problem]:
+    """A reader's problems (no file) as problems of the submitted file."""
     return [Problem(f.code, f.pointer, f.message, f.severity, fname) for f in faults]
 
 

@@ -80,7 +80,7 @@ def simulate_cmd(out, seed, n, split, setting, no_dialogues):
 def baseline_cmd(name, data, split, out, seed):
     """Write baseline NAME's submission for a split (one JSON line per data line)."""
     from dialeval.baselines.airdialogue import write_submission
-    from dialeval.formats.jsonio import protect
+    from dialeval.files.write import protect
 
     data = _data_folder(data)
     protect(data, "a data file")  # --out onto dev_data.json would replace the data with the predictions

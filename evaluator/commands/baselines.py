@@ -135,7 +135,8 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
     1 with --check when a target is missed, 2 on usage errors.
     """
     from dialeval.commands.score import resolve_data
-    from dialeval.formats.jsonio import atomic_write_text, dump_json_file, load_json_file
+    from dialeval.files.write import atomic_write_text
+    from dialeval.formats.jsonio import dump_json_file, load_json_file
 
     model_list = parse_models(models)
     task_list = parse_tasks(tasks)

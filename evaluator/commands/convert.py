@@ -101,8 +101,8 @@ def dstc6_to_babi_cmd(dataset, answers, out_path, candidates_out, force):
     """Write a DSTC6 dataset as FB dialogs (items with conversation_id regrouped) plus a candidates file."""
     from pathlib import Path
 
+    from dialeval.files.write import protect
     from dialeval.formats.convert import dstc6_to_babi
-    from dialeval.formats.jsonio import protect
 
     out = Path(out_path)
     cand = Path(candidates_out) if candidates_out else out.with_name(out.stem + "-candidates.txt")

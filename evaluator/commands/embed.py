@@ -142,7 +142,7 @@ the rest of the run needs."""
 def _refuse_output_onto_inputs(out: str, inputs: list[str]) -> None:
     """``--per-pair`` naming an input (the same file, through any name or link) is refused before any work;
     the inputs are also protected for the write itself (a file swapped in later is still refused)."""
-    from dialeval.formats.jsonio import protect
+    from dialeval.files.write import protect
 
     try:
         target = os.stat(out)
@@ -348,7 +348,7 @@ def _score_blocks(hyp: str, refs: tuple[str, ...], opts, vec, n_lines: int, per_
         spill = {m: stack.enter_context(tempfile.TemporaryFile(prefix="dialeval-")) for m in METRICS}
         out = None
         if per_pair:
-            from dialeval.formats.jsonio import atomic_writer
+            from dialeval.files.write import atomic_writer
 
             out = stack.enter_context(atomic_writer(per_pair, "w"))
         for first, hyps, ref_rows in _line_blocks(hyp, refs):

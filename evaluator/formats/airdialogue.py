@@ -293,7 +293,7 @@ def read_json_lines(path: Path) -> list[dict]:
 
 def write_json_lines(path: Path, rows) -> None:
     """One compact JSON object per line, keys in insertion order, written atomically."""
-    from dialeval.formats.jsonio import atomic_writer
+    from dialeval.files.write import atomic_writer
 
     enc = msgspec.json.Encoder()
     with atomic_writer(path, "wb") as fh:

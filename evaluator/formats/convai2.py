@@ -1,9 +1,7 @@
-"""ConvAI2 (PersonaChat) files in ParlAI's FB dialog format: one item per turn, with its 20 candidates.
-
-A turn is ``N text<TAB>label<TAB>reward<TAB>cand1|...|cand20`` (labels ``|``-separated when several, the reward
-empty in the release); a line without a TAB is context (``your persona: ...``); IDs restart at 1 for each dialog
-(:func:`dialeval.formats.fbdialog.iter_lines` reads through the input layer). Files: ``<split>_<persona>_<original|
-revised>.txt``. A line that breaks the format is a usage error naming ``file:line``, never its text (the gold).
+"""ConvAI2 (PersonaChat) in ParlAI's FB dialog format: a turn ``N text<TAB>label<TAB>reward<TAB>cand1|...|cand20``
+(labels ``|``-separated, the reward empty in the release) is an item; a line without a TAB is context (``your persona:
+...``); IDs restart at 1 for each dialog (:func:`dialeval.formats.fbdialog.iter_lines`, through the input layer).
+Files: ``<split>_<persona>_<original|revised>.txt``. A bad line is a usage error naming file:line, never its text.
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from pathlib import Path
 from dialeval.core.errors import UsageError
 
 N_CANDIDATES = 20
+MAX_TURN = 1 << 20  # characters of a turn's label and candidates: far more than any real turn
 SPLITS = ("train", "valid")
 DEFAULT_FILE = "{split}_self_original.txt"  # a split's file in a data folder: ParlAI's default task
 
@@ -48,6 +47,8 @@ def read_turns(path: str | Path) -> Turns:
         if ln.bot is None:
             continue  # persona or other context
         where = f"{path}:{ln.lineno}"
+        if len(ln.bot) > MAX_TURN:  # normalising replies costs many times their size: a data error, not a bomb
+            raise UsageError(f"{where}: the turn's label and candidates exceed {MAX_TURN} characters")
         parts = ln.bot.split("\t", 3)
         if len(parts) != 3:
             raise UsageError(f"{where}: expected 'N text<TAB>label<TAB>reward<TAB>candidates' (a ConvAI2 turn with "

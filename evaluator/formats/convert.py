@@ -31,6 +31,7 @@ from pathlib import Path
 
 from dialeval.core.errors import UsageError
 from dialeval.files.read import check_regular
+from dialeval.files.write import atomic_writer
 from dialeval.formats.dstc6 import (
     TASK_NAMES,
     Candidate,
@@ -49,7 +50,7 @@ from dialeval.formats.fbdialog import (
     write_candidates,
 )
 from dialeval.formats.fbdialog import write_conversations as write_fb_conversations
-from dialeval.formats.jsonio import atomic_writer, dump_json_file, load_json_file
+from dialeval.formats.jsonio import dump_json_file, load_json_file
 
 # --- bAbI data-directory layout ---------------------------------------------------------------------------------
 

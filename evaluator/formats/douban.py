@@ -6,7 +6,7 @@ items are the contexts: ``<split>:<n>`` (1-based), candidates ``1`` ... ``10`` i
 organizer files, so a malformed one is a usage error (exit 2) naming ``file:line``.
 
 Line score files (the submissions SMN/DAM/MSN write): one line per data line, in the data's order, either
-``score`` or DAM's ``score<TAB>label``. Problems come back as :class:`~dialeval.formats.scores.Fault` s with
+``score`` or DAM's ``score<TAB>label``. Problems come back as :class:`~dialeval.core.problems.Problem` s with
 the line in the message and the 0-based line as pointer (``/<line - 1>``).
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from dialeval.core.errors import UsageError
-from dialeval.core.problems import short
+from dialeval.core.problems import Capped, Problem, short
 from dialeval.files.read import (
     SNIFF_BYTES,
     iter_bounded_lines,
@@ -28,7 +28,6 @@ from dialeval.files.read import (
     sniff,
     text_limit,
 )
-from dialeval.formats.scores import Capped, Fault
 
 PER_CONTEXT = 10
 CANDIDATE_IDS = tuple(str(i) for i in range(1, PER_CONTEXT + 1))
@@ -126,7 +125,7 @@ def iter_contexts(path: str | Path, *, shown: str | None = None):
 
 
 def read_line_scores(path: str | Path, n_lines: int, *, shown: str | None = None
-                     ) -> tuple[np.ndarray | None, np.ndarray | None, list[Fault]]:
+                     ) -> tuple[np.ndarray | None, np.ndarray | None, list[Problem]]:
     """``(scores, labels or None, faults)`` of a line score file that answers ``n_lines`` data lines: a file of the
     right size is read whole and parsed in one pass; any problem, or a larger file, is read line by line."""
     with open_input(path, what="a score file", shown=shown) as f:
@@ -153,7 +152,7 @@ def read_line_scores(path: str | Path, n_lines: int, *, shown: str | None = None
 
 
 def _scores_line_by_line(path: str | Path, n_lines: int, shown: str | None
-                         ) -> tuple[np.ndarray | None, np.ndarray | None, list[Fault]]:
+                         ) -> tuple[np.ndarray | None, np.ndarray | None, list[Problem]]:
     """``(scores, labels or None, faults)`` of a line score file that answers ``n_lines`` data lines.
 
     Every line is ``score`` or ``score<TAB>label`` (the form of the first line); a score is a finite number in
@@ -171,41 +170,41 @@ def _scores_line_by_line(path: str | Path, n_lines: int, shown: str | None
             blank = blank or lineno
             continue
         if blank:
-            faults.append(Fault("wrong-shape", f"/{blank - 1}", f"line {blank}: empty line; expected a score"))
+            faults.append(Problem("wrong-shape", f"/{blank - 1}", f"line {blank}: empty line; expected a score"))
             blank = 0
         lines += 1
         if lines > n_lines:
             continue
         where = f"line {lineno}"
         if line is None:
-            faults.append(Fault("wrong-shape", f"/{lineno - 1}", f"{where}: {length:,} bytes; a score line is at "
+            faults.append(Problem("wrong-shape", f"/{lineno - 1}", f"{where}: {length:,} bytes; a score line is at "
                                 f"most {MAX_SCORE_LINE}"))
             continue
         cells = line.split(b"\t")
         width = width or len(cells)
         if len(cells) != width or width > 2:
-            faults.append(Fault("wrong-shape", f"/{lineno - 1}", f"{where}: {len(cells)} fields, expected "
+            faults.append(Problem("wrong-shape", f"/{lineno - 1}", f"{where}: {len(cells)} fields, expected "
                                 f"{'score<TAB>label' if width == 2 else 'one score'} as on line 1"))
             continue
         try:
             v = float(cells[0])
         except ValueError:
             text = short(cells[0].decode("utf-8", "replace"), 40)
-            faults.append(Fault("score-not-number", f"/{lineno - 1}", f"{where}: {text} is not a number"))
+            faults.append(Problem("score-not-number", f"/{lineno - 1}", f"{where}: {text} is not a number"))
             continue
         if not math.isfinite(v):
-            faults.append(Fault("score-not-finite", f"/{lineno - 1}", f"{where}: score {v!r} is not a finite number"))
+            faults.append(Problem("score-not-finite", f"/{lineno - 1}", f"{where}: score {v!r} is not a finite number"))
         scores[lines - 1] = v
         if width == 2:
             label = _SUBMITTED_LABELS.get(cells[1].strip())
             if label is None:
                 text = short(cells[1].decode("utf-8", "replace"), 20)
-                faults.append(Fault("bad-label", f"/{lineno - 1}", f"{where}: label {text} is not 0 or 1"))
+                faults.append(Problem("bad-label", f"/{lineno - 1}", f"{where}: label {text} is not 0 or 1"))
             else:
                 labels[lines - 1] = label
     if lines != n_lines:
         what = "empty" if not lines else f"{lines:,} score lines"
-        faults.append(Fault("empty-file" if not lines else "wrong-shape", "", f"{what}, but the data has "
+        faults.append(Problem("empty-file" if not lines else "wrong-shape", "", f"{what}, but the data has "
                             f"{n_lines:,} lines (one score per data line, in the data's order)"))
     listed = faults.close()
     if listed:

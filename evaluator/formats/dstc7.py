@@ -50,8 +50,13 @@ class _Ranking(msgspec.Struct, rename="kebab", gc=False):
     candidate_ranking: list[_Entry] | msgspec.UnsetType = UNSET
 
 
+class _Id(msgspec.Struct, rename="kebab", gc=False):
+    example_id: object = UNSET
+
+
 _DATA = msgspec.json.Decoder(list[_Example])
 _SUBMISSION = msgspec.json.Decoder(list[_Ranking])
+_IDS = msgspec.json.Decoder(list[_Id])
 
 
 def key(value: object) -> str | None:
@@ -63,12 +68,22 @@ def key(value: object) -> str | None:
 
 def name_fields(name: str) -> tuple[str | None, int | None, str | None]:
     """``(dataset, subtask, split)`` a released file name gives (``ubuntu_dev_subtask_1.json``, ``Ubuntu_st1_test``,
-    ``task-1.ubuntu.dev.json``, ``Advising_subtask_3.json``); None for a field it does not give."""
+    ``Advising_st1_validation``, ``task-1.ubuntu.dev.json``, ``Advising_subtask_3.json``); None for a field it does
+    not give. Validation files are the ``dev`` split."""
     low = name.lower()
     dataset = re.search(r"ubuntu|advising", low)
     subtask = re.search(r"(?:subtask|st|task)[_-]?([1-5])(?!\d)", low)
-    split = re.search(r"(?<![a-z])(train|dev|valid|test)(?![a-z])", low)
-    return (dataset and dataset.group(0), subtask and int(subtask.group(1)), split and split.group(1))
+    split = re.search(r"(?<![a-z])(train|dev|valid|validation|test)(?![a-z])", low)
+    split = split and split.group(1).replace("validation", "dev").replace("valid", "dev")
+    return (dataset and dataset.group(0), subtask and int(subtask.group(1)), split)
+
+
+def example_ids(raw: bytes) -> set[str]:
+    """The example ids a submission names (its rankings skipped); none for a file that is not such an array."""
+    try:
+        return {key(i.example_id) for i in _IDS.decode(raw)} - {None}
+    except (msgspec.MsgspecError, ValueError, RecursionError):
+        return set()
 
 
 @dataclass
@@ -114,16 +129,17 @@ def _where(e: msgspec.ValidationError) -> str:
 
 
 def read_keys(path: Path) -> dict[str, list[str]]:
-    """The ground-truth TSV: example id -> correct ids in file order."""
+    """The ground-truth TSV: example id -> correct ids in file order. Columns after the second are ignored
+    (ParlAI's ``ubuntu_responses_subtask_1.tsv`` adds the response text)."""
     out: dict[str, list[str]] = {}
     try:
         for n, line in iter_text_lines(path, what="a ground-truth TSV file"):
-            eid, tab, ids = line.partition("\t")
+            fields = line.split("\t", 2)
             if not line.strip():
                 continue
-            if not tab or not eid.strip() or not ids.strip():
+            if len(fields) < 2 or not fields[0].strip() or not fields[1].strip():
                 raise UsageError(f"{path}:{n}: expected example-id<TAB>id1,id2,...")
-            out[eid.strip()] = [i.strip() for i in ids.split(",") if i.strip()]
+            out[fields[0].strip()] = [i.strip() for i in fields[1].split(",") if i.strip()]
     except UnreadableInput as e:
         raise UsageError(f"{path}: {e.reason}") from None
     return out
@@ -142,7 +158,8 @@ def read_rankings(raw: bytes, file: str, examples: dict[str, int], allowed, none
     are matched by value but counted in one ``official-quirk`` warning (that script would match none of them).
     """
     def add(code: str, ptr: str, message: str, severity: str = "error") -> None:
-        problems.append(Problem(code, ptr, message, severity, file))
+        if not problems.full(code, severity):  # past the cap a problem is counted, not built
+            problems.append(Problem(code, ptr, message, severity, file))
 
     bad = sniff(raw[:SNIFF_BYTES], expect="a JSON submission")
     try:

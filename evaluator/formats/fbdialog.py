@@ -25,7 +25,7 @@ from pathlib import Path
 
 from dialeval.core.errors import UsageError
 from dialeval.files.read import iter_text_lines
-from dialeval.formats.jsonio import atomic_write_text
+from dialeval.files.write import atomic_write_text
 
 FB_FILE = "an FB dialog text file"
 CANDIDATE_FILE = "a candidates text file"

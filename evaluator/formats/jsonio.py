@@ -1,4 +1,4 @@
-"""JSON reading and writing shared by every format, and the safe output writer.
+"""JSON reading shared by every format, and JSON writing through the safe output layer.
 
 Reading uses msgspec (faster than the standard library, and parsing dominates scoring time). A file that
 does not parse is diagnosed from its bytes, without building its objects (so a huge broken file costs no
@@ -6,31 +6,18 @@ more memory than its text): what it is (empty, compressed, a ZIP, UTF-16, JSON L
 the syntax error is (line and column), in this project's own words. The scorer's hot paths go further and
 decode straight into typed structs (:mod:`dialeval.benchmarks.dstc6.fastpath`).
 
-Writing (:func:`atomic_writer`) is atomic (temp file + rename), so an interrupted run never leaves a
-half-written file, and safe for outputs a user names: ``-`` is standard output; a device or FIFO
-(``/dev/stdout``) is written through instead of being replaced by a regular file; a symbolic link to a
-file updates that file; an input of the run (:func:`protect`) is never overwritten; a missing parent
-folder is a usage error unless the caller asks for it to be created. Temp files live in a private folder
-beside the target (removed after use), and stale ones left by a killed run are swept on the next write.
-Output uses the standard library's default separators, the layout of the official DSTC6 files.
+Writing is :mod:`dialeval.files.write` (atomic, never onto an input of the run); :func:`dump_json_file` uses
+it, with the standard library's default separators, the layout of the official DSTC6 files.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import re
-import shutil
-import stat
-import sys
-import tempfile
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from dialeval.core.errors import UnreadableJSON, UsageError
+from dialeval.core.errors import UnreadableJSON
 from dialeval.files.read import first_bad_utf8 as _first_bad_utf8
 from dialeval.files.read import line_col as _line_col
 from dialeval.files.read import read_bytes
@@ -44,9 +31,6 @@ STDLIB_FALLBACK_BYTES = 16 * 1024**2
 """Only files up to this size are re-parsed by the standard library (for NaN/Infinity and integers past 64
 bits, which msgspec refuses): its objects take about ten times the text, so a large file is diagnosed from
 its bytes instead."""
-
-STALE_SECONDS = 24 * 3600  # temp files of a killed run older than this are removed
-
 
 # ---- reading ------------------------------------------------------------------------------------------
 SYNTAX_FIRST_BYTES = 1 << 20
@@ -343,323 +327,24 @@ def load_json_file(path: str | Path, max_bytes: int | None = None, shown: str | 
                             shown or str(Path(path)))
 
 
-# ---- inputs an output must not overwrite -------------------------------------------------------------------
-_PROTECTED: dict[tuple[int, int], str] = {}
-"""Protected regular files by identity (st_dev, st_ino): the same file whatever path or link names it."""
-_PROTECTED_DIRS: dict[tuple[int, int], str] = {}
-"""Protected folders by identity: every file under them is protected. Checking a target costs one stat per
-folder above it, whatever the number of files the folder holds (a data folder may hold hundreds of
-thousands; listing them would cost time and, past any cap, leave files unprotected)."""
-
-
-def protect(path: str | Path, what: str = "the submission") -> None:
-    """Refuse, for the rest of the process, to write any output onto ``path`` (the same file, by identity).
-
-    A directory protects every file under it (an output named like one of its result files is refused too),
-    by the folder's own identity: nothing is listed. (A hard link to such a file from outside the folder
-    has another parent and is not recognised; protect such a file by name.)
-    """
-    try:
-        st = os.stat(path)
-    except OSError:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        _PROTECTED_DIRS[(st.st_dev, st.st_ino)] = what
-    elif stat.S_ISREG(st.st_mode):
-        _PROTECTED[(st.st_dev, st.st_ino)] = what
-
-
-def unprotect_all() -> None:
-    _PROTECTED.clear()
-    _PROTECTED_DIRS.clear()
-
-
-def protected_as(path: str | Path, st: os.stat_result) -> str | None:
-    """What protected input the existing file ``path`` (stat ``st``, links followed) is, or None."""
-    what = _PROTECTED.get((st.st_dev, st.st_ino))
-    if what or not _PROTECTED_DIRS:
-        return what
-    folder = Path(os.path.realpath(path)).parent  # the folders the file really sits in, links resolved
-    for d in (folder, *folder.parents):
-        try:
-            ds = os.stat(d)
-        except OSError:
-            continue
-        what = _PROTECTED_DIRS.get((ds.st_dev, ds.st_ino))
-        if what:
-            return what
-    return None
-
-
-def _write_target(path: Path) -> os.stat_result | None:
-    """What a write to ``path`` would reach (links followed), or None when nothing is there yet; refused when it
-    is an input of this run or a folder. One rule for :func:`check_output` (before any work) and
-    :func:`atomic_writer` (again at write time: the file system may have changed meanwhile)."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    except NotADirectoryError:
-        raise UsageError(f"{path}: a parent of it is a file, not a folder") from None
-    except OSError as e:
-        raise UsageError(f"{path}: cannot write: {(e.strerror or 'I/O error').lower()}") from None
-    what = protected_as(path, st)
-    if what:
-        raise UsageError(f"{path}: is {what}, an input of this run; refusing to overwrite it")
-    if stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"{path}: is a directory; give a file name")
-    return st
-
-
-def check_output(path: str | Path, *, parents: bool = False) -> None:
-    """Refuse an output target before any work: an input of the run, a folder, a missing parent folder.
-
-    :func:`atomic_writer` checks the same again when it writes (the file system may change meanwhile).
-    """
-    if str(path) == "-":
-        return
-    path = Path(path)
-    if _write_target(path) is not None:
-        return
-    if path.is_symlink():
-        raise UsageError(f"{path}: is a symbolic link to a missing file; refusing to create its target")
-    parent = path.parent
-    if not parent.is_dir():
-        if parent.exists() or os.path.lexists(parent):
-            raise UsageError(f"{path}: {parent} is not a folder")
-        if not parents:
-            raise UsageError(f"{path}: the folder {parent} does not exist (create it first)")
-
-
-# ---- writing ---------------------------------------------------------------------------------------------
-def _uid() -> str:
-    return str(os.getuid()) if hasattr(os, "getuid") else "user"
-
-
-def _owned(st: os.stat_result) -> bool:
-    return not hasattr(os, "getuid") or st.st_uid == os.getuid()
-
-
-def sweep_stale(folder: Path, pattern: str = "*") -> None:
-    """Remove entries of ``folder`` matching ``pattern`` that this user owns and that are over a day old.
-
-    Links are removed, never followed; anything else is left alone (another user's, or a live run's).
-    """
-    now = time.time()
-    try:
-        entries = list(folder.glob(pattern))
-    except OSError:
-        return
-    for e in entries:
-        try:
-            st = os.lstat(e)
-            if not _owned(st) or now - st.st_mtime < STALE_SECONDS:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                shutil.rmtree(e, ignore_errors=True)
-            else:
-                os.unlink(e)
-        except OSError:
-            pass
-
-
-def private_dir(parent: Path, name: str | None = None) -> Path | None:
-    """``parent/<name>`` (default ``.dialeval-tmp-<uid>``), the one kind of private folder dialeval keeps its
-    temporary files in: mode 0700, this user's, not a link, created if needed, entries of killed runs swept
-    after a day; None when it cannot be had (the caller falls back to a fresh ``mkdtemp``)."""
-    d = parent / (name or f".dialeval-tmp-{_uid()}")
-    try:
-        os.mkdir(d, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return None
-    try:
-        st = os.lstat(d)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode) or not _owned(st) or st.st_mode & 0o077:
-        return None  # another user's, a link, or readable by others: never put a submission or a report there
-    sweep_stale(d)
-    return d
-
-
-def private_temp_dir(prefix: str) -> Path:
-    """A fresh folder under ``$TMPDIR/dialeval-<uid>/`` (see :func:`private_dir`), for unpacked submissions."""
-    base = Path(tempfile.gettempdir())
-    sweep_stale(base, "dialeval-sub-*")  # left by earlier versions
-    for _ in range(5):  # a concurrent run may remove the (empty) root between its creation and mkdtemp
-        root = private_dir(base, f"dialeval-{_uid()}")
-        if root is None:
-            break
-        try:
-            return Path(tempfile.mkdtemp(prefix=prefix, dir=root))
-        except FileNotFoundError:
-            continue
-    return Path(tempfile.mkdtemp(prefix=f"dialeval-{prefix}"))
-
-
-def release_private_temp_dir(tmp: Path) -> None:
-    """Remove a :func:`private_temp_dir` folder, and its root when no other run is using it."""
-    shutil.rmtree(tmp, ignore_errors=True)
-    if tmp.parent.name == f"dialeval-{_uid()}":
-        try:
-            tmp.parent.rmdir()  # only when empty: other runs may be using it
-        except OSError:
-            pass
-
-
-@contextmanager
-def atomic_writer(path: str | Path, mode: str = "wb", *, parents: bool = True):
-    """Open ``path`` for writing; the content appears there only if the block succeeds.
-
-    ``-`` writes to standard output; an existing device, FIFO or socket (or a link to one) is written
-    through; a link to a regular file updates the file it points to. ``parents=False`` (outputs a user
-    named) makes a missing parent folder a usage error instead of creating it.
-    """
-    text = "b" not in mode
-    if str(path) == "-":
-        yield from _to_stdout(text)
-        return
-    path = Path(path)
-    st = _write_target(path)
-    if st is not None:
-        if not stat.S_ISREG(st.st_mode):  # /dev/stdout, a FIFO, /dev/null: write through, never replace
-            with open(path, mode, **({"encoding": "utf-8"} if text else {})) as f:
-                yield f
-            return
-        if path.is_symlink():
-            path = Path(os.path.realpath(path))
-    elif path.is_symlink():
-        raise UsageError(f"{path}: is a symbolic link to a missing file; refusing to create its target")
-    parent = path.parent
-    if not parent.is_dir():
-        if parent.exists() or os.path.lexists(parent):
-            raise UsageError(f"{path}: {parent} is not a folder")
-        if not parents:
-            raise UsageError(f"{path}: the folder {parent} does not exist (create it first)")
-        parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale(parent, f".{path.name}.*.tmp")  # left beside the target by earlier versions
-    fd, tmp, tmpdir = _mkstemp(parent, path.name)
-    try:
-        # mkstemp creates 0600 files; give the result the permissions a plain open() would (0666 & ~umask).
-        os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, mode, **({"encoding": "utf-8"} if text else {})) as f:
-            yield f
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    finally:
-        if tmpdir is not None:
-            try:
-                os.rmdir(tmpdir)  # fails (and stays) while another run writes beside us
-            except OSError:
-                pass
-
-
-def _mkstemp(parent: Path, name: str) -> tuple[int, str, Path | None]:
-    for _ in range(5):  # another run may remove the private folder between our mkdir and mkstemp
-        d = private_dir(parent)
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{name[:60]}.", suffix=".tmp", dir=d or parent)
-            return fd, tmp, d
-        except FileNotFoundError:
-            if d is None:
-                raise
-    fd, tmp = tempfile.mkstemp(prefix=f".{name[:60]}.", suffix=".tmp", dir=parent)
-    return fd, tmp, None
-
-
-def _to_stdout(text: bool):
-    sys.stdout.flush()
-    buf = sys.stdout.buffer
-    if not text:
-        yield _NoClose(buf)
-        buf.flush()
-        return
-    w = io.TextIOWrapper(buf, encoding="utf-8", newline="", write_through=True)
-    try:
-        yield w
-        w.flush()
-    finally:
-        w.detach()
-
-
-class _NoClose(io.RawIOBase):
-    """Standard output as a writable binary file that a ``with`` block does not close."""
-
-    def __init__(self, buf):
-        self._buf = buf
-
-    def writable(self):
-        return True
-
-    def write(self, b):
-        return self._buf.write(b)
-
-    def close(self):
-        self._buf.flush()
-
-
-def atomic_write_bytes(path: str | Path, data: bytes, *, parents: bool = True) -> None:
-    """Write ``data`` to ``path`` via :func:`atomic_writer`."""
-    with atomic_writer(path, "wb", parents=parents) as f:
-        f.write(data)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_text(path: str | Path, text: str, *, parents: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), parents=parents)
+# ---- writing: the output layer is dialeval.files.write (re-exported here for callers written before it moved)
+from dialeval.files.write import (  # noqa: E402, F401
+    atomic_output_dir,
+    atomic_write_bytes,
+    atomic_write_text,
+    atomic_writer,
+    check_output,
+    make_temp_dir,
+    private_dir,
+    private_temp_dir,
+    protect,
+    protected_as,
+    release_private_temp_dir,
+    sweep_stale,
+    unprotect_all,
+)
 
 
 def dump_json_file(path: str | Path, obj) -> None:
     """Write ``obj`` like ``json.dump(obj, f)``: one line, default separators, no trailing newline."""
     atomic_write_text(path, json.dumps(obj, ensure_ascii=True))
-
-
-# ---- output folders ---------------------------------------------------------------------------------------
-def make_temp_dir(parent: Path, prefix: str) -> Path:
-    """A fresh temp dir in ``parent`` with the usual permissions (``mkdtemp`` makes it private, 0700, which
-    would leak into the final directory once renamed)."""
-    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)
-    return tmp
-
-
-@contextmanager
-def atomic_output_dir(out_dir: str | Path, force: bool = False) -> Iterator[Path]:
-    """Yield a temp dir beside ``out_dir``; on success it replaces ``out_dir`` in one rename, on error it vanishes.
-
-    Refuses a non-empty ``out_dir`` unless ``force`` (then the old directory is removed only after the new one is
-    complete, so an interrupted run keeps the old data).
-    """
-    out = Path(out_dir).absolute()
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise UsageError(f"--out {out} is not empty (use --force to replace it)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
-    try:
-        yield tmp
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / "d")
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

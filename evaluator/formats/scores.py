@@ -8,11 +8,11 @@ Three file forms carry scores instead of ranks (higher score = better candidate)
 * a headerless ``.csv`` matrix with the same layout, comma-separated numbers (:func:`read_csv_matrix`).
 
 Every file is read through the input layer (:mod:`dialeval.files.read`). Readers here know nothing about
-benchmarks or answer keys. Bad input comes back as :class:`Fault` s (code, JSON pointer, message): the
-benchmark layer, which knows the submitted file's name and each fault's severity, turns them into
-:class:`~dialeval.core.problems.Problem` s. Matrix pointers are ``/<row>/<column>``, 0-based; messages also give
-the 1-based CSV line. At most :data:`MAX_FAULTS` faults of one code are kept (:class:`Capped`); the rest are
-counted in one closing line that has no code.
+benchmarks or answer keys. Bad input comes back as :class:`~dialeval.core.problems.Problem` s (code, JSON
+pointer, message) without a file: the benchmark layer, which knows the submitted file's name, adds it. Matrix
+pointers are ``/<row>/<column>``, 0-based; messages also give the 1-based CSV line. At most :data:`MAX_FAULTS`
+faults of one code are kept (:class:`~dialeval.core.problems.Capped`); the rest are counted in one closing line
+that has no code.
 
 :func:`fold_ties` is the one tie rule (``pessimistic``, ``optimistic``, ``expected``, ``input-order``; the names are
 :data:`dialeval.benchmarks.base.TIE_POLICIES`); see :mod:`dialeval.core.ranks` for what ``gold_rank`` and ``ties`` mean.
@@ -25,16 +25,15 @@ import math
 import re
 import struct
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
 
 import msgspec
 import numpy as np
 
 from dialeval.core.errors import UnreadableInput
 from dialeval.core.problems import MAX_LISTED as MAX_FAULTS
-from dialeval.core.problems import Capped as CappedProblems
+from dialeval.core.problems import Capped, Problem, pointer, short
 from dialeval.core.problems import json_type as _json_type
-from dialeval.core.problems import pointer, short
 from dialeval.files.read import SNIFF_BYTES, iter_byte_lines, open_input, os_error, sniff
 
 CHUNK_ELEMENTS = 1 << 18
@@ -43,26 +42,6 @@ matrix size (a float64 copy of one chunk at most, never of the whole matrix)."""
 
 INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
 """JSON integer scores must fit in 64 bits (what a ``.npy`` matrix can hold); within it they compare exactly."""
-
-
-class Fault(NamedTuple):
-    """One problem found in a score file: a stable code, a JSON pointer ('' = whole file), a message.
-
-    A fault with code ``""`` is not a problem: it is the note saying how many were not listed.
-    """
-
-    code: str
-    pointer: str
-    message: str
-    severity: str = "error"
-
-
-class Capped(CappedProblems):
-    """:class:`~dialeval.core.problems.Capped` whose closing note is a :class:`Fault` (score-file readers
-    report faults; the benchmark turns them into problems)."""
-
-    def __init__(self, cap: int = MAX_FAULTS, make=None):
-        super().__init__(cap, make or (lambda message, severity: Fault("", "", message, severity)))
 
 
 # ---- ranks ---------------------------------------------------------------------------------------------
@@ -219,14 +198,14 @@ class FiniteCheck:
             row = first_row + r
             v = float(c[r, col])
             where = f"line {row + self.line_offset}, column {col + 1}" if self.csv_lines else f"row {row + 1}, column {col + 1}"
-            self.found.append(Fault("score-not-finite", f"/{row}/{col}", f"{where}: score {v!r} is not a finite number"))
+            self.found.append(Problem("score-not-finite", f"/{row}/{col}", f"{where}: score {v!r} is not a finite number"))
         more = len(rr) - min(room, len(rr))
         if more:  # counted, not built: a matrix of NaN costs no more than twenty of them
             self.found.dropped["score-not-finite"] = self.found.dropped.get("score-not-finite", 0) + more
             self.found.dropped_error = True
         return False
 
-    def faults(self) -> list[Fault]:
+    def faults(self) -> list[Problem]:
         return self.found.close()
 
 
@@ -241,7 +220,7 @@ class MatrixRows:
         self.shape: tuple[int, int] = m.shape
         self.dtype = m.dtype
 
-    def size_fault(self) -> Fault | None:
+    def size_fault(self) -> Problem | None:
         """A fault when the file holds fewer bytes than its header declares (None here: the data are read)."""
         return None
 
@@ -275,12 +254,12 @@ class NpyRows(MatrixRows):
         self.stored = dtype
         self.fortran = fortran
 
-    def size_fault(self) -> Fault | None:
+    def size_fault(self) -> Problem | None:
         rows, n = self.shape
         need = rows * n * self.stored.itemsize
         have = self.file_size - self.offset
         if have < need:
-            return Fault("unreadable-matrix", "", f"truncated: the header declares {rows} x {n} {self.stored.name} "
+            return Problem("unreadable-matrix", "", f"truncated: the header declares {rows} x {n} {self.stored.name} "
                          f"scores ({need:,} bytes), the file holds {max(have, 0):,} bytes of data")
         return None
 
@@ -330,7 +309,7 @@ class NpyEnded(Exception):
     """The file ended before the data its header declares (it shrank after its size was checked)."""
 
 
-def open_npy_rows(path: str | Path, *, shown: str | None = None) -> tuple[NpyRows | None, list[Fault]]:
+def open_npy_rows(path: str | Path, *, shown: str | None = None) -> tuple[NpyRows | None, list[Problem]]:
     """A 2-D numeric ``.npy`` matrix as row chunks, judged from its header alone, or faults.
 
     Accepted dtypes: floating (float16 ... float128) and integer, either byte order, C or Fortran order.
@@ -351,44 +330,44 @@ def open_npy_rows(path: str | Path, *, shown: str | None = None) -> tuple[NpyRow
             elif major in (2, 3) and len(head) >= 12:
                 header_len, start = struct.unpack("<I", head[8:12])[0], 12
             else:
-                return None, [Fault("unreadable-matrix", "", f"not a readable .npy file (format version {major} "
+                return None, [Problem("unreadable-matrix", "", f"not a readable .npy file (format version {major} "
                                     f"is not one numpy writes)")]
             if header_len > NPY_MAX_HEADER:
-                return None, [Fault("unreadable-matrix", "", f"not a readable .npy file (its header claims "
+                return None, [Problem("unreadable-matrix", "", f"not a readable .npy file (its header claims "
                                     f"{header_len:,} bytes; numpy writes a few hundred)")]
             f.file.seek(start)
             raw = f.file.read(header_len)
         except OSError as e:
             raise os_error(name, e) from None
     if len(raw) < header_len:
-        return None, [Fault("unreadable-matrix", "", f"truncated: the file ends inside its .npy header "
+        return None, [Problem("unreadable-matrix", "", f"truncated: the file ends inside its .npy header "
                             f"({len(raw)} of {header_len} bytes)")]
     parsed = _npy_header(raw, major)
-    if isinstance(parsed, Fault):
+    if isinstance(parsed, Problem):
         return None, [parsed]
     shape, fortran, dtype = parsed
     if len(shape) != 2:
-        return None, [Fault("wrong-shape", "", f"shape {tuple(shape)} is not 2-D (rows, candidates)")]
+        return None, [Problem("wrong-shape", "", f"shape {tuple(shape)} is not 2-D (rows, candidates)")]
     return NpyRows(path, name, start + header_len, f.size or 0, (shape[0], shape[1]), dtype, fortran), []
 
 
-def _not_npy(head: bytes, fh) -> Fault:
+def _not_npy(head: bytes, fh) -> Problem:
     if not head:
-        return Fault("empty-file", "", "the file is empty: expected a .npy matrix of scores")
+        return Problem("empty-file", "", "the file is empty: expected a .npy matrix of scores")
     try:
         head = head + fh.read(SNIFF_BYTES - len(head))
     except OSError:
         pass
     bad = sniff(head, expect="a .npy matrix (np.save of one array; an .npz archive is not read)")
     if bad is not None and not head.startswith(NPY_MAGIC):
-        return Fault(bad.code, "", bad.reason)
-    return Fault("unreadable-matrix", "", "not a .npy file (no .npy header)" if not head.startswith(NPY_MAGIC)
+        return Problem(bad.code, "", bad.reason)
+    return Problem("unreadable-matrix", "", "not a .npy file (no .npy header)" if not head.startswith(NPY_MAGIC)
                  else "truncated: the file ends inside its .npy header")
 
 
 def _npy_header(raw: bytes, major: int):
     """``(shape, fortran, dtype)`` from a header's text, or a fault; the text is parsed as a literal only."""
-    bad = Fault("unreadable-matrix", "", "not a readable .npy file (its header is not numpy's dictionary of "
+    bad = Problem("unreadable-matrix", "", "not a readable .npy file (its header is not numpy's dictionary of "
                 "descr, fortran_order and shape)")
     try:
         text = raw.decode("utf-8" if major >= 3 else "latin1")
@@ -406,10 +385,10 @@ def _npy_header(raw: bytes, major: int):
     except Exception:  # noqa: BLE001 - numpy's own errors for a descr it cannot read: one fault
         return bad
     if dtype.hasobject:
-        return Fault("wrong-dtype", "", "the matrix holds Python objects (a pickle, never loaded); expected float "
+        return Problem("wrong-dtype", "", "the matrix holds Python objects (a pickle, never loaded); expected float "
                      "or integer scores")
     if dtype.names is not None or dtype.kind not in "fiu":
-        return Fault("wrong-dtype", "", f"dtype {dtype} is not a float or integer type")
+        return Problem("wrong-dtype", "", f"dtype {dtype} is not a float or integer type")
     return shape, fortran, dtype
 
 
@@ -422,7 +401,7 @@ EXCERPT = 40
 
 
 def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: int | None = None,
-                    max_rows: int | None = None) -> tuple[np.ndarray | None, list[Fault]]:
+                    max_rows: int | None = None) -> tuple[np.ndarray | None, list[Problem]]:
     """A headerless CSV matrix of numbers (float64), or faults with the 1-based line and column.
 
     One row per line (``\\n`` or ``\\r\\n``), cells separated by commas, every row the same length; Python's
@@ -467,7 +446,7 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
                 blank_at.append(lineno)
                 continue
             for b in blank_at:
-                faults.append(Fault("wrong-shape", f"/{b - 1}", f"line {b}: empty line; expected a row of scores"))
+                faults.append(Problem("wrong-shape", f"/{b - 1}", f"line {b}: empty line; expected a row of scores"))
             blank_at = []
             rows += 1
             if max_rows is not None and rows > max_rows:
@@ -479,7 +458,7 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
             if too_wide:  # one problem for the file, found without parsing a single cell
                 continue
             if cells != width and (b'"' not in line or (max_columns is not None and cells > max_columns)):
-                faults.append(Fault("wrong-shape", f"/{lineno - 1}", f"line {lineno}: {cells} scores, but line "
+                faults.append(Problem("wrong-shape", f"/{lineno - 1}", f"line {lineno}: {cells} scores, but line "
                                     f"{width_line} has {width}"))
                 continue
             if not pending:
@@ -493,16 +472,16 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
                 flush()
         flush()
     except UnreadableInput as e:
-        return None, [Fault(e.code, "", e.reason)]
+        return None, [Problem(e.code, "", e.reason)]
     if rows == 0:
-        return None, [Fault("empty-file" if lines == 0 else "wrong-shape", "",
+        return None, [Problem("empty-file" if lines == 0 else "wrong-shape", "",
                             "the file is empty: expected one row of scores per item" if lines == 0
                             else "the file holds only blank lines: expected one row of scores per item")]
     if max_rows is not None and rows > max_rows:
-        faults.append(Fault("wrong-shape", "", f"{rows} lines, but the split has {max_rows} items (one line "
+        faults.append(Problem("wrong-shape", "", f"{rows} lines, but the split has {max_rows} items (one line "
                             "per item, in order)"))
     elif too_wide:
-        faults.append(Fault("wrong-shape", "", f"{width} scores per line, but each item has {max_columns} candidates"))
+        faults.append(Problem("wrong-shape", "", f"{width} scores per line, but each item has {max_columns} candidates"))
     if faults:
         return None, faults.close()
     return (np.concatenate(blocks) if len(blocks) > 1 else blocks[0]), []
@@ -515,7 +494,7 @@ def _rows_by_python(lines: list[bytes], first: int, width: int | None, faults: C
         lineno = first + i
         cells = _split_cells(line)
         if width is not None and len(cells) != width:
-            faults.append(Fault("wrong-shape", f"/{lineno - 1}", f"line {lineno}: {len(cells)} scores, but the "
+            faults.append(Problem("wrong-shape", f"/{lineno - 1}", f"line {lineno}: {len(cells)} scores, but the "
                                 f"first row has {width}"))
             continue
         for j, cell in enumerate(cells):
@@ -524,8 +503,8 @@ def _rows_by_python(lines: list[bytes], first: int, width: int | None, faults: C
             except ValueError:
                 # a prefix of 4 bytes per character shown (and more) decodes to the same excerpt as the whole cell
                 shown = cell[:4 * EXCERPT + 8].decode("utf-8", "replace")[:EXCERPT]
-                faults.append(Fault("score-not-number", f"/{lineno - 1}/{j}",
-                                    f"line {lineno}, column {j + 1}: {short(shown, EXCERPT)} is not a number"))
+                faults.append(Problem("score-not-number", f"/{lineno - 1}/{j}",
+                                      f"line {lineno}, column {j + 1}: {short(shown, EXCERPT)} is not a number"))
     return out
 
 
@@ -555,7 +534,7 @@ def _split_cells(line: bytes) -> list[bytes]:
 # ---- JSON scores ---------------------------------------------------------------------------------------
 
 
-def decode_scores_json(raw: bytes, keep=None) -> tuple[dict[str, dict[str, int | float] | None] | None, list[Fault]]:
+def decode_scores_json(raw: bytes, keep=None) -> tuple[dict[str, dict[str, int | float] | None] | None, list[Problem]]:
     """The ``items`` mapping of a JSON score document and the faults in it (each with its pointer).
 
     Fast path: msgspec decodes the document with each item's scores left as raw JSON, then each item into
@@ -672,45 +651,45 @@ def duplicate_keys(raw: bytes, strings: int, faults: Capped) -> Capped:
     return faults
 
 
-def _duplicate(ptr: str, key: str) -> Fault:
+def _duplicate(ptr: str, key: str) -> Problem:
     where = ptr + pointer(key)
     if ptr == "/items":
-        return Fault("duplicate-dialog", where, f"item {short(key)} is scored twice: give each item one set of "
+        return Problem("duplicate-dialog", where, f"item {short(key)} is scored twice: give each item one set of "
                      "scores (a later one would silently replace the earlier)")
     if ptr.startswith("/items/") and ptr.count("/") == 2:
-        return Fault("duplicate-candidate", where, f"candidate_id {short(key)} is scored twice in this item")
-    return Fault("unknown-key", where, f"key {short(key)} appears twice in the same object")
+        return Problem("duplicate-candidate", where, f"candidate_id {short(key)} is scored twice in this item")
+    return Problem("unknown-key", where, f"key {short(key)} appears twice in the same object")
 
 
 def _diagnose_scores(data: object, out: Capped) -> Capped:
     if not isinstance(data, dict):
-        out.append(Fault("wrong-type", "", f"a score document is a JSON object, found {_json_type(data)}"))
+        out.append(Problem("wrong-type", "", f"a score document is a JSON object, found {_json_type(data)}"))
         return out
     if data.get("format") != "scores":
-        out.append(Fault("wrong-type", "/format", 'a score document has "format": "scores"'))
+        out.append(Problem("wrong-type", "/format", 'a score document has "format": "scores"'))
     for k in sorted(set(data) - {"format", "items"}):
-        out.append(Fault("unknown-key", pointer(k), f"unexpected key {short(k, 40)} in the score document"))
+        out.append(Problem("unknown-key", pointer(k), f"unexpected key {short(k, 40)} in the score document"))
     if "items" not in data:
-        out.append(Fault("missing-key", "", 'the score document has no "items"'))
+        out.append(Problem("missing-key", "", 'the score document has no "items"'))
         return out
     items = data["items"]
     if not isinstance(items, dict):
-        out.append(Fault("wrong-type", "/items", f"items is a {_json_type(items)}, expected an object"))
+        out.append(Problem("wrong-type", "/items", f"items is a {_json_type(items)}, expected an object"))
         return out
     for iid, scores in items.items():
         ptr = "/items" + pointer(iid)
         if not isinstance(scores, dict):
-            out.append(Fault("wrong-type", ptr, f"the scores of an item are an object, found {_json_type(scores)}"))
+            out.append(Problem("wrong-type", ptr, f"the scores of an item are an object, found {_json_type(scores)}"))
             continue
         for cid, v in scores.items():
             if type(v) is bool or not isinstance(v, int | float):
-                out.append(Fault("score-not-number", ptr + pointer(cid), f"score is a {_json_type(v)}, expected a number"))
+                out.append(Problem("score-not-number", ptr + pointer(cid), f"score is a {_json_type(v)}, expected a number"))
             elif type(v) is int:
                 if not INT_MIN <= v <= INT_MAX:
-                    out.append(Fault("score-out-of-range", ptr + pointer(cid), f"an integer score of {v.bit_length()} "
+                    out.append(Problem("score-out-of-range", ptr + pointer(cid), f"an integer score of {v.bit_length()} "
                                      "bits: integer scores must fit in 64 bits (write larger ones as decimals)"))
             elif not math.isfinite(v):
-                out.append(Fault("score-not-finite", ptr + pointer(cid), f"score {v!r} is not a finite number"))
+                out.append(Problem("score-not-finite", ptr + pointer(cid), f"score {v!r} is not a finite number"))
     if not out:
-        out.append(Fault("wrong-type", "", "not a score document"))
+        out.append(Problem("wrong-type", "", "not a score document"))
     return out

@@ -23,8 +23,8 @@ from dialeval.core.problems import Problem
 from dialeval.core.signature import Signature
 
 if TYPE_CHECKING:  # numpy is imported only when numbers are computed (validate never needs it)
-    from dialeval.benchmarks.base import DataIdentity
     from dialeval.core.ranks import RankTable
+    from dialeval.files.identity import DataIdentity
     from dialeval.metrics import Metric
 
 RECORD_FIELDS = ("benchmark", "split", "group", "subset", "metric", "average", "value", "n", "signature")

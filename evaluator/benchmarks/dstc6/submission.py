@@ -22,8 +22,8 @@ from pathlib import Path
 from dialeval.core.errors import UsageError
 from dialeval.files.archive import ARCHIVE_LIMIT_ENV, ARCHIVE_SUFFIXES, archive_limit, safe_extract
 from dialeval.files.read import file_kind, json_limit, read_bytes, too_large
+from dialeval.files.write import private_temp_dir, release_private_temp_dir
 from dialeval.formats.dstc6 import ANSWERS_SUFFIX
-from dialeval.formats.jsonio import private_temp_dir, release_private_temp_dir
 
 IGNORED_NAMES = ("__MACOSX", ".DS_Store", "Thumbs.db")
 STDIN = "-"
