@@ -188,7 +188,7 @@ def phases(ch, split_names: list[str]) -> list[dict]:
     for i, p in enumerate(items):
         code = "".join(c if c.isalnum() else "-" for c in p.name.lower()).strip("-") or f"phase{i + 1}"
         out.append({"index": i, "name": p.name, "codename": code, "start": p.start, "end": p.end or None,
-                    "splits": list(p.splits or split_names), "hidden": p.hidden,
+                    "splits": list(p.splits or split_names), "named": bool(p.splits), "hidden": p.hidden,
                     "description": p.description or f"Scored on {', '.join(p.splits or split_names) or 'every split'}."})
     return out
 
@@ -398,7 +398,7 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         for name, body in ref.items():
             entries[f"reference_data_{i}/{name}"] = body
         command = f"dialeval bundle codabench-score /app/input/res /app/input/ref /app/output --benchmark {benchmark}"
-        if benchmark != "dstc6" and p["splits"]:
+        if benchmark != "dstc6" and p["named"]:  # DSTC6's reference data hold only the phase's split folders
             command += f" --split {','.join(p['splits'])}"
         entries[f"scoring_program_{i}/metadata.yaml"] = (
             f"# dialeval {__version__} scores /app/input/res against /app/input/ref into /app/output/{SCORES_FILE}\n"

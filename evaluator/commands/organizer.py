@@ -214,10 +214,13 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
             raise UsageError(f"board {board!r} has no runs")
         metric = metric or benchmark_info(runs[0].benchmark)["default_metrics"][0]
         _check_scope(scope, runs, board)
-        from dialeval.leaderboard.site import superseded_runs
+        from dialeval.leaderboard.site import board_challenge, counted_runs
 
-        # the runs the site ranks: a team's runs compete as one entry (the site's rule), unless --all-runs
-        left_out = frozenset() if all_runs else frozenset(superseded_runs(runs))
+        # the runs the site ranks: a team's runs compete as one entry, the one the board's challenge.toml says
+        # counts (its latest by default; compared on the board's own metric), unless --all-runs
+        site_metric = benchmark_info(runs[0].benchmark)["default_metrics"][0]
+        left_out = frozenset() if all_runs else frozenset(counted_runs(reg, runs, site_metric,
+                                                                       board_challenge(reg, board)))
         ranking = rank_board(reg, board, metric, scope, alpha, resamples, seed, rule=rule, test=test,
                              exclude=left_out)
         if left_out:
