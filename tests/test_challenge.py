@@ -134,7 +134,8 @@ def test_quota_rejects_unscored_and_deleting_a_run_gives_nothing_back(tmp_path, 
         p.unlink()
     add_run(runs, "a3", data, "Team A", "2017-09-11T08:00:00Z", seed=3)
     add_run(runs, "a4", data, "Team A", "2017-09-11T09:00:00Z", seed=4)
-    s = grade(runs, "dstc6", data, reg_dir, progress=False, board="b", challenge=ch)
+    s = grade(runs, "dstc6", data, reg_dir, progress=False, board="b")  # no file given: the board's kept one holds
+    assert s.challenge == "kept"
     by = {o.entry: o for o in s.outcomes}
     assert by["a3.json"].status == "valid"  # 3rd of 3 in all (the refused one is not charged)
     assert by["a4.json"].status == "rejected" and "3 of its 3 runs" in by["a4.json"].message
