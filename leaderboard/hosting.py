@@ -125,7 +125,7 @@ def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark
                     splits: list[str] | None = None) -> dict[str, float]:
     """The scoring program: score ``res`` against ``ref``, write ``out/scores.json`` and ``out/detailed_results.html``.
     Nothing is written for an invalid submission (:class:`InvalidSubmission`)."""
-    from dialeval.formats.jsonio import atomic_write_text, protect
+    from dialeval.files.write import atomic_write_text, protect
 
     res, ref, out = Path(res), Path(ref), Path(out)
     for p, what in ((res, "the submission"), (ref, "the reference data")):
@@ -558,7 +558,7 @@ def evaluation_script(benchmark: str, phase_list: list[dict]) -> dict[str, bytes
 
 def write_bundle(entries: dict[str, bytes], out: str | Path) -> Path:
     """Write the bundle as one deterministic zip through the output-safety layer (never over an input)."""
-    from dialeval.formats.jsonio import atomic_write_bytes
+    from dialeval.files.write import atomic_write_bytes
 
     atomic_write_bytes(out, zip_bytes(entries), parents=False)
     return Path(out)

@@ -210,6 +210,23 @@ def _visible_score(records: list[dict], metric: str) -> float | None:
     return sum(r["value"] * r["n"] for r in rows) / n if n else None
 
 
+def board_superseded(reg, board: str, at: str | None = None) -> dict[int, int]:
+    """The runs the public site leaves out of the board's ranking as superseded, as :func:`build_site` decides
+    them (the board's challenge.toml counting rule, see :func:`counted_runs`; the benchmark's first metric):
+    ``dialeval rank`` ranks the same runs. ``at`` is accepted for callers that judge phases at a time; which run
+    counts does not depend on it (best-public never looks at a hidden phase's splits, revealed or not)."""
+    from dialeval.leaderboard.scoring import benchmark_info
+
+    runs = reg.runs(board=board)
+    if not runs:
+        return {}
+    try:
+        metric = benchmark_info(runs[0].benchmark)["default_metrics"][0]
+    except UsageError:
+        metric = "hits@1"
+    return counted_runs(reg, runs, metric, board_challenge(reg, board))
+
+
 def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bool = False, challenge=None) -> dict:
     from dialeval.leaderboard.bands import rank_board
     from dialeval.leaderboard.reported import threshold_band
