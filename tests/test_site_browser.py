@@ -363,3 +363,16 @@ def test_a_hidden_splits_numbers_are_absent_from_every_site_file(hidden_site, br
     assert not page.eval_on_selector_all("#ranking .c-score", "els => els.filter(e => e.innerText.trim() === '–').length")
     assert errors == [] and all(u.startswith("file://") for u in requests)
     page.close()
+
+
+def test_a_table_that_scrolls_in_its_box_says_so_and_takes_the_keyboard(site, browser):
+    index, _ = site
+    page, errors, _ = visit(browser, (index.parent / "board-demo.html").as_uri(), 390)
+    boxes = page.eval_on_selector_all(".scroll", """els => els.filter(e => e.offsetParent !== null).map(e => ({
+        over: e.scrollWidth > e.clientWidth + 1, marked: e.classList.contains('overflows'),
+        tab: e.getAttribute('tabindex')}))""")
+    assert any(b["over"] for b in boxes)  # the per-task tables are wider than a phone
+    for b in boxes:
+        assert b["marked"] == b["over"] and (b["tab"] == "0") == b["over"], b
+    assert errors == []
+    page.close()

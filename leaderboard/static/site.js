@@ -42,4 +42,25 @@
     });
   }
   Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), setUp);
+
+  // A table wider than its box scrolls inside it: say so above it, and let the keyboard scroll it (a focusable
+  // region). Checked again when the window or the per-task choice changes.
+  function markOverflow() {
+    Array.prototype.forEach.call(document.querySelectorAll(".scroll"), function (box) {
+      var over = box.offsetParent !== null && box.scrollWidth > box.clientWidth + 1;
+      box.classList.toggle("overflows", over);
+      if (over) {
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", "table: scroll sideways for more columns");
+      } else {
+        box.removeAttribute("tabindex");
+      }
+    });
+  }
+  markOverflow();
+  window.addEventListener("resize", markOverflow);
+  Array.prototype.forEach.call(document.querySelectorAll(".pertask input"), function (input) {
+    input.addEventListener("change", markOverflow);
+  });
 }());
