@@ -66,6 +66,27 @@ def test_normalize_answer_follows_parlai():
     assert normalize_answer("...") == ""
 
 
+def test_normalize_answer_fast_path_is_the_regex_definition():
+    """The word-by-word path equals the definition (punctuation to spaces, then ``\\b(a|an|the)\\b`` to a space,
+    then white space collapsed) on random strings mixing articles, punctuation, Unicode letters and spaces, and
+    characters that are neither word characters nor punctuation (where ``\\b`` falls inside a word)."""
+    import random
+    import re
+    import string
+
+    table = str.maketrans({c: " " for c in string.punctuation})
+
+    def definition(s: str) -> str:
+        return " ".join(re.sub(r"\b(a|an|the)\b", " ", s.lower().translate(table)).split())
+
+    rng = random.Random(0)
+    alphabet = [*"abcdefghijklmnopqrstuvwxyzTHEAN0123456789 \t\n_-'.,!?’…éß\x01\xa0\u2028\u200b", "the", "an", "a", "The"]
+    for _ in range(50_000):
+        s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert normalize_answer(s) == definition(s), repr(s)
+    assert normalize_answer("a’s the…end") == "’s …end"  # \b between "a" and "’": dropped, as the regex does
+
+
 def test_token_f1_by_hand():
     assert token_f1("A cat sat, on the MAT!!", ["the cat sat on a mat ."]) == 1.0
     # "cat dog" vs "cat sat on mat": 1 common token, P = 1/2, R = 1/4, F1 = 2PR / (P + R) = 1/3

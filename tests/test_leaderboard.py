@@ -214,7 +214,8 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
     db.close()
     with Registry(tmp_path) as reg:
         assert reg.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-        assert reg.runs()[0].team == "Old Team" and reg.runs()[0].note is None
+        assert reg.runs()[0].team == "Old Team" and reg.runs()[0].note is None and reg.runs()[0].chosen is False
+        assert reg.challenge_source("b") is None
         assert reg.check() == []
 
 

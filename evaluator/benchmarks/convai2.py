@@ -8,6 +8,7 @@ ParlAI's answer normalisation (:mod:`dialeval.metrics.answer`). A ``.txt`` of re
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from dialeval.core.problems import Problem
 from dialeval.formats.convai2 import DEFAULT_FILE, MAX_TURN, N_CANDIDATES, SPLITS, Turns, read_turns, split_of
 from dialeval.metrics.answer import normalize_answer
 
+_normalize = lru_cache(maxsize=1 << 16)(normalize_answer)  # a file's candidates recur across its turns
 POSITIONS = tuple(str(j) for j in range(1, N_CANDIDATES + 1))
 
 
@@ -36,26 +38,20 @@ def _load(path: Path) -> tuple[Turns, list[frozenset[str]]]:
     """A file's turns and each one's gold positions."""
     turns, gold = read_turns(path), []
     for i, labels in enumerate(turns.labels):
-        wanted = {normalize_answer(x) for x in labels}
-        gold.append(frozenset(POSITIONS[j] for j, c in enumerate(turns.candidates(i)) if normalize_answer(c) in wanted))
+        wanted = {_normalize(x) for x in labels}
+        gold.append(frozenset(POSITIONS[j] for j, c in enumerate(turns.candidates(i)) if _normalize(c) in wanted))
         if not gold[-1]:
             raise UsageError(f"{path}: turn {turns.item_ids[i]}: no candidate equals the label")
     return turns, gold
 
 
-class _Names:
-    """A text -> the position of the first candidate of turn ``i`` that normalises alike (one turn kept)."""
-
-    def __init__(self, turns: Turns):
-        self.turns, self.i, self.by_text = turns, -1, {}
-
-    def __call__(self, i: int, name: str) -> str | None:
-        if i != self.i:
-            self.i, self.by_text = i, {}
-            for j, c in enumerate(self.turns.candidates(i)):
-                self.by_text.setdefault(normalize_answer(c), POSITIONS[j])
-        # a name longer than any turn (a hostile 100 MB one) is not normalised: it names none
-        return self.by_text.get(normalize_answer(name)) if len(name) <= MAX_TURN else None
+def _names(turns: Turns):
+    """``names(i, text)``: the position of turn ``i``'s first candidate that normalises like ``text`` (or None)."""
+    @lru_cache(maxsize=1)  # the turn asked last: a ranking of 20 texts normalises its candidates once
+    def by_text(i: int) -> dict[str, str]:
+        return {n: POSITIONS[j] for j, n in reversed(list(enumerate(map(_normalize, turns.candidates(i)))))}
+    # a name longer than any turn (a hostile 100 MB one) is not normalised: it names none
+    return lambda i, name: by_text(i).get(normalize_answer(name)) if len(name) <= MAX_TURN else None
 
 
 class ConvAI2(ItemSetBenchmark):
@@ -79,7 +75,7 @@ class ConvAI2(ItemSetBenchmark):
         path = data_files(data)[split]
         turns, gold = _load(path)
         return ItemSet(group, turns.item_ids, POSITIONS, gold if with_gold else None, turns.conversation_ids,
-                       turns.turns, names=_Names(turns), files=(path,), extra=turns)
+                       turns.turns, names=_names(turns), files=(path,), extra=turns)
 
     split_of_id = staticmethod(split_of)  # an item id starts with its file's stem: "valid_self_original:1:5"
 
@@ -87,8 +83,8 @@ class ConvAI2(ItemSetBenchmark):
         return ["f1"] if evaluation.submission.get("format") == "text" else list(self.default_metrics)
 
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
-        text = ev.submission.get("format") == "text"
-        return {"file": ",".join(ev.groups), "gold": "normalised-text", **({} if text else {"ties": request.ties})}
+        ties = {} if ev.submission.get("format") == "text" else {"ties": request.ties}
+        return {"file": ",".join(ev.groups), "gold": "normalised-text", **ties}
 
     def score_sets(self, request, splits, sets, identity, problems=None, others=()) -> Evaluation:
         """A ``.txt`` of generated replies is read here; every other submission by the skeleton."""

@@ -20,12 +20,19 @@ from collections.abc import Sequence
 import numpy as np
 
 _PUNCTUATION = str.maketrans({c: " " for c in string.punctuation})
+_ASCII_PUNCTUATION = bytes.maketrans(string.punctuation.encode(), b" " * len(string.punctuation))
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+_ARTICLE_WORDS = frozenset(("a", "an", "the"))
 
 
 def normalize_answer(s: str) -> str:
     """Lower-case, ASCII punctuation and the articles a/an/the to spaces, white space collapsed."""
-    return " ".join(_ARTICLES.sub(" ", s.lower().translate(_PUNCTUATION)).split())
+    s = s.lower()
+    s = s.encode("ascii").translate(_ASCII_PUNCTUATION).decode("ascii") if s.isascii() else s.translate(_PUNCTUATION)
+    words = s.split()
+    if all(map(str.isalnum, words)):  # words of regex word characters only: \b is between words, so drop them whole
+        return " ".join([w for w in words if w not in _ARTICLE_WORDS])
+    return " ".join(_ARTICLES.sub(" ", s).split())
 
 
 def token_f1(guess: str, answers: Sequence[str]) -> float:
