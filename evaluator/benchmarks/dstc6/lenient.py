@@ -23,10 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dialeval.benchmarks.dstc6.benchmark import DEFAULT_CANDIDATE_LIMIT  # one definition, beside its option
 from dialeval.core.problems import Problem, json_type, short
 from dialeval.formats.jsonio import JSONArray
-
-DEFAULT_CANDIDATE_LIMIT = 10
 
 _EMPTY = object()
 
