@@ -193,6 +193,29 @@ def _visible_score(records: list[dict], metric: str) -> float | None:
     return sum(r["value"] * r["n"] for r in rows) / n if n else None
 
 
+def board_superseded(reg, board: str, at: str | None = None) -> dict[int, int]:
+    """The runs the public site leaves out of the board's ranking as superseded, as :func:`build_site` decides
+    them (the board's challenge.toml counting rule, its hidden phases' splits kept out of "best-public", the
+    benchmark's first metric): ``dialeval rank`` ranks the same runs. ``at``: the time phases are judged at."""
+    from dialeval.leaderboard import challenge as challenges
+    from dialeval.leaderboard.scoring import benchmark_info
+
+    runs = reg.runs(board=board)
+    if not runs:
+        return {}
+    source = reg.challenge_source(board)
+    ch = challenges.parse(source, f"the challenge.toml kept for board {board}") if source else None
+    if ch is None or ch.counts == "latest":
+        return superseded_runs(runs)
+    hidden = challenges.hidden_splits(ch, challenges.now(at), False)
+    try:
+        metric = benchmark_info(runs[0].benchmark)["default_metrics"][0]
+    except UsageError:
+        metric = "hits@1"
+    records = {r.run_id: _public_records(reg.records(run_id=r.run_id), r.splits, hidden) for r in runs}
+    return superseded_runs(runs, ch.counts, lambda r: _visible_score(records[r.run_id], metric))
+
+
 def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bool = False, challenge=None) -> dict:
     from dialeval.leaderboard.bands import rank_board
     from dialeval.leaderboard.reported import threshold_band

@@ -328,3 +328,20 @@ def test_challenge_page_and_deadlines_in_a_browser(phased, tmp_path, width):
         assert "pip install dialeval==" in page.text_content("pre")
         browser.close()
     assert errors == [] and outside == []
+
+
+def test_rank_ranks_the_run_the_boards_counting_rule_picks(tmp_path, data):
+    """`dialeval rank` and the site rank the same runs: here the board counts each team's best public run."""
+    ch = challenges.parse(HEAD + PHASED.format(counts="best-public"))
+    runs = tmp_path / "runs"
+    add_run(runs, "a1", data, "Team A", "2017-09-02T00:00:00Z", quality=0.95, seed=1)
+    add_run(runs, "a3", data, "Team A", "2017-09-04T00:00:00Z", quality=0.3, seed=3)
+    add_run(runs, "b1", data, "Team B", "2017-09-05T00:00:00Z", quality=0.8, seed=4)
+    grade(runs, "dstc6", data, tmp_path / "reg", progress=False, board="b", challenge=ch)
+    r = cli("rank", "--registry", tmp_path / "reg", "--json")
+    assert r.returncode == 0, r.stderr
+    ranked = json.loads(r.stdout)
+    assert [(x["team"], x["system"]) for x in ranked["runs"]] == [("Team A", "a1"), ("Team B", "b1")]
+    assert cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", tmp_path / "site").returncode == 0
+    site = json.loads((tmp_path / "site" / "board-b.json").read_text())
+    assert [x["run_id"] for x in site["ranking"]] == [x["run_id"] for x in ranked["runs"]]

@@ -214,15 +214,15 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
             raise UsageError(f"board {board!r} has no runs")
         metric = metric or benchmark_info(runs[0].benchmark)["default_metrics"][0]
         _check_scope(scope, runs, board)
-        from dialeval.leaderboard.site import superseded_runs
+        from dialeval.leaderboard.site import board_superseded
 
-        # the runs the site ranks: a team's runs compete as one entry (the site's rule), unless --all-runs
-        left_out = frozenset() if all_runs else frozenset(superseded_runs(runs))
+        # the runs the site ranks: a team's runs compete as one entry (the board's counting rule), unless --all-runs
+        left_out = frozenset() if all_runs else frozenset(board_superseded(reg, board))
         ranking = rank_board(reg, board, metric, scope, alpha, resamples, seed, rule=rule, test=test,
                              exclude=left_out)
         if left_out:
             ranking.notes.append(f"{len(left_out)} superseded run(s) left out: a team's runs count as one entry, "
-                                 "as on the site (--all-runs ranks every run)")
+                                 "chosen by the board's counting rule as on the site (--all-runs ranks every run)")
     if as_json:
         click.echo(json.dumps(ranking.to_json(), indent=2))
         return 0
