@@ -28,6 +28,7 @@ from dialeval.benchmarks.dstc6.submission import Submission, SubmittedFile, open
 from dialeval.core.errors import DialevalError, UnreadableJSON, UsageError
 from dialeval.core.problems import Capped, Problem
 from dialeval.core.signature import format_tasks
+from dialeval.formats.dstc6 import DEFAULT_CANDIDATE_LIMIT
 from dialeval.formats.jsonio import (
     SYNTAX_FIRST_BYTES,
     JSONArray,
@@ -41,10 +42,8 @@ if TYPE_CHECKING:
     from dialeval.formats.dstc6 import Challenge
 
 
-DEFAULT_CANDIDATE_LIMIT = 10
-"""Slots per dialog in the official scorer (its nb_candidate), for --lenient. The emulation
-(:mod:`.lenient`), the full checker (:mod:`.validate`) and the wrong-split hint (:mod:`dialeval.benchmarks.rankings`)
-are imported only when a run needs them: a valid submission's start-up does not compile them."""
+# The emulation (.lenient), the full checker (.validate) and the wrong-split hint (benchmarks.rankings) are imported
+# only when a run needs them: a valid submission's start-up does not load them.
 
 
 class DSTC6(Benchmark):

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dialeval.benchmarks.dstc6.benchmark import DEFAULT_CANDIDATE_LIMIT  # one definition, beside its option
 from dialeval.core.problems import Problem, json_type, short
+from dialeval.formats.dstc6 import DEFAULT_CANDIDATE_LIMIT
 from dialeval.formats.jsonio import JSONArray
 
 _EMPTY = object()
