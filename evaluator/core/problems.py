@@ -53,6 +53,8 @@ CODES: dict[str, str] = {
     "truncated-json": "a submitted file that ends before its JSON value does (cut short)",
     # organizer grading
     "unreadable-submission": "a team's submission that cannot be opened at all (a refused or corrupt archive)",
+    "over-quota": "a team's run past its challenge's quota (per UTC day or in all): recorded, never scored",
+    "outside-phases": "a team's run dated outside every phase of its challenge: recorded, never scored",
     # ids of another split (issue 18, area "gaps": DSTC6, bAbI and Movie Dialog share the hint, benchmarks.items)
     "wrong-split": "the submitted ids belong to another split of the data (the message names it)",
 }
@@ -99,6 +101,8 @@ def pointer(*parts: object) -> str:
 
 def short(value: object, limit: int = 60) -> str:
     """A value for a message: JSON-ish repr, shortened (attacker-sized strings stay one line)."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]  # the same message, without copying a 100 MB id (twice) to show 57 characters of it
     text = repr(value) if not isinstance(value, str) else '"' + value + '"'
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 3] + "..."
