@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES, Evaluation, Request
+from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.core.errors import UsageError
 from dialeval.core.signature import Signature
 from dialeval.results.report import ScoreReport
@@ -23,7 +24,7 @@ from dialeval.results.report import ScoreReport
 def evaluate(
     submission: str | Path,
     *,
-    benchmark: str = "dstc6",
+    benchmark: str = DEFAULT_BENCHMARK,
     data: str | Path | None = None,
     split: str | list[str] | None = None,
     keys: str | Path | None = None,
@@ -115,7 +116,7 @@ def score(
     lenient: bool = False,
     candidate_limit: int | None = None,
     *,
-    benchmark: str = "dstc6",
+    benchmark: str = DEFAULT_BENCHMARK,
     data: str | Path | None = None,
     metrics: str | list[str] | None = None,
     ties: str = DEFAULT_TIES,
@@ -144,7 +145,7 @@ def validate(
     lenient: bool = False,
     candidate_limit: int | None = None,
     *,
-    benchmark: str = "dstc6",
+    benchmark: str = DEFAULT_BENCHMARK,
     data: str | Path | None = None,
     ties: str = DEFAULT_TIES,
     options: dict | None = None,

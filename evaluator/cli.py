@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "rank": ("dialeval.commands.organizer", "rank_cmd", "Rank a board's runs with significance bands."),
     "registry": ("dialeval.commands.organizer", "registry_group", "Check, export or import into the registry database."),
     "leaderboard": ("dialeval.commands.organizer", "leaderboard_group", "Build the static leaderboard site."),
+    "bundle": ("dialeval.commands.bundle", "bundle_group", "Write a Codabench or EvalAI bundle that scores with dialeval."),
 }
 
 

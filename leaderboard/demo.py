@@ -108,9 +108,11 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
                    jobs: int = 1, progress: bool = False, seed: int = 0) -> Path:
     """Grade baselines + simulated teams on ``challenge_dir`` into ``out_dir/registry`` and build ``out_dir/site``.
 
-    Returns the path of the site's ``index.html``. ``baselines_dir`` defaults to the shipped
+    Returns the path of the site's ``index.html``; the board carries the shipped challenge.toml's pages (a copy is
+    written to ``out_dir/challenge.toml``). ``baselines_dir`` defaults to the shipped
     ``submissions/baselines/default`` (found beside the package in a source checkout).
     """
+    from dialeval.leaderboard import challenge
     from dialeval.leaderboard.grade import grade
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.site import build_site
@@ -123,7 +125,14 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
         baselines_dir = reference_runs_dir()
     runs = out_dir / "runs"
     make_runs(Path(baselines_dir), runs, seed)
-    grade(runs, "dstc6", challenge_dir, out_dir / "registry", jobs=jobs, progress=progress, board="demo")
+    # the shipped challenge.toml: the board's pages, its phase and quotas (every demo run fits them); a copy
+    # beside the runs is the organizer's template to edit
+    rules = challenge.load(challenge.DEFAULT_FILE)
+    from dialeval.files.write import atomic_write_text
+
+    atomic_write_text(out_dir / "challenge.toml", rules.source)
+    grade(runs, "dstc6", challenge_dir, out_dir / "registry", jobs=jobs, progress=progress, board="demo",
+          challenge=rules)
     with Registry(out_dir / "registry") as reg:
         return build_site(reg, out_dir / "site", title="dialeval demo leaderboard")
 

@@ -61,6 +61,7 @@ class GradeSummary:
     outcomes: list[Outcome] = field(default_factory=list)
     metric: str = ""
     registry: Path | None = None
+    challenge: str = ""  # "given" (--challenge-file), "kept" (the board's, from an earlier grade) or "" (none)
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -83,6 +84,7 @@ _FIELD_HELP = {
     "contact": "text of at most 320 characters",
     "submitted_at": "an RFC 3339 date-time such as 2017-09-15T12:00:00Z",
     "baseline": "true or false",
+    "chosen": "true or false",
 }
 
 
@@ -281,32 +283,15 @@ def _mtime_iso(p: Path) -> str:
 
 # ---- grading ------------------------------------------------------------------------------------------
 def splits_held(submission: str | Path, benchmark: str, data: str | Path) -> list[str] | None:
-    """The splits a submission answers, where the benchmark lets one tell (DSTC6): the split folders of a
-    folder or an archive; for a single result file, the split holding most of its dialog ids (the ids say
-    which split, so a single-file run needs no --split). None when it cannot tell (then the scorer decides,
-    and reports what is wrong with the submission)."""
-    if benchmark != "dstc6":
-        return None
-    from dialeval.benchmarks.dstc6.challenge import load_split, open_challenge
-    from dialeval.benchmarks.dstc6.submission import open_submission
-    from dialeval.formats.jsonio import parse_json_bytes
+    """The splits a submission answers, as its benchmark tells them (``Benchmark.splits_of``: e.g. a folder's
+    split folders, or for a single file the split its ids belong to, so a single-file run needs no --split).
+    None when it cannot tell (then the scorer decides, and reports what is wrong with the submission)."""
+    from dialeval.benchmarks import registry
 
     try:
-        ch = open_challenge(data)
-        names = list(ch.splits)
-        with open_submission(submission) as sub:
-            if sub.kind != "file":
-                return [s for s in sub.splits() if s in names]
-            items = parse_json_bytes(sub.files[0].read_bytes(), sub.files[0].name)
-        ids = {i.get("dialog_id") for i in items if isinstance(i, dict)} if isinstance(items, list) else set()
-        best: tuple[str, int] | None = None
-        for s in names:
-            n = len(ids & load_split(ch, s, None, with_keys=False).dialog_task.keys())
-            if n and (best is None or n > best[1]):
-                best = (s, n)
+        return registry.get(benchmark).splits_of(submission, Path(data))
     except DialevalError:
         return None
-    return [best[0]] if best else None
 
 
 def _score_job(args):
@@ -319,8 +304,8 @@ def _score_job(args):
         if split is not None or not Path(submission).is_dir() and not _is_archive(Path(submission)):
             held = splits_held(submission, benchmark, data)
         if held is not None:
-            if split is None:  # a single result file: the split its ids belong to (a folder: every split)
-                split = held[0] if held else None
+            if split is None:  # a single file: the splits its ids belong to (a folder: every split it holds)
+                split = ",".join(held) if held else None
             else:  # --split restricts, it does not add: only the named splits this run answers
                 wanted = [s.strip() for s in str(split).split(",") if s.strip()]
                 mine = [s for s in held if s in wanted]
@@ -360,10 +345,10 @@ def _watch_grader(grader: int) -> None:
             os._exit(1)
 
 
-def _unreadable(benchmark: str, message: str):
+def _unreadable(benchmark: str, message: str, code: str = "unreadable-submission"):
     from dialeval.leaderboard.scoring import Graded
 
-    problem = {"severity": "error", "code": "unreadable-submission", "file": None, "pointer": "", "message": message}
+    problem = {"severity": "error", "code": code, "file": None, "pointer": "", "message": message}
     return Graded(False, [problem], [], None, benchmark, [], [], [], None, None)
 
 
@@ -382,9 +367,17 @@ def headline(records: list[dict], metric: str) -> float | None:
 
 def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: str | Path,
           keys: str | Path | None = None, jobs: int = 1, split=None, board: str | None = None,
-          kind: str | None = None, progress: bool = True, metric: str | None = None) -> GradeSummary:
-    """Grade every entry of ``runs_dir`` into the registry; see the module docstring."""
-    from dialeval.leaderboard.registry import Registry
+          kind: str | None = None, progress: bool = True, metric: str | None = None,
+          challenge=None) -> GradeSummary:
+    """Grade every entry of ``runs_dir`` into the registry; see the module docstring.
+
+    ``challenge`` (a :class:`dialeval.leaderboard.challenge.Challenge`; default: the one kept with the board by an
+    earlier grade) is kept with the board and enforced: a
+    team's run submitted outside every phase, or over the quota (counted from the registry, so deleting a run
+    from the runs folder gives nothing back), is recorded as rejected and never scored; a run inside a phase
+    that names splits is graded on those splits only.
+    """
+    from dialeval.leaderboard.registry import Quota, Registry
     from dialeval.leaderboard.scoring import benchmark_info
 
     runs_dir, data = Path(runs_dir), Path(data)
@@ -396,6 +389,9 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     split = _check_split_option(split, names)
     entries = discover(runs_dir, names)
     fingerprint = data_fingerprint(data, Path(keys) if keys else None)
+    if challenge is not None:  # checked before the registry is opened (or created)
+        _check_challenge(challenge, benchmark, names, "--challenge-file")
+        board = board or challenge.board
     board = board or default_board(benchmark, fingerprint)
     # The grading key names the submission, not this grader's --split: one submission is recorded once
     # (a run graded earlier, with or without --split, is "unchanged"); {"split": None} keeps older keys valid.
@@ -403,6 +399,19 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     summary = GradeSummary(metric=metric)
     with Registry(registry_dir) as reg:
         summary.registry = reg.path
+        if challenge is None:  # the board's kept challenge.toml still holds: leaving the option out dodges nothing
+            from dialeval.leaderboard.challenge import parse
+
+            kept = reg.challenge_source(board)
+            where = f"the challenge.toml kept for board {board}"
+            challenge = parse(kept, where) if kept else None
+            if challenge is not None:
+                _check_challenge(challenge, benchmark, names, where)
+            summary.challenge = "kept" if kept else ""
+        else:
+            summary.challenge = "given"
+            reg.set_challenge(board, challenge.source)
+        quota = Quota(challenge.per_day, challenge.total) if challenge and (challenge.per_day or challenge.total) else None
         todo: list[tuple[Entry, str]] = []
         for e in entries:
             if e.error:
@@ -420,17 +429,48 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
                                                 run_status=reg.run(existing).status))
                 continue
             todo.append((e, key))
+        # the challenge decides before any scoring, in submission order: the earliest runs use the quota first
+        todo.sort(key=lambda t: (t[0].submitted_at, t[0].name))
+        refused: dict[str, tuple[str, str]] = {}  # entry name -> (code, why), recorded unscored
+        phase_splits: dict[str, str] = {}
+        pending: dict[str, list[str]] = {}  # team -> submission days of runs this grader will score
+        for e, _ in todo:
+            if (kind or ("baseline" if e.team.get("baseline") else "submission")) != "submission" or challenge is None:
+                continue
+            if challenge.phases:
+                phase = challenge.phase_at(e.submitted_at)
+                if phase is None:
+                    refused[e.name] = ("outside-phases", f"submitted {e.submitted_at}, outside every phase of the "
+                                       f"challenge ({challenge.phases[0].start} to {challenge.phases[-1].end}); not scored")
+                    continue
+                if phase.splits and not set(names) <= set(phase.splits):
+                    wanted = phase.splits if split is None else [s for s in split.split(",") if s in phase.splits]
+                    phase_splits[e.name] = ",".join(wanted)
+            if quota is not None:
+                days = pending.setdefault(e.team["team"], [])
+                today, total = reg.quota_used(board, e.team["team"], e.submitted_at[:10])
+                today += days.count(e.submitted_at[:10])
+                total += len(days)
+                over = quota.why(today, total, e.submitted_at[:10])
+                if over:
+                    refused[e.name] = ("over-quota", over)
+                    continue
+                days.append(e.submitted_at[:10])
 
         def record(e: Entry, key: str, result) -> None:
             status, graded = result
             if status == "outside":  # --split named none of this run's splits: nothing to record
                 summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"], "outside", message=graded))
                 return
-            if status != "ok":
+            if status == "refused":
+                graded = _unreadable(benchmark, graded[1], code=graded[0])
+            elif status != "ok":
                 graded = _unreadable(benchmark, graded)
             run_kind = kind or ("baseline" if e.team.get("baseline") else "submission")
             run_id, created = reg.record_run(team=e.team, graded=graded, grading_key=key, kind=run_kind, board=board,
-                                             submitted_at=e.submitted_at, source_name=e.name, sha256=e.sha256)
+                                             submitted_at=e.submitted_at, source_name=e.name, sha256=e.sha256,
+                                             chosen=bool(e.team.get("chosen")),
+                                             quota=None if status == "refused" else quota)
             errors = [p for p in graded.problems if p.get("severity") == "error" and p.get("code")]  # notes: no code
             if not created:
                 summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"], "unchanged", run_id,
@@ -443,7 +483,15 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
                                             headline(graded.records, metric), msg, len(errors),
                                             run_status="valid" if graded.valid else "rejected"))
 
-        jobs_args = [(str(e.submission), benchmark, str(data), str(keys) if keys else None, split) for e, _ in todo]
+        for e, key in [t for t in todo if t[0].name in refused]:
+            record(e, key, ("refused", refused[e.name]))
+        todo = [t for t in todo if t[0].name not in refused]
+        for e, _ in [t for t in todo if phase_splits.get(t[0].name) == ""]:  # --split and the phase share none
+            summary.outcomes.append(Outcome(e.name, e.team["team"], e.team["system"], "outside",
+                                            message=f"its phase scores none of --split {split}: not graded"))
+        todo = [t for t in todo if phase_splits.get(t[0].name) != ""]
+        jobs_args = [(str(e.submission), benchmark, str(data), str(keys) if keys else None,
+                      phase_splits.get(e.name, split)) for e, _ in todo]
         with _progress(progress, len(todo)) as advance:
             if jobs == 1 or len(todo) <= 1:
                 for (e, key), args in zip(todo, jobs_args):
@@ -465,6 +513,15 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     order = {e.name: i for i, e in enumerate(entries)}
     summary.outcomes.sort(key=lambda o: order.get(o.entry, 0))
     return summary
+
+
+def _check_challenge(challenge, benchmark: str, names: list[str], where: str) -> None:
+    from dialeval.leaderboard.challenge import check_splits
+
+    if challenge.benchmark != benchmark:
+        raise UsageError(f"{where}: the challenge is on benchmark {challenge.benchmark!r}, the runs are graded on "
+                         f"{benchmark!r}")
+    check_splits(challenge, names, where)
 
 
 def default_board(benchmark: str, fingerprint: str) -> str:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 FILE_NAME = "registry.sqlite"
 APPLICATION_ID = 0x44457631  # "DEv1": marks a dialeval registry (PRAGMA application_id)
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 MIGRATIONS: dict[int, list[str]] = {
@@ -102,7 +102,17 @@ MIGRATIONS: dict[int, list[str]] = {
         """ALTER TABLE runs ADD COLUMN paper_url TEXT""",
         """ALTER TABLE runs ADD COLUMN code_url TEXT""",
     ],
+    # version 4: a board's challenge.toml (phases, quotas, counting rule, pages) and the run a team chose
+    4: [
+        """ALTER TABLE runs ADD COLUMN chosen INTEGER NOT NULL DEFAULT 0""",
+        """CREATE TABLE challenges (
+            board TEXT PRIMARY KEY, source TEXT NOT NULL, sha256 TEXT NOT NULL, stored_at TEXT NOT NULL)""",
+    ],
 }
+
+# Rejections that are not submissions the scorer saw: they use no quota (a team is not charged for a run the
+# challenge refused before scoring it).
+UNSCORED_CODES = ("over-quota", "outside-phases")
 
 
 class RegistryError(UsageError):
@@ -234,6 +244,7 @@ class RunRow:
     note: str | None = None
     paper_url: str | None = None
     code_url: str | None = None
+    chosen: bool = False
 
     def label(self) -> str:
         return f"{self.team} / {self.system}"
@@ -386,16 +397,17 @@ class Registry:
 
     def record_run(self, *, team: dict, graded, grading_key: str | None, kind: str, board: str,
                    submitted_at: str, source_name: str | None, sha256: str | None,
-                   reported_source: str | None = None, note: str | None = None) -> tuple[int, bool]:
-        """Write one graded run in one transaction. Returns (run id, created); created False = already there."""
+                   reported_source: str | None = None, note: str | None = None, chosen: bool = False,
+                   quota: Quota | None = None) -> tuple[int, bool]:
+        """Write one graded run in one transaction. Returns (run id, created); created False = already there.
+
+        ``quota``: checked again inside the transaction (another grader may have recorded a run of the team
+        meanwhile); a run over it is recorded as rejected, its scores dropped.
+        """
         from collections import Counter
 
-        problems = graded.problems
-        # a problem without a code is a note ("... more not listed"): kept, never counted
-        sev = Counter(p.get("severity", "error") for p in problems if p.get("code"))
-        status = "valid" if graded.valid else "rejected"
         set_digest = blob = blob_digest = None
-        if graded.valid and graded.table is not None and len(graded.table):
+        if graded.valid and graded.table is not None and len(graded.table):  # encoded before the write lock
             blob, blob_digest = encode_table(graded.table)
             set_digest = item_set_digest(graded.table)
         with self.transaction() as db:
@@ -403,17 +415,26 @@ class Registry:
                 existing = self.find_by_key(grading_key)
                 if existing is not None:
                     return existing, False
+            if quota is not None and kind == "submission":
+                over = quota.refusal(self, board, team["team"], submitted_at)
+                if over is not None:
+                    graded = over_quota(graded, over)
+                    blob = None
+            problems = graded.problems
+            # a problem without a code is a note ("... more not listed"): kept, never counted
+            sev = Counter(p.get("severity", "error") for p in problems if p.get("code"))
+            status = "valid" if graded.valid else "rejected"
             team_id = self._team_id(db, team)
             cur = db.execute(
                 "INSERT INTO runs (team_id, system, description, kind, source_name, sha256, grading_key, submitted_at,"
                 " graded_at, benchmark, board, data_digest, data_location, data_json, splits, metrics, version,"
-                " status, n_errors, n_warnings, reported_source, url, note, paper_url, code_url)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " status, n_errors, n_warnings, reported_source, url, note, paper_url, code_url, chosen)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (team_id, team.get("system") or "", team.get("description"), kind, source_name, sha256, grading_key,
                  submitted_at, now_utc(), graded.benchmark, board, graded.data_digest, graded.data_location,
                  json.dumps(graded.data_json, sort_keys=True), json.dumps(graded.splits), json.dumps(graded.metrics),
                  graded.version, status, sev.get("error", 0), sev.get("warning", 0), reported_source,
-                 team.get("url"), note, team.get("paper"), team.get("code")),
+                 team.get("url"), note, team.get("paper"), team.get("code"), int(bool(chosen))),
             )
             run_id = cur.lastrowid
             db.executemany(
@@ -439,7 +460,7 @@ class Registry:
     # -- reading --
     _RUN_SQL = ("SELECT r.run_id, t.name, coalesce(r.url, t.url), r.system, r.description, r.kind, r.status, r.benchmark,"
                 " r.board, r.submitted_at, r.graded_at, r.sha256, r.data_digest, r.splits, r.metrics, r.version,"
-                " r.n_errors, r.n_warnings, r.reported_source, r.source_name, r.note, r.paper_url, r.code_url"
+                " r.n_errors, r.n_warnings, r.reported_source, r.source_name, r.note, r.paper_url, r.code_url, r.chosen"
                 " FROM runs r JOIN teams t USING (team_id)")
 
     def runs(self, board: str | None = None, status: str | None = None, kind: str | None = None) -> list[RunRow]:
@@ -462,7 +483,8 @@ class Registry:
     @staticmethod
     def _row(r) -> RunRow:
         return RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-                      json.loads(r[13]), json.loads(r[14]), r[15], r[16], r[17], r[18], r[19], r[20], r[21], r[22])
+                      json.loads(r[13]), json.loads(r[14]), r[15], r[16], r[17], r[18], r[19], r[20], r[21], r[22],
+                      bool(r[23]))
 
     def boards(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT board FROM runs ORDER BY board")]
@@ -506,6 +528,37 @@ class Registry:
             return {}
         return data if isinstance(data, dict) else {}
 
+    # -- a board's challenge and its quotas --
+    def set_challenge(self, board: str, source: str) -> bool:
+        """Keep ``board``'s challenge.toml text (replacing an earlier one); True when it changed."""
+        digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
+        with self.transaction() as db:
+            row = db.execute("SELECT sha256 FROM challenges WHERE board = ?", (board,)).fetchone()
+            if row and row[0] == digest:
+                return False
+            db.execute("INSERT OR REPLACE INTO challenges VALUES (?, ?, ?, ?)", (board, source, digest, now_utc()))
+        return True
+
+    def challenge_source(self, board: str) -> str | None:
+        row = self.db.execute("SELECT source FROM challenges WHERE board = ?", (board,)).fetchone()
+        return row[0] if row else None
+
+    def quota_used(self, board: str, team: str, day: str) -> tuple[int, int]:
+        """(runs on the UTC day ``day`` (YYYY-MM-DD), runs in all) the team has sent to ``board``: every recorded
+        submission but those refused unscored. Recorded runs stay recorded, whatever happens to the runs folder."""
+        marks = ", ".join("?" for _ in UNSCORED_CODES)
+        sql = ("SELECT count(*), coalesce(sum(substr(r.submitted_at, 1, 10) = ?), 0) FROM runs r JOIN teams t "
+               "USING (team_id) WHERE r.board = ? AND t.name = ? AND r.kind = 'submission' AND r.run_id NOT IN "
+               f"(SELECT run_id FROM problems WHERE code IN ({marks}))")
+        total, today = self.db.execute(sql, (day, board, team, *UNSCORED_CODES)).fetchone()
+        return int(today), int(total)
+
+    def submission_counts(self, board: str) -> dict[str, int]:
+        """Runs each team sent to ``board`` (valid and rejected; baselines and reported results are not sent)."""
+        rows = self.db.execute("SELECT t.name, count(*) FROM runs r JOIN teams t USING (team_id) WHERE r.board = ? "
+                               "AND r.kind = 'submission' GROUP BY t.name", (board,))
+        return {name: n for name, n in rows}
+
     def team_contact(self, name: str) -> str | None:
         row = self.db.execute("SELECT contact FROM teams WHERE name = ?", (name,)).fetchone()
         return row[0] if row else None
@@ -548,6 +601,36 @@ class Registry:
         except sqlite3.DatabaseError as e:
             out.append(f"database: {_sql_msg(e)}")
         return out
+
+
+@dataclass
+class Quota:
+    """Per-team limits on one board: runs per UTC day of submission and runs in all (None: no limit)."""
+
+    per_day: int | None = None
+    total: int | None = None
+
+    def refusal(self, reg: Registry, board: str, team: str, submitted_at: str) -> str | None:
+        """Why one more run of ``team`` submitted at ``submitted_at`` is over the quota, or None."""
+        day = submitted_at[:10]
+        today, total = reg.quota_used(board, team, day)
+        return self.why(today, total, day)
+
+    def why(self, today: int, total: int, day: str) -> str | None:
+        """Why a run is refused when the team has already sent ``today`` runs on ``day`` and ``total`` in all."""
+        if self.total is not None and total >= self.total:
+            return f"over the quota: the team has sent {total} of its {self.total} runs; not scored"
+        if self.per_day is not None and today >= self.per_day:
+            return f"over the quota: the team has sent {today} of its {self.per_day} runs for {day} (UTC); not scored"
+        return None
+
+
+def over_quota(graded, message: str, code: str = "over-quota"):
+    """``graded`` as a rejected run holding one problem and nothing scored (its records and per-item ranks dropped)."""
+    from dataclasses import replace
+
+    problem = {"severity": "error", "code": code, "file": None, "pointer": "", "message": message}
+    return replace(graded, valid=False, problems=[problem], records=[], table=None)
 
 
 def _make_private(path: Path) -> None:

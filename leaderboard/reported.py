@@ -19,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from dialeval import __version__
+from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.core.errors import UsageError
 
 META_COLUMNS = {"team", "system", "split", "task", "group", "source", "published_band", "note"}
@@ -107,7 +108,7 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
     return out
 
 
-def import_reported(reg, path: Path, board: str, benchmark: str = "dstc6", team_prefix: str = "") -> tuple[int, int]:
+def import_reported(reg, path: Path, board: str, benchmark: str = DEFAULT_BENCHMARK, team_prefix: str = "") -> tuple[int, int]:
     """Record every team of ``path`` as a reported run on ``board``; returns (created, already there)."""
     from dialeval.leaderboard.registry import now_utc
     from dialeval.leaderboard.scoring import Graded

@@ -144,34 +144,95 @@ def _headline(records: list[dict], metric: str, split: str | None) -> float | No
     return None
 
 
-def superseded_runs(runs) -> dict[int, int]:
-    """{old run id: the run that replaced it}: a team's earlier valid graded runs, each replaced by its latest.
+def superseded_runs(runs, rule: str = "latest", score=None) -> dict[int, int]:
+    """{old run id: the run that counts instead}: a team's other valid graded runs, each replaced by the one that
+    counts under the board's rule (challenge.toml ``counts``):
 
-    A team's submissions compete as one entry: its latest run (by submission time, then run id). Baselines are
-    reference systems, not entries: each baseline system stands on its own.
+    * ``latest``: the latest run (by submission time, then run id);
+    * ``best-public``: the best score on the visible splits (``score(run)``; equal scores: the earliest);
+    * ``chosen``: the latest run the team marked ``"chosen": true`` in team.json, else its latest run.
+
+    A team's submissions compete as one entry. Baselines are reference systems, not entries: each baseline
+    system stands on its own (its latest run).
     """
-    latest: dict[tuple, object] = {}
+    groups: dict[tuple, list] = {}
     for r in runs:
         if r.status != "valid" or r.kind == "reported":
             continue
         key = (r.kind, r.team, r.system) if r.kind == "baseline" else (r.kind, r.team)
-        if key not in latest or (r.submitted_at, r.run_id) > (latest[key].submitted_at, latest[key].run_id):
-            latest[key] = r
+        groups.setdefault(key, []).append(r)
     out = {}
-    for r in runs:
-        if r.status != "valid" or r.kind == "reported":
-            continue
-        key = (r.kind, r.team, r.system) if r.kind == "baseline" else (r.kind, r.team)
-        if latest[key].run_id != r.run_id:
-            out[r.run_id] = latest[key].run_id
+    for key, rs in groups.items():
+        latest = max(rs, key=lambda r: (r.submitted_at, r.run_id))
+        counted = latest
+        if key[0] != "baseline" and rule == "best-public" and score is not None:
+            scored = [(v, r) for r in rs if (v := score(r)) is not None]
+            if scored:  # the best score; equal scores: the earliest run
+                counted = max(scored, key=lambda vr: (vr[0], -_when(vr[1].submitted_at), -vr[1].run_id))[1]
+        elif key[0] != "baseline" and rule == "chosen":
+            chosen = [r for r in rs if getattr(r, "chosen", False)]
+            counted = max(chosen, key=lambda r: (r.submitted_at, r.run_id)) if chosen else latest
+        out.update({r.run_id: counted.run_id for r in rs if r.run_id != counted.run_id})
     return out
 
 
-def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bool = False) -> dict:
+def board_challenge(reg, board: str):
+    """The challenge.toml kept for ``board`` (a :class:`~dialeval.leaderboard.challenge.Challenge`), or None."""
+    from dialeval.leaderboard import challenge as challenges
+
+    source = reg.challenge_source(board)
+    return challenges.parse(source, f"the challenge.toml kept for board {board}") if source else None
+
+
+def counted_runs(reg, runs, metric: str, challenge=None, hidden=frozenset()) -> dict[int, int]:
+    """:func:`superseded_runs` under the board's rule. ``best-public`` compares the runs on the splits public
+    while the challenge runs: not ``hidden``, not in a hidden phase (revealed or not, so a reveal never changes
+    which run counts, and the test split never chooses it)."""
+    rule = challenge.counts if challenge is not None else "latest"
+    if rule != "best-public":
+        return superseded_runs(runs, rule)
+    secret = set(hidden) | {s for p in challenge.phases if p.hidden for s in (p.splits or [])}
+
+    def score(r):
+        return _visible_score(_public_records(reg.records(run_id=r.run_id), r.splits, secret), metric)
+    return superseded_runs(runs, rule, score)
+
+
+def _visible_score(records: list[dict], metric: str) -> float | None:
+    """A run's score over the splits the page shows: its overall number, else the item-weighted (micro) mean of
+    its per-split numbers (the overall number pools a hidden split and is not published)."""
+    v = _headline(records, metric, None)
+    if v is not None:
+        return v
+    rows = [r for r in records if r["metric"] == metric and r.get("subset") is None and r["group"] == "all"
+            and r.get("average") == "micro" and r["split"] != "all" and r.get("n")]
+    n = sum(r["n"] for r in rows)
+    return sum(r["value"] * r["n"] for r in rows) / n if n else None
+
+
+def board_superseded(reg, board: str, at: str | None = None) -> dict[int, int]:
+    """The runs the public site leaves out of the board's ranking as superseded, as :func:`build_site` decides
+    them (the board's challenge.toml counting rule, see :func:`counted_runs`; the benchmark's first metric):
+    ``dialeval rank`` ranks the same runs. ``at`` is accepted for callers that judge phases at a time; which run
+    counts does not depend on it (best-public never looks at a hidden phase's splits, revealed or not)."""
+    from dialeval.leaderboard.scoring import benchmark_info
+
+    runs = reg.runs(board=board)
+    if not runs:
+        return {}
+    try:
+        metric = benchmark_info(runs[0].benchmark)["default_metrics"][0]
+    except UsageError:
+        metric = "hits@1"
+    return counted_runs(reg, runs, metric, board_challenge(reg, board))
+
+
+def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bool = False, challenge=None) -> dict:
     from dialeval.leaderboard.bands import rank_board
     from dialeval.leaderboard.reported import threshold_band
     from dialeval.leaderboard.scoring import benchmark_info
 
+    secret = set(hidden)  # what the public site hides, also on a private build: best-public compares public scores
     hidden = set() if private else set(hidden)
     runs = reg.runs(board=board)
     benchmark = runs[0].benchmark
@@ -186,7 +247,9 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
     splits = sorted({s for r in runs for s in r.splits if s not in hidden})
     graded_splits = sorted({s for r in runs if r.kind != "reported" and r.status == "valid" for s in r.splits})
     scope = "all" if not hidden or not set(graded_splits) & hidden else [s for s in graded_splits if s not in hidden]
-    superseded = superseded_runs(runs)
+    counts = challenge.counts if challenge is not None else "latest"
+    superseded = counted_runs(reg, runs, metric, challenge, secret)
+    n_sent = reg.submission_counts(board)
     exclude = frozenset() if all_runs else frozenset(superseded)
     ranking = rank_board(reg, board, metric, scope, exclude=exclude) if graded_splits and scope else None
     metrics = list(dict.fromkeys(m for r in runs if r.status == "valid" for m in r.metrics))
@@ -202,7 +265,7 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
                     "published band: ") else "",
                 "team_page": f"team-{_team_index(reg, r.team)}.html",
                 "by_split": {s: _headline(recs, metric, s) for s in splits},
-                "superseded": superseded.get(r.run_id), **(extra or {})}
+                "superseded": superseded.get(r.run_id), "n_sent": n_sent.get(r.team, 0), **(extra or {})}
 
     ranked = []
     if ranking is not None:
@@ -266,7 +329,9 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
                            for g in sorted({g for t in per_task for g in t["groups"]}, key=_group_order)],
             "ranked": ranked, "reported": reported, "rejected": rejected, "per_task": per_task, "superseded": old,
             "all_runs": all_runs, "has_baselines": any(v["kind"] == "baseline" for v in ranked),
-            "n_graded": sum(1 for r in runs if r.kind != "reported"),
+            "n_graded": sum(1 for r in runs if r.kind != "reported"), "counts": counts,
+            "challenge_page": f"challenge-{slug(board)}.html" if challenge is not None else "",
+            "deadlines": challenge.deadlines() if challenge is not None else [],
             "updated": max((r.submitted_at for r in runs), default=""),
             "ranking_signature": ranking_signature, "ranking_notes": ranking.notes if ranking else [],
             "band_rule": ranking.rule_text if ranking else "",
@@ -515,15 +580,19 @@ def _when(ts: str) -> float:
         return 0.0
 
 
-def progress_chart(rows: list[dict], width: int = 680, height: int = 220, n_xticks: int = 5) -> dict | None:
-    """Each graded run as a point (submission time, score) and the best score so far as a step line."""
+def progress_chart(rows: list[dict], width: int = 680, height: int = 220, n_xticks: int = 5,
+                   deadlines: list[tuple[str, str]] | None = None) -> dict | None:
+    """Each graded run as a point (submission time, score), the best score so far as a step line, and each
+    phase's deadline (label, RFC 3339 time) as a marked vertical line; the time axis covers all of them."""
     pts = sorted(((_when(r["submitted_at"]), r["submitted_at"], r) for r in rows if r.get("score") is not None),
                  key=lambda p: (p[0], p[2]["run_id"]))
     if not pts:
         return None
     left, right, top, bottom = 46, 40, 10, 40  # room for the axis labels and the last date
     lo, hi, ticks = axis([p[2]["score"] for p in pts])
-    t0, t1 = pts[0][0], pts[-1][0]
+    marks = [(label, stamp, _when(stamp)) for label, stamp in (deadlines or [])]
+    t0 = min([pts[0][0], *(m[2] for m in marks)])
+    t1 = max([pts[-1][0], *(m[2] for m in marks)])
 
     def x(t):
         return round(left + (0.5 if t1 == t0 else (t - t0) / (t1 - t0)) * (width - left - right), 1)
@@ -541,13 +610,14 @@ def progress_chart(rows: list[dict], width: int = 680, height: int = 220, n_xtic
         elif r["score"] > best:  # the best so far only rises: a step at the run that raised it
             path.append(f"H{x(t)}V{y(r['score'])}")
             best = r["score"]
-    path.append(f"H{x(t1)}")
+    path.append(f"H{x(pts[-1][0])}")
     xticks = []
     for t in ([t0] if t1 == t0 else [t0 + (t1 - t0) * i / (n_xticks - 1) for i in range(n_xticks)]):
         xticks.append({"x": x(t), "label": _dt.datetime.fromtimestamp(t, _dt.UTC).strftime("%Y-%m-%d")})
     return {"width": width, "height": height, "left": left, "right": width - right, "top": top,
             "base": height - bottom, "points": points, "path": "".join(path),
-            "yticks": [{"y": y(v), "label": _tick_label(v)} for v in ticks], "xticks": xticks}
+            "yticks": [{"y": y(v), "label": _tick_label(v)} for v in ticks], "xticks": xticks,
+            "deadlines": [{"x": x(t), "label": label, "date": stamp} for label, stamp, t in marks]}
 
 
 # ---- rendering ----------------------------------------------------------------------------------------
@@ -569,12 +639,17 @@ def _env():
 
 
 def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] | None = None,
-               title: str = "dialeval leaderboard", all_runs: bool = False) -> Path:
+               title: str = "dialeval leaderboard", all_runs: bool = False, reveal: bool = False,
+               now: str | None = None) -> Path:
     """Render every board of ``reg`` into ``out`` (replaced atomically); returns the path of index.html.
 
-    ``all_runs``: rank every run, resubmissions included (marked superseded); by default only a team's latest run
-    is ranked and its earlier runs are listed apart as superseded.
+    ``all_runs``: rank every run, resubmissions included (marked superseded); by default only the run that counts
+    for each team is ranked (its latest, or what the board's challenge.toml ``counts`` says) and its other runs
+    are listed apart as superseded. A board graded with a challenge.toml gets its challenge page, and the splits
+    of its hidden phases stay off the public site until the phase has ended (at ``now``: an RFC 3339 time, else
+    ``DIALEVAL_NOW``, else the clock) and ``reveal`` is given.
     """
+    from dialeval.leaderboard import challenge as challenges
     from dialeval.leaderboard.outdir import (
         SITE_MARKER,
         check_out_folder,
@@ -589,6 +664,13 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
         raise UsageError(f"{reg.path}: no runs to publish")
     # before anything is written: a misspelled hidden split would publish the real one
     hidden_of = hidden_by_board(hidden, {b: {s for r in reg.runs(board=b) for s in r.splits} for b in boards})
+    at = challenges.now(now)
+    board_challenge = {}
+    for b in boards:
+        source = reg.challenge_source(b)
+        board_challenge[b] = challenges.parse(source, f"the challenge.toml kept for board {b}") if source else None
+    # decided before anything is written: --reveal before a hidden phase has ended is refused
+    board_hidden = {b: hidden_of[b] | challenges.hidden_splits(board_challenge[b], at, reveal) for b in boards}
     out = Path(out)
     check_out_folder(out, protect={"the registry": reg.path})
     env = _env()
@@ -603,12 +685,19 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
         views = []
         team_runs: dict[str, list[dict]] = {}
         for b in boards:
-            view = collect_board(reg, b, hidden_of[b], private, all_runs)
+            ch = board_challenge[b]
+            view = collect_board(reg, b, board_hidden[b], private, all_runs, challenge=ch)
             view["chart"] = interval_chart(view["ranked"])
-            view["progress"] = progress_chart([*view["ranked"], *view["superseded"]])
+            view["progress"] = progress_chart([*view["ranked"], *view["superseded"]], deadlines=view["deadlines"])
             # phones get a chart drawn for their width, so its text stays 11 px instead of shrinking to fit
-            view["progress_narrow"] = progress_chart([*view["ranked"], *view["superseded"]], 360, 220, 3)
+            view["progress_narrow"] = progress_chart([*view["ranked"], *view["superseded"]], 360, 220, 3,
+                                                     deadlines=view["deadlines"])
             views.append(view)
+            if ch is not None:
+                _write(tmp / view["challenge_page"], env.get_template("challenge.html").render(
+                    board=view, ch=ch, paragraphs=challenges.paragraphs, commands=challenges.submit_commands(ch, __version__),
+                    hidden_now=sorted(board_hidden[b]) if not private else [],
+                    page_title=f"{ch.title} · {title}", **common))
             _write(tmp / f"board-{view['slug']}.html",
                    env.get_template("board.html").render(board=view, page_title=f"{b} · {title}", **common))
             # ASCII JSON: names stay exact, their bidi and invisible characters written as \\u escapes

@@ -31,6 +31,9 @@ def test_demo_runs_whole_chain(isolated_cache):
     for split in ("tst1", "tst4"):
         assert len(list((out / "submission" / split).glob("*.answers.json"))) == 5
     assert "report.json" in res.output and "submission" in res.output
+    # the organizer half publishes the shipped challenge.toml as the board's challenge page
+    page = (out / "organizer" / "site" / "challenge-demo.html").read_text()
+    assert "challenge-demo.html" in res.output and "How to submit" in page and "organizer@example.org" not in page
 
 
 def test_score_defaults_to_embedded_challenge(isolated_cache):

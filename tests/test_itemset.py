@@ -110,3 +110,40 @@ def test_a_declared_benchmark_scores_through_the_one_loop(tmp_path):
     assert ev.signature_fields == {"ties": "pessimistic"} and ev.data.files == ["test.txt"]
     ev = Pairs().evaluate(Request(tmp_path / "s.json", data, split="dev"))
     assert not ev.valid and {p.code for p in ev.problems} == {"unknown-dialog", "missing-dialog"}
+
+
+# ---- the same rule on DSTC6 and AirDialogue, and grading asks every benchmark ------------------------------------
+def test_dstc6_single_file_without_split_scores_the_split_its_ids_name(tmp_path):
+    from conftest import make_challenge, ranking
+
+    root = tmp_path / "challenge"
+    make_challenge(root, split="tst1", seed=1)
+    tst2 = make_challenge(root, split="tst2", seed=2)
+    run = [ranking(it.dialog_id, [tst2.gold[it.dialog_id]]) for t in tst2.tasks for it in tst2.items[t]]
+    sub = write(tmp_path / "run.json", run)
+    ev = get("dstc6").evaluate(Request(sub, root))
+    assert ev.splits == ["tst2"] and ev.valid and set(ev.table.gold_rank.tolist()) == {1}
+    assert get("dstc6").splits_of(sub, root) == ["tst2"]
+    with pytest.raises(UsageError, match=r"give --split for a single result file \(one of: tst1, tst2\)"):
+        get("dstc6").evaluate(Request(write(tmp_path / "none.json", []), root))
+
+
+def test_airdialogue_without_split_needs_one_when_the_data_hold_several(tmp_path):
+    bench = get("airdialogue")
+    with pytest.raises(UsageError, match=r"airdialogue: give --split \(one of: dev, test\)"):
+        bench.choose_splits(Request(tmp_path / "preds.jsonl", tmp_path), ["dev", "test"])
+    assert bench.choose_splits(Request(tmp_path / "preds.jsonl", tmp_path), ["dev"]) == ["dev"]
+    with pytest.raises(UsageError, match="airdialogue: a submission file is scored against one split"):
+        bench.choose_splits(Request(tmp_path / "preds.jsonl", tmp_path, split="all"), ["dev", "test"])
+
+
+def test_grading_infers_a_single_file_runs_splits_for_any_benchmark(tmp_path, babi_data, ubuntu):  # noqa: F811
+    from dialeval.leaderboard.grade import splits_held
+
+    sub = write(tmp_path / "r.json", ranked((f"{DEV}:1:1", ["1"])))
+    assert splits_held(sub, "babi", babi_data) == ["dev"]
+    items = {"valid:1": {"gt": 1}, "test:2": {"gt": 1}}
+    assert splits_held(write(tmp_path / "s.json", {"format": "scores", "items": items}), "ubuntu", ubuntu) == [
+        "valid", "test"]
+    np.save(tmp_path / "s.npy", np.zeros((4, 10)))
+    assert splits_held(tmp_path / "s.npy", "ubuntu", ubuntu) is None  # a matrix names no split

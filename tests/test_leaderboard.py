@@ -89,7 +89,9 @@ def test_regrading_is_a_noop_and_a_changed_submission_is_a_new_run(demo, challen
 
     files = _members(BASELINES / "rule-based" / "submission.tgz")
     write_tgz(runs2 / "team-delta" / "submission.tgz", degrade(files, 0.6, 99))
-    (runs2 / "team-delta" / "team.json").write_text(json.dumps({"team": "Team Delta", "system": "retrieval"}))
+    # dated inside the demo challenge's phase: the board's kept challenge.toml is enforced on every grade
+    (runs2 / "team-delta" / "team.json").write_text(json.dumps({"team": "Team Delta", "system": "retrieval",
+                                                                "submitted_at": "2017-09-14T08:00:00Z"}))
     s2 = grade(runs2, "dstc6", challenge, out / "registry", progress=False, board="demo")
     assert [o.status for o in s2.outcomes] == ["valid"]
     with Registry(out / "registry") as reg:
@@ -214,7 +216,8 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
     db.close()
     with Registry(tmp_path) as reg:
         assert reg.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-        assert reg.runs()[0].team == "Old Team" and reg.runs()[0].note is None
+        assert reg.runs()[0].team == "Old Team" and reg.runs()[0].note is None and reg.runs()[0].chosen is False
+        assert reg.challenge_source("b") is None
         assert reg.check() == []
 
 

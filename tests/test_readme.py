@@ -8,8 +8,8 @@ environment's ``dialeval`` console script first on PATH. The README's convention
   shell): it is skipped with that reason;
 - ``→ exit N`` in the comment is the exit code the command must end with (otherwise 0);
 - a ```text block right after a ```sh block is the output of that block's last command: each of its lines must
-  match an output line (stdout and stderr), in order; ``…`` stands for any text, a line of only ``…`` for any
-  lines;
+  match an output line (stdout and stderr as a terminal shows them), in order; ``…`` stands for any text, a line
+  of only ``…`` for any lines;
 - ``python3 -m pip install …`` parts of a ``&&`` chain are not run (installing into the test's environment is
   what tox itself does; a fresh install is checked by hand); the rest of the chain is.
 
@@ -149,15 +149,16 @@ class Workspace:
         for rel in CHECKOUT_FILES:
             shutil.copytree(REPO / rel, self.cwd / rel)
         self.env = cli_env()
-        self.env.update(DIALEVAL_CACHE_DIR=str(root / "cache"), DIALEVAL_NO_PROGRESS="1",
+        self.env.update(DIALEVAL_CACHE_DIR=str(root / "cache"), DIALEVAL_NO_PROGRESS="1", PYTHONUNBUFFERED="1",
                         PATH=os.pathsep.join([str(Path(sys.executable).parent), self.env.get("PATH", "")]))
         self.results: dict[int, subprocess.CompletedProcess] = {}
 
     def run(self, cmd: Command) -> subprocess.CompletedProcess:
         if cmd.line not in self.results:
+            # one stream, unbuffered: the output in the order a terminal shows it
             self.results[cmd.line] = subprocess.run(
-                ["bash", "-c", "set -o pipefail\n" + cmd.runnable], cwd=self.cwd, env=self.env, capture_output=True,
-                text=True, timeout=TIMEOUT)
+                ["bash", "-c", "set -o pipefail\n" + cmd.runnable], cwd=self.cwd, env=self.env, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
         return self.results[cmd.line]
 
     def run_through(self, index: int) -> subprocess.CompletedProcess:
@@ -167,7 +168,7 @@ class Workspace:
                 res = self.run(before)
                 if res.returncode != before.exit_code:
                     pytest.fail(f"README.md:{before.line} (run before line {COMMANDS[index].line}) exited "
-                                f"{res.returncode}, not {before.exit_code}: {before.text}\n{res.stderr[-2000:]}")
+                                f"{res.returncode}, not {before.exit_code}: {before.text}\n{res.stdout[-2000:]}")
         return self.run(COMMANDS[index])
 
 
@@ -196,12 +197,11 @@ def params():
 def test_readme_command(index, workspace):
     cmd = COMMANDS[index]
     res = workspace.run_through(index)
-    said = f"README.md:{cmd.line} ({cmd.section}): {cmd.text}\n--- stdout\n{res.stdout[-3000:]}\n--- stderr\n" \
-           f"{res.stderr[-3000:]}"
+    said = f"README.md:{cmd.line} ({cmd.section}): {cmd.text}\n--- output\n{res.stdout[-4000:]}"
     assert res.returncode == cmd.exit_code, said
-    assert "Traceback" not in res.stderr, said
+    assert "Traceback" not in res.stdout, said
     if cmd.output is not None:
-        missing = output_matches(cmd.output, res.stdout + "\n" + res.stderr)
+        missing = output_matches(cmd.output, res.stdout)
         assert missing is None, f"output line not found: {missing!r}\n{said}"
 
 

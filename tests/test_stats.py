@@ -198,3 +198,101 @@ def test_holm_marks_adjusted_values_driven_by_a_floor():
     adj, bound = stats.holm_bounds([0.001, 0.0012], floor=[True, False])
     assert adj.tolist() == pytest.approx([0.002, 0.002])  # the second is set by the floor term
     assert bound.tolist() == [True, True]
+
+
+# ---- speed without new numbers (issue 26 item 7): the fast paths give scipy's and the old loop's bits ------------
+def _scipy_only(monkeypatch):
+    """The statistics as scipy computes them, call by call (what every number was before the shared draws)."""
+    monkeypatch.setattr(stats, "_shared_draws", lambda: False)
+
+
+def _cases():
+    rng = np.random.default_rng(11)
+    for t, n in enumerate((10, 11, 300, 2000, 5001)):
+        hits_a, hits_b = (rng.random(n) < 0.6).astype(float), (rng.random(n) < 0.5).astype(float)
+        rr_a, rr_b = 1.0 / rng.integers(1, 11, n), 1.0 / rng.integers(1, 11, n)
+        clusters = None if t % 2 else rng.integers(0, max(2, n // 3), n)
+        yield hits_a, hits_b, clusters
+        yield rr_a, rr_b, clusters
+        yield rr_a, rr_a.copy(), clusters  # identical runs
+
+
+@pytest.mark.parametrize("resamples", [1000, 419])
+def test_shared_draws_give_scipys_numbers_bit_for_bit(monkeypatch, resamples):
+    fast = []
+    for a, b, cl in _cases():
+        fast.append((stats.paired_bootstrap(a, b, cl, resamples, 5), stats.approximate_randomization(a, b, cl, resamples, 5),
+                     stats.interval(a, cl, resamples, 5), stats.interval(b, cl, resamples, 5)))
+    _scipy_only(monkeypatch)
+    for (a, b, cl), got in zip(_cases(), fast, strict=True):
+        want = (stats.paired_bootstrap(a, b, cl, resamples, 5), stats.approximate_randomization(a, b, cl, resamples, 5),
+                stats.interval(a, cl, resamples, 5), stats.interval(b, cl, resamples, 5))
+        assert repr(got) == repr(want)
+
+
+def _one_task(ranks, convs=None):
+    ids = [f"i{k:05d}" for k in range(len(ranks))]
+    return RankTable.build(benchmark="dstc6", split="tst1", group="1", item_ids=ids, gold_rank=ranks, n_candidates=10,
+                           conversation_ids=convs)
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_compare_tables_draws_once_for_every_metric_with_the_same_numbers(monkeypatch, clustered):
+    rng = np.random.default_rng(3)
+    convs = [f"c{k // 3}" for k in range(3000)] if clustered else None
+    ta = _one_task(np.where(rng.random(3000) < 0.55, 1, rng.integers(1, 11, 3000)), convs)
+    tb = _one_task(np.where(rng.random(3000) < 0.5, 1, rng.integers(1, 11, 3000)), convs)
+    metrics = [get(m) for m in ("p@1", "p@2", "mrr")]
+    fast = [r.to_json() for r in stats.compare_tables(ta, tb, metrics)]
+    _scipy_only(monkeypatch)
+    assert fast == [r.to_json() for r in stats.compare_tables(ta, tb, metrics)]
+
+
+def _old_pairwise_randomization(values, clusters, resamples, seed):
+    """The loop before issue 26: int8 draws per batch, converted to float64 signs, one product per batch."""
+    values = np.asarray(values, dtype=np.float64)
+    k, units = values.shape
+    _, inverse = np.unique(np.arange(units) if clusters is None else clusters, return_inverse=True)
+    n_cl = int(inverse.max()) + 1
+    sums = np.stack([np.bincount(inverse, weights=row, minlength=n_cl) for row in values])
+    observed = sums.sum(axis=1) / float(units)
+    ii, jj = np.array([(x, y) for x in range(k) for y in range(x + 1, k) if not np.array_equal(sums[x], sums[y])]).T
+    obs = np.abs(observed[ii] - observed[jj]) - 1e-12
+    hits = np.zeros(len(ii), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    step = stats._batch(n_cl, 1)
+    for start in range(0, resamples, step):
+        stop = min(resamples, start + step)
+        signs = rng.integers(0, 2, size=(stop - start, n_cl), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+        proj = signs @ sums.T / float(units)
+        hits += np.count_nonzero(np.abs(proj[:, ii] - proj[:, jj]) >= obs, axis=0)
+    p = np.ones((k, k))
+    p[ii, jj] = p[jj, ii] = (hits + 1) / (resamples + 1)
+    return p
+
+
+@pytest.mark.parametrize("kind", ["mrr", "hits-clustered", "hits-few-differences"])
+def test_pairwise_randomization_is_the_old_loop_bit_for_bit(kind):
+    rng = np.random.default_rng(4)
+    n, k = 9001, 5
+    clusters = np.arange(n) // 3 if kind != "mrr" else None
+    if kind == "mrr":
+        values = 1.0 / rng.integers(1, 11, (k, n))
+    else:
+        values = (rng.random((k, n)) < 0.5).astype(float)
+        if kind == "hits-few-differences":  # null statistics land exactly on the observed one: ties of |stat|
+            values = np.repeat(values[:1], k, axis=0)
+            for r in range(1, k):
+                values[r, rng.choice(n, 3 * r, replace=False)] = 1 - values[r, 0]
+    got = stats.pairwise_randomization(values, clusters, 3001, 9)
+    assert np.array_equal(got, _old_pairwise_randomization(values, clusters, 3001, 9))
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (7, 13), (400, 2001), (1, 1)])
+def test_sign_draws_are_numpys_int8_draws(shape):
+    a, b = np.random.default_rng(2), np.random.default_rng(2)
+    for _ in range(3):  # several calls: each starts from a fresh 32-bit draw, as numpy's own
+        want = a.integers(0, 2, size=shape, dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+        got = np.concatenate([blk for _, blk in stats._sign_rows(b, *shape)])
+        assert np.array_equal(got, want)
+    assert a.integers(0, 10**6, 5).tolist() == b.integers(0, 10**6, 5).tolist()  # the streams stay aligned

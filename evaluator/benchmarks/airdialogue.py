@@ -647,6 +647,8 @@ class AirDialogue(Benchmark):
     name: ClassVar[str] = "airdialogue"
     title: ClassVar[str] = "AirDialogue flight booking: final-state scores (name, flight, status; scaled and exact totals)"
     group_label: ClassVar[str] = "task"
+    one_split: ClassVar[bool] = True  # a predictions file answers one split
+    embedded_folder: ClassVar[str | None] = "airdialogue"  # its simulated data in the embedded default challenge
     split_names: ClassVar[tuple[str, ...]] = ("train", "dev", "test")
     data_name: ClassVar[str] = "AirDialogue"
     split_descriptions: ClassVar[dict[str, str]] = {"train": "training dialogs", "dev": "development dialogs",
@@ -696,10 +698,7 @@ class AirDialogue(Benchmark):
 
     def evaluate(self, request: Request) -> Evaluation:
         o = _options(request.options)
-        splits = self.check_split_names(request.split, self.splits(request.data))
-        if len(splits) != 1:
-            raise UsageError("airdialogue: a submission answers one split; choose it with --split")
-        split = splits[0]
+        (split,) = self.choose_splits(request, self.splits(request.data))
         if request.groups and set(request.groups) != {GROUP}:
             raise UsageError(f"airdialogue has one task, {GROUP!r}")
         data_path, kb_path = fmt.split_paths(request.data, split)

@@ -116,10 +116,39 @@ class Benchmark:
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)
     separate_keys: ClassVar[bool] = False  # answer keys may sit in their own folder (``--keys``)
     problem_codes: ClassVar[dict[str, str]] = {}  # this benchmark's own problem codes -> meaning
+    one_split: ClassVar[bool] = False  # a submission file answers one split (several are refused)
+    # where the command line finds data when no --data is given (after the benchmark's sample data is looked up
+    # by name): an environment variable naming a folder, and the sub-folder of the embedded simulated challenge
+    data_env: ClassVar[str | None] = None
+    embedded_folder: ClassVar[str | None] = None
 
     def splits(self, data: Path) -> list[str]:
         """Split names present under ``data``."""
         raise NotImplementedError
+
+    def splits_of(self, submission: str | Path, data: Path) -> list[str] | None:
+        """The splits a submission covers, or None when it cannot tell (the default): what :meth:`choose_splits`
+        scores without ``--split``, and what grading records for a run."""
+        return None
+
+    def choose_splits(self, request: Request, available: list[str]) -> list[str]:
+        """THE split rule of every benchmark: ``--split`` names the splits (``all``: every one the data hold).
+        Without it, data holding one split are scored on it; otherwise every split the submission covers
+        (:meth:`splits_of`), and a submission whose splits cannot be told needs ``--split``. A benchmark whose
+        submission file answers one split (``one_split``) refuses several."""
+        if request.split is not None:
+            names = self.check_split_names(request.split, available)
+        elif len(available) == 1:
+            names = list(available)
+        else:
+            covered = self.splits_of(request.submission, Path(request.data)) if available else None
+            names = [s for s in available if s in (covered or ())]
+            if not names:
+                raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'})")
+        if self.one_split and len(names) > 1:
+            raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
+                             f"(one of: {', '.join(available)})")
+        return names
 
     def evaluate(self, request: Request) -> Evaluation:
         raise NotImplementedError
@@ -157,20 +186,6 @@ class Benchmark:
         require_splits(names, available, f"{self.name}: no split {{name!r}} in the data (available: {{known}})")
         return names
 
-
-    def one_split(self, requested, available) -> str:
-        """The one split a submission file is scored against (a file holds the items of one split)."""
-        available = list(available)
-        if requested is None:
-            if len(available) == 1:
-                return available[0]
-            raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'})")
-        names = self.check_split_names(requested, available) if requested not in ("all", ["all"]) or \
-            len(available) != 1 else available
-        if len(names) > 1:
-            raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
-                             f"(one of: {', '.join(available)})")
-        return names[0]
 
 
 def parse_split_names(requested: str | list | tuple) -> list[str]:

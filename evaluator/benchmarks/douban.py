@@ -2,8 +2,9 @@
 TSV form, ten candidates per context, scored with MAP, MRR, P@1 and R10@k (:mod:`dialeval.metrics.selection`).
 
 Data (:mod:`dialeval.formats.douban`): ``--data test.txt`` (the split is the file's stem) or a folder holding
-``dev.txt`` / ``valid.txt`` / ``test.txt``. Submissions: one score per data line (or DAM's ``score<TAB>label``:
-a label that differs from the data's means the files are misaligned), or JSON scores keyed by context id
+the split files (``dev.txt``/``test.txt``; Ubuntu v1 ``valid.txt``/``test.txt``). Submissions: one score per
+data line (or DAM's ``score<TAB>label``: a label that differs from the data's means the files are misaligned),
+or JSON scores keyed by context id
 (``{"format": "scores", "items": {"test:1": {"1": 0.3, ..., "10": 0.1}}}``; a missing context scores 0).
 
 The published scorers disagree, so the protocol is chosen and named in the signature: ``--contexts mixed``
@@ -69,7 +70,8 @@ class _TsvBenchmark(ItemSetBenchmark):
             return {data.stem: [data.name]}
         found = {s: [f"{s}.txt"] for s in self.split_names if (data / f"{s}.txt").exists()}
         if not found:
-            raise UsageError(f"{data}: no such file, and no dev.txt, valid.txt or test.txt in such a folder")
+            raise UsageError(f"{data}: no such file, and no {' or '.join(s + '.txt' for s in self.split_names)} in "
+                             "such a folder")
         return found
 
     def load(self, data, split, group, with_gold, problems):
@@ -242,17 +244,20 @@ def _count_lines(path: Path) -> int:
 class Douban(_TsvBenchmark):
     name = "douban"
     data_name = "Douban Conversation Corpus"
+    split_names = ("dev", "test")
     title = "Douban Conversation Corpus response selection (1,000 test contexts x 10), MAP/MRR/P@1/R10@k"
 
 
 class Ecommerce(_TsvBenchmark):
     name = "ecommerce"
     data_name = "E-commerce Dialogue Corpus"
+    split_names = ("dev", "test")
     title = "E-commerce Dialogue Corpus response selection (1,000 test contexts x 10, one positive each)"
 
 
 class UbuntuV1(_TsvBenchmark):
     name = "ubuntu-v1"
     data_name = "Ubuntu Dialogue Corpus v1"
+    split_names = ("valid", "test")
     title = "Ubuntu Dialogue Corpus v1 in the SMN/DAM TSV form (gold first of 10): R2@1, R10@1, R10@2, R10@5"
     default_metrics = ("r2@1", "r10@1", "r10@2", "r10@5")

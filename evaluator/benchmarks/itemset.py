@@ -46,7 +46,7 @@ How to declare a new benchmark
 
 3. One line in :data:`dialeval.benchmarks.registry.BUILTIN`: ``"mine": "dialeval.benchmarks.mine:Mine"``.
 
-Optional declarations (defaults in :class:`ItemSetBenchmark`): ``one_split`` (a submission file answers one
+Optional declarations (defaults in :class:`ItemSetBenchmark` and its base): ``one_split`` (a submission file answers one
 split), ``nested`` (1-in-N sizes, e.g. ``(2, 10)`` for R2@1 and R10@k), :meth:`select_groups` (what ``--task``
 accepts), :meth:`loadable`, :meth:`other_split_ids` (the wrong-split hint), :meth:`splits_of`,
 :meth:`translate` (rewrite a submission before it is read, e.g. texts to ids) and :meth:`signature_fields`
@@ -96,7 +96,6 @@ class ItemSetBenchmark(Benchmark):
     """A benchmark read into item sets: subclasses declare (module docstring); :meth:`evaluate` is here."""
 
     options: ClassVar[tuple[Option, ...]] = (PROTOCOLS,)
-    one_split: ClassVar[bool] = False  # a submission file answers one split (several are refused)
     nested: ClassVar[tuple[int, ...]] = ()  # 1-in-N sizes whose ranks the table carries (R2@1: 2)
 
     # ---- what a benchmark declares ------------------------------------------------------------------
@@ -150,22 +149,6 @@ class ItemSetBenchmark(Benchmark):
         return {"ties": request.ties}
 
     # ---- the evaluate loop, once ----------------------------------------------------------------------
-    def choose_splits(self, request: Request, available: list[str]) -> list[str]:
-        """The split rule of the module docstring."""
-        if request.split is not None:
-            names = self.check_split_names(request.split, available)
-        elif len(available) == 1:
-            names = list(available)
-        else:
-            covered = self.splits_of(request.submission, Path(request.data)) if available else None
-            names = [s for s in available if s in (covered or ())]
-            if not names:
-                raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'})")
-        if self.one_split and len(names) > 1:
-            raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
-                             f"(one of: {', '.join(available)})")
-        return names
-
     def evaluate(self, request: Request) -> Evaluation:
         data = Path(request.data)
         present = self.present(data)

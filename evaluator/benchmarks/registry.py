@@ -7,6 +7,9 @@ import importlib
 from dialeval.benchmarks.base import GENERIC_OPTIONS, Benchmark
 from dialeval.core.errors import UsageError
 
+DEFAULT_BENCHMARK = "dstc6"
+"""The benchmark ``--benchmark`` and the API default to (the only place generic code learns its name)."""
+
 BUILTIN: dict[str, str] = {
     "dstc6": "dialeval.benchmarks.dstc6.benchmark:DSTC6",
     "airdialogue": "dialeval.benchmarks.airdialogue:AirDialogue",

@@ -71,6 +71,8 @@ def demo_cmd(out, baseline, seed, organizer):
                               progress=True)
         click.echo(f"5. organizer:  graded the reference baselines and simulated teams into "
                    f"{out_dir / 'organizer' / 'registry'}; leaderboard site: open {site.resolve().as_uri()}")
+        click.echo(f"   challenge page (overview, rules, phases, how to submit): "
+                   f"{(site.parent / 'challenge-demo.html').resolve().as_uri()}")
     click.echo(f"done in {time.perf_counter() - t0:.1f} s. Next: dialeval score {sub_dir} --split tst4 "
                "(the embedded default is used when no --challenge is given)")
     return 0

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.core.errors import UsageError
 
 REGISTRY_HELP = "Folder holding registry.sqlite (default: submissions/)."
@@ -36,7 +37,7 @@ def _registry_option(f):
 # ---- grade ----------------------------------------------------------------------------------------------
 @click.command("grade")
 @click.argument("runs", type=click.Path(exists=True, file_okay=False))
-@click.option("--benchmark", default="dstc6", show_default=True, help="Benchmark the runs answer.")
+@click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="Benchmark the runs answer.")
 @click.option("--data", type=click.Path(file_okay=False), default=None, help="The benchmark's data folder.")
 @click.option("--challenge", type=click.Path(file_okay=False), default=None, help="DSTC6 challenge folder (= --data).")
 @click.option("--keys", type=click.Path(file_okay=False), default=None, help="Answer keys in a separate folder.")
@@ -47,8 +48,11 @@ def _registry_option(f):
 @_registry_option
 @click.option("--board", default=None, help="Leaderboard name (default: <benchmark>-<data fingerprint>).")
 @click.option("--jobs", type=click.IntRange(1, 256), default=1, show_default=True, help="Grading processes.")
+@click.option("--challenge-file", type=click.Path(dir_okay=False), default=None,
+              help="The challenge's challenge.toml (schemas/challenge): kept with the board; its phases, quotas and "
+                   "counting rule are enforced.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board, jobs, as_json):
+def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board, jobs, challenge_file, as_json):
     """Grade every team run in RUNS (each with a team.json) into the registry.
 
     Unchanged submissions are skipped; invalid ones are recorded as rejected with their problems. Exit 1 when
@@ -57,8 +61,14 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
     from dialeval.commands.score import resolve_data
     from dialeval.leaderboard.grade import grade
 
+    rules = None
+    if challenge_file:
+        from dialeval.leaderboard.challenge import load
+
+        rules = load(challenge_file)
     data_dir = resolve_data(benchmark, data, challenge)[0]
-    summary = grade(runs, benchmark, data_dir, registry_dir, keys=keys, jobs=jobs, split=split, board=board)
+    summary = grade(runs, benchmark, data_dir, registry_dir, keys=keys, jobs=jobs, split=split, board=board,
+                    challenge=rules)
     if as_json:
         click.echo(json.dumps({"registry": str(summary.registry), "metric": summary.metric,
                                "runs": [o.__dict__ for o in summary.outcomes]}, indent=2))
@@ -74,6 +84,9 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
         t.add_row(_safe(o.entry), _safe(o.team), _safe(o.system), f"[{style}]{o.status}[/]",
                   str(o.run_id or "-"), _fmt(o.headline), _safe(o.message), style=None)
     Console(highlight=False, markup=True, soft_wrap=False).print(t)
+    if summary.challenge:
+        which = _safe(challenge_file) if summary.challenge == "given" else "the board's kept challenge.toml"
+        click.echo(f"challenge: {which} enforced (phases, quotas)")
     counts = ", ".join(f"{summary.count(s)} {s}" for s in ("valid", "rejected", "unchanged", "skipped", "outside")
                        if summary.count(s))
     click.echo(f"{len(summary.outcomes)} entries: {counts or 'none'}")
@@ -112,7 +125,7 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
 @click.option("--resamples", type=click.IntRange(100, 1_000_000), default=1000, show_default=True)
 @click.option("--seed", type=int, default=12345, show_default=True)
 @_registry_option
-@click.option("--benchmark", default="dstc6", show_default=True, help="For runs given as files.")
+@click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="For runs given as files.")
 @click.option("--data", type=click.Path(file_okay=False), default=None, help="For runs given as files.")
 @click.option("--keys", type=click.Path(file_okay=False), default=None)
 @click.option("--json", "as_json", is_flag=True)
@@ -204,15 +217,15 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
             raise UsageError(f"board {board!r} has no runs")
         metric = metric or benchmark_info(runs[0].benchmark)["default_metrics"][0]
         _check_scope(scope, runs, board)
-        from dialeval.leaderboard.site import superseded_runs
+        from dialeval.leaderboard.site import board_superseded
 
-        # the runs the site ranks: a team's runs compete as one entry (the site's rule), unless --all-runs
-        left_out = frozenset() if all_runs else frozenset(superseded_runs(runs))
+        # the runs the site ranks: a team's runs compete as one entry (the board's counting rule), unless --all-runs
+        left_out = frozenset() if all_runs else frozenset(board_superseded(reg, board))
         ranking = rank_board(reg, board, metric, scope, alpha, resamples, seed, rule=rule, test=test,
                              exclude=left_out)
         if left_out:
             ranking.notes.append(f"{len(left_out)} superseded run(s) left out: a team's runs count as one entry, "
-                                 "as on the site (--all-runs ranks every run)")
+                                 "chosen by the board's counting rule as on the site (--all-runs ranks every run)")
     if as_json:
         click.echo(json.dumps(ranking.to_json(), indent=2))
         return 0
@@ -316,7 +329,7 @@ def registry_export_cmd(registry_dir, out, fmt, with_contact):
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @_registry_option
 @click.option("--board", required=True, help="Leaderboard the reported results belong to (e.g. dstc6-2017).")
-@click.option("--benchmark", default="dstc6", show_default=True)
+@click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True)
 @click.option("--team-prefix", default="", help="Prefix for team names (e.g. 'DSTC6 team ').")
 def registry_import_cmd(file, registry_dir, board, benchmark, team_prefix):
     """Import reported results (a paper's or an overview's numbers) from CSV or JSON: shown, never re-scored."""
@@ -351,7 +364,11 @@ def _check_site_folder(out: Path, registry_dir: Path) -> None:
 @click.option("--title", default="dialeval leaderboard", show_default=True, help="The site's and every board's heading.")
 @click.option("--all-runs", is_flag=True, help="Rank every run; by default a team's earlier runs are listed as "
               "superseded and only its latest is ranked.")
-def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title, all_runs):
+@click.option("--reveal", is_flag=True, help="Publish the splits of hidden test phases that have ended (refused "
+              "while one has not).")
+@click.option("--now", default=None, help="The time phases are judged at (RFC 3339; default: DIALEVAL_NOW, else "
+              "the clock).")
+def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title, all_runs, reveal, now):
     """Render the registry as a static site (no server, no CDN; opens from file://)."""
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.site import build_site
@@ -359,6 +376,7 @@ def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title, all_
     hidden = [s.strip() for s in hidden_splits.split(",") if s.strip()]
     _check_site_folder(Path(out), Path(registry_dir))
     with Registry(registry_dir, create=False) as reg:
-        index = build_site(reg, Path(out), private=private, hidden_splits=hidden, title=title, all_runs=all_runs)
+        index = build_site(reg, Path(out), private=private, hidden_splits=hidden, title=title, all_runs=all_runs,
+                           reveal=reveal, now=now)
     click.echo(f"site: {index}  (open it in a browser{'; PRIVATE: do not publish' if private else ''})")
     return 0

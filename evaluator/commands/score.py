@@ -8,13 +8,10 @@ from collections import defaultdict
 import click
 
 from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES
+from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem, describe
 from dialeval.core.termsafe import safe
-
-ENV_CHALLENGE = "DIALEVAL_CHALLENGE"
-EMBEDDED = {"dstc6": "", "airdialogue": "airdialogue"}
-"""Benchmarks with simulated data in the embedded default challenge: the sub-folder that holds it."""
 
 SCREEN_PER_CODE = 5
 
@@ -62,7 +59,7 @@ def _tasks(values: tuple[str, ...]) -> list[int | str] | None:
 
 
 def common_options(f):
-    f = click.option("--benchmark", "benchmark", default="dstc6", show_default=True,
+    f = click.option("--benchmark", "benchmark", default=DEFAULT_BENCHMARK, show_default=True,
                      help="Benchmark to score against (see `dialeval benchmarks`).")(f)
     f = click.option("--data", type=click.Path(), default=None,
                      help="The benchmark's data folder (test files; convai2, douban, ecommerce, ubuntu-v1, dstc7, "
@@ -119,7 +116,7 @@ def chosen_benchmark(args: list[str]) -> str | None:
     reports the unknown name as usual)."""
     from dialeval.benchmarks import registry
 
-    chosen = "dstc6"
+    chosen = DEFAULT_BENCHMARK
     i = 0
     while i < len(args):
         a = args[i]
@@ -175,20 +172,24 @@ def given_options(bench_opts: dict) -> dict:
 def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: str = "--data") -> tuple[str, bool]:
     """The data folder and whether it is the embedded default (only the command line knows the defaults).
 
-    Without a folder: for dstc6 ``$DIALEVAL_CHALLENGE``, then the embedded default (dstc6, airdialogue), then the
-    benchmark's sample data (``submissions/samples/<benchmark>``); which one is used is said on stderr."""
+    Without a folder: the folder the benchmark's ``data_env`` variable names, then its ``embedded_folder`` of the
+    embedded default challenge, then its sample data (``submissions/samples/<benchmark>``); which one is used is
+    said on stderr."""
     import os
+
+    from dialeval.benchmarks import registry
 
     if data and challenge and data != challenge:
         raise UsageError("give --data or --challenge, not both")
     chosen = data or challenge
     if chosen:
         return _folder_or_release(benchmark, chosen), False
-    env = os.environ.get(ENV_CHALLENGE) if benchmark == "dstc6" else None
+    bench = registry.get(benchmark)
+    env = os.environ.get(bench.data_env) if bench.data_env else None
     if env:
         return env, False
-    real = f"pass {flag} DIR{f' or set {ENV_CHALLENGE}' if benchmark == 'dstc6' else ''} for real data"
-    if benchmark not in EMBEDDED:
+    real = f"pass {flag} DIR{f' or set {bench.data_env}' if bench.data_env else ''} for real data"
+    if bench.embedded_folder is None:
         from dialeval.commands.data import samples
 
         sample = samples().get(benchmark)
@@ -199,7 +200,7 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: 
         return str(sample), False
     from dialeval.simulator.default import ensure_default_challenge
 
-    root = ensure_default_challenge() / EMBEDDED[benchmark]
+    root = ensure_default_challenge() / bench.embedded_folder
     click.echo(f"dialeval: no {flag} given: using the embedded default {benchmark} data (simulated; {real})",
                err=True)
     return str(root), True

@@ -48,6 +48,7 @@ Every result carries the resampling settings in signature form (SacreBLEU's conv
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -187,6 +188,11 @@ def interval(values: np.ndarray, clusters: np.ndarray | None = None, resamples: 
     if len(n) < 2 or np.allclose(s / n, s[0] / n[0]):
         return Interval(est, est, est, len(values), len(n), confidence)
 
+    if _shared_draws():
+        big_s, big_n = _bootstrap_sums([s, n], resamples, seed)
+        low, high = _percentile_interval(big_s / big_n, confidence)
+        return Interval(est, low, high, len(values), len(n), confidence)
+
     def ratio(s_, n_, axis=-1):
         return s_.sum(axis=axis) / n_.sum(axis=axis)
 
@@ -272,15 +278,29 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, clusters: np.ndarray | None =
     if len(n) < 2 or np.allclose(per, per[0]):
         return d, d, d, (1.0 if d == 0 or len(n) < 2 else 1.0 / (resamples + 1))
 
+    if _shared_draws():
+        big_a, big_b, big_n = _bootstrap_sums([sa, sb, n], resamples, seed)
+        return _paired_from_sums(d, big_a, big_b, big_n, confidence)
+
     def diff(sa_, sb_, n_, axis=-1):
         return (sa_.sum(axis=axis) - sb_.sum(axis=axis)) / n_.sum(axis=axis)
 
     res = stats.bootstrap((sa, sb, n), diff, paired=True, vectorized=True, n_resamples=resamples,
                           confidence_level=confidence, method="percentile", batch=_batch(len(n), 3), rng=_rng(seed))
-    dist = np.asarray(res.bootstrap_distribution)
+    return _paired_result(d, np.asarray(res.bootstrap_distribution), float(res.confidence_interval.low),
+                          float(res.confidence_interval.high))
+
+
+def _paired_from_sums(d: float, big_a, big_b, big_n, confidence: float) -> tuple[float, float, float, float]:
+    dist = (big_a - big_b) / big_n  # scipy's statistic on its resample sums, the same operations
+    low, high = _percentile_interval(dist, confidence)
+    return _paired_result(d, dist, low, high)
+
+
+def _paired_result(d: float, dist: np.ndarray, low: float, high: float) -> tuple[float, float, float, float]:
     extreme = int(np.count_nonzero(np.abs(dist - d) >= abs(d) - 1e-12))
     p = (extreme + 1) / (len(dist) + 1)
-    return d, float(res.confidence_interval.low), float(res.confidence_interval.high), min(1.0, p)
+    return d, low, high, min(1.0, p)
 
 
 def approximate_randomization(a: np.ndarray, b: np.ndarray, clusters: np.ndarray | None = None,
@@ -300,6 +320,8 @@ def approximate_randomization(a: np.ndarray, b: np.ndarray, clusters: np.ndarray
     if len(n) == 0 or np.array_equal(sa, sb):
         return 1.0
     total = n.sum()
+    if _shared_draws() and not _swaps_exhaustive(len(n), resamples):
+        return _swap_p(sa, sb, total, _swap_nulls([(sa, sb)], total, resamples, seed, _batch(len(n), 2))[0])
 
     def stat(x, y, axis=-1):
         return (x.sum(axis=axis) - y.sum(axis=axis)) / total
@@ -315,13 +337,21 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
                    confidence: float = DEFAULT_CONFIDENCE, base_signature: str = "") -> list[PairedResult]:
     """Paired bootstrap + approximate randomization of run A against run B, per metric, on their common units."""
     out = []
+    prepared = []
     for m in metrics:
         ua, ub = unit_values(table_a, m), unit_values(table_b, m)
         va, vb, cl = align(ua, ub)
         if not len(va):
             raise ValueError("the two runs share no scored item")
-        d, lo, hi, p_bs = paired_bootstrap(va, vb, cl, resamples, seed, confidence)
-        p_ar = approximate_randomization(va, vb, cl, resamples, seed)
+        prepared.append((m, ua, va, vb, cl))
+    shared = _shared_resamples([(va, vb, cl) for _, _, va, vb, cl in prepared], resamples, seed, confidence)
+    for (m, ua, va, vb, cl), done in zip(prepared, shared, strict=True):
+        if done is None:  # each statistic on its own (scipy's own calls)
+            d, lo, hi, p_bs = paired_bootstrap(va, vb, cl, resamples, seed, confidence)
+            p_ar = approximate_randomization(va, vb, cl, resamples, seed)
+            a_iv, b_iv = interval(va, cl, resamples, seed, confidence), interval(vb, cl, resamples, seed, confidence)
+        else:
+            (d, lo, hi, p_bs), p_ar, a_iv, b_iv = done
         n_clusters = len(np.unique(cl))
         exact = exact_applies(np.stack([va, vb]), cl)
         p_ex = mcnemar(va, vb) if exact else None
@@ -333,9 +363,173 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
             + "".join("|" + v for v in version)
         out.append(PairedResult(
             m.name, float(va.mean()), float(vb.mean()), d, lo, hi, p_bs, p_ar, len(va), n_clusters, resamples,
-            seed, confidence, ua.level, interval(va, cl, resamples, seed, confidence),
-            interval(vb, cl, resamples, seed, confidence), sig, p_ex, "mcnemar" if exact else None,
+            seed, confidence, ua.level, a_iv, b_iv, sig, p_ex, "mcnemar" if exact else None,
         ))
+    return out
+
+
+# ---- the resamples scipy draws, drawn once --------------------------------------------------------------
+# ``scipy.stats.bootstrap`` and ``permutation_test`` cost far more than their arithmetic here: the permutation
+# test walks the clusters in Python (20,000 calls per batch), and every statistic (each run's interval, the
+# paired bootstrap, the randomization test, per metric) draws its own resamples from the same seed — the same
+# draws each time. The functions below draw them once, in numpy, exactly as scipy does, and compute each
+# statistic with the same numpy operations on arrays of the same layout, so every number is scipy's, bit for
+# bit (``tests/test_stats.py`` checks them against scipy itself). Only a scipy with ``stats.quantile`` (1.15+;
+# the percentile interval scipy computes with it) takes this path; others call scipy as before.
+@lru_cache(maxsize=1)
+def _shared_draws() -> bool:
+    import scipy.stats
+
+    return hasattr(scipy.stats, "quantile")
+
+
+_DRAW_BYTES = 4 << 20  # one block of resampled cluster indices, or of swapped sums
+
+
+def _whole(x: np.ndarray) -> bool:
+    """Whole numbers whose every partial sum float64 (and int64) holds exactly: any order of adding them gives the
+    same bits."""
+    return bool(np.array_equal(x, np.round(x)) and np.abs(x).sum() < 2 ** 52)
+
+
+def _bootstrap_sums(columns: list[np.ndarray], resamples: int, seed: int) -> list[np.ndarray]:
+    """Each column's sum over every bootstrap resample of its clusters, as ``scipy.stats.bootstrap(paired=True)``
+    draws them from ``seed``: resample r takes the clusters ``rng.integers(0, n, n)`` (one bounded 32-bit draw
+    each, so the values do not depend on how scipy batches them), and each sum is numpy's sum of one row of the
+    gathered (rows x n) block, which does not depend on the other rows. Columns of whole numbers (cluster sizes,
+    0/1 metrics) are summed exactly, as (times each cluster was drawn) @ column: one product for all of them."""
+    n = len(columns[0])
+    rng = _rng(seed)
+    out = [np.empty(resamples) for _ in columns]
+    whole = [k for k, col in enumerate(columns) if _whole(col)]
+    other = [k for k in range(len(columns)) if k not in whole]
+    # whole numbers as int64: numpy's integer product is exact and runs on this core (BLAS's threads, on a busy
+    # machine, cost more than the product)
+    stacked = np.stack([columns[k] for k in whole], axis=1).astype(np.int64) if whole else None
+    step = max(1, _DRAW_BYTES // (8 * max(1, n)))
+    for a in range(0, resamples, step):
+        b = min(step, resamples - a)
+        idx = rng.integers(0, n, (b, n))
+        if stacked is not None:
+            times = np.bincount((idx + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n).reshape(b, n)
+            sums = (times @ stacked).astype(np.float64)
+            for j, k in enumerate(whole):
+                out[k][a:a + b] = sums[:, j]
+        for k in other:
+            out[k][a:a + b] = columns[k][idx].sum(axis=-1)
+    return out
+
+
+def _percentile_interval(theta: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval ``scipy.stats.bootstrap(method="percentile")`` takes from its distribution."""
+    from scipy import stats
+
+    alpha = np.asarray((1 - confidence) / 2, dtype=theta.dtype)
+    ci = stats.quantile(theta, np.stack((alpha, 1 - alpha), axis=-1), axis=-1)
+    return float(ci[..., 0]), float(ci[..., 1])
+
+
+def _swaps_exhaustive(n_clusters: int, resamples: int) -> bool:
+    """scipy enumerates all 2^C swap patterns (an exact test) when there are no more than ``resamples``."""
+    return n_clusters < 64 and 2 ** n_clusters <= resamples
+
+
+def _swap_nulls(pairs: list[tuple[np.ndarray, np.ndarray]], total: float, resamples: int, seed: int,
+                batch: int) -> list[np.ndarray]:
+    """The null distributions of ``scipy.stats.permutation_test(permutation_type="samples")`` with the statistic
+    ``(sum x - sum y) / total`` for each (S_A, S_B) pair of cluster sums (all of the same clusters).
+
+    scipy shuffles each cluster's two values with one 32-bit draw (``rng.permuted`` on a pair: swapped when the
+    draw's low bit is 0), ``batch`` resamples x n clusters per call in row order; the 32-bit draws are read here
+    directly. Its statistic sums arrays laid out like a Fortran-ordered (rows x n) array, which numpy adds up
+    cluster by cluster; the same layout gives the same sums. A block of rows is never cut down to one row
+    unless scipy's batch has one (a single row would be summed pairwise). Sums of whole numbers are exact in
+    any order: those come from one matrix product.
+    """
+    n = len(pairs[0][0])
+    rng = _rng(seed)
+    out = [np.empty(resamples) for _ in pairs]
+    whole = [k for k, (sa, sb) in enumerate(pairs) if _whole(sa) and _whole(sb)]
+    other = [k for k in range(len(pairs)) if k not in whole]
+    diffs = np.stack([pairs[k][0] - pairs[k][1] for k in whole], axis=1).astype(np.int64) if whole else None
+    sub = max(2, _DRAW_BYTES // (8 * max(1, n)))
+    for a in range(0, resamples, batch):
+        b = min(batch, resamples - a)
+        cuts = list(range(0, b, sub)) + [b]
+        if len(cuts) > 2 and cuts[-1] - cuts[-2] == 1:
+            del cuts[-2]
+        for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):  # the batch's draws, a block of rows at a time
+            keep = (rng.integers(0, 1 << 32, size=(hi - lo, n), dtype=np.uint32) & 1).astype(bool)
+            if whole:  # whole numbers: sum x = sum S_B + kept @ (S_A - S_B) exactly, for all such pairs at once
+                moved = (keep.astype(np.int64) @ diffs).astype(np.float64)
+                for j, k in enumerate(whole):
+                    sa, sb = pairs[k]
+                    out[k][a + lo:a + hi] = ((sb.sum() + moved[:, j]) - (sa.sum() - moved[:, j])) / total
+            for k in other:
+                sa, sb = pairs[k]
+                x = np.where(keep.T, sa[:, None], sb[:, None]).T  # (rows x n), Fortran order: scipy's layout
+                y = np.where(keep.T, sb[:, None], sa[:, None]).T
+                out[k][a + lo:a + hi] = (x.sum(axis=-1) - y.sum(axis=-1)) / total
+    return out
+
+
+def _swap_p(sa: np.ndarray, sb: np.ndarray, total: float, null: np.ndarray) -> float:
+    """scipy's two-sided p-value of the observed statistic against ``null`` (its tolerance for ties included)."""
+    observed = (sa.sum(axis=-1) - sb.sum(axis=-1)) / total
+    gamma = abs(np.finfo(np.float64).eps * 100 * observed)
+    resamples = len(null)
+    less = float(np.count_nonzero(null <= observed + gamma) + 1) / (resamples + 1)
+    greater = float(np.count_nonzero(null >= observed - gamma) + 1) / (resamples + 1)
+    return float(min(1.0, min(max(min(less, greater) * 2, 0.0), 1.0)))
+
+
+def _shared_resamples(runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]], resamples: int, seed: int,
+                      confidence: float) -> list:
+    """For each (values A, values B, clusters) of :func:`compare_tables`: ``(paired bootstrap, p randomization,
+    interval A, interval B)`` as those functions give them, each set of clusters resampled once for every metric
+    on it; None where scipy has to be called (an exhaustive swap test, a scipy without ``stats.quantile``)."""
+    out: list = [None] * len(runs)
+    if not _shared_draws():
+        return out
+    groups: list[tuple[np.ndarray, list[int]]] = []
+    for k, (_, _, cl) in enumerate(runs):
+        for c, members in groups:
+            if np.array_equal(c, cl):
+                members.append(k)
+                break
+        else:
+            groups.append((cl, [k]))
+    for cl, members in groups:
+        sums = [cluster_sums(cl, runs[k][0], runs[k][1]) for k in members]
+        n = sums[0][0]
+        if len(n) < 2 or _swaps_exhaustive(len(n), resamples):
+            continue
+        total = n.sum()
+        columns = [n] + [x for _, sa, sb in sums for x in (sa, sb)]
+        boot = _bootstrap_sums(columns, resamples, seed)
+        differ = [j for j, (_, sa, sb) in enumerate(sums) if not np.array_equal(sa, sb)]
+        nulls = dict(zip(differ, _swap_nulls([sums[j][1:] for j in differ], total, resamples, seed,
+                                             _batch(len(n), 2)) if differ else [], strict=True))
+        for j, k in enumerate(members):
+            va, vb, _ = runs[k]
+            _, sa, sb = sums[j]
+            big_a, big_b = boot[1 + 2 * j], boot[2 + 2 * j]
+            d = float((sa.sum() - sb.sum()) / n.sum())
+            per = (sa - sb) / n
+            if np.allclose(per, per[0]):
+                paired = (d, d, d, 1.0 if d == 0 else 1.0 / (resamples + 1))
+            else:
+                paired = _paired_from_sums(d, big_a, big_b, boot[0], confidence)
+            p_ar = 1.0 if j not in nulls else _swap_p(sa, sb, total, nulls[j])
+            ivs = []
+            for v, s_, big in ((va, sa, big_a), (vb, sb, big_b)):
+                est = float(s_.sum() / n.sum())
+                if np.allclose(s_ / n, s_[0] / n[0]):
+                    ivs.append(Interval(est, est, est, len(v), len(n), confidence))
+                else:
+                    ivs.append(Interval(est, *_percentile_interval(big / boot[0], confidence), len(v), len(n),
+                                        confidence))
+            out[k] = (paired, p_ar, ivs[0], ivs[1])
     return out
 
 
@@ -470,16 +664,43 @@ def pairwise_randomization(values: np.ndarray, clusters: np.ndarray | None = Non
     rng = _rng(seed)
     # Swapping A and B in cluster c flips the sign of (S_A,c - S_B,c): null stat = signs @ (S_A - S_B) / N.
     # The batches (and so the random stream) are those of earlier versions: same seed, same p-values.
+    # Whole-number cluster sums (0/1 metrics) within float32's exact range: every partial sum of the product is a
+    # whole number either way, so the float32 product is exact and equals the float64 one, in half the time.
+    exact32 = bool(np.array_equal(sums, np.round(sums)) and np.abs(sums).sum(axis=1).max(initial=0) < 2 ** 24)
+    dtype = np.float32 if exact32 else np.float64
+    weights = sums.T.astype(dtype, copy=False)
     step = _batch(n_cl, 1)
     for start in range(0, resamples, step):
         stop = min(resamples, start + step)
-        signs = rng.integers(0, 2, size=(stop - start, n_cl), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-        proj = signs @ sums.T / total
-        for lo in range(0, len(todo), 256):  # bounded (batch x 256) temporaries however many pairs
-            sl = slice(lo, lo + 256)
-            hits[sl] += np.count_nonzero(np.abs(proj[:, ii[sl]] - proj[:, jj[sl]]) >= obs[sl], axis=0)
+        for _, signs in _sign_rows(rng, stop - start, n_cl, dtype):
+            proj = (signs @ weights).astype(np.float64, copy=False) / total  # float64: the product as before
+            for lo in range(0, len(todo), 256):  # bounded (rows x 256) temporaries however many pairs
+                sl = slice(lo, lo + 256)
+                hits[sl] += np.count_nonzero(np.abs(proj[:, ii[sl]] - proj[:, jj[sl]]) >= obs[sl], axis=0)
     p[ii, jj] = p[jj, ii] = (hits + 1) / (resamples + 1)
     return p
+
+
+_SIGN_OF_BYTE = {t: np.where(np.arange(256) >= 128, 1.0, -1.0).astype(t) for t in (np.float32, np.float64)}
+_SIGN_ROWS = 1 << 30
+"""Rows of signs per product: the whole batch, as before (smaller products ran no faster here: BLAS's threads
+cost more per call than the cache saved)."""
+
+
+def _sign_rows(rng: np.random.Generator, rows: int, n: int, dtype=np.float64):
+    """``(first row, block)``: the (rows x n) random signs ``rng.integers(0, 2, (rows, n), dtype=np.int8) * 2 - 1``
+    drawn from ``rng`` exactly as that call draws them, a block of rows at a time.
+
+    numpy makes each of those int8 values from one byte of a 32-bit draw — its top bit (Lemire's method for the
+    range 2 never rejects) — using the four bytes of a draw in turn and a fresh draw at each call, so the 32-bit
+    draws themselves give the same signs from the same stream (``tests/test_stats.py`` checks it) without the
+    per-value work, and a 256-entry table turns each byte into its sign.
+    """
+    count = rows * n
+    raw = rng.integers(0, 1 << 32, size=-(-count // 4), dtype=np.uint32).view(np.uint8)[:count].reshape(rows, n)
+    table = _SIGN_OF_BYTE[dtype]
+    for a in range(0, rows, _SIGN_ROWS):
+        yield a, table[raw[a:a + _SIGN_ROWS]]
 
 
 def holm(pvalues) -> np.ndarray:

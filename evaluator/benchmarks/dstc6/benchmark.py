@@ -24,13 +24,11 @@ from dialeval.benchmarks.base import (
 )
 from dialeval.benchmarks.dstc6.challenge import LoadedSplit, load_split, open_challenge
 from dialeval.benchmarks.dstc6.fastpath import check_result_items, decode_result
-from dialeval.benchmarks.dstc6.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
 from dialeval.benchmarks.dstc6.submission import Submission, SubmittedFile, open_submission
-from dialeval.benchmarks.dstc6.validate import check_result_file
-from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, other_split_hint
-from dialeval.core.errors import UnreadableJSON, UsageError
+from dialeval.core.errors import DialevalError, UnreadableJSON, UsageError
 from dialeval.core.problems import Capped, Problem
 from dialeval.core.signature import format_tasks
+from dialeval.formats.dstc6 import DEFAULT_CANDIDATE_LIMIT
 from dialeval.formats.jsonio import (
     SYNTAX_FIRST_BYTES,
     JSONArray,
@@ -42,6 +40,10 @@ from dialeval.formats.jsonio import (
 if TYPE_CHECKING:
     from dialeval.core.ranks import RankTable
     from dialeval.formats.dstc6 import Challenge
+
+
+# The emulation (.lenient), the full checker (.validate) and the wrong-split hint (benchmarks.rankings) are imported
+# only when a run needs them: a valid submission's start-up does not load them.
 
 
 class DSTC6(Benchmark):
@@ -74,6 +76,8 @@ class DSTC6(Benchmark):
         "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     }
     separate_keys = True
+    data_env = "DIALEVAL_CHALLENGE"
+    embedded_folder = ""  # the embedded default challenge's split folders are DSTC6's
     options = (
         Option("lenient", "dstc6, airdialogue: reproduce the official scorer's numbers, listing every quirk "
                           "applied."),
@@ -83,6 +87,16 @@ class DSTC6(Benchmark):
 
     def splits(self, data: Path) -> list[str]:
         return open_challenge(data).splits
+
+    def splits_of(self, submission: str | Path, data: Path) -> list[str] | None:
+        """The split folders of a folder or archive that the challenge has; for a single result file, the split
+        holding most of its dialog ids (the ids say which split a file answers). None when it cannot tell."""
+        ch = open_challenge(data)
+        with open_submission(submission) as sub:
+            if sub.kind != "file":
+                return [s for s in sub.splits() if s in ch.splits]
+            best = _split_of_file(ch, sub)
+        return [best] if best else None
 
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         t = evaluation.table
@@ -173,12 +187,15 @@ class DSTC6(Benchmark):
         identity = data_identity([p for s in splits for p in used[s]], request.data,
                                  embedded_default=bool(request.options.get("embedded_default")),
                                  splits={s: used[s] for s in splits})
-        return Evaluation(table, problems, splits, [str(t) for t in sorted(all_tasks)], identity, info, fields)
+        return Evaluation(table=table, problems=problems, splits=splits, groups=[str(t) for t in sorted(all_tasks)],
+                          data=identity, submission=info, signature_fields=fields)
 
 
 def _other_split_hint(sub: Submission, loaded: LoadedSplit, ch: Challenge, n_splits: int) -> Problem | None:
     """When a file's dialog ids are not of this split, name the split of the challenge they belong to
     (:func:`dialeval.benchmarks.items.other_split_hint`, the rule every benchmark shares)."""
+    from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, other_split_hint
+
     unknown: list[str] = []
     for f in _files_for_split(sub, loaded.name, n_splits):
         if len(unknown) >= WRONG_SPLIT_IDS:  # enough to tell; bounded work on huge files
@@ -219,11 +236,31 @@ def _rank_one_entries(data):
             yield item["dialog_id"], min(entries, key=lambda e: e["rank"])["candidate_id"]
 
 
+def _split_of_file(challenge: Challenge, submission: Submission) -> str | None:
+    """The split holding most of a single result file's dialog ids (the first on a tie), or None: none of its
+    ids, or a file that cannot be read as a result array (the scorer then reports what is wrong with it)."""
+    try:
+        items = parse_json_bytes(submission.files[0].read_bytes(), submission.files[0].name)
+    except DialevalError:
+        return None
+    ids = {i.get("dialog_id") for i in items if isinstance(i, dict)} if isinstance(items, list) else set()
+    best: tuple[str, int] | None = None
+    for s in challenge.splits:
+        try:
+            n = len(ids & load_split(challenge, s, None, with_keys=False).dialog_task.keys())
+        except DialevalError:
+            continue
+        if n and (best is None or n > best[1]):
+            best = (s, n)
+    return best[0] if best else None
+
+
 def parse_splits(split: str | list[str] | None, challenge: Challenge, submission: Submission) -> list[str]:
     """``"tst1"``, ``"tst1,tst3"``, a list, or ``"all"``/None.
 
-    None and ``all``: every split of the challenge the submission covers (a directory or archive), or the
-    challenge's only split for a single result file.
+    None: every split of the challenge the submission covers: a directory's or archive's split folders; for a
+    single result file the challenge's only split, else the split its dialog ids belong to. ``all``: the same
+    for a folder or archive, the first split for a file.
     """
     have = challenge.splits
     if split is None:
@@ -231,8 +268,10 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
             split = "all"
         elif len(have) == 1:
             split = have[0]
-        else:
-            raise UsageError(f"give --split for a single result file (one of: {', '.join(have)})")
+        else:  # the split its dialog ids belong to
+            split = _split_of_file(challenge, submission)
+            if split is None:
+                raise UsageError(f"give --split for a single result file (one of: {', '.join(have)})")
     names = parse_split_names(split)
     if names == ["all"]:
         names = [s for s in submission.splits() if s in have] if submission.kind != "file" else have[:1]
@@ -327,6 +366,8 @@ def _check_split(
             if lenient:
                 _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task)
                 return 0
+            from dialeval.benchmarks.dstc6.validate import check_result_file
+
             check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks, problems=checked)
             gold_rank.update(check.gold_rank)
             return check.other_task_items
@@ -393,6 +434,8 @@ def _check_split(
 
 
 def _lenient_file(data, f, loaded: LoadedSplit, limit, problems, gold_rank, seen, file_task) -> None:
+    from dialeval.benchmarks.dstc6.lenient import emulate_official, gold_rank_from_slots
+
     def candidates_of(did):
         t = loaded.dialog_task.get(did)
         return loaded.indexes[t].candidate_ids[loaded.indexes[t].position[did]] if t is not None else None

@@ -1,0 +1,102 @@
+"""``dialeval bundle``: host a challenge on Codabench or EvalAI with dialeval as the scoring program.
+
+The commands parse options and call :mod:`dialeval.leaderboard.hosting`; ``codabench-score`` is the command a
+Codabench bundle's scoring program runs inside the scoring image.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+def _common(f):
+    f = click.option("--challenge", "challenge_file", type=click.Path(dir_okay=False), default=None,
+                     help="The organizer's challenge.toml (schemas/challenge): title, pages, phases, quotas. Default "
+                          "for the embedded default data: the shipped demo challenge.")(f)
+    f = click.option("--out", type=click.Path(dir_okay=False), required=True, help="The .zip to write.")(f)
+    f = click.option("--keys", type=click.Path(file_okay=False), default=None,
+                     help="Answer keys in a separate folder.")(f)
+    f = click.option("--data", type=click.Path(file_okay=False), default=None,
+                     help="The benchmark's data folder with its answer keys (default: the embedded default).")(f)
+    f = click.option("--benchmark", default="dstc6", show_default=True, help="The benchmark submissions answer.")(f)
+    return f
+
+
+def _inputs(benchmark, data, keys, challenge_file, out):
+    """(data folder, keys, Challenge or None), every input protected from the output before any work."""
+    from dialeval.commands.score import resolve_data
+    from dialeval.files.write import check_output, protect
+    from dialeval.leaderboard import challenge as challenges
+
+    root, embedded = resolve_data(benchmark, data, None)
+    if challenge_file is None and embedded and benchmark == "dstc6":
+        challenge_file = challenges.DEFAULT_FILE
+    for path, what in ((root, "the data"), (keys, "the answer keys"), (challenge_file, "the challenge file")):
+        if path is not None:
+            protect(path, what)
+    if not str(out).lower().endswith(".zip"):
+        raise click.UsageError("--out must name a .zip file")
+    check_output(out)
+    import os
+
+    where = Path(os.path.realpath(Path(out).parent))
+    for folder, what in ((root, "the data"), (keys, "the answer keys")):
+        if folder is not None and (where == Path(os.path.realpath(folder)) or Path(os.path.realpath(folder)) in where.parents):
+            raise click.UsageError(f"--out {out}: inside {what} folder ({folder}); write the bundle elsewhere")
+    ch = challenges.load(challenge_file) if challenge_file is not None else None
+    return Path(root), Path(keys) if keys else None, ch
+
+
+@click.group("bundle")
+def bundle_group():
+    """Write a Codabench competition bundle or an EvalAI challenge configuration that scores with dialeval."""
+
+
+@bundle_group.command("codabench")
+@_common
+@click.option("--image", default=None, help="The scoring image's name in competition.yaml (default: "
+              "dialeval/scoring:<version>; build it from the bundle's Dockerfile and push it).")
+def codabench_cmd(benchmark, data, keys, out, challenge_file, image):
+    """A Codabench v2 competition bundle: competition.yaml, pages, logo, per phase a task with its reference data
+    (test files and answer keys) and a scoring program running `dialeval bundle codabench-score`, and the
+    Dockerfile of the scoring image (pinned to this dialeval version)."""
+    from dialeval.leaderboard.hosting import codabench_bundle, write_bundle
+
+    root, keys, ch = _inputs(benchmark, data, keys, challenge_file, out)
+    entries = codabench_bundle(benchmark, root, keys, ch, image=image)
+    write_bundle(entries, out)
+    click.echo(f"wrote {out} ({len(entries)} files; it holds answer keys: keep it private)")
+    return 0
+
+
+@bundle_group.command("evalai")
+@_common
+def evalai_cmd(benchmark, data, keys, out, challenge_file):
+    """An EvalAI challenge configuration: challenge_config.yaml, templates, logo, per phase an annotation archive
+    (test files and answer keys), and evaluation_script.zip whose evaluate() scores with this dialeval version."""
+    from dialeval.leaderboard.hosting import evalai_bundle, write_bundle
+
+    root, keys, ch = _inputs(benchmark, data, keys, challenge_file, out)
+    entries = evalai_bundle(benchmark, root, keys, ch)
+    write_bundle(entries, out)
+    click.echo(f"wrote {out} ({len(entries)} files; it holds answer keys: keep it private)")
+    return 0
+
+
+@bundle_group.command("codabench-score")
+@click.argument("res", type=click.Path())
+@click.argument("ref", type=click.Path())
+@click.argument("out", type=click.Path(file_okay=False))
+@click.option("--benchmark", default="dstc6", show_default=True)
+@click.option("--split", default=None, help="Score these splits only (comma list).")
+def codabench_score_cmd(res, ref, out, benchmark, split):
+    """The scoring program: score the submission in RES against the reference data in REF and write
+    OUT/scores.json ({metric: value}) and OUT/detailed_results.html. An invalid submission: one line on stderr,
+    exit 1, nothing written."""
+    from dialeval.leaderboard.hosting import codabench_score
+
+    values = codabench_score(res, ref, out, benchmark, [s for s in (split or "").split(",") if s] or None)
+    click.echo(" ".join(f"{k}={v:.4f}" for k, v in values.items()))
+    return 0

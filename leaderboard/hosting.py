@@ -1,0 +1,564 @@
+"""Hosting a challenge on Codabench or EvalAI, with dialeval as their scoring program.
+
+Both platforms run submission queues, accounts and workers at scale; dialeval supplies the scoring and the
+configuration, built from the benchmark's data and (optionally) the organizer's ``challenge.toml``:
+
+* **Codabench** (competition bundle v2): ``competition.yaml`` (phases with dates and quotas, one task per
+  phase, one leaderboard whose column keys are the metric names, its submission rule from ``counts``), the
+  pages, a logo, per task the reference data (the phase's test files and answer keys) and a scoring program
+  whose ``metadata.yaml`` command is ``dialeval bundle codabench-score /app/input/res /app/input/ref
+  /app/output``: the worker runs it in the scoring image (the ``Dockerfile`` pins this dialeval version); it
+  writes ``/app/output/scores.json`` (``{metric: value}``) and ``detailed_results.html``.
+* **EvalAI**: ``challenge_config.yaml`` (phases, dataset splits named after dialeval's splits, one leaderboard
+  whose labels are the metric names), the HTML templates, per phase an annotation archive (its test files and
+  keys) and ``evaluation_script.zip`` whose ``evaluate(test_annotation_file, user_submission_file,
+  phase_codename, **kwargs)`` returns ``{"result": [{split: {metric: value}}, ...], "submission_result": ...}``.
+
+Both score through :func:`dialeval.api.score`, the path ``dialeval score`` takes, so the numbers are exactly
+``dialeval score``'s. A submission that is not valid gives one line on stderr and no scores. Answer keys are
+only ever in the reference data (Codabench) or the annotation archives (EvalAI), never in a page.
+Bundles are deterministic: sorted entries, fixed timestamps and modes, no clock.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import io
+import json
+import struct
+import sys
+import tarfile
+import zipfile
+import zlib
+from pathlib import Path
+
+from dialeval import __version__
+from dialeval.core.errors import DialevalError, UsageError
+
+SCORES_FILE = "scores.json"
+DETAILS_FILE = "detailed_results.html"
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a ZIP entry can carry: no clock in the bundle
+SUBMISSION_RULES = {"latest": "Force_Last", "best-public": "Force_Best", "chosen": "Add_And_Delete"}
+
+
+class InvalidSubmission(DialevalError):
+    """A submission that cannot be scored: one line, exit 1."""
+
+    exit_code = 1
+
+
+# ---- scoring, as the platforms' workers call it -------------------------------------------------------------
+def _submission_path(path: Path) -> Path:
+    """What to score: the platform unpacks a participant's archive into a folder; a folder holding one result
+    file and nothing else is that file (a single-file run), anything else is scored as the folder."""
+    if path.is_dir():
+        kids = [k for k in path.iterdir() if not k.name.startswith(".") and k.name != "metadata"]
+        if len(kids) == 1 and kids[0].is_file():
+            return kids[0]
+    return path
+
+
+def score(submission: str | Path, reference: str | Path, benchmark: str, splits: list[str] | None = None):
+    """Score ``submission`` against the reference data as ``dialeval score`` does; :class:`InvalidSubmission`
+    (one line) when it is not valid."""
+    from dialeval.api import score as api_score
+
+    sub = _submission_path(Path(submission))
+    report = api_score(str(sub), ",".join(splits) if splits else None, benchmark=benchmark, data=str(reference))
+    if not report.valid:
+        errors = report.errors
+        first = errors[0].format() if errors else "no result files"
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise InvalidSubmission(f"invalid submission, not scored: {first}{more}")
+    return report
+
+
+def headline(records: list[dict], metric: str, split: str | None = None) -> float | None:
+    """One number per metric: over everything scored (``split`` None) or one split; the micro mean over the
+    groups where there is one, else the only group's number."""
+    rows = [r for r in records if r["metric"] == metric and r.get("subset") is None]
+    if split is None:
+        splits = {r["split"] for r in rows if r["split"] != "all"}
+        split = "all" if any(r["split"] == "all" for r in rows) or len(splits) != 1 else splits.pop()
+    rows = [r for r in rows if r["split"] == split]
+    for avg in ("micro", "macro"):
+        hit = [r for r in rows if r["group"] == "all" and r.get("average") == avg]
+        if hit:
+            return hit[0]["value"]
+    return rows[0]["value"] if len(rows) == 1 else None
+
+
+def scores_of(report, split: str | None = None) -> dict[str, float]:
+    out = {}
+    for m in report.metrics:
+        v = headline(report.records, m, split)
+        if v is not None:
+            out[m] = v
+    return out
+
+
+def details_html(report, benchmark: str) -> str:
+    """The participant's detailed results: per split and group, every metric (aggregates only, no item)."""
+    e = html.escape
+    metrics = list(report.metrics)
+    rows = []
+    for r in report.records:
+        if r.get("subset") is None and r["metric"] == metrics[0] and (r.get("average") is None or r["group"] == "all"):
+            cells = []
+            for m in metrics:
+                v = next((x["value"] for x in report.records if x["metric"] == m and x["split"] == r["split"]
+                          and x["group"] == r["group"] and x.get("average") == r.get("average")
+                          and x.get("subset") is None), None)
+                cells.append("–" if v is None else f"{v:.4f}")
+            label = r["group"] if r.get("average") is None else f"all ({r['average']})"
+            rows.append(f"<tr><td>{e(r['split'])}</td><td>{e(str(label))}</td>"
+                        + "".join(f"<td>{c}</td>" for c in cells) + f"<td>{r.get('n') or ''}</td></tr>")
+    head = "".join(f"<th>{e(m)}</th>" for m in metrics)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>dialeval results</title></head>"
+            f"<body><h1>dialeval {e(__version__)} · {e(benchmark)}</h1>\n<table border=\"1\"><thead><tr><th>split</th>"
+            f"<th>group</th>{head}<th>n</th></tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table>\n"
+            f"<p>signature: <code>{e(str(report.signature or ''))}</code></p></body></html>\n")
+
+
+def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark: str,
+                    splits: list[str] | None = None) -> dict[str, float]:
+    """The scoring program: score ``res`` against ``ref``, write ``out/scores.json`` and ``out/detailed_results.html``.
+    Nothing is written for an invalid submission (:class:`InvalidSubmission`)."""
+    from dialeval.files.write import atomic_write_text, protect
+
+    res, ref, out = Path(res), Path(ref), Path(out)
+    for p, what in ((res, "the submission"), (ref, "the reference data")):
+        if not p.exists():
+            raise UsageError(f"{p}: missing ({what})")
+        protect(p, what)
+    report = score(res, ref, benchmark, splits)
+    values = scores_of(report)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / DETAILS_FILE, details_html(report, benchmark))
+    atomic_write_text(out / SCORES_FILE, json.dumps(values, indent=1, sort_keys=True) + "\n")
+    return values
+
+
+def evalai_evaluate(test_annotation_file, user_submission_file, phase_codename, *, benchmark: str,
+                    phases: dict[str, list[str]] | None = None) -> dict:
+    """EvalAI's ``evaluate``: the annotation file is the phase's reference data as a .tgz (unpacked with dialeval's
+    hardened extraction into a private folder); the submission is a result file or a .tgz of a run.
+
+    Returns ``{"result": [{split: {metric: value}}, ...], "submission_result": {split: {...}}}``. An invalid
+    submission prints one line on stderr and raises :class:`InvalidSubmission` (EvalAI marks it failed).
+    """
+    import tempfile
+
+    from dialeval.files.archive import safe_extract
+
+    splits = (phases or {}).get(phase_codename)
+    try:
+        with tempfile.TemporaryDirectory(prefix="dialeval-evalai-") as tmp:
+            ref = Path(tmp) / "ref"
+            safe_extract(Path(test_annotation_file), ref)
+            report = score(user_submission_file, ref, benchmark, None)
+            result = [{s: scores_of(report, s)} for s in report.splits if not splits or s in splits]
+            if not result:
+                raise InvalidSubmission(f"invalid submission, not scored: it answers none of phase "
+                                        f"{phase_codename}'s splits ({', '.join(splits or [])})")
+    except DialevalError as e:
+        from dialeval.core.termsafe import safe
+
+        print(safe(f"dialeval: {e}"), file=sys.stderr)
+        raise InvalidSubmission(str(e)) from None
+    merged = {k: v for item in result for k, v in item.items()}
+    return {"result": result, "submission_result": merged}
+
+
+# ---- what both bundles hold ---------------------------------------------------------------------------------
+def _default_challenge(benchmark: str, title: str):
+    from dialeval.leaderboard.challenge import Challenge
+
+    return Challenge(title=f"{title} (scored by dialeval)", benchmark=benchmark, source="",
+                     overview=f"Submissions are scored with dialeval {__version__} on benchmark {benchmark}: {title}.")
+
+
+def phases(ch, split_names: list[str]) -> list[dict]:
+    """The challenge's phases (one open-ended "test" phase without any), each with its splits and quotas."""
+    from dialeval.leaderboard.challenge import Phase
+
+    items = ch.phases or [Phase("test", "2000-01-01T00:00:00Z", "", None, False, "")]
+    out = []
+    for i, p in enumerate(items):
+        code = "".join(c if c.isalnum() else "-" for c in p.name.lower()).strip("-") or f"phase{i + 1}"
+        out.append({"index": i, "name": p.name, "codename": code, "start": p.start, "end": p.end or None,
+                    "splits": list(p.splits or split_names), "named": bool(p.splits), "hidden": p.hidden,
+                    "description": p.description or f"Scored on {', '.join(p.splits or split_names) or 'every split'}."})
+    return out
+
+
+def reference_files(benchmark: str, data: Path, keys: Path | None, splits: list[str]) -> dict[str, Path]:
+    """{path inside the reference data: file}: for DSTC6 the phase's split folders (test files and answer keys),
+    else every file of the data folder (and of the keys folder)."""
+    out: dict[str, Path] = {}
+    for root in [r for r in (data, keys) if r is not None]:
+        tops = [root / s for s in splits] if benchmark == "dstc6" else [root]
+        for top in tops:
+            if not top.is_dir():
+                continue
+            for f in sorted(top.rglob("*")):
+                if f.is_file() and not f.is_symlink() and not any(p.startswith(".") for p in f.relative_to(root).parts):
+                    out[f.relative_to(root).as_posix()] = f
+    return out
+
+
+def _read(path: Path) -> bytes:
+    from dialeval.files.read import read_bytes, text_limit
+
+    return read_bytes(path, what="a data file", limit=text_limit())
+
+
+def _split_names(benchmark: str, data: Path) -> list[str]:
+    from dialeval.benchmarks import registry
+
+    try:
+        return list(registry.get(benchmark).splits(data))
+    except (DialevalError, OSError, AttributeError, NotImplementedError):
+        return []
+
+
+def _paras_md(text: str) -> str:
+    from dialeval.leaderboard.challenge import paragraphs
+
+    return "\n\n".join(paragraphs(text))
+
+
+def pages(ch, benchmark: str, metrics: list[str], phase_list: list[dict], fmt: str = "md") -> dict[str, str]:
+    """The challenge's pages, as Markdown (Codabench) or HTML (EvalAI): overview, evaluation, phases, how to
+    submit, terms. Public contacts only; nothing of the answer keys."""
+    from dialeval.leaderboard.challenge import paragraphs, submit_commands
+
+    def para(text: str) -> str:
+        if fmt == "md":
+            return _paras_md(text)
+        return "\n".join(f"<p>{html.escape(p)}</p>" for p in paragraphs(text))
+
+    def items(lines: list[str]) -> str:
+        if fmt == "md":
+            return "\n".join(f"* {x}" for x in lines)
+        return "<ul>\n" + "\n".join(f"<li>{html.escape(x)}</li>" for x in lines) + "\n</ul>"
+
+    def code(lines: list[str]) -> str:
+        if fmt == "md":
+            return "```sh\n" + "\n".join(lines) + "\n```"
+        return "<pre><code>" + html.escape("\n".join(lines)) + "</code></pre>"
+
+    def h(text: str) -> str:
+        return f"# {text}" if fmt == "md" else f"<h2>{html.escape(text)}</h2>"
+
+    rule = {"best-public": "each team's best submission", "chosen": "the submission each team chooses"}.get(
+        ch.counts, "each team's latest submission")
+    quota = []
+    if ch.per_day:
+        quota.append(f"at most {ch.per_day} submissions per day")
+    if ch.total:
+        quota.append(f"at most {ch.total} in all")
+    contacts = [", ".join(x for x in (c.name, c.role, c.email, c.url) if x) for c in ch.public_contacts()]
+    phase_lines = [f"{p['name']}: {p['start']} to {p['end'] or 'open-ended'}, splits {', '.join(p['splits'])}"
+                   + (" (scores hidden until the phase ends)" if p["hidden"] else "") for p in phase_list]
+    out = {
+        "overview": "\n\n".join(x for x in (h(ch.title), para(ch.overview),
+                                            items([f"Contact: {c}" for c in contacts]) if contacts else "") if x),
+        "evaluation": "\n\n".join([
+            h("Evaluation"),
+            para(f"Submissions are scored by dialeval {__version__} on benchmark {benchmark}. The leaderboard "
+                 f"shows {', '.join(metrics)} over everything a submission answers (micro mean over the items); "
+                 f"the detailed results give every split and task. The ranked entry is {rule}."),
+            para(ch.rules) if ch.rules else ""]).strip(),
+        "phases": "\n\n".join([h("Phases"), items(phase_lines),
+                               items([f"Quota: {', '.join(quota)} per team."]) if quota else ""]).strip(),
+        "submit": "\n\n".join(x for x in [h("How to submit"), para(ch.submit) if ch.submit else "",
+                                            para("Check a submission with the scorer's exact version before sending "
+                                                 "it (RUN: your run, DATA: the test files):"),
+                                            code(submit_commands(ch, __version__))] if x),
+        "terms": "\n\n".join([h("Terms"), para(ch.licence or "See the rules."), para(ch.rules) if ch.rules else ""]),
+    }
+    return {k: v.strip() + "\n" for k, v in out.items()}
+
+
+# ---- writing --------------------------------------------------------------------------------------------------
+def _yaml(obj, indent: int = 0) -> str:
+    """Block YAML of dicts, lists and scalars; strings double-quoted with JSON escapes (valid YAML)."""
+    pad = " " * indent
+    if isinstance(obj, dict):
+        lines = []
+        for k, v in obj.items():
+            if isinstance(v, (dict, list)) and v:
+                lines.append(f"{pad}{k}:\n{_yaml(v, indent + 2)}")
+            else:
+                lines.append(f"{pad}{k}: {_scalar(v)}")
+        return "\n".join(lines)
+    if isinstance(obj, list):
+        lines = []
+        for v in obj:
+            if isinstance(v, dict) and v:
+                body = _yaml(v, indent + 2)
+                lines.append(f"{pad}- {body[indent + 2:]}")
+            else:
+                lines.append(f"{pad}- {_scalar(v)}")
+        return "\n".join(lines)
+    return pad + _scalar(obj)
+
+
+def _scalar(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (dict, list)):
+        return "{}" if isinstance(v, dict) else "[]"
+    return json.dumps(str(v), ensure_ascii=False)
+
+
+def zip_bytes(entries: dict[str, bytes]) -> bytes:
+    """A deterministic ZIP: sorted names, one fixed time, mode 0644, deflated."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name in sorted(entries):
+            info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            info.create_system = 3  # Unix: the mode above is read
+            z.writestr(info, entries[name], compresslevel=6)
+    return buf.getvalue()
+
+
+def tgz_bytes(entries: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
+        for name in sorted(entries):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(entries[name]), 0, 0o644
+            tf.addfile(info, io.BytesIO(entries[name]))
+    return gzip.compress(buf.getvalue(), mtime=0)
+
+
+def logo_png(size: int = 64) -> bytes:
+    """A plain square PNG (both platforms want a logo); the organizer replaces it in the editor."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    row = b"\x00" + bytes((59, 111, 182)) * size
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(row * size, 9)) + chunk(b"IEND", b""))
+
+
+def dockerfile(version: str = __version__) -> str:
+    return ("# The scoring image: the exact dialeval version that made this bundle (numbers depend on it).\n"
+            "FROM python:3.12-slim\n"
+            f"RUN pip install --no-cache-dir \"dialeval=={version}\"\n"
+            "WORKDIR /app/program\n")
+
+
+def _prepare(benchmark: str, data: Path, keys: Path | None, ch):
+    from dialeval.leaderboard.scoring import benchmark_info
+
+    info = benchmark_info(benchmark)
+    names = _split_names(benchmark, data)
+    if ch is None:
+        ch = _default_challenge(benchmark, info["title"])
+    elif ch.benchmark != benchmark:
+        raise UsageError(f"--challenge: the challenge is on benchmark {ch.benchmark!r}, not {benchmark!r}")
+    else:
+        from dialeval.leaderboard.challenge import check_splits
+
+        check_splits(ch, names, "--challenge")
+    phase_list = phases(ch, names)
+    refs = []
+    for p in phase_list:
+        files = reference_files(benchmark, data, keys, p["splits"])
+        if not files:
+            raise UsageError(f"{data}: no reference data for phase {p['name']!r} (splits {', '.join(p['splits'])})")
+        refs.append({name: _read(f) for name, f in files.items()})
+    return ch, info, phase_list, refs
+
+
+def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None = None, ch=None,
+                     image: str | None = None) -> dict[str, bytes]:
+    """The entries of a Codabench v2 competition bundle (see the module docstring)."""
+    data, keys = Path(data), Path(keys) if keys else None
+    ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
+    metrics = info["default_metrics"]
+    image = image or f"dialeval/scoring:{__version__}"
+    entries: dict[str, bytes] = {}
+    page_md = pages(ch, benchmark, metrics, phase_list, "md")
+    for name, text in page_md.items():
+        entries[f"pages/{name}.md"] = text.encode()
+    tasks, comp_phases = [], []
+    for p, ref in zip(phase_list, refs):
+        i = p["index"]
+        for name, body in ref.items():
+            entries[f"reference_data_{i}/{name}"] = body
+        command = f"dialeval bundle codabench-score /app/input/res /app/input/ref /app/output --benchmark {benchmark}"
+        if benchmark != "dstc6" and p["named"]:  # DSTC6's reference data hold only the phase's split folders
+            command += f" --split {','.join(p['splits'])}"
+        entries[f"scoring_program_{i}/metadata.yaml"] = (
+            f"# dialeval {__version__} scores /app/input/res against /app/input/ref into /app/output/{SCORES_FILE}\n"
+            + _yaml({"command": command}) + "\n").encode()
+        tasks.append({"index": i, "name": f"{ch.title[:80]}: {p['name']}", "description": p["description"],
+                      "scoring_program": f"scoring_program_{i}", "reference_data": f"reference_data_{i}"})
+        phase = {"index": i, "name": p["name"], "description": p["description"], "start": p["start"]}
+        if p["end"]:
+            phase["end"] = p["end"]
+        if ch.per_day:
+            phase["max_submissions_per_day"] = ch.per_day
+        if ch.total:
+            phase["max_submissions"] = ch.total
+        phase["tasks"] = [i]
+        comp_phases.append(phase)
+    competition = {
+        "version": 2,
+        "title": ch.title,
+        "description": _first_paragraph(ch)[:300],
+        "image": "logo.png",
+        "docker_image": image,
+        "enable_detailed_results": True,
+        "terms": "pages/terms.md",
+        "pages": [{"title": t, "file": f"pages/{n}.md"} for n, t in (("overview", "Overview"), ("evaluation", "Evaluation"),
+                                                                     ("phases", "Phases"), ("submit", "How to submit"))],
+        "phases": comp_phases,
+        "tasks": tasks,
+        "leaderboards": [{
+            "title": "Results", "key": "main", "submission_rule": SUBMISSION_RULES[ch.counts],
+            "hidden": bool(phase_list) and all(p["hidden"] for p in phase_list),
+            "columns": [{"title": m, "key": m, "index": j, "sorting": _sorting(m)} for j, m in enumerate(metrics)],
+        }],
+    }
+    entries["competition.yaml"] = (f"# Codabench competition bundle (v2) written by dialeval {__version__}\n"
+                                   + _yaml(competition) + "\n").encode()
+    entries["logo.png"] = logo_png()
+    entries["Dockerfile"] = dockerfile().encode()
+    entries["README.txt"] = _readme_codabench(image, phase_list).encode()
+    return entries
+
+
+def _sorting(metric: str) -> str:
+    from dialeval.metrics import get
+
+    try:
+        return "desc" if get(metric).higher_is_better else "asc"
+    except DialevalError:
+        return "desc"
+
+
+def _readme_codabench(image: str, phase_list: list[dict]) -> str:
+    hidden = [p["name"] for p in phase_list if p["hidden"]]
+    note = (f"\nPhase(s) {', '.join(hidden)} should keep their scores hidden until they end: hide the leaderboard "
+            "in Codabench's editor for that time.\n") if hidden and len(hidden) < len(phase_list) else ""
+    return (f"Codabench competition bundle written by dialeval {__version__}.\n\n"
+            f"1. Build and push the scoring image (Dockerfile here) as {image}:\n"
+            f"   docker build -t {image} . && docker push {image}\n"
+            "2. Upload this zip on Codabench (Benchmarks > Management > Upload).\n\n"
+            "Each task's reference_data_N holds that phase's test files and answer keys: keep the bundle private.\n"
+            + note)
+
+
+def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = None, ch=None) -> dict[str, bytes]:
+    """The entries of an EvalAI challenge configuration zip (see the module docstring)."""
+    data, keys = Path(data), Path(keys) if keys else None
+    ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
+    metrics = info["default_metrics"]
+    entries: dict[str, bytes] = {}
+    page_html = pages(ch, benchmark, metrics, phase_list, "html")
+    templates = {"description": page_html["overview"], "evaluation_details": page_html["evaluation"] + page_html["phases"],
+                 "terms_and_conditions": page_html["terms"], "submission_guidelines": page_html["submit"]}
+    for name, text in templates.items():
+        entries[f"templates/{name}.html"] = text.encode()
+    split_names = list(dict.fromkeys(s for p in phase_list for s in p["splits"]))
+    split_ids = {s: i + 1 for i, s in enumerate(split_names)}
+    cfg_phases, phase_splits = [], []
+    for p, ref in zip(phase_list, refs):
+        pid = p["index"] + 1
+        entries[f"annotations/{p['codename']}.tgz"] = tgz_bytes(ref)
+        entries[f"templates/challenge_phase_{pid}_description.html"] = (
+            f"<p>{html.escape(p['description'])}</p>\n").encode()
+        phase = {"id": pid, "name": p["name"], "description": f"templates/challenge_phase_{pid}_description.html",
+                 "leaderboard_public": True, "is_public": True, "is_submission_public": True,
+                 "start_date": _evalai_date(p["start"]), "end_date": _evalai_date(p["end"] or "2099-12-31T23:59:59Z"),
+                 "test_annotation_file": f"annotations/{p['codename']}.tgz", "codename": p["codename"],
+                 "is_restricted_to_select_one_submission": ch.counts == "chosen",
+                 "is_partial_submission_evaluation_enabled": False,
+                 "allowed_submission_file_types": ".json, .tgz, .gz, .tar"}
+        if ch.per_day:
+            phase["max_submissions_per_day"] = ch.per_day
+        if ch.total:
+            phase["max_submissions"] = ch.total
+        cfg_phases.append(phase)
+        for s in p["splits"]:
+            phase_splits.append({"challenge_phase_id": pid, "leaderboard_id": 1, "dataset_split_id": split_ids[s],
+                                 "visibility": 1 if p["hidden"] else 3, "leaderboard_decimal_precision": 4,
+                                 "is_leaderboard_order_descending": _sorting(metrics[0]) == "desc"})
+    config = {
+        "title": ch.title,
+        "short_description": _first_paragraph(ch)[:140],
+        "description": "templates/description.html",
+        "evaluation_details": "templates/evaluation_details.html",
+        "terms_and_conditions": "templates/terms_and_conditions.html",
+        "image": "logo.png",
+        "submission_guidelines": "templates/submission_guidelines.html",
+        "leaderboard_description": f"{', '.join(metrics)} by dialeval {__version__}",
+        "evaluation_script": "evaluation_script.zip",
+        "remote_evaluation": False,
+        "start_date": _evalai_date(phase_list[0]["start"]),
+        "end_date": _evalai_date(phase_list[-1]["end"] or "2099-12-31T23:59:59Z"),
+        "published": False,
+        "leaderboard": [{"id": 1, "schema": {"labels": metrics, "default_order_by": metrics[0]}}],
+        "challenge_phases": cfg_phases,
+        "dataset_splits": [{"id": split_ids[s], "name": s, "codename": s} for s in split_names],
+        "challenge_phase_splits": phase_splits,
+    }
+    entries["challenge_config.yaml"] = (f"# EvalAI challenge configuration written by dialeval {__version__}\n"
+                                        + _yaml(config) + "\n").encode()
+    entries["evaluation_script.zip"] = zip_bytes(evaluation_script(benchmark, phase_list))
+    entries["logo.png"] = logo_png()
+    entries["README.txt"] = (f"EvalAI challenge configuration written by dialeval {__version__}. The evaluation "
+                             f"script installs dialeval=={__version__} when the worker lacks it. annotations/ holds "
+                             "each phase's test files and answer keys: keep this zip private.\n").encode()
+    return entries
+
+
+def _first_paragraph(ch) -> str:
+    from dialeval.leaderboard.challenge import paragraphs
+
+    return (paragraphs(ch.overview) or [ch.title])[0]
+
+
+def _evalai_date(ts: str) -> str:
+    return ts.replace("T", " ").replace("Z", "")
+
+
+def evaluation_script(benchmark: str, phase_list: list[dict]) -> dict[str, bytes]:
+    """The files of EvalAI's evaluation script package: ``__init__.py`` (pins dialeval) and ``main.py``."""
+    split_map = {p["codename"]: p["splits"] for p in phase_list}
+    init = (f'"""EvalAI evaluation script written by dialeval {__version__}: scores with that exact version."""\n'
+            "import importlib.metadata\nimport subprocess\nimport sys\n\n"
+            f'VERSION = "{__version__}"\n'
+            "try:\n    INSTALLED = importlib.metadata.version(\"dialeval\")\n"
+            "except importlib.metadata.PackageNotFoundError:\n    INSTALLED = None\n"
+            "if INSTALLED != VERSION:  # the worker installs the pinned scorer once\n"
+            "    subprocess.check_call([sys.executable, \"-m\", \"pip\", \"install\", f\"dialeval=={VERSION}\"])\n\n"
+            "from .main import evaluate  # noqa: E402,F401\n")
+    main = (f'"""evaluate() for EvalAI\'s worker: dialeval {__version__} on benchmark {benchmark}."""\n\n'
+            f"BENCHMARK = {benchmark!r}\n"
+            f"PHASE_SPLITS = {json.dumps(split_map, sort_keys=True)}\n\n\n"
+            "def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs):\n"
+            "    from dialeval.leaderboard.hosting import evalai_evaluate\n\n"
+            "    return evalai_evaluate(test_annotation_file, user_submission_file, phase_codename,\n"
+            "                           benchmark=BENCHMARK, phases=PHASE_SPLITS)\n")
+    return {"__init__.py": init.encode(), "main.py": main.encode()}
+
+
+def write_bundle(entries: dict[str, bytes], out: str | Path) -> Path:
+    """Write the bundle as one deterministic zip through the output-safety layer (never over an input)."""
+    from dialeval.files.write import atomic_write_bytes
+
+    atomic_write_bytes(out, zip_bytes(entries), parents=False)
+    return Path(out)

@@ -1,0 +1,285 @@
+"""Issue 26 item 5: dialeval as Codabench's and EvalAI's scoring program.
+
+The Codabench bundle's scoring program is run as Codabench's compute worker runs it (the metadata.yaml command,
+with /app/input/res, /app/input/ref and /app/output mapped to temporary folders); EvalAI's evaluate() is
+imported from the unpacked evaluation_script.zip and called as EvalAI's worker calls it. Both must give
+exactly `dialeval score`'s numbers on a baseline run of the embedded default challenge, and a bad submission
+one line on stderr and no scores.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BASELINE = REPO / "submissions" / "baselines" / "default" / "tfidf" / "submission.tgz"
+yaml = pytest.importorskip("yaml")  # only to read the bundles as the platforms do (PyYAML); dialeval writes YAML itself
+
+
+@pytest.fixture(scope="module")
+def data():
+    from dialeval.simulator.default import ensure_default_challenge
+
+    return ensure_default_challenge()
+
+
+def cli(*args, cwd=None, env=None, timeout=300):
+    env = dict(os.environ, DIALEVAL_NO_PROGRESS="1", **(env or {}))
+    return subprocess.run([sys.executable, "-m", "dialeval", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def reference_scores(data):
+    """`dialeval score --json` on the baseline run: {split or "all": {metric: value}} (group all, micro)."""
+    r = cli("score", BASELINE, "--data", data, "--json")
+    assert r.returncode == 0, r.stderr
+    out: dict[str, dict[str, float]] = {}
+    for rec in json.loads(r.stdout)["results"]:
+        if rec["group"] == "all" and rec["average"] == "micro" and rec["subset"] is None:
+            out.setdefault(rec["split"], {})[rec["metric"]] = rec["value"]
+    assert set(out) == {"all", "tst1", "tst2", "tst3", "tst4"}
+    return out
+
+
+@pytest.fixture(scope="module")
+def bundles(data, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bundles")
+    for kind in ("codabench", "evalai"):  # no --data: the embedded default, with its shipped challenge.toml
+        r = cli("bundle", kind, "--out", tmp / f"{kind}.zip", env={"DIALEVAL_CHALLENGE": ""})
+        assert r.returncode == 0, r.stderr
+    return tmp
+
+
+def gold_ids(data: Path) -> set[str]:
+    return {c["candidate_id"] for k in data.glob("tst*/*.answers.json") for i in json.loads(k.read_text())
+            for c in i["lst_candidate_id"]}
+
+
+def unzip(path: Path, dest: Path) -> Path:
+    with zipfile.ZipFile(path) as z:
+        z.extractall(dest)
+    return dest
+
+
+def broken_run(dest: Path) -> Path:
+    """The baseline's tst1 files with one rank out of range: strict validation rejects the run."""
+    dest.mkdir(parents=True)
+    with tarfile.open(BASELINE) as tf:
+        members = [m for m in tf if m.isfile() and m.name.startswith("tst1/")]
+        for m in members:
+            (dest / m.name).parent.mkdir(parents=True, exist_ok=True)
+            (dest / m.name).write_bytes(tf.extractfile(m).read())
+    first = dest / members[0].name
+    items = json.loads(first.read_text())
+    items[0]["lst_candidate_id"][0]["rank"] = 0
+    first.write_text(json.dumps(items))
+    return dest
+
+
+# ---- Codabench ----------------------------------------------------------------------------------------------
+def test_codabench_bundle_has_what_the_v2_unpacker_reads(bundles, data):
+    from dialeval import __version__
+
+    z = zipfile.ZipFile(bundles / "codabench.zip")
+    names = z.namelist()
+    assert names == sorted(names) and all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in z.infolist())
+    comp = yaml.safe_load(z.read("competition.yaml"))
+    assert comp["version"] == 2 and comp["title"] and comp["image"] in names and comp["terms"] in names
+    assert all(p["file"] in names and z.read(p["file"]).strip() for p in comp["pages"])
+    assert [t["index"] for t in comp["tasks"]] == [p["index"] for p in comp["phases"]] == [0]
+    for t in comp["tasks"]:
+        assert f"{t['scoring_program']}/metadata.yaml" in names
+        assert any(n.startswith(f"{t['reference_data']}/tst4/") and n.endswith(".answers.json") for n in names)
+    phase = comp["phases"][0]
+    assert phase["tasks"] == [0] and phase["start"] == "2017-09-01T00:00:00Z"
+    assert (phase["max_submissions_per_day"], phase["max_submissions"]) == (5, 20)
+    board = comp["leaderboards"][0]
+    assert [c["key"] for c in board["columns"]] == ["p@1", "p@2", "p@5", "mrr"] and board["submission_rule"] == "Force_Last"
+    assert f'dialeval=={__version__}"' in z.read("Dockerfile").decode()
+    # answer keys only in the reference data
+    golds = gold_ids(data)
+    for n in names:
+        if not n.startswith("reference_data_"):
+            text = z.read(n).decode("utf-8", "replace")
+            assert not any(g in text for g in golds), n
+    # the pages say how to submit with the exact version
+    assert f"pip install dialeval=={__version__}" in z.read("pages/submit.md").decode()
+
+
+def test_bundles_are_deterministic_and_never_written_over_an_input(bundles, data, tmp_path):
+    r = cli("bundle", "codabench", "--out", tmp_path / "again.zip", env={"DIALEVAL_CHALLENGE": ""})
+    assert r.returncode == 0 and (tmp_path / "again.zip").read_bytes() == (bundles / "codabench.zip").read_bytes()
+    key = next((data / "tst1").glob("*.answers.json"))
+    before = key.read_bytes()
+    for out in (key, data / "tst1" / "new.zip"):
+        r = cli("bundle", "evalai", "--data", data, "--out", out)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert key.read_bytes() == before and not (data / "tst1" / "new.zip").exists()
+    challenge = tmp_path / "challenge.zip"
+    challenge.write_text('title = "T"\noverview = "O"\n')
+    r = cli("bundle", "codabench", "--data", data, "--challenge", challenge, "--out", challenge)
+    assert r.returncode == 2 and challenge.read_text().startswith("title")
+
+
+def run_as_codabench_worker(bundle_dir: Path, task: int, submission: Path, app: Path) -> subprocess.CompletedProcess:
+    """What the compute worker does for the scoring step: program/ = the task's scoring program, input/ref = its
+    reference data, input/res = the unpacked submission, output/ empty; run metadata.yaml's command in program/."""
+    import shutil
+
+    (app / "input").mkdir(parents=True)
+    shutil.copytree(bundle_dir / f"scoring_program_{task}", app / "program")
+    shutil.copytree(bundle_dir / f"reference_data_{task}", app / "input" / "ref")
+    if submission.is_dir():
+        shutil.copytree(submission, app / "input" / "res")
+    else:
+        with tarfile.open(submission) as tf:
+            tf.extractall(app / "input" / "res", filter="data")
+    (app / "output").mkdir()
+    command = yaml.safe_load((app / "program" / "metadata.yaml").read_text())["command"]
+    argv = [a.replace("/app/", f"{app}/") for a in shlex.split(command)]
+    assert argv[0] == "dialeval"
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYTHONUNBUFFERED="1")
+    return subprocess.run(argv, cwd=app / "program", capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_codabench_scoring_program_gives_exactly_dialeval_scores_numbers(bundles, tmp_path, reference_scores, data):
+    bundle = unzip(bundles / "codabench.zip", tmp_path / "bundle")
+    r = run_as_codabench_worker(bundle, 0, BASELINE, tmp_path / "app")
+    assert r.returncode == 0, r.stderr
+    scores = json.loads((tmp_path / "app" / "output" / "scores.json").read_text())
+    assert scores == reference_scores["all"]  # exactly, float for float
+    details = (tmp_path / "app" / "output" / "detailed_results.html").read_text()
+    assert "tst4" in details and f"{reference_scores['tst4']['p@1']:.4f}" in details
+    assert not any(g in details for g in gold_ids(data))
+
+
+def test_codabench_scoring_program_on_a_bad_submission_says_one_line_and_scores_nothing(bundles, tmp_path):
+    bundle = unzip(bundles / "codabench.zip", tmp_path / "bundle")
+    r = run_as_codabench_worker(bundle, 0, broken_run(tmp_path / "bad"), tmp_path / "app")
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "invalid submission, not scored" in lines[0] and "rank" in lines[0], r.stderr
+    assert "Traceback" not in r.stderr and list((tmp_path / "app" / "output").iterdir()) == []
+
+
+# ---- EvalAI ---------------------------------------------------------------------------------------------------
+@pytest.fixture()
+def evalai(bundles, tmp_path):
+    """The challenge as EvalAI's worker loads it: evaluation_script.zip unpacked as a package and imported."""
+    bundle = unzip(bundles / "evalai.zip", tmp_path / "bundle")
+    config = yaml.safe_load((bundle / "challenge_config.yaml").read_text())
+    package = tmp_path / "challenge_data" / "challenge_1"
+    unzip(bundle / config["evaluation_script"], package)
+    sys.path.insert(0, str(package.parent))
+    try:
+        module = importlib.import_module("challenge_1")
+        yield bundle, config, module
+    finally:
+        sys.path.remove(str(package.parent))
+        for name in [n for n in sys.modules if n == "challenge_1" or n.startswith("challenge_1.")]:
+            del sys.modules[name]
+
+
+def test_evalai_config_and_evaluate_give_exactly_dialeval_scores_numbers(evalai, reference_scores):
+    bundle, config, module = evalai
+    assert config["leaderboard"][0]["schema"]["labels"] == ["p@1", "p@2", "p@5", "mrr"]
+    splits = {s["codename"] for s in config["dataset_splits"]}
+    phase = config["challenge_phases"][0]
+    assert (bundle / phase["test_annotation_file"]).is_file() and phase["max_submissions_per_day"] == 5
+    out = module.evaluate(str(bundle / phase["test_annotation_file"]), str(BASELINE), phase["codename"],
+                          submission_metadata={"participant_team": 1})
+    assert [list(item) for item in out["result"]] == [["tst1"], ["tst2"], ["tst3"], ["tst4"]]
+    for item in out["result"]:
+        (split, values), = item.items()
+        assert split in splits and values == reference_scores[split]
+    assert out["submission_result"] == {s: reference_scores[s] for s in ("tst1", "tst2", "tst3", "tst4")}
+
+
+def test_evalai_evaluate_on_a_bad_submission_says_one_line_and_scores_nothing(evalai, tmp_path, capfd):
+    bundle, config, module = evalai
+    bad = broken_run(tmp_path / "bad")
+    tgz = tmp_path / "bad.tgz"
+    with tarfile.open(tgz, "w:gz") as tf:
+        tf.add(bad, arcname=".")
+    phase = config["challenge_phases"][0]
+    with pytest.raises(Exception) as e:
+        module.evaluate(str(bundle / phase["test_annotation_file"]), str(tgz), phase["codename"])
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "invalid submission, not scored" in err[0] and "\n" not in str(e.value)
+
+
+# ---- a challenge with a dev phase and a hidden test phase ---------------------------------------------------
+PHASED = """title = "Two phases"
+overview = "Dev, then a hidden test."
+counts = "chosen"
+[quota]
+total = 7
+[[phases]]
+name = "dev"
+start = 2017-06-01
+end = 2017-08-31
+splits = ["tst1", "tst2", "tst3"]
+[[phases]]
+name = "Final Test"
+start = 2017-09-01
+end = 2017-09-15
+splits = ["tst4"]
+hidden = true
+"""
+
+
+def test_phases_become_tasks_with_only_their_own_reference_data(data, tmp_path):
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(PHASED)
+    for kind in ("codabench", "evalai"):
+        r = cli("bundle", kind, "--data", data, "--challenge", toml, "--out", tmp_path / f"{kind}.zip")
+        assert r.returncode == 0, r.stderr
+    z = zipfile.ZipFile(tmp_path / "codabench.zip")
+    comp = yaml.safe_load(z.read("competition.yaml"))
+    assert [p["name"] for p in comp["phases"]] == ["dev", "Final Test"] and comp["phases"][1]["end"] == "2017-09-15T23:59:59Z"
+    assert comp["leaderboards"][0]["submission_rule"] == "Add_And_Delete" and comp["phases"][0]["max_submissions"] == 7
+    tops = {n.split("/")[1] for n in z.namelist() if n.startswith("reference_data_1/")}
+    assert tops == {"tst4"} and {n.split("/")[1] for n in z.namelist() if n.startswith("reference_data_0/")} == \
+        {"tst1", "tst2", "tst3"}
+    e = zipfile.ZipFile(tmp_path / "evalai.zip")
+    config = yaml.safe_load(e.read("challenge_config.yaml"))
+    assert [p["codename"] for p in config["challenge_phases"]] == ["dev", "final-test"]
+    assert all(p["is_restricted_to_select_one_submission"] for p in config["challenge_phases"])
+    vis = {(s["challenge_phase_id"], s["dataset_split_id"]): s["visibility"] for s in config["challenge_phase_splits"]}
+    assert vis == {(1, 1): 3, (1, 2): 3, (1, 3): 3, (2, 4): 1}  # the hidden phase: host only
+    with tarfile.open(fileobj=io.BytesIO(e.read("annotations/final-test.tgz"))) as tf:
+        assert {m.name.split("/")[0] for m in tf} == {"tst4"}
+
+
+def test_a_bundle_for_another_benchmark_scores_like_dialeval_score(tmp_path):
+    """bAbI's shipped sample data: the whole data folder is the reference data; the worker's numbers are
+    `dialeval score`'s."""
+    samples = REPO / "submissions" / "samples" / "babi"
+    run = samples / "example-run.json"
+    r = cli("score", run, "--benchmark", "babi", "--data", samples, "--json")
+    assert r.returncode == 0, r.stderr
+    recs = [x for x in json.loads(r.stdout)["results"] if x["group"] == "all" and x["average"] == "micro"
+            and x["subset"] is None]
+    split = "all" if any(x["split"] == "all" for x in recs) else recs[0]["split"]
+    expected = {x["metric"]: x["value"] for x in recs if x["split"] == split}
+    r = cli("bundle", "codabench", "--benchmark", "babi", "--data", samples, "--out", tmp_path / "babi.zip")
+    assert r.returncode == 0, r.stderr
+    bundle = unzip(tmp_path / "babi.zip", tmp_path / "bundle")
+    (tmp_path / "res").mkdir()
+    (tmp_path / "res" / run.name).write_bytes(run.read_bytes())  # the participant's zip held one result file
+    r = run_as_codabench_worker(bundle, 0, tmp_path / "res", tmp_path / "app")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == expected
