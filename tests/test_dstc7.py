@@ -296,3 +296,11 @@ def test_without_split_the_file_whose_examples_the_run_ranks_is_scored(tmp_path)
     write(tmp_path / "ubuntu_test_subtask_1.json", [example(1, ["A", "B"], ["B"], split="test")])  # the same ids
     with pytest.raises(UsageError, match="2 data files fit Ubuntu_subtask_1.json"):
         score(write(tmp_path / "Ubuntu_subtask_1.json", [ranking(1, ["B", "A"])]), benchmark="dstc7", data=tmp_path)
+
+
+def test_subtask_5_is_scored_on_subtask_1_files(tmp_path):
+    r = run(tmp_path, "ubuntu_dev_subtask_1.json", [example(1, ["A", "B", "C"], ["C"])], "Ubuntu_subtask_5.json",
+            [ranking(1, ["A", "C", "B"])])
+    assert r.valid and r.groups == ["ubuntu-5"] and r.value("mrr") == 0.5
+    with pytest.raises(UsageError, match="0 data files fit Advising_subtask_3.json"):
+        run(tmp_path, "ubuntu_dev_subtask_1.json", [example(1, ["A"], ["A"])], "Advising_subtask_3.json", [])
