@@ -230,6 +230,10 @@ def verify_cmd(folder, as_json, show_all):
     for _, c in checks:
         if c.release:
             per_release.setdefault(c.release, [0, 0])[0 if c.status == "match" else 1] += 1
+    if checks and counts["unknown"] == len(checks) and not show_all and not as_json:
+        # an empty table and exit 0 would read as "verified": say that nothing here is a release file
+        raise UsageError(f"{safe(folder)}: none of its {len(checks)} file(s) is a file of a published release (is it "
+                         "the data folder? `dialeval data list` shows the releases; --all lists the files)")
     if as_json:
         click.echo(json.dumps({
             "folder": str(root), "counts": counts,

@@ -89,7 +89,7 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
         click.echo(f"challenge: {which} enforced (phases, quotas)")
     counts = ", ".join(f"{summary.count(s)} {s}" for s in ("valid", "rejected", "unchanged", "skipped", "outside")
                        if summary.count(s))
-    click.echo(f"{len(summary.outcomes)} entries: {counts or 'none'}")
+    click.echo(f"{len(summary.outcomes)} {'entry' if len(summary.outcomes) == 1 else 'entries'}: {counts or 'none'}")
     return summary.exit_code
 
 
