@@ -128,3 +128,31 @@ def test_data_verify_on_only_unknown_files_is_not_a_clean_pass(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert "none of its 1 file(s) is a file of a published release" in r.stderr
     assert run_cli("data", "verify", tmp_path / "d", "--all").returncode == 0  # asked to list them: listed
+
+
+# ---- did you mean --------------------------------------------------------------------------------------------
+def test_typos_of_metric_release_benchmark_sample_and_split_names_get_a_suggestion(tmp_path):
+    run = _empty_run(tmp_path)
+    cases = [
+        (("--split", "tst1", "--metrics", "p@1,mrrr"), "unknown metric 'mrrr' (did you mean 'mrr'?)"),
+        (("--benchmark", "babi", "--data", "babi-dialg"), "--data babi-dialg: no such folder or release (did you "
+                                                          "mean 'babi-dialog'?)"),
+        (("--benchmark", "bab"), "unknown benchmark 'bab' (did you mean 'babi'?)"),
+        (("--benchmark", "ubuntu", "--data", "sample:ubunt"), "no sample data named 'ubunt' (did you mean 'ubuntu'?)"),
+        (("--split", "tst11"), "(did you mean 'tst1'?)"),
+    ]
+    for args, said in cases:
+        r = run_cli("score", run, *args, cwd=tmp_path)
+        assert r.returncode == 2 and said in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+    r = run_cli("score", run, "--split", "tst1", "--metrics", "zzz")
+    assert "did you mean" not in r.stderr and "(known: " in r.stderr  # nothing close: the list instead
+
+
+def test_piped_tables_do_not_wrap_inside_a_word(tmp_path):
+    r = run_cli("data", "list", env={"DIALEVAL_CACHE_DIR": str(tmp_path / "cache")})  # stdout is a pipe here
+    assert r.returncode == 0
+    rows = [line for line in r.stdout.splitlines() if line.startswith("│")]
+    assert any("organizers only" in line for line in rows)  # before: "organiz" / "ers" on two lines
+    assert all(line.split("│")[1].strip() for line in rows)  # no continuation rows: every row names a release
+    r = run_cli("data", "list", env={"DIALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "60"})
+    assert max(len(line) for line in r.stdout.splitlines() if line[:1] in "┏┃┡│└") <= 60  # a width asked for is kept
