@@ -69,7 +69,8 @@ class _TsvBenchmark(ItemSetBenchmark):
             return {data.stem: [data.name]}
         found = {s: [f"{s}.txt"] for s in self.split_names if (data / f"{s}.txt").exists()}
         if not found:
-            raise UsageError(f"{data}: no such file, and no dev.txt, valid.txt or test.txt in such a folder")
+            raise UsageError(f"{data}: no such file, and no {' or '.join(s + '.txt' for s in self.split_names)} in "
+                             "such a folder")
         return found
 
     def load(self, data, split, group, with_gold, problems):
@@ -242,17 +243,20 @@ def _count_lines(path: Path) -> int:
 class Douban(_TsvBenchmark):
     name = "douban"
     data_name = "Douban Conversation Corpus"
+    split_names = ("dev", "test")
     title = "Douban Conversation Corpus response selection (1,000 test contexts x 10), MAP/MRR/P@1/R10@k"
 
 
 class Ecommerce(_TsvBenchmark):
     name = "ecommerce"
     data_name = "E-commerce Dialogue Corpus"
+    split_names = ("dev", "test")
     title = "E-commerce Dialogue Corpus response selection (1,000 test contexts x 10, one positive each)"
 
 
 class UbuntuV1(_TsvBenchmark):
     name = "ubuntu-v1"
     data_name = "Ubuntu Dialogue Corpus v1"
+    split_names = ("valid", "test")
     title = "Ubuntu Dialogue Corpus v1 in the SMN/DAM TSV form (gold first of 10): R2@1, R10@1, R10@2, R10@5"
     default_metrics = ("r2@1", "r10@1", "r10@2", "r10@5")
