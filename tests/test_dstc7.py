@@ -159,7 +159,7 @@ def test_lenient_equals_the_official_definitions(tmp_path):
         opts = rng.sample(ids, 120)
         correct = rng.sample(opts, rng.choice((1, 1, 2, 3)))
         data.append(example(e + 1, opts, correct, 3))
-        truth.append(f"{e + 1}\t{','.join(correct)}")
+        truth.append(f"{e + 1}\t{','.join(correct)}" + (",," if e % 6 == 0 else f",{correct[0]}" if e % 11 == 0 else ""))
         if e % 10 == 9:
             continue  # missing from the submission
         listed = rng.sample(opts, rng.choice((5, 100, 120)))

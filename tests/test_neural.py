@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,16 @@ def test_without_torch_says_how_to_install_and_exits_2(tmp_path, name):
     assert "Traceback" not in proc.stderr
     assert INSTALL_HINT in proc.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+def test_baseline_list_without_torch_says_not_installed_in_aligned_columns():
+    proc = run_cli("baseline", "list", pre="import sys; sys.modules['torch'] = None; ")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()}
+    for name in ("supervised-embeddings", "memn2n", "memn2n-match"):
+        assert "not installed (needs torch)" in rows[name] and " available " not in rows[name]
+    assert " available " in rows["tfidf"]
+    assert len({re.match(r"\S+\s+", line).end() for line in rows.values()}) == 1  # one column, long names included
 
 
 def test_factory_without_torch_raises_usage_error(monkeypatch):

@@ -74,6 +74,7 @@ class Problem:
     message: str
     severity: str = "error"  # "error" makes a submission invalid; "warning" does not
     file: str | None = None  # the submitted file it is in, relative to the submission
+    count: int = 1  # how many problems this line stands for (a summary line: the ones it does not list one by one)
 
     def where(self) -> str:
         """``file#pointer``; a problem about a whole file (or about an absence) shows no pointer."""
