@@ -128,7 +128,7 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
     # the shipped challenge.toml: the board's pages, its phase and quotas (every demo run fits them); a copy
     # beside the runs is the organizer's template to edit
     rules = challenge.load(challenge.DEFAULT_FILE)
-    from dialeval.formats.jsonio import atomic_write_text
+    from dialeval.files.write import atomic_write_text
 
     atomic_write_text(out_dir / "challenge.toml", rules.source)
     grade(runs, "dstc6", challenge_dir, out_dir / "registry", jobs=jobs, progress=progress, board="demo",

@@ -61,6 +61,7 @@ class GradeSummary:
     outcomes: list[Outcome] = field(default_factory=list)
     metric: str = ""
     registry: Path | None = None
+    challenge: str = ""  # "given" (--challenge-file), "kept" (the board's, from an earlier grade) or "" (none)
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -370,7 +371,8 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
           challenge=None) -> GradeSummary:
     """Grade every entry of ``runs_dir`` into the registry; see the module docstring.
 
-    ``challenge`` (a :class:`dialeval.leaderboard.challenge.Challenge`) is kept with the board and enforced: a
+    ``challenge`` (a :class:`dialeval.leaderboard.challenge.Challenge`; default: the one kept with the board by an
+    earlier grade) is kept with the board and enforced: a
     team's run submitted outside every phase, or over the quota (counted from the registry, so deleting a run
     from the runs folder gives nothing back), is recorded as rejected and never scored; a run inside a phase
     that names splits is graded on those splits only.
@@ -387,24 +389,29 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     split = _check_split_option(split, names)
     entries = discover(runs_dir, names)
     fingerprint = data_fingerprint(data, Path(keys) if keys else None)
-    if challenge is not None:
-        from dialeval.leaderboard.challenge import check_splits
-
-        if challenge.benchmark != benchmark:
-            raise UsageError(f"--challenge-file: the challenge is on benchmark {challenge.benchmark!r}, the runs are "
-                             f"graded on {benchmark!r}")
-        check_splits(challenge, names)
+    if challenge is not None:  # checked before the registry is opened (or created)
+        _check_challenge(challenge, benchmark, names, "--challenge-file")
         board = board or challenge.board
     board = board or default_board(benchmark, fingerprint)
-    quota = Quota(challenge.per_day, challenge.total) if challenge and (challenge.per_day or challenge.total) else None
     # The grading key names the submission, not this grader's --split: one submission is recorded once
     # (a run graded earlier, with or without --split, is "unchanged"); {"split": None} keeps older keys valid.
     options = {"split": None}
     summary = GradeSummary(metric=metric)
     with Registry(registry_dir) as reg:
         summary.registry = reg.path
-        if challenge is not None:
+        if challenge is None:  # the board's kept challenge.toml still holds: leaving the option out dodges nothing
+            from dialeval.leaderboard.challenge import parse
+
+            kept = reg.challenge_source(board)
+            where = f"the challenge.toml kept for board {board}"
+            challenge = parse(kept, where) if kept else None
+            if challenge is not None:
+                _check_challenge(challenge, benchmark, names, where)
+            summary.challenge = "kept" if kept else ""
+        else:
+            summary.challenge = "given"
             reg.set_challenge(board, challenge.source)
+        quota = Quota(challenge.per_day, challenge.total) if challenge and (challenge.per_day or challenge.total) else None
         todo: list[tuple[Entry, str]] = []
         for e in entries:
             if e.error:
@@ -506,6 +513,15 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     order = {e.name: i for i, e in enumerate(entries)}
     summary.outcomes.sort(key=lambda o: order.get(o.entry, 0))
     return summary
+
+
+def _check_challenge(challenge, benchmark: str, names: list[str], where: str) -> None:
+    from dialeval.leaderboard.challenge import check_splits
+
+    if challenge.benchmark != benchmark:
+        raise UsageError(f"{where}: the challenge is on benchmark {challenge.benchmark!r}, the runs are graded on "
+                         f"{benchmark!r}")
+    check_splits(challenge, names, where)
 
 
 def default_board(benchmark: str, fingerprint: str) -> str:

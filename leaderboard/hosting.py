@@ -125,7 +125,7 @@ def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark
                     splits: list[str] | None = None) -> dict[str, float]:
     """The scoring program: score ``res`` against ``ref``, write ``out/scores.json`` and ``out/detailed_results.html``.
     Nothing is written for an invalid submission (:class:`InvalidSubmission`)."""
-    from dialeval.formats.jsonio import atomic_write_text, protect
+    from dialeval.files.write import atomic_write_text, protect
 
     res, ref, out = Path(res), Path(ref), Path(out)
     for p, what in ((res, "the submission"), (ref, "the reference data")):
@@ -188,7 +188,7 @@ def phases(ch, split_names: list[str]) -> list[dict]:
     for i, p in enumerate(items):
         code = "".join(c if c.isalnum() else "-" for c in p.name.lower()).strip("-") or f"phase{i + 1}"
         out.append({"index": i, "name": p.name, "codename": code, "start": p.start, "end": p.end or None,
-                    "splits": list(p.splits or split_names), "hidden": p.hidden,
+                    "splits": list(p.splits or split_names), "named": bool(p.splits), "hidden": p.hidden,
                     "description": p.description or f"Scored on {', '.join(p.splits or split_names) or 'every split'}."})
     return out
 
@@ -398,7 +398,7 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         for name, body in ref.items():
             entries[f"reference_data_{i}/{name}"] = body
         command = f"dialeval bundle codabench-score /app/input/res /app/input/ref /app/output --benchmark {benchmark}"
-        if benchmark != "dstc6" and p["splits"]:
+        if benchmark != "dstc6" and p["named"]:  # DSTC6's reference data hold only the phase's split folders
             command += f" --split {','.join(p['splits'])}"
         entries[f"scoring_program_{i}/metadata.yaml"] = (
             f"# dialeval {__version__} scores /app/input/res against /app/input/ref into /app/output/{SCORES_FILE}\n"
@@ -558,7 +558,7 @@ def evaluation_script(benchmark: str, phase_list: list[dict]) -> dict[str, bytes
 
 def write_bundle(entries: dict[str, bytes], out: str | Path) -> Path:
     """Write the bundle as one deterministic zip through the output-safety layer (never over an input)."""
-    from dialeval.formats.jsonio import atomic_write_bytes
+    from dialeval.files.write import atomic_write_bytes
 
     atomic_write_bytes(out, zip_bytes(entries), parents=False)
     return Path(out)

@@ -166,10 +166,9 @@ def superseded_runs(runs, rule: str = "latest", score=None) -> dict[int, int]:
         latest = max(rs, key=lambda r: (r.submitted_at, r.run_id))
         counted = latest
         if key[0] != "baseline" and rule == "best-public" and score is not None:
-            def best(r):
-                v = score(r)
-                return (v is not None, -math.inf if v is None else v, _neg_time(r.submitted_at), -r.run_id)
-            counted = max(rs, key=best)
+            scored = [(v, r) for r in rs if (v := score(r)) is not None]
+            if scored:  # the best score; equal scores: the earliest run
+                counted = max(scored, key=lambda vr: (vr[0], -_when(vr[1].submitted_at), -vr[1].run_id))[1]
         elif key[0] != "baseline" and rule == "chosen":
             chosen = [r for r in rs if getattr(r, "chosen", False)]
             counted = max(chosen, key=lambda r: (r.submitted_at, r.run_id)) if chosen else latest
@@ -177,8 +176,26 @@ def superseded_runs(runs, rule: str = "latest", score=None) -> dict[int, int]:
     return out
 
 
-def _neg_time(ts: str) -> float:
-    return -_when(ts)
+def board_challenge(reg, board: str):
+    """The challenge.toml kept for ``board`` (a :class:`~dialeval.leaderboard.challenge.Challenge`), or None."""
+    from dialeval.leaderboard import challenge as challenges
+
+    source = reg.challenge_source(board)
+    return challenges.parse(source, f"the challenge.toml kept for board {board}") if source else None
+
+
+def counted_runs(reg, runs, metric: str, challenge=None, hidden=frozenset()) -> dict[int, int]:
+    """:func:`superseded_runs` under the board's rule. ``best-public`` compares the runs on the splits public
+    while the challenge runs: not ``hidden``, not in a hidden phase (revealed or not, so a reveal never changes
+    which run counts, and the test split never chooses it)."""
+    rule = challenge.counts if challenge is not None else "latest"
+    if rule != "best-public":
+        return superseded_runs(runs, rule)
+    secret = set(hidden) | {s for p in challenge.phases if p.hidden for s in (p.splits or [])}
+
+    def score(r):
+        return _visible_score(_public_records(reg.records(run_id=r.run_id), r.splits, secret), metric)
+    return superseded_runs(runs, rule, score)
 
 
 def _visible_score(records: list[dict], metric: str) -> float | None:
@@ -195,25 +212,19 @@ def _visible_score(records: list[dict], metric: str) -> float | None:
 
 def board_superseded(reg, board: str, at: str | None = None) -> dict[int, int]:
     """The runs the public site leaves out of the board's ranking as superseded, as :func:`build_site` decides
-    them (the board's challenge.toml counting rule, its hidden phases' splits kept out of "best-public", the
-    benchmark's first metric): ``dialeval rank`` ranks the same runs. ``at``: the time phases are judged at."""
-    from dialeval.leaderboard import challenge as challenges
+    them (the board's challenge.toml counting rule, see :func:`counted_runs`; the benchmark's first metric):
+    ``dialeval rank`` ranks the same runs. ``at`` is accepted for callers that judge phases at a time; which run
+    counts does not depend on it (best-public never looks at a hidden phase's splits, revealed or not)."""
     from dialeval.leaderboard.scoring import benchmark_info
 
     runs = reg.runs(board=board)
     if not runs:
         return {}
-    source = reg.challenge_source(board)
-    ch = challenges.parse(source, f"the challenge.toml kept for board {board}") if source else None
-    if ch is None or ch.counts == "latest":
-        return superseded_runs(runs)
-    hidden = challenges.hidden_splits(ch, challenges.now(at), False)
     try:
         metric = benchmark_info(runs[0].benchmark)["default_metrics"][0]
     except UsageError:
         metric = "hits@1"
-    records = {r.run_id: _public_records(reg.records(run_id=r.run_id), r.splits, hidden) for r in runs}
-    return superseded_runs(runs, ch.counts, lambda r: _visible_score(records[r.run_id], metric))
+    return counted_runs(reg, runs, metric, board_challenge(reg, board))
 
 
 def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bool = False, challenge=None) -> dict:
@@ -221,6 +232,7 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
     from dialeval.leaderboard.reported import threshold_band
     from dialeval.leaderboard.scoring import benchmark_info
 
+    secret = set(hidden)  # what the public site hides, also on a private build: best-public compares public scores
     hidden = set() if private else set(hidden)
     runs = reg.runs(board=board)
     benchmark = runs[0].benchmark
@@ -236,7 +248,7 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
     graded_splits = sorted({s for r in runs if r.kind != "reported" and r.status == "valid" for s in r.splits})
     scope = "all" if not hidden or not set(graded_splits) & hidden else [s for s in graded_splits if s not in hidden]
     counts = challenge.counts if challenge is not None else "latest"
-    superseded = superseded_runs(runs, counts, lambda r: _visible_score(records[r.run_id], metric))
+    superseded = counted_runs(reg, runs, metric, challenge, secret)
     n_sent = reg.submission_counts(board)
     exclude = frozenset() if all_runs else frozenset(superseded)
     ranking = rank_board(reg, board, metric, scope, exclude=exclude) if graded_splits and scope else None

@@ -262,3 +262,24 @@ def test_phases_become_tasks_with_only_their_own_reference_data(data, tmp_path):
     assert vis == {(1, 1): 3, (1, 2): 3, (1, 3): 3, (2, 4): 1}  # the hidden phase: host only
     with tarfile.open(fileobj=io.BytesIO(e.read("annotations/final-test.tgz"))) as tf:
         assert {m.name.split("/")[0] for m in tf} == {"tst4"}
+
+
+def test_a_bundle_for_another_benchmark_scores_like_dialeval_score(tmp_path):
+    """bAbI's shipped sample data: the whole data folder is the reference data; the worker's numbers are
+    `dialeval score`'s."""
+    samples = REPO / "submissions" / "samples" / "babi"
+    run = samples / "example-run.json"
+    r = cli("score", run, "--benchmark", "babi", "--data", samples, "--json")
+    assert r.returncode == 0, r.stderr
+    recs = [x for x in json.loads(r.stdout)["results"] if x["group"] == "all" and x["average"] == "micro"
+            and x["subset"] is None]
+    split = "all" if any(x["split"] == "all" for x in recs) else recs[0]["split"]
+    expected = {x["metric"]: x["value"] for x in recs if x["split"] == split}
+    r = cli("bundle", "codabench", "--benchmark", "babi", "--data", samples, "--out", tmp_path / "babi.zip")
+    assert r.returncode == 0, r.stderr
+    bundle = unzip(tmp_path / "babi.zip", tmp_path / "bundle")
+    (tmp_path / "res").mkdir()
+    (tmp_path / "res" / run.name).write_bytes(run.read_bytes())  # the participant's zip held one result file
+    r = run_as_codabench_worker(bundle, 0, tmp_path / "res", tmp_path / "app")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == expected

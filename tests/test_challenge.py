@@ -134,7 +134,8 @@ def test_quota_rejects_unscored_and_deleting_a_run_gives_nothing_back(tmp_path, 
         p.unlink()
     add_run(runs, "a3", data, "Team A", "2017-09-11T08:00:00Z", seed=3)
     add_run(runs, "a4", data, "Team A", "2017-09-11T09:00:00Z", seed=4)
-    s = grade(runs, "dstc6", data, reg_dir, progress=False, board="b", challenge=ch)
+    s = grade(runs, "dstc6", data, reg_dir, progress=False, board="b")  # no file given: the board's kept one holds
+    assert s.challenge == "kept"
     by = {o.entry: o for o in s.outcomes}
     assert by["a3.json"].status == "valid"  # 3rd of 3 in all (the refused one is not charged)
     assert by["a4.json"].status == "rejected" and "3 of its 3 runs" in by["a4.json"].message
@@ -214,7 +215,7 @@ def phased(tmp_path_factory, data):
     add_run(runs, "a2", data, "Team A", "2017-09-03T00:00:00Z", quality=0.6, seed=2, chosen=True)
     add_run(runs, "a3", data, "Team A", "2017-09-04T00:00:00Z", quality=0.3, seed=3)
     add_run(runs, "b1", data, "Team B", "2017-09-05T00:00:00Z", quality=0.8, seed=4)
-    add_run(runs, "b-test", data, "Team B", "2017-09-12T00:00:00Z", split="tst2", quality=0.7, seed=5)
+    add_run(runs, "b-test", data, "Team B", "2017-09-12T00:00:00Z", split="tst2", quality=0.99, seed=5)
     s = grade(runs, "dstc6", data, tmp / "reg", progress=False, board="b", challenge=ch)
     assert {o.status for o in s.outcomes} == {"valid"}
     return tmp / "reg"
@@ -227,19 +228,41 @@ def build(reg_dir: Path, out: Path, **kw) -> Path:
         return build_site(reg, out, **kw).parent
 
 
-def counted_team_a(reg_dir: Path, counts: str) -> str:
+def counted(reg_dir: Path, counts: str, team: str = "Team A", hidden=frozenset({"tst2"}), private=False) -> str:
     from dialeval.leaderboard.site import collect_board
 
     ch = challenges.parse(HEAD + PHASED.format(counts=counts))
     with Registry(reg_dir) as reg:
-        view = collect_board(reg, "b", {"tst2"}, False, challenge=ch)
-    return next(v["system"] for v in view["ranked"] if v["team"] == "Team A")
+        view = collect_board(reg, "b", set(hidden), private, challenge=ch)
+    return next(v["system"] for v in view["ranked"] if v["team"] == team)
 
 
 def test_the_board_ranks_the_run_its_rule_says(phased):
-    assert counted_team_a(phased, "latest") == "a3"
-    assert counted_team_a(phased, "best-public") == "a1"
-    assert counted_team_a(phased, "chosen") == "a2"
+    assert counted(phased, "latest") == "a3"
+    assert counted(phased, "best-public") == "a1"
+    assert counted(phased, "chosen") == "a2"
+    # best-public compares the splits public while the challenge runs: Team B's test-phase run (0.99 on the
+    # hidden split) never beats its dev run, before or after the reveal, nor on a private build
+    assert counted(phased, "latest", "Team B", hidden=set()) == "b-test"
+    for hidden, private in (({"tst2"}, False), (set(), False), ({"tst2"}, True)):
+        assert counted(phased, "best-public", "Team B", hidden, private) == "b1"
+
+
+def test_rank_ranks_the_run_the_boards_rule_says(phased, tmp_path):
+    import sqlite3
+
+    copy = tmp_path / "reg"
+    copy.mkdir()
+    src, dst = sqlite3.connect(phased / "registry.sqlite"), sqlite3.connect(copy / "registry.sqlite")
+    src.backup(dst)
+    src.close()
+    dst.close()
+    with Registry(copy) as reg:
+        reg.set_challenge("b", HEAD + PHASED.format(counts="chosen"))
+    r = cli("rank", "--registry", copy, "--board", "b", "--json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)["runs"]
+    assert [x["system"] for x in rows if x["team"] == "Team A"] == ["a2"]
 
 
 def test_a_hidden_phase_stays_hidden_until_its_end_and_then_until_reveal(phased, tmp_path, data):

@@ -221,3 +221,18 @@ def test_protocols_prints_every_context_and_tie_policy(files, cli):
     for contexts, ties, *nums, _n in rows:
         want = hand(ties, contexts)
         assert [float(x) for x in nums] == [round(want[m], 4) for m in METRICS]
+
+
+def test_a_folder_of_splits_scores_the_split_the_submission_covers(tmp_path):
+    write_data(tmp_path / "dev.txt", LABELS[:2] + LABELS[3:], seed=1)  # 3 contexts
+    write_data(tmp_path / "test.txt", LABELS)  # 4 contexts
+    lines = write_scores(tmp_path / "s.txt", SCORES)  # 40 lines: the test split's
+    r = score(lines, benchmark="douban", data=tmp_path, options={"contexts": "all"})
+    assert r.splits == ["test"] and r.value("map") == pytest.approx(hand("pessimistic", "all")["map"])
+    doc = {"format": "scores", "items": {f"{s}:{c + 1}": {str(j + 1): v for j, v in enumerate(row)}
+                                         for s, rows in (("dev", SCORES[:3]), ("test", SCORES)) for c, row in enumerate(rows)}}
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    r = score(tmp_path / "s.json", benchmark="douban", data=tmp_path)
+    assert r.valid and r.splits == ["dev", "test"] and r.groups == ["dev.txt", "test.txt"]
+    with pytest.raises(UsageError, match="give --split"):
+        score(write_scores(tmp_path / "odd.txt", [[0.1] * 10] * 5), benchmark="douban", data=tmp_path)

@@ -2,8 +2,9 @@
 TSV form, ten candidates per context, scored with MAP, MRR, P@1 and R10@k (:mod:`dialeval.metrics.selection`).
 
 Data (:mod:`dialeval.formats.douban`): ``--data test.txt`` (the split is the file's stem) or a folder holding
-``dev.txt`` / ``valid.txt`` / ``test.txt``. Submissions: one score per data line (or DAM's ``score<TAB>label``:
-a label that differs from the data's means the files are misaligned), or JSON scores keyed by context id
+the split files (``dev.txt``/``test.txt``; Ubuntu v1 ``valid.txt``/``test.txt``). Submissions: one score per
+data line (or DAM's ``score<TAB>label``: a label that differs from the data's means the files are misaligned),
+or JSON scores keyed by context id
 (``{"format": "scores", "items": {"test:1": {"1": 0.3, ..., "10": 0.1}}}``; a missing context scores 0).
 
 The published scorers disagree, so the protocol is chosen and named in the signature: ``--contexts mixed``

@@ -27,7 +27,7 @@ def _common(f):
 def _inputs(benchmark, data, keys, challenge_file, out):
     """(data folder, keys, Challenge or None), every input protected from the output before any work."""
     from dialeval.commands.score import resolve_data
-    from dialeval.formats.jsonio import check_output, protect
+    from dialeval.files.write import check_output, protect
     from dialeval.leaderboard import challenge as challenges
 
     root, embedded = resolve_data(benchmark, data, None)

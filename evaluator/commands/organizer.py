@@ -84,6 +84,9 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
         t.add_row(_safe(o.entry), _safe(o.team), _safe(o.system), f"[{style}]{o.status}[/]",
                   str(o.run_id or "-"), _fmt(o.headline), _safe(o.message), style=None)
     Console(highlight=False, markup=True, soft_wrap=False).print(t)
+    if summary.challenge:
+        which = _safe(challenge_file) if summary.challenge == "given" else "the board's kept challenge.toml"
+        click.echo(f"challenge: {which} enforced (phases, quotas)")
     counts = ", ".join(f"{summary.count(s)} {s}" for s in ("valid", "rejected", "unchanged", "skipped", "outside")
                        if summary.count(s))
     click.echo(f"{len(summary.outcomes)} entries: {counts or 'none'}")

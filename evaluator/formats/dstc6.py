@@ -34,6 +34,8 @@ DSTC6_SPLITS = {
 """Official DSTC6 test splits: (knowledge base, dietary restrictions required)."""
 
 ANSWERS_SUFFIX = ".answers.json"
+DEFAULT_CANDIDATE_LIMIT = 10
+"""Slots per dialog in the official scorer (its ``nb_candidate``): ``--lenient``'s default."""
 DATASET_RE = re.compile(r"^dialog-task(?P<task>[1-9])(?P<name>[A-Za-z0-9]+)-(?P<rest>.+)\.json$")
 
 
