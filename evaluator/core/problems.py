@@ -95,9 +95,21 @@ class Problem:
         }
 
 
+POINTER_PART = 200
+"""Characters of one key a pointer spells out; a longer key (a hostile 100 MB id) is cut to them and its length."""
+
+
 def pointer(*parts: object) -> str:
-    """JSON pointer from path parts, escaping ``~`` and ``/`` (RFC 6901)."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    """JSON pointer from path parts, escaping ``~`` and ``/`` (RFC 6901). A part longer than
+    :data:`POINTER_PART` characters is written as its first ones then ``...(N characters)``: a problem's line
+    stays readable, and the key is never copied whole (a 100 MB id would cost 100 MB per copy of its pointer)."""
+    out = []
+    for p in parts:
+        text = str(p)
+        if len(text) > POINTER_PART:
+            text = f"{text[:POINTER_PART]}...({len(text):,} characters)"
+        out.append("/" + text.replace("~", "~0").replace("/", "~1"))
+    return "".join(out)
 
 
 def short(value: object, limit: int = 60) -> str:
