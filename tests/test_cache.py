@@ -104,3 +104,40 @@ def test_vectors_cache_is_really_hit(tmp_path, monkeypatch):
         rec.write_text(json.dumps(doc))
     third = vectors.load_vectors("default", words=["the"])
     assert len(hashed) == 2 and third.identity.sha256 == first.identity.sha256
+
+
+def test_an_unchanged_test_file_is_neither_read_nor_hashed_again(tiny, tmp_path, monkeypatch):
+    """A later run (a fresh process: the in-process memo cleared) finds the file's digest by its stat key and takes
+    the index without reading the file; a write that keeps the size and the modification time changes the change
+    time, so the file is read again; a planted digest entry (wrong MAC) is never believed."""
+    from dialeval.benchmarks.dstc6 import challenge
+
+    monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.delenv("DIALEVAL_NO_CACHE", raising=False)
+    task = tiny.tasks[0]
+    path = tiny.split_dir / tiny.file_name(task)
+    reads = []
+    real = challenge.read_bytes
+    monkeypatch.setattr(challenge, "read_bytes", lambda p, **k: reads.append(p) or real(p, **k))
+    first = load_task_index(task, path)
+    assert reads == [path]
+    cache._MEMO.clear()
+    again = load_task_index(task, path)
+    assert reads == [path], "an unchanged file was read again"
+    assert again.dialog_ids == first.dialog_ids and cache.digest_of(path) == cache.content_digest(path.read_bytes())
+
+    st = os.stat(path)
+    raw = path.read_bytes()
+    swapped = raw.replace(first.dialog_ids[0].encode(), first.dialog_ids[1].encode()[::-1][:len(first.dialog_ids[0])], 1)
+    assert len(swapped) == len(raw) and swapped != raw
+    path.write_bytes(swapped)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size, same modification time
+    cache._MEMO.clear()
+    edited = load_task_index(task, path)
+    assert len(reads) == 2 and edited.dialog_ids[0] != first.dialog_ids[0]
+
+    cache._MEMO.clear()
+    for f in (tmp_path / "c" / "index").glob("*.stat"):
+        f.write_bytes(f.read_bytes()[:-8] + b"00000000")  # another digest, the old MAC
+    load_task_index(task, path)
+    assert len(reads) == 3, "a digest entry with a bad MAC was believed"

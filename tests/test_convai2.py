@@ -239,15 +239,18 @@ def test_reply_file_of_the_wrong_length_is_one_error(data, tmp_path, text, messa
 def test_folder_data_and_split_choice(tmp_path, data):
     folder = tmp_path / "ConvAI2"
     folder.mkdir()
+    (tmp_path / "empty").mkdir()
     (folder / "valid_self_original.txt").write_bytes(data.read_bytes())
     (folder / "train_self_original.txt").write_bytes(data.read_bytes())
     sub = _scores(tmp_path / "s.json", {})
     with pytest.raises(UsageError, match="give --split"):
         validate(sub, benchmark="convai2", data=folder)
-    with pytest.raises(UsageError, match="not a ConvAI2 file name"):
+    with pytest.raises(UsageError, match="s.json: neither a ConvAI2 file"):
         validate(sub, benchmark="convai2", data=tmp_path / "s.json")
     with pytest.raises(UsageError, match="no split 'test'"):
         validate(sub, benchmark="convai2", data=data, split="test")
+    with pytest.raises(UsageError, match="nor a folder holding train_self_original.txt or valid_self_original.txt"):
+        validate(sub, benchmark="convai2", data=tmp_path / "empty")
 
 
 def test_issue_example_runs_as_written(cli, tmp_path):
@@ -329,3 +332,24 @@ def test_input_order_ties_rank_the_last_candidate_gold_last(tmp_path):
     got = {t: _values(score(sub, benchmark="convai2", data=data, ties=t)) for t in ("input-order", "expected")}
     assert got["input-order"] == {"hits@1": 0.0, "hits@5": 0.0, "hits@10": 0.0}
     assert got["expected"] == pytest.approx({"hits@1": 0.05, "hits@5": 0.25, "hits@10": 0.5})
+
+
+@pytest.mark.parametrize("columns", ["20", "200"])
+def test_protocols_columns_stay_apart_piped_at_any_width(cli, tmp_path, columns):
+    """``--protocols`` side by side: HITS@10 is as wide as a value, and the header once ran ``HITS@5HITS@10``."""
+    data = tmp_path / "valid_self_original.txt"
+    data.write_bytes((SAMPLE / "valid_self_original.txt").read_bytes())
+    # the gold (20) tied with candidate 1: pessimistic ranks it 2nd, optimistic 1st
+    _scores(tmp_path / "scores.json", {iid: {"20": 1.0, "1": 1.0} for iid in read_turns(data).item_ids})
+    r = cli("score", "scores.json", "--benchmark", "convai2", "--data", data.name, "--protocols", cwd=tmp_path,
+            env={"COLUMNS": columns})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("every tie policy:"))
+    assert lines[head].split()[3:] == ["ties", "HITS@1", "HITS@5", "HITS@10", "n"]
+    rows = {ln.split()[0]: ln.split()[1:] for ln in lines[head + 1:head + 5]}
+    assert rows == {"pessimistic": ["0.0000", "1.0000", "1.0000", "9"], "optimistic": ["1.0000", "1.0000", "1.0000", "9"],
+                    "expected": ["0.5000", "1.0000", "1.0000", "9"], "input-order": ["0.0000", "1.0000", "1.0000", "9"]}
+    # each value ends under its column's name
+    ends = [lines[head].index(h) + len(h) for h in ("HITS@1", "HITS@5", "HITS@10")]
+    assert all(ln[:e].endswith(v) for ln in lines[head + 1:head + 5] for e, v in zip(ends, ln.split()[1:4], strict=True))

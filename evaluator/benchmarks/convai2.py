@@ -27,11 +27,12 @@ POSITIONS = tuple(str(j) for j in range(1, N_CANDIDATES + 1))
 
 def data_files(data: Path) -> dict[str, Path]:
     """``{split: file}``: the file ``--data`` names, or a folder's default files."""
-    if data.is_dir():
-        return {s: data / DEFAULT_FILE.format(split=s) for s in SPLITS if (data / DEFAULT_FILE.format(split=s)).exists()}
-    if split_of(data) is None:
-        raise UsageError(f"{data}: not a ConvAI2 file name (<train|valid>_<persona>_<original|revised>.txt)")
-    return {split_of(data): data}
+    files = ({s: data / DEFAULT_FILE.format(split=s) for s in SPLITS if (data / DEFAULT_FILE.format(split=s)).exists()}
+             if data.is_dir() else {split_of(data): data})
+    if not files or None in files:
+        raise UsageError(f"{data}: neither a ConvAI2 file (<train|valid>_<persona>_<original|revised>.txt) nor a "
+                         "folder holding train_self_original.txt or valid_self_original.txt")
+    return files
 
 
 def _load(path: Path) -> tuple[Turns, list[frozenset[str]]]:
@@ -60,7 +61,9 @@ class ConvAI2(ItemSetBenchmark):
     group_label = "file"
     split_names = SPLITS
     data_name = "ConvAI2"
-    split_descriptions = {"train": "training dialogs (PersonaChat, self persona, original)",
+    # the persona variant is the file's: a folder's train_self_original.txt, or whichever train_* file --data names
+    split_descriptions = {"train": "training dialogs (PersonaChat; the file's persona variant: self, other, both or "
+                                   "none, original or revised; a folder's train_self_original.txt)",
                           "valid": "the released validation dialogs (the test set was never released)"}
     default_metrics = ("hits@1", "hits@5", "hits@10")
     problem_codes = {"line-too-long": "a generated reply of more than 1,048,576 characters"}

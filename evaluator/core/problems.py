@@ -74,6 +74,7 @@ class Problem:
     message: str
     severity: str = "error"  # "error" makes a submission invalid; "warning" does not
     file: str | None = None  # the submitted file it is in, relative to the submission
+    count: int = 1  # how many problems this line stands for (a summary line: the ones it does not list one by one)
 
     def where(self) -> str:
         """``file#pointer``; a problem about a whole file (or about an absence) shows no pointer."""
@@ -94,13 +95,27 @@ class Problem:
         }
 
 
+POINTER_PART = 200
+"""Characters of one key a pointer spells out; a longer key (a hostile 100 MB id) is cut to them and its length."""
+
+
 def pointer(*parts: object) -> str:
-    """JSON pointer from path parts, escaping ``~`` and ``/`` (RFC 6901)."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    """JSON pointer from path parts, escaping ``~`` and ``/`` (RFC 6901). A part longer than
+    :data:`POINTER_PART` characters is written as its first ones then ``...(N characters)``: a problem's line
+    stays readable, and the key is never copied whole (a 100 MB id would cost 100 MB per copy of its pointer)."""
+    out = []
+    for p in parts:
+        text = str(p)
+        if len(text) > POINTER_PART:
+            text = f"{text[:POINTER_PART]}...({len(text):,} characters)"
+        out.append("/" + text.replace("~", "~0").replace("/", "~1"))
+    return "".join(out)
 
 
 def short(value: object, limit: int = 60) -> str:
     """A value for a message: JSON-ish repr, shortened (attacker-sized strings stay one line)."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]  # the same message, without copying a 100 MB id (twice) to show 57 characters of it
     text = repr(value) if not isinstance(value, str) else '"' + value + '"'
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -12,7 +12,6 @@ The JSON form follows ``schemas/score-report.schema.json``.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from dataclasses import dataclass, field
@@ -203,6 +202,8 @@ class ScoreReport:
 
     def to_csv_text(self) -> str:
         buf = io.StringIO()
+        import csv  # only for --csv
+
         w = csv.DictWriter(buf, fieldnames=RECORD_FIELDS, lineterminator="\n")
         w.writeheader()
         for rec in self.records:  # csv writes floats with repr: every digit, like the JSON

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dialeval.benchmarks.base import (
+    DEFAULT_TIES,
     Benchmark,
     Evaluation,
     Option,
@@ -24,13 +25,11 @@ from dialeval.benchmarks.base import (
 )
 from dialeval.benchmarks.dstc6.challenge import LoadedSplit, load_split, open_challenge
 from dialeval.benchmarks.dstc6.fastpath import check_result_items, decode_result
-from dialeval.benchmarks.dstc6.lenient import DEFAULT_CANDIDATE_LIMIT, emulate_official, gold_rank_from_slots
 from dialeval.benchmarks.dstc6.submission import Submission, SubmittedFile, open_submission
-from dialeval.benchmarks.dstc6.validate import check_result_file
-from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, other_split_hint
 from dialeval.core.errors import DialevalError, UnreadableJSON, UsageError
 from dialeval.core.problems import Capped, Problem
 from dialeval.core.signature import format_tasks
+from dialeval.formats.dstc6 import DEFAULT_CANDIDATE_LIMIT, TASK_DESCRIPTIONS
 from dialeval.formats.jsonio import (
     SYNTAX_FIRST_BYTES,
     JSONArray,
@@ -42,6 +41,10 @@ from dialeval.formats.jsonio import (
 if TYPE_CHECKING:
     from dialeval.core.ranks import RankTable
     from dialeval.formats.dstc6 import Challenge
+
+
+# The emulation (.lenient), the full checker (.validate) and the wrong-split hint (benchmarks.rankings) are imported
+# only when a run needs them: a valid submission's start-up does not load them.
 
 
 class DSTC6(Benchmark):
@@ -56,13 +59,7 @@ class DSTC6(Benchmark):
         "tst4": "a new knowledge base and the restrictions slot",
     }
     group_names = {"1": "API", "2": "Refine", "3": "Options", "4": "Infos", "5": "Full"}
-    group_descriptions = {
-        "1": "issuing API calls: the bot asks for each missing slot, then calls the knowledge base",
-        "2": "updating API calls: the user changes slots, the bot issues the updated call",
-        "3": "displaying options: the bot proposes matching restaurants by rating until one is accepted",
-        "4": "providing extra information: the bot gives the booked restaurant's phone number or address",
-        "5": "full dialogs: tasks 1-4 in one conversation",
-    }
+    group_descriptions = TASK_DESCRIPTIONS
     default_metrics = ("p@1", "p@2", "p@5", "mrr")
     submission_formats = ("dstc6-result (file, official directory layout, or .tgz)",)
     problem_codes = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
@@ -137,7 +134,10 @@ class DSTC6(Benchmark):
         candidate_limit = opts.get("candidate_limit", DEFAULT_CANDIDATE_LIMIT)
         if lenient and (not isinstance(candidate_limit, int) or candidate_limit < 1):
             raise UsageError("--candidate-limit must be at least 1")
-        tasks = task_numbers(request.groups, range(1, 10), "DSTC6")
+        if request.ties != DEFAULT_TIES:  # a rank list orders every candidate: a policy would be silently ignored
+            raise UsageError(f"--ties {request.ties} does not apply to dstc6: a rank file orders every candidate, "
+                             "so there are no ties to break")
+        tasks = task_numbers(request.groups, range(1, len(self.group_names) + 1), "DSTC6")  # the track has 5 tasks
         ch = open_challenge(request.data, request.keys)
         # The run builds many small objects and no reference cycles: the cyclic GC would only rescan them
         # (about a third of the time on large splits).
@@ -192,6 +192,8 @@ class DSTC6(Benchmark):
 def _other_split_hint(sub: Submission, loaded: LoadedSplit, ch: Challenge, n_splits: int) -> Problem | None:
     """When a file's dialog ids are not of this split, name the split of the challenge they belong to
     (:func:`dialeval.benchmarks.items.other_split_hint`, the rule every benchmark shares)."""
+    from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, other_split_hint
+
     unknown: list[str] = []
     for f in _files_for_split(sub, loaded.name, n_splits):
         if len(unknown) >= WRONG_SPLIT_IDS:  # enough to tell; bounded work on huge files
@@ -362,6 +364,8 @@ def _check_split(
             if lenient:
                 _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task)
                 return 0
+            from dialeval.benchmarks.dstc6.validate import check_result_file
+
             check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks, problems=checked)
             gold_rank.update(check.gold_rank)
             return check.other_task_items
@@ -428,6 +432,8 @@ def _check_split(
 
 
 def _lenient_file(data, f, loaded: LoadedSplit, limit, problems, gold_rank, seen, file_task) -> None:
+    from dialeval.benchmarks.dstc6.lenient import emulate_official, gold_rank_from_slots
+
     def candidates_of(did):
         t = loaded.dialog_task.get(did)
         return loaded.indexes[t].candidate_ids[loaded.indexes[t].position[did]] if t is not None else None

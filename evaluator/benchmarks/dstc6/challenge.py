@@ -63,9 +63,16 @@ def load_task_index(task: int, path: Path) -> TaskIndex:
     """A test file's TaskIndex: from the index cache when the file is unchanged, else parsed and cached."""
     from dialeval.files import cache
 
+    known = cache.known_digest(path)  # this very file was read and hashed by an earlier run
+    if known is not None:
+        cached = cache.load_index(path, known)
+        if cached is not None:
+            dialog_ids, cand_lists, conversation_ids = cached
+            return TaskIndex(task, path, dialog_ids, [tuple(c) for c in cand_lists], conversation_ids)
+    before = cache.stat_key(path)
     raw = read_bytes(path, what="a test JSON file")
     digest = cache.content_digest(raw)  # entries are keyed by the very bytes parsed below
-    cache.note_digest(path, digest)  # and the data identity reuses it
+    cache.remember_digest(path, digest, before)  # and the data identity reuses it (next runs too)
     cached = cache.load_index(path, digest)
     if cached is not None:
         dialog_ids, cand_lists, conversation_ids = cached

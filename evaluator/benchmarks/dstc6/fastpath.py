@@ -71,6 +71,16 @@ def check_result_fast(raw: bytes, split, seen: dict[str, str], file: str, file_t
     return None if items is None else check_result_items(items, split, seen, file, file_task, score_tasks)
 
 
+_RANKS: list[frozenset[int]] = [frozenset()]
+
+
+def _one_to(m: int) -> frozenset[int]:
+    """``{1, ..., m}`` (made once per m)."""
+    while len(_RANKS) <= m:
+        _RANKS.append(_RANKS[-1] | {len(_RANKS)})
+    return _RANKS[m]
+
+
 def check_result_items(items, split, seen: dict[str, str], file: str, file_task, score_tasks):
     """:func:`check_result_fast` on decoded items. On success ``seen`` gains the file's dialog ids; on None
     it is left untouched."""
@@ -90,14 +100,13 @@ def check_result_items(items, split, seen: dict[str, str], file: str, file_task,
         m = len(entries)
         if not m:
             return None
-        cands = indexes[task].candidate_ids[indexes[task].position[did]]
-        n = len(cands)
-        ranks = {e.rank for e in entries}
-        ids = {e.candidate_id for e in entries}
-        # distinct ranks 1..m (no repeats, no gaps) within 1..n, distinct known candidate ids
-        if len(ranks) != m or len(ids) != m or min(ranks) != 1 or max(ranks) != m or m > n:
+        index = indexes[task]
+        cands = index.candidate_ids[index.position[did]]
+        if m > len(cands):
             return None
-        if not ids.issubset(cands):
+        # the ranks are exactly 1..m (no repeats, no gaps), the candidate ids distinct and the item's own
+        ids = {e.candidate_id for e in entries}
+        if len(ids) != m or {e.rank for e in entries} != _one_to(m) or not ids.issubset(cands):
             return None
         if task not in score_tasks:
             other += 1

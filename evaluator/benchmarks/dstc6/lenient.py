@@ -24,9 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dialeval.core.problems import Problem, json_type, short
+from dialeval.formats.dstc6 import DEFAULT_CANDIDATE_LIMIT
 from dialeval.formats.jsonio import JSONArray
-
-DEFAULT_CANDIDATE_LIMIT = 10
 
 _EMPTY = object()
 
