@@ -20,14 +20,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
-from dialeval.formats.dstc6 import DSTC6_SPLITS, answers_file_name, dataset_file_name, write_dataset, write_results
-from dialeval.formats.fbdialog import Conversation as FbConversation
-from dialeval.formats.fbdialog import Line, write_candidates, write_conversations
-from dialeval.formats.jsonio import (  # noqa: F401 (re-exported: the simulator's public API)
+from dialeval.files.write import (  # noqa: F401 (re-exported: the simulator's public API)
     atomic_output_dir,
     atomic_write_text,
     make_temp_dir,
 )
+from dialeval.formats.dstc6 import DSTC6_SPLITS, answers_file_name, dataset_file_name, write_dataset, write_results
+from dialeval.formats.fbdialog import Conversation as FbConversation
+from dialeval.formats.fbdialog import Line, write_candidates, write_conversations
 from dialeval.simulator.kb import DEFAULT_KB_SEED, build_kb, write_kb
 from dialeval.simulator.tasks import Conversation, ItemOptions, TaskSimulator, simulate_items
 

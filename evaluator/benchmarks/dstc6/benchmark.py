@@ -29,7 +29,7 @@ from dialeval.benchmarks.dstc6.submission import Submission, SubmittedFile, open
 from dialeval.core.errors import DialevalError, UnreadableJSON, UsageError
 from dialeval.core.problems import Capped, Problem
 from dialeval.core.signature import format_tasks
-from dialeval.formats.dstc6 import DEFAULT_CANDIDATE_LIMIT
+from dialeval.formats.dstc6 import DEFAULT_CANDIDATE_LIMIT, TASK_DESCRIPTIONS
 from dialeval.formats.jsonio import (
     SYNTAX_FIRST_BYTES,
     JSONArray,
@@ -59,13 +59,7 @@ class DSTC6(Benchmark):
         "tst4": "a new knowledge base and the restrictions slot",
     }
     group_names = {"1": "API", "2": "Refine", "3": "Options", "4": "Infos", "5": "Full"}
-    group_descriptions = {
-        "1": "issuing API calls: the bot asks for each missing slot, then calls the knowledge base",
-        "2": "updating API calls: the user changes slots, the bot issues the updated call",
-        "3": "displaying options: the bot proposes matching restaurants by rating until one is accepted",
-        "4": "providing extra information: the bot gives the booked restaurant's phone number or address",
-        "5": "full dialogs: tasks 1-4 in one conversation",
-    }
+    group_descriptions = TASK_DESCRIPTIONS
     default_metrics = ("p@1", "p@2", "p@5", "mrr")
     submission_formats = ("dstc6-result (file, official directory layout, or .tgz)",)
     problem_codes = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
