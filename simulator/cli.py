@@ -63,6 +63,9 @@ def stats_cmd(directory: Path, as_json: bool, split: str | None) -> int:
     from dialeval.simulator.stats import challenge_stats
 
     splits = list(dict.fromkeys(s.strip() for s in split.split(",") if s.strip())) if split else None
+    if directory.exists() and not directory.is_dir():  # e.g. a run file: say what is expected instead
+        raise UsageError(f"{directory}: is a file; stats describes a challenge folder (split folders of DSTC6 "
+                         "dataset files), e.g. dialeval stats DIR")
     if not directory.is_dir():
         raise UsageError(f"{directory}: no such challenge folder")
     for name in splits or ():

@@ -225,6 +225,13 @@ def _folder_or_release(benchmark: str, chosen: str) -> str:
     if "/" in chosen or os.sep in chosen:
         return chosen
     found = resolve_release(chosen, benchmark)
+    if found is None:  # neither a folder nor a release: a typo of a release's name is said as such
+        from dialeval.core.errors import did_you_mean
+        from dialeval.files.releases import registry
+
+        hint = did_you_mean(chosen, registry().releases)
+        if hint:
+            raise UsageError(f"--data {chosen}: no such folder or release{hint}")
     return str(found) if found is not None else chosen
 
 

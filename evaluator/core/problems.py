@@ -47,7 +47,8 @@ CODES: dict[str, str] = {
     # submitted files that are not one JSON document (the message says what the file looks like)
     "empty-file": "a submitted file that is empty or holds only whitespace",
     "bad-encoding": "a submitted file that is not UTF-8 without a BOM (UTF-16, a byte-order mark, invalid bytes)",
-    "wrong-file-type": "a submitted file that is compressed or an archive (gzip, ZIP, tar, ...) where JSON is expected",
+    "wrong-file-type": "a submitted file of another type where text or JSON is expected (compressed, an archive, a "
+                       "NumPy .npy matrix, a pickle, binary data)",
     "json-lines": "a JSON Lines file (one object per line) where the format is one JSON array",
     "json-too-deep": "a submitted JSON document nested deeper than a parser can follow (no format needs it)",
     "truncated-json": "a submitted file that ends before its JSON value does (cut short)",
@@ -63,6 +64,11 @@ CODES: dict[str, str] = {
 def describe(code: str, own: dict[str, str] | None = None) -> str:
     """What ``code`` means: a benchmark's own codes (``own``) first, then the shared :data:`CODES`."""
     return (own or {}).get(code) or CODES.get(code, "")
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 line``, ``2 lines``: a count with its noun in the right number (nouns here take a plain -s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 @dataclass(frozen=True, slots=True)
