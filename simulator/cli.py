@@ -24,7 +24,7 @@ from dialeval.core.errors import UsageError
               help="Share of distractors copied from the item's own context.")
 @click.option("--full-conversations", is_flag=True,
               help="Every bot turn of each conversation becomes an item (conversation_id, turn); also writes "
-                   "bAbI FB text under fb/.")
+                   "FB text under fb/ and the bAbI layout under babi/ (trn, tst, tst-OOV from trn, tst1, tst2).")
 @click.option("--splits", default=None, help="Comma-separated subset of trn,tst1,tst2,tst3,tst4 (default: all).")
 @click.option("--tasks", "tasks", default="1,2,3,4,5", show_default=True, help="Comma-separated tasks.")
 @click.option("--force", is_flag=True, help="Replace a non-empty --out.")
