@@ -401,7 +401,8 @@ class TorchRanker(ScoringMixin, Baseline):
         Embedding the U distinct rows once avoids a (B, M, L, d) tensor (memories repeat across a batch).
         """
         b = len(idx)
-        ids = torch.from_numpy(np.concatenate([enc.query[idx], enc.memory[idx].ravel()]))
+        dev = table.device  # every index is made where the table lives (a CPU index into a GPU table copies)
+        ids = torch.from_numpy(np.concatenate([enc.query[idx], enc.memory[idx].ravel()])).to(dev)
         uniq, inv = torch.unique(ids, return_inverse=True)
         rows = table[uniq]
         width = max(1, int((rows != 0).sum(1).max()))
@@ -409,8 +410,8 @@ class TorchRanker(ScoringMixin, Baseline):
             "rows": rows[:, :width].contiguous(),
             "query": inv[:b],
             "memory": inv[b:].view(b, -1),
-            "speaker": torch.from_numpy(enc.speaker[idx]),
-            "age": torch.from_numpy(enc.age[idx]),
+            "speaker": torch.from_numpy(enc.speaker[idx]).to(dev),
+            "age": torch.from_numpy(enc.age[idx]).to(dev),
         }
 
     def _candidate_set(self, candidates: Sequence[Candidate]) -> CandidateSet:

@@ -50,7 +50,8 @@ def _net(torch, n_vocab: int, d: int, tied: bool, negatives: int, margin: float)
         def loss(self, batch, cand_tokens, match, answer, gen):
             x = self.inputs(batch)  # (B, d)
             n_c = cand_tokens.shape[0]
-            neg = torch.randint(0, n_c, (x.shape[0], negatives), generator=gen)
+            # Drawn from the CPU generator (the seeded stream CPU numbers were stored with), then moved to the model.
+            neg = torch.randint(0, n_c, (x.shape[0], negatives), generator=gen).to(answer.device)
             neg = torch.where(neg == answer[:, None], (neg + 1) % n_c, neg)  # never the gold itself
             used = torch.cat([answer, neg.reshape(-1)])
             uniq, inv = torch.unique(used, return_inverse=True)

@@ -27,6 +27,7 @@ class BaselineSpec:
     description: str
     needs_training: bool = True
     babi_table: str | None = None  # column name in Bordes & Weston Table 2, when the paper reports this model
+    requires: tuple[str, ...] = ()  # optional packages the model imports only when it runs (torch), checked by name
 
     def load(self):
         """Import and return the factory; ImportError/AttributeError when it is not available."""
@@ -34,7 +35,12 @@ class BaselineSpec:
         return getattr(importlib.import_module(module), attr)
 
     def available(self) -> tuple[bool, str]:
-        """(True, "") when the factory imports, else (False, reason)."""
+        """(True, "") when the factory imports and its optional packages are installed, else (False, reason)."""
+        import importlib.util
+
+        missing = [m for m in self.requires if importlib.util.find_spec(m) is None]
+        if missing:
+            return False, f"not installed (needs {', '.join(missing)})"
         try:
             self.load()
         except ImportError as e:
@@ -63,9 +69,9 @@ BUILTIN: tuple[BaselineSpec, ...] = (
     BaselineSpec(
         "rule-based", "dialeval.baselines.rules:RuleBased", "hand-written rules for the restaurant tasks", False, "rule-based"
     ),
-    BaselineSpec("supervised-embeddings", "dialeval.baselines.embeddings:SupervisedEmbeddings", "bag-of-words embeddings (AΦx)ᵀ(BΦy), margin ranking loss, SGD (torch)", True, "supervised embeddings"),  # noqa: E501
-    BaselineSpec("memn2n", "dialeval.baselines.memn2n:MemN2N", "end-to-end memory network over the conversation (torch)", True, "MemNN"),  # noqa: E501
-    BaselineSpec("memn2n-match", "dialeval.baselines.memn2n:MemN2NMatch", "MemN2N + 7 KB entity-type match features (torch)", True, "MemNN + match"),  # noqa: E501
+    BaselineSpec("supervised-embeddings", "dialeval.baselines.embeddings:SupervisedEmbeddings", "bag-of-words embeddings (AΦx)ᵀ(BΦy), margin ranking loss, SGD (torch)", True, "supervised embeddings", ("torch",)),  # noqa: E501
+    BaselineSpec("memn2n", "dialeval.baselines.memn2n:MemN2N", "end-to-end memory network over the conversation (torch)", True, "MemNN", ("torch",)),  # noqa: E501
+    BaselineSpec("memn2n-match", "dialeval.baselines.memn2n:MemN2NMatch", "MemN2N + 7 KB entity-type match features (torch)", True, "MemNN + match", ("torch",)),  # noqa: E501
 )
 
 REGISTRY: dict[str, BaselineSpec] = {s.name: s for s in BUILTIN}

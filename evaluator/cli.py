@@ -50,6 +50,20 @@ class LazyGroup(click.Group):
         module = importlib.import_module(spec[0])
         return getattr(module, spec[1])
 
+    def invoke(self, ctx):
+        # Notices the command queued (which default data it used) are said once it ends, unless it ends in a usage
+        # error: that one line is then all the user needs.
+        from dialeval.commands import flush_notices
+
+        try:
+            rv = super().invoke(ctx)
+        except BaseException as e:
+            code = getattr(e, "exit_code", None)
+            flush_notices(usage_error=code == 2 or isinstance(e, click.UsageError))
+            raise
+        flush_notices(usage_error=rv == 2)
+        return rv
+
     def format_commands(self, ctx, formatter):
         # List commands from the table without importing them (keeps --help fast).
         rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]

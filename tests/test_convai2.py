@@ -239,15 +239,18 @@ def test_reply_file_of_the_wrong_length_is_one_error(data, tmp_path, text, messa
 def test_folder_data_and_split_choice(tmp_path, data):
     folder = tmp_path / "ConvAI2"
     folder.mkdir()
+    (tmp_path / "empty").mkdir()
     (folder / "valid_self_original.txt").write_bytes(data.read_bytes())
     (folder / "train_self_original.txt").write_bytes(data.read_bytes())
     sub = _scores(tmp_path / "s.json", {})
     with pytest.raises(UsageError, match="give --split"):
         validate(sub, benchmark="convai2", data=folder)
-    with pytest.raises(UsageError, match="not a ConvAI2 file name"):
+    with pytest.raises(UsageError, match="s.json: neither a ConvAI2 file"):
         validate(sub, benchmark="convai2", data=tmp_path / "s.json")
     with pytest.raises(UsageError, match="no split 'test'"):
         validate(sub, benchmark="convai2", data=data, split="test")
+    with pytest.raises(UsageError, match="nor a folder holding train_self_original.txt or valid_self_original.txt"):
+        validate(sub, benchmark="convai2", data=tmp_path / "empty")
 
 
 def test_issue_example_runs_as_written(cli, tmp_path):

@@ -159,7 +159,7 @@ def test_lenient_equals_the_official_definitions(tmp_path):
         opts = rng.sample(ids, 120)
         correct = rng.sample(opts, rng.choice((1, 1, 2, 3)))
         data.append(example(e + 1, opts, correct, 3))
-        truth.append(f"{e + 1}\t{','.join(correct)}")
+        truth.append(f"{e + 1}\t{','.join(correct)}" + (",," if e % 6 == 0 else f",{correct[0]}" if e % 11 == 0 else ""))
         if e % 10 == 9:
             continue  # missing from the submission
         listed = rng.sample(opts, rng.choice((5, 100, 120)))
@@ -296,3 +296,11 @@ def test_without_split_the_file_whose_examples_the_run_ranks_is_scored(tmp_path)
     write(tmp_path / "ubuntu_test_subtask_1.json", [example(1, ["A", "B"], ["B"], split="test")])  # the same ids
     with pytest.raises(UsageError, match="2 data files fit Ubuntu_subtask_1.json"):
         score(write(tmp_path / "Ubuntu_subtask_1.json", [ranking(1, ["B", "A"])]), benchmark="dstc7", data=tmp_path)
+
+
+def test_subtask_5_is_scored_on_subtask_1_files(tmp_path):
+    r = run(tmp_path, "ubuntu_dev_subtask_1.json", [example(1, ["A", "B", "C"], ["C"])], "Ubuntu_subtask_5.json",
+            [ranking(1, ["A", "C", "B"])])
+    assert r.valid and r.groups == ["ubuntu-5"] and r.value("mrr") == 0.5
+    with pytest.raises(UsageError, match="0 data files fit Advising_subtask_3.json"):
+        run(tmp_path, "ubuntu_dev_subtask_1.json", [example(1, ["A"], ["A"])], "Advising_subtask_3.json", [])

@@ -139,7 +139,7 @@ def build(tmp: Path, dry: bool = False) -> tuple[list[Hostile], dict]:
                                                    f"data-link-to-dev-zero/{DATA}"], 2, message=r"not a regular file",
                          seconds=AT_ONCE, rss=100 * MB))
     cases.append(Hostile("data-dev-zero", ["score", "subs/good.json", "--benchmark", "convai2", "--data",
-                                           "/dev/zero"], 2, message=r"/dev/zero: not a ConvAI2 file name", seconds=AT_ONCE,
+                                           "/dev/zero"], 2, message=r"/dev/zero: neither a ConvAI2 file", seconds=AT_ONCE,
                          rss=100 * MB))
     return cases, {"cwd": tmp}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,16 @@ def test_without_torch_says_how_to_install_and_exits_2(tmp_path, name):
     assert "Traceback" not in proc.stderr
     assert INSTALL_HINT in proc.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+def test_baseline_list_without_torch_says_not_installed_in_aligned_columns():
+    proc = run_cli("baseline", "list", pre="import sys; sys.modules['torch'] = None; ")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line for line in proc.stdout.splitlines()}
+    for name in ("supervised-embeddings", "memn2n", "memn2n-match"):
+        assert "not installed (needs torch)" in rows[name] and " available " not in rows[name]
+    assert " available " in rows["tfidf"]
+    assert len({re.match(r"\S+\s+", line).end() for line in rows.values()}) == 1  # one column, long names included
 
 
 def test_factory_without_torch_raises_usage_error(monkeypatch):
@@ -231,3 +242,60 @@ def test_full_neural_reproduction(tmp_path):
     recs = {(r["model"], r["task"], r["split"]): r for r in map(json.loads, records.read_text().splitlines())}
     assert recs[("memn2n-match", 4, "tst")]["per_response"] == 100.0
     assert recs[("memn2n-match", 4, "tst-OOV")]["per_response"] == 100.0
+
+
+def _device_checking_mode(torch):
+    """A TorchFunctionMode that fails any op whose tensor operands sit on more than one device (0-dim CPU scalars
+    excepted, which torch itself allows anywhere). On the meta device ``unique`` has no output shape (it depends on
+    the data), so it is given its largest one: every element distinct."""
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._pytree import tree_flatten
+
+    class SameDevice(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            flat, _ = tree_flatten((args, kwargs or {}))
+            devices = {t.device for t in flat if isinstance(t, torch.Tensor) and not (t.dim() == 0 and t.device.type == "cpu")}
+            name = getattr(func, "__name__", str(func))
+            assert len(devices) <= 1, f"{name} mixes devices {sorted(map(str, devices))}"
+            if "unique" in name and devices == {torch.device("meta")}:
+                x = args[0]
+                return x.new_empty(x.numel()), torch.empty(x.shape, dtype=torch.long, device=x.device)
+            return func(*args, **(kwargs or {}))
+
+    return SameDevice()
+
+
+@needs_torch
+@pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2N, MemN2NMatch])
+def test_a_training_step_creates_every_tensor_on_the_models_device(cls):
+    """The model on the meta device (a non-CPU device torch offers without hardware): a tensor made on the CPU inside
+    the loss (the negative sampling did, and failed on every GPU) meets a meta tensor and the step fails."""
+    import torch
+
+    from dialeval.baselines._torchutil import (
+        EncodedItems,
+        UtteranceTable,
+        build_vocab,
+        match_tensor,
+        training_candidates,
+    )
+
+    model = cls(seed=0, embedding_size=8, negatives=3, grid=None, progress=False) if cls is SupervisedEmbeddings else \
+        cls(seed=0, embedding_size=8, hops=2, grid=None, progress=False)
+    cands = training_candidates(TRAIN)
+    model.vocab = build_vocab(TRAIN, cands)
+    table = UtteranceTable(model.vocab, model.max_tokens)
+    enc = EncodedItems(TRAIN, table, model.memory_size, {c.utterance: i for i, c in enumerate(cands)})
+    idx = np.arange(len(TRAIN))
+    batch = {k: v.to("meta") for k, v in model._batch(torch, enc, torch.from_numpy(table.array()), idx).items()}
+    cset = CandidateSet(cands, model.vocab, model.max_tokens)
+    cand_t = torch.from_numpy(cset.tokens).to("meta")
+    answer = torch.from_numpy(enc.answer[idx]).to("meta")
+    meta = torch.device("meta")
+    match = match_tensor(torch, [cset.match_pairs(i, Lexicon()) for i in TRAIN], len(cands), meta) if model.match else None
+    module = model.make_module(model.current_config(), len(model.vocab)).to(meta)
+    with _device_checking_mode(torch):
+        loss = module.loss(batch, cand_t, match, answer, torch.Generator().manual_seed(0))
+        loss.backward()
+        module.scores(batch, cand_t, match)
+    assert loss.device.type == "meta"

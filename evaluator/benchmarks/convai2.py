@@ -27,11 +27,12 @@ POSITIONS = tuple(str(j) for j in range(1, N_CANDIDATES + 1))
 
 def data_files(data: Path) -> dict[str, Path]:
     """``{split: file}``: the file ``--data`` names, or a folder's default files."""
-    if data.is_dir():
-        return {s: data / DEFAULT_FILE.format(split=s) for s in SPLITS if (data / DEFAULT_FILE.format(split=s)).exists()}
-    if split_of(data) is None:
-        raise UsageError(f"{data}: not a ConvAI2 file name (<train|valid>_<persona>_<original|revised>.txt)")
-    return {split_of(data): data}
+    files = ({s: data / DEFAULT_FILE.format(split=s) for s in SPLITS if (data / DEFAULT_FILE.format(split=s)).exists()}
+             if data.is_dir() else {split_of(data): data})
+    if not files or None in files:
+        raise UsageError(f"{data}: neither a ConvAI2 file (<train|valid>_<persona>_<original|revised>.txt) nor a "
+                         "folder holding train_self_original.txt or valid_self_original.txt")
+    return files
 
 
 def _load(path: Path) -> tuple[Turns, list[frozenset[str]]]:

@@ -30,7 +30,8 @@ LENIENT_NOTES = (
     "lenient: R@k counts the examples whose first listed correct id is within the top k, over the ground truth's "
     "examples; R@100 counts a correct id listed at any position",
     "lenient: MAP is evaluations/metrics.py's, the mean over the correct ids in ground-truth order of (index + 1) / "
-    "(submitted position + 1): not average precision, and it can exceed 1",
+    "(submitted position + 1), over every id the ground truth lists (an empty or repeated one too): not average "
+    "precision, and it can exceed 1",
     "lenient: an example ranked twice counts its last ranking, an id listed twice its first position; ids outside "
     "the example are ignored, confidences are not read",
     "lenient: only the ground truth's ids are upper-cased: a submitted id in another case matches nothing",
@@ -154,7 +155,8 @@ class DSTC7(Benchmark):
         elif df.correct is None:
             raise UsageError(f"{df.path}: the correct answers are withheld (a test file): give --keys GROUND_TRUTH.tsv")
         out = []
-        for e, c, a in zip(df.ids, df.correct if keys is None else [keys[e] for e in df.ids], allowed, strict=True):
+        given = df.correct if keys is None else [list(dict.fromkeys(g.strip() for g in keys[e] if g.strip())) for e in df.ids]
+        for e, c, a in zip(df.ids, given, allowed, strict=True):
             found = [g.upper() if lenient else g for g in c if g in a]  # lenient: as the official TSV would list them
             if not found and not none_ok:
                 raise UsageError(f"{df.path}: example {e} has no correct answer among its options")

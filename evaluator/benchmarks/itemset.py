@@ -6,10 +6,11 @@ splits and groups, loads each (split, group) through the benchmark's reader, rea
 :func:`~dialeval.benchmarks.items.score_items` (every submission form, tie policy, problem and the wrong-split
 hint), hashes the data files used and returns the :class:`~dialeval.benchmarks.base.Evaluation`.
 
-The split rule (every benchmark): ``--split`` names the splits to score (``all``: every split the data holds).
-Without it, data holding one split is scored on it; otherwise every split the submission covers
-(:meth:`ItemSetBenchmark.splits_of`) is scored, and a submission whose splits cannot be told (a score matrix)
-needs ``--split``. A benchmark whose submission file answers one split (``one_split``) refuses several.
+The split rule (every benchmark, :meth:`~dialeval.benchmarks.base.Benchmark.choose_splits`): ``--split`` names
+the splits to score (``all``: every split the data holds). Without it, data holding one split is scored on it;
+otherwise every split the submission covers (:meth:`ItemSetBenchmark.splits_of`) is scored, and a submission
+whose splits cannot be told (a score matrix) needs ``--split``. A benchmark whose submission file answers one
+split (``one_split``) refuses several. Grading asks the same ``splits_of`` which splits a run answers.
 
 How to declare a new benchmark
 ------------------------------
@@ -44,7 +45,8 @@ How to declare a new benchmark
            def split_of_id(self, item_id):                # which split an item id names (for splits_of)
                return item_id.partition(":")[0]
 
-3. One line in :data:`dialeval.benchmarks.registry.BUILTIN`: ``"mine": "dialeval.benchmarks.mine:Mine"``.
+3. One line in :data:`dialeval.benchmarks.registry.BUILTIN`: ``"mine": "dialeval.benchmarks.mine:Mine"``, and
+   the module's name among the independent benchmarks of the import-linter contract in ``pyproject.toml``.
 
 Optional declarations (defaults in :class:`ItemSetBenchmark` and its base): ``one_split`` (a submission file answers one
 split), ``nested`` (1-in-N sizes, e.g. ``(2, 10)`` for R2@1 and R10@k), :meth:`select_groups` (what ``--task``

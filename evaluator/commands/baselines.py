@@ -36,10 +36,11 @@ def list_cmd():
     """List the registered baselines (name, needs training, availability, description)."""
     from dialeval.baselines.registry import REGISTRY
 
+    width = max(len(name) for name in REGISTRY)  # one column for every name, however long
     for spec in REGISTRY.values():
         ok, why = spec.available()
         train = "needs training" if spec.needs_training else "no training"
-        click.echo(f"{spec.name:<18} {train:<15} {'available' if ok else why}  — {spec.description}")
+        click.echo(f"{spec.name:<{width}}  {train:<15} {'available' if ok else why}  — {spec.description}")
     return 0
 
 

@@ -9,6 +9,7 @@ import click
 
 from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
+from dialeval.commands import notice
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem, describe
 from dialeval.core.termsafe import safe
@@ -187,6 +188,9 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: 
     bench = registry.get(benchmark)
     env = os.environ.get(bench.data_env) if bench.data_env else None
     if env:
+        if not os.path.exists(env):  # say where the path came from: the user may not remember setting it
+            raise UsageError(f"{bench.data_env}={env}: no such folder (the environment variable names the {benchmark} "
+                             f"data; unset it or pass {flag} DIR)")
         return env, False
     real = f"pass {flag} DIR{f' or set {bench.data_env}' if bench.data_env else ''} for real data"
     if bench.embedded_folder is None:
@@ -195,14 +199,13 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: 
         sample = samples().get(benchmark)
         if sample is None:
             raise UsageError(f"{flag} DIR is required for benchmark {benchmark} (its test files' folder)")
-        click.echo(f"dialeval: no {flag} given: using dialeval's sample {benchmark} data (a few constructed items, "
-                   f"the same as {flag} sample:{benchmark}; {real})", err=True)
+        notice(f"dialeval: no {flag} given: using dialeval's sample {benchmark} data (a few constructed items, "
+               f"the same as {flag} sample:{benchmark}; {real})")
         return str(sample), False
     from dialeval.simulator.default import ensure_default_challenge
 
     root = ensure_default_challenge() / bench.embedded_folder
-    click.echo(f"dialeval: no {flag} given: using the embedded default {benchmark} data (simulated; {real})",
-               err=True)
+    notice(f"dialeval: no {flag} given: using the embedded default {benchmark} data (simulated; {real})")
     return str(root), True
 
 
@@ -396,7 +399,8 @@ def benchmarks_cmd(as_json):
         rows.append({"name": name, "title": b.title, "splits": list(b.split_names),
                      "metrics": list(b.default_metrics), "group": b.group_label,
                      "submissions": list(b.submission_formats),
-                     "options": [o.flag if o.cli else f"{o.name} (API only)" for o in b.options]})
+                     "options": [o.flag for o in b.options if o.cli] + (["--keys"] if b.separate_keys else []),
+                     "api_options": [o.name for o in b.options if not o.cli]})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return 0
@@ -406,7 +410,8 @@ def benchmarks_cmd(as_json):
         click.echo(f"{r['name']}: {r['title']}")
         for label, value in (("splits", " ".join(r["splits"])), ("metrics", ", ".join(r["metrics"])),
                              ("submissions", "; ".join(r["submissions"])),
-                             ("options", " ".join(r["options"]) or "none")):
+                             ("options", " ".join(r["options"]) or "none"),
+                             *((("API options", ", ".join(r["api_options"])),) if r["api_options"] else ())):
             click.echo(textwrap.fill(value, width=100, initial_indent=f"  {label + ':':<13}",
                                      subsequent_indent=" " * 15))
     return 0

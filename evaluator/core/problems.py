@@ -101,6 +101,8 @@ def pointer(*parts: object) -> str:
 
 def short(value: object, limit: int = 60) -> str:
     """A value for a message: JSON-ish repr, shortened (attacker-sized strings stay one line)."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]  # the same message, without copying a 100 MB id (twice) to show 57 characters of it
     text = repr(value) if not isinstance(value, str) else '"' + value + '"'
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -129,8 +129,8 @@ def _where(e: msgspec.ValidationError) -> str:
 
 
 def read_keys(path: Path) -> dict[str, list[str]]:
-    """The ground-truth TSV: example id -> correct ids in file order. Columns after the second are ignored
-    (ParlAI's ``ubuntu_responses_subtask_1.tsv`` adds the response text)."""
+    """The ground-truth TSV: example id -> correct ids in file order, as written (spaces, empty and repeated ids
+    kept). Columns after the second are ignored (ParlAI's ``ubuntu_responses_subtask_1.tsv`` adds the text)."""
     out: dict[str, list[str]] = {}
     try:
         for n, line in iter_text_lines(path, what="a ground-truth TSV file"):
@@ -139,7 +139,7 @@ def read_keys(path: Path) -> dict[str, list[str]]:
                 continue
             if len(fields) < 2 or not fields[0].strip() or not fields[1].strip():
                 raise UsageError(f"{path}:{n}: expected example-id<TAB>id1,id2,...")
-            out[fields[0].strip()] = [i.strip() for i in fields[1].split(",") if i.strip()]
+            out[fields[0].strip()] = fields[1].split(",")  # as written: --lenient counts an empty or repeated id
     except UnreadableInput as e:
         raise UsageError(f"{path}: {e.reason}") from None
     return out

@@ -139,7 +139,7 @@ class DSTC6(Benchmark):
         candidate_limit = opts.get("candidate_limit", DEFAULT_CANDIDATE_LIMIT)
         if lenient and (not isinstance(candidate_limit, int) or candidate_limit < 1):
             raise UsageError("--candidate-limit must be at least 1")
-        tasks = task_numbers(request.groups, range(1, 10), "DSTC6")
+        tasks = task_numbers(request.groups, range(1, len(self.group_names) + 1), "DSTC6")  # the track has 5 tasks
         ch = open_challenge(request.data, request.keys)
         # The run builds many small objects and no reference cycles: the cyclic GC would only rescan them
         # (about a third of the time on large splits).
