@@ -28,6 +28,7 @@ while this one reads the Ubuntu CSV files directly.)
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -121,7 +122,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", default="test", choices=("valid", "test"))
     ap.add_argument("--out", default=None, help="output .npy (default ubuntu-tfidf-<split>.npy)")
     a = ap.parse_args(argv)
-    print(run(a.data, a.split, a.out))
+    from dialeval.core.errors import DialevalError
+
+    if not (Path(a.data) / "train.csv").is_file():  # the IDF table is fitted on it: say so, not just "no such file"
+        print(f"error: {Path(a.data) / 'train.csv'}: no such file (this baseline fits its IDF table on the data's "
+              "train.csv)", file=sys.stderr)
+        return 2
+    try:
+        print(run(a.data, a.split, a.out))
+    except DialevalError as e:  # one line and the project's exit code, never a traceback
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
     return 0
 
 

@@ -150,7 +150,7 @@ def _submission_in(folder: Path) -> Path | str:
     if dirs and not archives and not jsons:
         return folder
     if not kids:
-        return "holds only team.json (no submission)"
+        return "holds only team.json (no submission)" if (folder / TEAM_FILE).exists() else "is empty (no submission)"
     return "holds several candidate submissions (name one submission.tgz, submission.json or submission/)"
 
 

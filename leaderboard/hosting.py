@@ -49,13 +49,16 @@ class InvalidSubmission(DialevalError):
 
 
 # ---- scoring, as the platforms' workers call it -------------------------------------------------------------
-def _submission_path(path: Path) -> Path:
-    """What to score: the platform unpacks a participant's archive into a folder; a folder holding one result
-    file and nothing else is that file (a single-file run), anything else is scored as the folder."""
+def _submission_path(path: Path, split_names: list[str] | None = None) -> Path:
+    """What to score: the platform unpacks a participant's archive into a folder. A folder holding one result
+    file and nothing else is that file (a single-file run); a folder holding only one folder that is not a split
+    (the participant zipped their run's folder) is that folder; anything else is scored as the folder."""
     if path.is_dir():
-        kids = [k for k in path.iterdir() if not k.name.startswith(".") and k.name != "metadata"]
+        kids = [k for k in path.iterdir() if not k.name.startswith((".", "__MACOSX")) and k.name != "metadata"]
         if len(kids) == 1 and kids[0].is_file():
             return kids[0]
+        if len(kids) == 1 and kids[0].is_dir() and not kids[0].is_symlink() and kids[0].name not in (split_names or []):
+            return _submission_path(kids[0], split_names)
     return path
 
 
@@ -64,7 +67,7 @@ def score(submission: str | Path, reference: str | Path, benchmark: str, splits:
     (one line) when it is not valid."""
     from dialeval.api import score as api_score
 
-    sub = _submission_path(Path(submission))
+    sub = _submission_path(Path(submission), _split_names(benchmark, Path(reference)))
     report = api_score(str(sub), ",".join(splits) if splits else None, benchmark=benchmark, data=str(reference))
     if not report.valid:
         errors = report.errors

@@ -548,7 +548,7 @@ def _tick_label(v: float) -> str:
     return f"{v:.2f}".rstrip("0").rstrip(".") if v != int(v) else f"{int(v)}"
 
 
-def interval_chart(rows: list[dict], width: int = 220) -> dict:
+def interval_chart(rows: list[dict], width: int = 180) -> dict:
     """x positions (0..width) of each row's estimate and interval on one shared axis, with its ticks."""
     lo, hi, ticks = axis([x for r in rows for x in (r.get("score"), r.get("low"), r.get("high"))])
     pad = 12  # keeps the end tick labels inside the header's drawing

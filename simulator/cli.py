@@ -24,7 +24,7 @@ from dialeval.core.errors import UsageError
               help="Share of distractors copied from the item's own context.")
 @click.option("--full-conversations", is_flag=True,
               help="Every bot turn of each conversation becomes an item (conversation_id, turn); also writes "
-                   "bAbI FB text under fb/.")
+                   "FB text under fb/ and the bAbI layout under babi/ (trn, tst, tst-OOV from trn, tst1, tst2).")
 @click.option("--splits", default=None, help="Comma-separated subset of trn,tst1,tst2,tst3,tst4 (default: all).")
 @click.option("--tasks", "tasks", default="1,2,3,4,5", show_default=True, help="Comma-separated tasks.")
 @click.option("--force", is_flag=True, help="Replace a non-empty --out.")
@@ -63,6 +63,9 @@ def stats_cmd(directory: Path, as_json: bool, split: str | None) -> int:
     from dialeval.simulator.stats import challenge_stats
 
     splits = list(dict.fromkeys(s.strip() for s in split.split(",") if s.strip())) if split else None
+    if directory.exists() and not directory.is_dir():  # e.g. a run file: say what is expected instead
+        raise UsageError(f"{directory}: is a file; stats describes a challenge folder (split folders of DSTC6 "
+                         "dataset files), e.g. dialeval stats DIR")
     if not directory.is_dir():
         raise UsageError(f"{directory}: no such challenge folder")
     for name in splits or ():

@@ -7,6 +7,9 @@ Layout of ``out_dir``::
     trn/dialog-task{N}...-trn{n}.json      training items (kb1, base slots), with "answer"
     tst1..tst4/dialog-task{N}...-tst{n}.json and <stem>.answers.json beside them
     fb/<split>/<stem>.txt, <stem>-candidates.txt   bAbI FB text (full-conversation mode only)
+    babi/dialog-babi-task{N}-…-{trn,tst,tst-OOV}.txt, dialog-babi-candidates.txt
+                                                   the same conversations in the bAbI release's layout, so that
+                                                   ``dialeval score --benchmark babi --data <out>/babi`` reads them
 
 Every (split, task) file has its own RNG seeded from ``(seed, split, task)``: generating a subset of the splits
 gives byte-identical files to the full run, and files do not depend on generation order.
@@ -20,14 +23,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
-from dialeval.formats.dstc6 import DSTC6_SPLITS, answers_file_name, dataset_file_name, write_dataset, write_results
-from dialeval.formats.fbdialog import Conversation as FbConversation
-from dialeval.formats.fbdialog import Line, write_candidates, write_conversations
-from dialeval.formats.jsonio import (  # noqa: F401 (re-exported: the simulator's public API)
+from dialeval.files.write import (  # noqa: F401 (re-exported: the simulator's public API)
     atomic_output_dir,
     atomic_write_text,
     make_temp_dir,
 )
+from dialeval.formats.convert import BABI_CANDIDATES, BABI_TASK_FILES
+from dialeval.formats.dstc6 import DSTC6_SPLITS, answers_file_name, dataset_file_name, write_dataset, write_results
+from dialeval.formats.fbdialog import Conversation as FbConversation
+from dialeval.formats.fbdialog import Line, write_candidates, write_conversations
 from dialeval.simulator.kb import DEFAULT_KB_SEED, build_kb, write_kb
 from dialeval.simulator.tasks import Conversation, ItemOptions, TaskSimulator, simulate_items
 
@@ -65,6 +69,11 @@ def parse_splits(spec: str | Sequence[str] | None) -> list[str]:
     if bad or not names:
         raise UsageError(f"--splits: unknown split(s) {', '.join(bad) or '(none)'} (choose from {', '.join(ALL_SPLITS)})")
     return [s for s in ALL_SPLITS if s in names]
+
+
+BABI_SPLIT_OF = {TRAIN_SPLIT: "trn", "tst1": "tst", "tst2": "tst-OOV"}
+"""bAbI split of a simulated split: tst1 shares the training KB (bAbI's tst), tst2 is the other, out-of-vocabulary
+KB (bAbI's tst-OOV); tst3/tst4 add dietary restrictions, which bAbI has no split for."""
 
 
 def split_spec(split: str) -> tuple[str, bool, str | None]:
@@ -149,6 +158,7 @@ def generate_challenge(
         "tasks": tasks,
     }
     atomic_write_text(out / "simulator.json", json.dumps(params, indent=2, sort_keys=True) + "\n")
+    babi_bots: set[str] = set()
     for split in names:
         kb_name, restr, partition = split_spec(split)
         kb = build_kb(kb_name, kb_seed)
@@ -167,6 +177,13 @@ def generate_challenge(
                 write_conversations(out / "fb" / split / f"{stem}.txt", fb_conversations(convs))
                 bot_texts = sorted({c.utts[p] for c in convs for p in c.bots})
                 write_candidates(out / "fb" / split / f"{stem}-candidates.txt", bot_texts)
+                if split in BABI_SPLIT_OF:
+                    babi_bots.update(bot_texts)
+                    babi_name = f"{BABI_TASK_FILES[task]}-{BABI_SPLIT_OF[split]}.txt"
+                    write_conversations(out / "babi" / babi_name, fb_conversations(convs))
+    if babi_bots:
+        # bAbI ranks every bot turn against one candidate file shared by tasks 1-5: the union of the bot replies
+        write_candidates(out / "babi" / BABI_CANDIDATES[1], sorted(babi_bots))
     return out
 
 

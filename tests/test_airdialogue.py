@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -583,6 +584,7 @@ def test_cli_simulate_baseline_score_and_infer_bleu(tmp_path):
     res = r.invoke(main, ["airdialogue", "infer-bleu", str(tmp_path / "h.txt"), "--data", str(d), "--json"])
     out = json.loads(res.output)
     assert out["bleu"] == pytest.approx(100) and out["n"] == len(refs) and "|bleu:sacrebleu," in out["signature"]
+    assert re.match(r"airdialogue\|data:dev#[0-9a-f]{8}\|task:infer\|split:dev\|", out["signature"])  # the data's identity
     (tmp_path / "s.txt").write_text("hello\n")
     res = r.invoke(main, ["airdialogue", "infer-bleu", str(tmp_path / "s.txt"), "--data", str(d)],
                    standalone_mode=False)

@@ -283,3 +283,15 @@ def test_a_bundle_for_another_benchmark_scores_like_dialeval_score(tmp_path):
     r = run_as_codabench_worker(bundle, 0, tmp_path / "res", tmp_path / "app")
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == expected
+
+
+def test_a_run_zipped_with_its_folder_scores_the_same(bundles, tmp_path, reference_scores):
+    """Participants often zip the folder holding their run: Codabench unpacks it as res/<folder>/tst1/..."""
+    bundle = unzip(bundles / "codabench.zip", tmp_path / "bundle")
+    wrapped = tmp_path / "res" / "my-run"
+    wrapped.mkdir(parents=True)
+    with tarfile.open(BASELINE) as tf:
+        tf.extractall(wrapped, filter="data")
+    r = run_as_codabench_worker(bundle, 0, tmp_path / "res", tmp_path / "app")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == reference_scores["all"]

@@ -83,6 +83,15 @@ def test_a_bad_challenge_file_is_one_line_exit_2_naming_where(tmp_path, data, te
     assert "Traceback" not in r.stderr and not (tmp_path / "reg").exists()
 
 
+def test_a_challenge_file_that_is_a_fifo_or_a_folder_is_refused_unread(tmp_path):
+    fifo = tmp_path / "challenge.toml"
+    os.mkfifo(fifo)
+    for path in (fifo, tmp_path):
+        with pytest.raises(UsageError) as e:
+            challenges.load(path)  # a FIFO is refused before it is opened: this does not block
+        assert "\n" not in str(e.value)
+
+
 def test_toml_dates_become_utc_and_a_phase_split_must_be_the_datas(tmp_path, data):
     ch = challenges.parse(HEAD + '[[phases]]\nname = "a"\nstart = 2017-09-01\nend = 2017-09-02T10:00:00+02:00\n'
                           'splits = ["tst9"]\n')

@@ -332,3 +332,24 @@ def test_input_order_ties_rank_the_last_candidate_gold_last(tmp_path):
     got = {t: _values(score(sub, benchmark="convai2", data=data, ties=t)) for t in ("input-order", "expected")}
     assert got["input-order"] == {"hits@1": 0.0, "hits@5": 0.0, "hits@10": 0.0}
     assert got["expected"] == pytest.approx({"hits@1": 0.05, "hits@5": 0.25, "hits@10": 0.5})
+
+
+@pytest.mark.parametrize("columns", ["20", "200"])
+def test_protocols_columns_stay_apart_piped_at_any_width(cli, tmp_path, columns):
+    """``--protocols`` side by side: HITS@10 is as wide as a value, and the header once ran ``HITS@5HITS@10``."""
+    data = tmp_path / "valid_self_original.txt"
+    data.write_bytes((SAMPLE / "valid_self_original.txt").read_bytes())
+    # the gold (20) tied with candidate 1: pessimistic ranks it 2nd, optimistic 1st
+    _scores(tmp_path / "scores.json", {iid: {"20": 1.0, "1": 1.0} for iid in read_turns(data).item_ids})
+    r = cli("score", "scores.json", "--benchmark", "convai2", "--data", data.name, "--protocols", cwd=tmp_path,
+            env={"COLUMNS": columns})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("every tie policy:"))
+    assert lines[head].split()[3:] == ["ties", "HITS@1", "HITS@5", "HITS@10", "n"]
+    rows = {ln.split()[0]: ln.split()[1:] for ln in lines[head + 1:head + 5]}
+    assert rows == {"pessimistic": ["0.0000", "1.0000", "1.0000", "9"], "optimistic": ["1.0000", "1.0000", "1.0000", "9"],
+                    "expected": ["0.5000", "1.0000", "1.0000", "9"], "input-order": ["0.0000", "1.0000", "1.0000", "9"]}
+    # each value ends under its column's name
+    ends = [lines[head].index(h) + len(h) for h in ("HITS@1", "HITS@5", "HITS@10")]
+    assert all(ln[:e].endswith(v) for ln in lines[head + 1:head + 5] for e, v in zip(ends, ln.split()[1:4], strict=True))

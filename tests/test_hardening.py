@@ -27,7 +27,7 @@ from dialeval.api import score
 from dialeval.benchmarks.dstc6.challenge import load_task_index
 from dialeval.core.errors import UnreadableJSON, UsageError
 from dialeval.core.termsafe import safe
-from dialeval.files import cache, read
+from dialeval.files import cache, read, write
 from dialeval.formats import jsonio
 
 DAY = 24 * 3600
@@ -44,7 +44,7 @@ def private_tmp(tmp_path, monkeypatch):
 @pytest.fixture(autouse=True)
 def _no_protected_leftovers():
     yield
-    jsonio.unprotect_all()
+    write.unprotect_all()
 
 
 def _member(tf: tarfile.TarFile, name: str, data: bytes) -> None:
@@ -321,7 +321,7 @@ def test_out_to_a_fifo_writes_through(tmp_path):
 
     t = threading.Thread(target=reader, daemon=True)
     t.start()
-    jsonio.atomic_write_text(fifo, "hello")
+    write.atomic_write_text(fifo, "hello")
     t.join(10)
     assert got == [b"hello"]
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still a FIFO, not replaced by a regular file
@@ -358,10 +358,10 @@ def test_temp_files_live_in_a_private_folder_and_stale_ones_go(tmp_path):
         f.write_text("partial")
     for f in (stale, legacy):
         os.utime(f, (time.time() - 2 * DAY,) * 2)
-    jsonio.atomic_write_text(out / "r.json", "{}")
+    write.atomic_write_text(out / "r.json", "{}")
     assert not stale.exists() and not legacy.exists() and fresh.exists()
     fresh.unlink()
-    jsonio.atomic_write_text(out / "r.json", "{}")
+    write.atomic_write_text(out / "r.json", "{}")
     assert sorted(p.name for p in out.iterdir()) == ["r.json"]  # the private folder is removed when empty
 
 

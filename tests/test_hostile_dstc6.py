@@ -233,7 +233,7 @@ def test_out_onto_a_file_of_a_data_folder_with_over_100000_files(tmp_path):
 def test_protection_never_lists_a_folder(tmp_path, monkeypatch):
     """In-process: protecting a folder and checking a target inside it never walks the folder."""
     from dialeval.core.errors import UsageError
-    from dialeval.formats import jsonio
+    from dialeval.files import write
 
     d = tmp_path / "data" / "deep" / "er"
     d.mkdir(parents=True)
@@ -249,14 +249,14 @@ def test_protection_never_lists_a_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "scandir", no_walk)
     monkeypatch.setattr(Path, "iterdir", no_walk)
     try:
-        jsonio.protect(tmp_path / "data", "a file of the data")
+        write.protect(tmp_path / "data", "a file of the data")
         with pytest.raises(UsageError, match="a file of the data"):
-            jsonio.check_output(target)
+            write.check_output(target)
         with pytest.raises(UsageError, match="a file of the data"):
-            jsonio.atomic_write_text(target, "report")
-        jsonio.check_output(tmp_path / "elsewhere.json")  # outside: fine
+            write.atomic_write_text(target, "report")
+        write.check_output(tmp_path / "elsewhere.json")  # outside: fine
     finally:
-        jsonio.unprotect_all()
+        write.unprotect_all()
     assert target.read_text() == "x"
 
 

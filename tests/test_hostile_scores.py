@@ -200,6 +200,11 @@ def build(tmp: Path, dry: bool = False) -> tuple[list[Hostile], dict]:
          r"\[unknown-candidate\]", seconds=30)
     case("json-1m-items", lambda: doc({f"x:{j}": {"gt": 1.0} for j in range(1_000_000)}), ".json", 1,
          r"\[unknown-dialog\]", seconds=30)
+    # one 100 MB candidate id on a known item: its pointer and message need the id's first characters and its
+    # length only (the whole id in the pointer cost two more copies and a 100 MB line: 437 MB peak, now 237)
+    case("json-100mb-candidate", lambda: doc({"test:1": {"c" * (100 * MB): 0.5, "gt": 1.0}}), ".json", 1,
+         r'#/items/test:1/c{200}\.\.\.\(104,857,600 characters\): candidate_id "c{30,}\.\.\. is not a candidate',
+         seconds=30)
     case("json-many-bad-scores", doc({f"test:{i + 1}": {c: "high" for c in ("gt", "d0", "d1")} for i in range(ROWS)}),
          ".json", 1, r"more problems not listed")
     ranked = [{"dialog_id": "nope:1", "lst_candidate_id": [{"candidate_id": "gt", "rank": 10**9}]}]

@@ -34,3 +34,125 @@ def test_a_bad_path_from_the_environment_names_the_variable(tmp_path):
     assert r.stderr.startswith(f"dialeval: error: DIALEVAL_CHALLENGE={tmp_path / 'nope'}: no such folder"), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
+
+
+def test_ubuntu_tfidf_without_train_csv_says_it_is_needed_in_one_line(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import REPO, cli_env
+
+    data = tmp_path / "u"
+    data.mkdir()
+    shutil.copy(REPO / "submissions" / "samples" / "ubuntu" / "test.csv", data / "test.csv")
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, "-m", "dialeval.baselines.ubuntu_tfidf", str(data), "--split", "test"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == (f"error: {data / 'train.csv'}: no such file (this baseline fits its IDF table on the "
+                                "data's train.csv)")
+    assert list(tmp_path.glob("*.npy")) == []
+
+
+def test_a_tie_policy_on_a_dstc6_rank_file_is_refused_not_ignored():
+    from conftest import REPO
+
+    run = REPO / "submissions" / "baselines" / "default" / "random" / "submission.tgz"
+    r = run_cli("score", run, "--split", "tst1", "--ties", "expected")
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("dialeval: error: --ties expected does not apply to dstc6: a rank file orders every "
+                                "candidate, so there are no ties to break")
+    assert run_cli("score", run, "--split", "tst1").returncode == 0
+
+
+def test_the_warning_count_is_every_missing_item_not_the_listed_ones(tmp_path):
+    from conftest import REPO
+
+    r = run_cli("score", _empty_run(tmp_path), "--benchmark", "babi", "--data", REPO / "submissions" / "samples" / "babi",
+                "--split", "tst")
+    lines = r.stderr.splitlines()
+    n = int(lines[0].split(" warning(s)")[0].rsplit(" ", 1)[1])
+    assert lines[0] == f"0 error(s), {n} warning(s)" and f"[missing-dialog] x{n}:" in lines[1]
+    assert n > 21  # more than the 20 listed one by one (before: "x21", the listed ones and their summary line)
+    assert any(f"... {n} items of split tst in all are not in the submission" in line for line in lines)
+
+
+# ---- confusing messages -----------------------------------------------------------------------------------
+def test_an_empty_run_folder_is_called_empty(tmp_path):
+    from dialeval.leaderboard.grade import TEAM_FILE, _submission_in
+
+    (tmp_path / "run").mkdir()
+    assert _submission_in(tmp_path / "run") == "is empty (no submission)"
+    (tmp_path / "run" / TEAM_FILE).write_text("{}")
+    assert _submission_in(tmp_path / "run") == "holds only team.json (no submission)"
+
+
+def test_a_csv_with_a_header_row_says_the_matrix_is_headerless(tmp_path):
+    from conftest import REPO
+
+    rows = ["c0,c1,c2,c3,c4,c5,c6,c7,c8,c9"] + [",".join(str(0.1 * j) for j in range(10))] * 4
+    (tmp_path / "s.csv").write_text("\n".join(rows) + "\n")
+    r = run_cli("score", tmp_path / "s.csv", "--benchmark", "ubuntu", "--data", REPO / "submissions/samples/ubuntu")
+    assert r.returncode == 1
+    assert "[score-not-number] x1:" in r.stderr and "looks like a header row: the CSV matrix is headerless" in r.stderr
+
+
+def test_an_npy_given_to_dstc6_is_not_called_compressed(tmp_path):
+    import numpy as np
+
+    np.save(tmp_path / "s.npy", np.zeros((3, 10)))
+    r = run_cli("score", tmp_path / "s.npy", "--split", "tst1")
+    assert r.returncode == 1
+    assert "compressed or an archive" not in r.stderr and "NumPy .npy" in r.stderr
+
+
+def test_one_line_is_not_1_lines(tmp_path):
+    (tmp_path / "p.jsonl").write_text("{}\n")
+    r = run_cli("score", tmp_path / "p.jsonl", "--benchmark", "airdialogue", "--split", "dev",
+                env={"DIALEVAL_CACHE_DIR": str(tmp_path / "cache")})
+    assert r.returncode == 1 and "the submission has 1 line, the split has" in r.stderr
+
+
+def test_stats_on_a_file_says_it_is_a_file(tmp_path):
+    r = run_cli("stats", _empty_run(tmp_path))
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"dialeval: error: {tmp_path / 'run.json'}: is a file; stats describes a challenge "
+                                "folder (split folders of DSTC6 dataset files), e.g. dialeval stats DIR")
+
+
+def test_data_verify_on_only_unknown_files_is_not_a_clean_pass(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "notes.txt").write_text("mine\n")
+    r = run_cli("data", "verify", tmp_path / "d")
+    assert r.returncode == 2 and r.stdout == ""
+    assert "none of its 1 file(s) is a file of a published release" in r.stderr
+    assert run_cli("data", "verify", tmp_path / "d", "--all").returncode == 0  # asked to list them: listed
+
+
+# ---- did you mean --------------------------------------------------------------------------------------------
+def test_typos_of_metric_release_benchmark_sample_and_split_names_get_a_suggestion(tmp_path):
+    run = _empty_run(tmp_path)
+    cases = [
+        (("--split", "tst1", "--metrics", "p@1,mrrr"), "unknown metric 'mrrr' (did you mean 'mrr'?)"),
+        (("--benchmark", "babi", "--data", "babi-dialg"), "--data babi-dialg: no such folder or release (did you "
+                                                          "mean 'babi-dialog'?)"),
+        (("--benchmark", "bab"), "unknown benchmark 'bab' (did you mean 'babi'?)"),
+        (("--benchmark", "ubuntu", "--data", "sample:ubunt"), "no sample data named 'ubunt' (did you mean 'ubuntu'?)"),
+        (("--split", "tst11"), "(did you mean 'tst1'?)"),
+    ]
+    for args, said in cases:
+        r = run_cli("score", run, *args, cwd=tmp_path)
+        assert r.returncode == 2 and said in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+    r = run_cli("score", run, "--split", "tst1", "--metrics", "zzz")
+    assert "did you mean" not in r.stderr and "(known: " in r.stderr  # nothing close: the list instead
+
+
+def test_piped_tables_do_not_wrap_inside_a_word(tmp_path):
+    r = run_cli("data", "list", env={"DIALEVAL_CACHE_DIR": str(tmp_path / "cache")})  # stdout is a pipe here
+    assert r.returncode == 0
+    rows = [line for line in r.stdout.splitlines() if line.startswith("│")]
+    assert any("organizers only" in line for line in rows)  # before: "organiz" / "ers" on two lines
+    assert all(line.split("│")[1].strip() for line in rows)  # no continuation rows: every row names a release
+    r = run_cli("data", "list", env={"DIALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "60"})
+    assert max(len(line) for line in r.stdout.splitlines() if line[:1] in "┏┃┡│└") <= 60  # a width asked for is kept

@@ -469,3 +469,38 @@ def test_files_pass_the_published_schemas(small):
         assert schema_problems(data, name, path.name) == [], path
         checked += 1
     assert checked >= 25  # 5 training files + 4 splits x (5 test files + 5 keys)
+
+
+def test_full_conversations_write_a_babi_folder_that_scores(tmp_path):
+    """Issue 27 item 1: the bAbI files `simulate --full-conversations` writes are scored as written (babi/ in the
+    release's layout: trn, tst, tst-OOV and one shared candidate file), an oracle run at accuracy 1."""
+    from tests.conftest import run_cli
+
+    out = tmp_path / "conv"
+    r = run_cli("simulate", "--out", out, "--seed", "1", "--train", "2", "--test", "3", "--full-conversations",
+                "--splits", "trn,tst1,tst2", "--tasks", "1,5")
+    assert r.returncode == 0, r.stderr
+    babi = out / "babi"
+    assert sorted(p.name for p in babi.iterdir()) == [
+        "dialog-babi-candidates.txt",
+        "dialog-babi-task1-API-calls-trn.txt", "dialog-babi-task1-API-calls-tst-OOV.txt",
+        "dialog-babi-task1-API-calls-tst.txt",
+        "dialog-babi-task5-full-dialogs-trn.txt", "dialog-babi-task5-full-dialogs-tst-OOV.txt",
+        "dialog-babi-task5-full-dialogs-tst.txt"]
+    cands = [line.split(" ", 1)[1] for line in (babi / "dialog-babi-candidates.txt").read_text().splitlines()]
+    cand_id = {c: str(n) for n, c in enumerate(cands, 1)}
+    run = []
+    for prefix in ("dialog-babi-task1-API-calls", "dialog-babi-task5-full-dialogs"):
+        conv = 0
+        for line in (babi / f"{prefix}-tst.txt").read_text().splitlines():
+            lid, _, rest = line.partition(" ")
+            conv += lid == "1"
+            if "\t" in rest:
+                gold = cand_id[rest.split("\t", 1)[1]]
+                run.append({"dialog_id": f"{prefix}-tst:{conv}:{lid}",
+                            "lst_candidate_id": [{"candidate_id": gold, "rank": 1}]})
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    r = run_cli("score", tmp_path / "run.json", "--benchmark", "babi", "--data", babi, "--split", "tst", "--json")
+    assert r.returncode == 0, r.stderr
+    values = [rec["value"] for rec in json.loads(r.stdout)["results"] if rec["metric"] == "per-response-accuracy"]
+    assert values and all(v == 1.0 for v in values), values

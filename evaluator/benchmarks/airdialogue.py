@@ -38,7 +38,7 @@ import numpy as np
 
 from dialeval.benchmarks.base import Benchmark, Evaluation, Option, Request, data_identity
 from dialeval.core.errors import UnreadableInput, UsageError
-from dialeval.core.problems import Problem, json_type, pointer, short
+from dialeval.core.problems import Problem, counted, json_type, pointer, short
 from dialeval.files import read
 from dialeval.formats import airdialogue as fmt
 from dialeval.metrics import airdialogue as adm
@@ -309,7 +309,7 @@ def read_strict(path: Path, n_data: int, file: str, problems: list[Problem]) -> 
         first = min(n_lines, n_data)
         found.append(Problem(
             "line-count", f"/{first}",
-            f"the submission has {n_lines} lines, the split has {n_data} data lines (one prediction per data line, "
+            f"the submission has {counted(n_lines, 'line')}, the split has {n_data} data lines (one prediction per data line, "
             f"in order); {'missing from' if n_lines < n_data else 'extra from'} line {first + 1}", "error", file))
         bad = True
     found.finish()

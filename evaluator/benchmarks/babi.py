@@ -34,6 +34,7 @@ from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem
 from dialeval.files.read import os_error
 from dialeval.formats.convert import BABI_CANDIDATES, BABI_SPLITS, BABI_TASK_FILES, babi_splits
+from dialeval.formats.dstc6 import TASK_DESCRIPTIONS
 
 TASKS = tuple(sorted(BABI_TASK_FILES))
 
@@ -196,14 +197,8 @@ class Babi(ItemSetBenchmark):
         "tst-OOV": "test dialogs on a second knowledge base (out-of-vocabulary entities); tasks 1-5 only",
     }
     group_names = {"1": "API calls", "2": "API refine", "3": "options", "4": "phone/address", "5": "full dialogs", "6": "DSTC2"}
-    group_descriptions = {
-        "1": "issuing API calls: the bot asks for each missing slot, then calls the knowledge base",
-        "2": "updating API calls: the user changes slots, the bot issues the updated call",
-        "3": "displaying options: the bot proposes matching restaurants by rating until one is accepted",
-        "4": "providing extra information: the bot gives the booked restaurant's phone number or address",
-        "5": "full dialogs: tasks 1-4 in one conversation",
-        "6": "real human-bot dialogs from the second Dialog State Tracking Challenge (DSTC2), converted",
-    }
+    group_descriptions = {**TASK_DESCRIPTIONS,
+                          "6": "real human-bot dialogs from the second Dialog State Tracking Challenge (DSTC2), converted"}
     default_metrics = ("per-response-accuracy", "per-dialog-accuracy")
     submission_formats = (
         "dstc6-result keyed by bAbI item ids (<file stem>:<conversation>:<line ID>), candidate ids = line numbers",

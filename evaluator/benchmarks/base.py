@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from dialeval.core.errors import UsageError
+from dialeval.core.errors import UsageError, did_you_mean
 from dialeval.files.identity import (  # noqa: F401 (re-exported: what every benchmark module uses)
     DataIdentity,
     data_identity,
@@ -204,7 +204,7 @@ def require_splits(names: list[str], available: list[str], message: str) -> None
     for n in names:
         if n not in available:
             shown = n if len(n) <= 40 else n[:40] + "..."
-            raise UsageError(message.format(name=shown, known=", ".join(available) or "none"))
+            raise UsageError(message.format(name=shown, known=", ".join(available) or "none") + did_you_mean(n, available))
 
 
 def task_numbers(groups: list[str] | None, allowed, what: str) -> list[int] | None:

@@ -61,7 +61,9 @@ class ConvAI2(ItemSetBenchmark):
     group_label = "file"
     split_names = SPLITS
     data_name = "ConvAI2"
-    split_descriptions = {"train": "training dialogs (PersonaChat, self persona, original)",
+    # the persona variant is the file's: a folder's train_self_original.txt, or whichever train_* file --data names
+    split_descriptions = {"train": "training dialogs (PersonaChat; the file's persona variant: self, other, both or "
+                                   "none, original or revised; a folder's train_self_original.txt)",
                           "valid": "the released validation dialogs (the test set was never released)"}
     default_metrics = ("hits@1", "hits@5", "hits@10")
     problem_codes = {"line-too-long": "a generated reply of more than 1,048,576 characters"}

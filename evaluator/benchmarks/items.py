@@ -346,8 +346,8 @@ def _missing_warnings(sets, out: _Out, problems: list[Problem], fname: str, spli
             shown += 1
     if total > shown:  # a summary line with its count, kept whatever the cap on problems per code
         getattr(problems, "always", problems.append)(
-            Problem("missing-dialog", "", f"... {total} items of split {split} in all are not in the submission: "
-                    "each is scored as a miss", "warning", fname)
+            Problem("missing-dialog", "", f"... {total:,} items of split {split} in all are not in the submission: "
+                    "each is scored as a miss", "warning", fname, count=total - shown)
         )
 
 

@@ -83,14 +83,18 @@ SCORED_FORMATS = ("scores", "npy", "csv")
 def protocol_lines(title: str, heads: list[str], names: list[str], rows) -> list[str]:
     """A side-by-side table as note lines: ``rows`` = ``[(protocol labels, {metric: value}, n), ...]``."""
     widths = [max(len(h), *(len(r[0][i]) for r in rows)) for i, h in enumerate(heads)]
+    # A metric column is as wide as its name or a 4-decimal value, and every column is set off by a space:
+    # HITS@10 is as wide as 0.1234, so cells written edge to edge would run together.
+    cells = [max(len(m), 7) for m in names]
     lead = f"{title}: "
 
-    def line(labels, cells, n) -> str:
-        return lead + " ".join(x.ljust(w) for x, w in zip(labels, widths, strict=True)) + "".join(cells) + f" {n:>6}"
+    def line(labels, values, n) -> str:
+        return lead + " ".join([*(x.ljust(w) for x, w in zip(labels, widths, strict=True)),
+                                *(v.rjust(w) for v, w in zip(values, cells, strict=True)), f"{n:>6}"])
 
-    out = [line(heads, [f"{m.upper():>7}" for m in names], "n")]
+    out = [line(heads, [m.upper() for m in names], "n")]
     lead = " " * len(lead)
-    out += [line(labels, [f"{vals[m]:7.4f}" for m in names], f"{n:,}") for labels, vals, n in rows]
+    out += [line(labels, [f"{vals[m]:.4f}" for m in names], f"{n:,}") for labels, vals, n in rows]
     return out
 
 

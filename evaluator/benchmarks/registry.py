@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 from dialeval.benchmarks.base import GENERIC_OPTIONS, Benchmark
-from dialeval.core.errors import UsageError
+from dialeval.core.errors import UsageError, did_you_mean
 
 DEFAULT_BENCHMARK = "dstc6"
 """The benchmark ``--benchmark`` and the API default to (the only place generic code learns its name)."""
@@ -63,7 +63,7 @@ def declared_flags() -> set[str]:
 def get(name: str) -> Benchmark:
     target = _REGISTRY.get(name)
     if target is None:
-        raise UsageError(f"unknown benchmark {name!r} (known: {', '.join(_REGISTRY)})")
+        raise UsageError(f"unknown benchmark {name!r}{did_you_mean(name, _REGISTRY)} (known: {', '.join(_REGISTRY)})")
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)()
 

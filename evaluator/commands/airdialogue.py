@@ -123,7 +123,12 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     if tokenize not in BLEU.TOKENIZERS:
         raise UsageError(f"--tokenize must be one of {', '.join(BLEU.TOKENIZERS)}")
     score, bleu_sig = corpus_bleu(hyps, refs, tokenize=tokenize)
-    sig = Signature("airdialogue").with_fields(task="infer", split=split, bleu=bleu_sig).format()
+    from dialeval.files.identity import data_identity
+
+    # like every other number, led by the identity of the data it was computed on (data:dev#<hash>)
+    ident = data_identity([data_path], data_path.parent, splits={split: [data_path]})
+    sig = Signature("airdialogue").with_fields(data=ident.label(split), task="infer", split=split,
+                                               bleu=bleu_sig).format()
     if as_json:
         click.echo(json.dumps({"bleu": score, "n": len(refs), "signature": sig}))
     else:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import click
 
-from dialeval.core.errors import UsageError
-from dialeval.core.termsafe import safe
+from dialeval.core.errors import UsageError, did_you_mean
+from dialeval.core.termsafe import safe, table_console
 
 MAX_VERIFY_FILES = 100_000
 MAX_VERIFY_DEPTH = 6
@@ -73,7 +73,8 @@ def resolve_sample(spec: str, benchmark: str) -> Path:
     name = spec[len(SAMPLE_PREFIX):] or benchmark
     found = samples()
     if name not in found:
-        raise UsageError(f"no sample data named {name[:60]!r} (samples: {', '.join(found) or 'none'})")
+        raise UsageError(f"no sample data named {name[:60]!r}{did_you_mean(name, found)} (samples: "
+                         f"{', '.join(found) or 'none'})")
     if name != benchmark:
         raise UsageError(f"--data {SAMPLE_PREFIX}{name} is the {name} sample: add --benchmark {name}")
     return found[name]
@@ -178,7 +179,6 @@ def list_cmd(folder, as_json):
     if as_json:
         click.echo(json.dumps({"cache": str(root), "releases": rows}, indent=2))
         return 0
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
@@ -191,7 +191,7 @@ def list_cmd(folder, as_json):
         present = ("cache: " if r["cached"] else "") + r["present"] if r["present"] else "-"
         table.add_row(r["release"], r["benchmark"], " ".join(r["splits"]) or "-", str(r["files_known"]),
                       escape(present), _size(r["size"]) if r["size"] is not None else "-", source)
-    console = Console(highlight=False)
+    console = table_console()
     console.print(table)
     console.print(f"cache: {escape(str(root))} (dialeval data fetch NAME; dialeval data verify DIR checks content)",
                   soft_wrap=True)
@@ -230,6 +230,10 @@ def verify_cmd(folder, as_json, show_all):
     for _, c in checks:
         if c.release:
             per_release.setdefault(c.release, [0, 0])[0 if c.status == "match" else 1] += 1
+    if checks and counts["unknown"] == len(checks) and not show_all and not as_json:
+        # an empty table and exit 0 would read as "verified": say that nothing here is a release file
+        raise UsageError(f"{safe(folder)}: none of its {len(checks)} file(s) is a file of a published release (is it "
+                         "the data folder? `dialeval data list` shows the releases; --all lists the files)")
     if as_json:
         click.echo(json.dumps({
             "folder": str(root), "counts": counts,
@@ -239,11 +243,10 @@ def verify_cmd(folder, as_json, show_all):
                          for k, v in per_release.items() if k in reg.releases},
         }, indent=2))
     else:
-        from rich.console import Console
         from rich.markup import escape
         from rich.table import Table
 
-        console = Console(highlight=False)
+        console = table_console()
         table = Table(title=f"{escape(str(root))}", title_justify="left")
         for col in ("file", "status", "release", "split"):
             table.add_column(col, overflow="fold", no_wrap=col != "file")

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from dialeval.core.errors import UsageError
+from dialeval.core.problems import counted
 
 PRESET_NAMES = ("paper", "hed-dlg", "nlg-eval")  # mirrors dialeval.metrics.embedding.PRESETS (kept import-free)
 
@@ -310,7 +311,7 @@ def _count_mismatch(hyp: str, refs: tuple[str, ...], streams) -> None:
     counts = [s.lines_before + s.count_rest() for s in streams]
     for r, n in zip(refs, counts[1:]):
         if n != counts[0]:
-            raise UsageError(f"{hyp} has {counts[0]} lines but {r} has {n}")
+            raise UsageError(f"{hyp} has {counted(counts[0], 'line')} but {r} has {n}")
 
 
 def _distinct_words(hyp: str, refs: tuple[str, ...], opts) -> tuple[set[str], int]:

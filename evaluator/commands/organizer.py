@@ -73,8 +73,9 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
         click.echo(json.dumps({"registry": str(summary.registry), "metric": summary.metric,
                                "runs": [o.__dict__ for o in summary.outcomes]}, indent=2))
         return summary.exit_code
-    from rich.console import Console
     from rich.table import Table
+
+    from dialeval.core.termsafe import table_console
 
     t = Table(title=f"graded into {_safe(summary.registry)}", title_justify="left")
     for col in ("entry", "team", "system", "status", "run", summary.metric, "problems"):
@@ -83,13 +84,13 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
         style = {"valid": "green", "rejected": "red", "skipped": "red", "unchanged": "dim", "outside": "dim"}.get(o.status, "")
         t.add_row(_safe(o.entry), _safe(o.team), _safe(o.system), f"[{style}]{o.status}[/]",
                   str(o.run_id or "-"), _fmt(o.headline), _safe(o.message), style=None)
-    Console(highlight=False, markup=True, soft_wrap=False).print(t)
+    table_console(markup=True, soft_wrap=False).print(t)
     if summary.challenge:
         which = _safe(challenge_file) if summary.challenge == "given" else "the board's kept challenge.toml"
         click.echo(f"challenge: {which} enforced (phases, quotas)")
     counts = ", ".join(f"{summary.count(s)} {s}" for s in ("valid", "rejected", "unchanged", "skipped", "outside")
                        if summary.count(s))
-    click.echo(f"{len(summary.outcomes)} entries: {counts or 'none'}")
+    click.echo(f"{len(summary.outcomes)} {'entry' if len(summary.outcomes) == 1 else 'entries'}: {counts or 'none'}")
     return summary.exit_code
 
 

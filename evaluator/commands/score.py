@@ -225,6 +225,13 @@ def _folder_or_release(benchmark: str, chosen: str) -> str:
     if "/" in chosen or os.sep in chosen:
         return chosen
     found = resolve_release(chosen, benchmark)
+    if found is None:  # neither a folder nor a release: a typo of a release's name is said as such
+        from dialeval.core.errors import did_you_mean
+        from dialeval.files.releases import registry
+
+        hint = did_you_mean(chosen, registry().releases)
+        if hint:
+            raise UsageError(f"--data {chosen}: no such folder or release{hint}")
     return str(found) if found is not None else chosen
 
 
@@ -245,15 +252,20 @@ def _print_problems(problems: list[Problem], per_code: int, benchmark: str) -> N
             by_code[(p.severity, p.code)].append(p)
         else:  # a reader's "... more problems not listed": a note, not a problem (no code, not counted)
             notes.append(p)
-    n_err = sum(len(v) for (sev, _), v in by_code.items() if sev == "error")
-    n_warn = sum(len(v) for v in by_code.values()) - n_err
+    # a summary line stands for the problems it does not list (count): the totals say how many there are in all
+    n_err = sum(p.count for (sev, _), v in by_code.items() if sev == "error" for p in v)
+    n_warn = sum(p.count for v in by_code.values() for p in v) - n_err
     write(f"{n_err} error(s), {n_warn} warning(s)")
     for (sev, code), items in sorted(by_code.items(), key=lambda kv: (kv[0][0] != "error", kv[0][1])):
-        write(f"  {sev} [{code}] x{len(items)}: {describe(code, own)}")
-        for p in items[:per_code]:
+        listed = [p for p in items if p.count == 1]
+        write(f"  {sev} [{code}] x{sum(p.count for p in items)}: {describe(code, own)}")
+        for p in listed[:per_code]:
             write(f"    {p.where()}: {p.message}")
-        if len(items) > per_code:
-            write(f"    ... and {len(items) - per_code} more (listed in --json)")
+        if len(listed) > per_code:
+            write(f"    ... and {len(listed) - per_code} more (listed in --json)")
+        for p in items:
+            if p.count > 1:
+                write(f"    {p.where()}: {p.message}")
     for p in notes:
         write(f"  {p.file + ': ' if p.file else ''}{p.message}")
 

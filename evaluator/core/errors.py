@@ -34,3 +34,11 @@ class UnreadableInput(UsageError):
 
 UnreadableJSON = UnreadableInput
 """A file that cannot be read as one JSON document: the JSON readers' name for :class:`UnreadableInput`."""
+
+
+def did_you_mean(name: str, choices) -> str:
+    """`` (did you mean 'x'?)`` when one of ``choices`` is close to ``name`` (a typo), else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name)[:100], [str(c) for c in choices], n=1, cutoff=0.8)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -47,7 +47,8 @@ CODES: dict[str, str] = {
     # submitted files that are not one JSON document (the message says what the file looks like)
     "empty-file": "a submitted file that is empty or holds only whitespace",
     "bad-encoding": "a submitted file that is not UTF-8 without a BOM (UTF-16, a byte-order mark, invalid bytes)",
-    "wrong-file-type": "a submitted file that is compressed or an archive (gzip, ZIP, tar, ...) where JSON is expected",
+    "wrong-file-type": "a submitted file of another type where text or JSON is expected (compressed, an archive, a "
+                       "NumPy .npy matrix, a pickle, binary data)",
     "json-lines": "a JSON Lines file (one object per line) where the format is one JSON array",
     "json-too-deep": "a submitted JSON document nested deeper than a parser can follow (no format needs it)",
     "truncated-json": "a submitted file that ends before its JSON value does (cut short)",
@@ -65,6 +66,11 @@ def describe(code: str, own: dict[str, str] | None = None) -> str:
     return (own or {}).get(code) or CODES.get(code, "")
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 line``, ``2 lines``: a count with its noun in the right number (nouns here take a plain -s)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """One problem: ``code`` (see :data:`CODES`), ``pointer`` (RFC 6901, '' = whole file), ``message``."""
@@ -74,6 +80,7 @@ class Problem:
     message: str
     severity: str = "error"  # "error" makes a submission invalid; "warning" does not
     file: str | None = None  # the submitted file it is in, relative to the submission
+    count: int = 1  # how many problems this line stands for (a summary line: the ones it does not list one by one)
 
     def where(self) -> str:
         """``file#pointer``; a problem about a whole file (or about an absence) shows no pointer."""
@@ -94,9 +101,21 @@ class Problem:
         }
 
 
+POINTER_PART = 200
+"""Characters of one key a pointer spells out; a longer key (a hostile 100 MB id) is cut to them and its length."""
+
+
 def pointer(*parts: object) -> str:
-    """JSON pointer from path parts, escaping ``~`` and ``/`` (RFC 6901)."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    """JSON pointer from path parts, escaping ``~`` and ``/`` (RFC 6901). A part longer than
+    :data:`POINTER_PART` characters is written as its first ones then ``...(N characters)``: a problem's line
+    stays readable, and the key is never copied whole (a 100 MB id would cost 100 MB per copy of its pointer)."""
+    out = []
+    for p in parts:
+        text = str(p)
+        if len(text) > POINTER_PART:
+            text = f"{text[:POINTER_PART]}...({len(text):,} characters)"
+        out.append("/" + text.replace("~", "~0").replace("/", "~1"))
+    return "".join(out)
 
 
 def short(value: object, limit: int = 60) -> str:

@@ -84,3 +84,20 @@ def progress(description: str, total: int | None = None):
             yield _Bar(p, p.add_task(safe(description), total=total))
 
     return bar()
+
+
+PIPE_WIDTH = 1000
+"""Console width when output is not a terminal: wide enough that a table is drawn at its natural width."""
+
+
+def table_console(stderr: bool = False, **kwargs):
+    """A rich Console for tables. On a terminal its width is the terminal's; piped or logged (rich would assume 80
+    columns) it is :data:`PIPE_WIDTH` unless ``COLUMNS`` says otherwise, so a table never wraps inside a word."""
+    import os
+
+    from rich.console import Console
+
+    console = Console(stderr=stderr, highlight=False, **kwargs)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console = Console(stderr=stderr, highlight=False, width=PIPE_WIDTH, **kwargs)
+    return console

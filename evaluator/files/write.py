@@ -105,14 +105,22 @@ def check_output(path: str | Path, *, parents: bool = False) -> None:
     path = Path(path)
     if _write_target(path) is not None:
         return
+    _new_target_parent(path, parents)
+
+
+def _new_target_parent(path: Path, parents: bool) -> bool:
+    """For a target that does not exist yet: refuse a dangling link, a parent that is not a folder, and (unless
+    ``parents``) a missing parent; True when the parent is missing and may be created."""
     if path.is_symlink():
         raise UsageError(f"{path}: is a symbolic link to a missing file; refusing to create its target")
     parent = path.parent
-    if not parent.is_dir():
-        if parent.exists() or os.path.lexists(parent):
-            raise UsageError(f"{path}: {parent} is not a folder")
-        if not parents:
-            raise UsageError(f"{path}: the folder {parent} does not exist (create it first)")
+    if parent.is_dir():
+        return False
+    if parent.exists() or os.path.lexists(parent):
+        raise UsageError(f"{path}: {parent} is not a folder")
+    if not parents:
+        raise UsageError(f"{path}: the folder {parent} does not exist (create it first)")
+    return True
 
 
 # ---- writing ---------------------------------------------------------------------------------------------
@@ -214,15 +222,9 @@ def atomic_writer(path: str | Path, mode: str = "wb", *, parents: bool = True):
             return
         if path.is_symlink():
             path = Path(os.path.realpath(path))
-    elif path.is_symlink():
-        raise UsageError(f"{path}: is a symbolic link to a missing file; refusing to create its target")
+    elif _new_target_parent(path, parents):
+        path.parent.mkdir(parents=True, exist_ok=True)
     parent = path.parent
-    if not parent.is_dir():
-        if parent.exists() or os.path.lexists(parent):
-            raise UsageError(f"{path}: {parent} is not a folder")
-        if not parents:
-            raise UsageError(f"{path}: the folder {parent} does not exist (create it first)")
-        parent.mkdir(parents=True, exist_ok=True)
     sweep_stale(parent, f".{path.name}.*.tmp")  # left beside the target by earlier versions
     fd, tmp, tmpdir = _mkstemp(parent, path.name)
     try:

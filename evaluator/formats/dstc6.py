@@ -34,6 +34,15 @@ DSTC6_SPLITS = {
 """Official DSTC6 test splits: (knowledge base, dietary restrictions required)."""
 
 ANSWERS_SUFFIX = ".answers.json"
+TASK_DESCRIPTIONS = {
+    "1": "issuing API calls: the bot asks for each missing slot, then calls the knowledge base",
+    "2": "updating API calls: the user changes slots, the bot issues the updated call",
+    "3": "displaying options: the bot proposes matching restaurants by rating until one is accepted",
+    "4": "providing extra information: the bot gives the booked restaurant's phone number or address",
+    "5": "full dialogs: tasks 1-4 in one conversation",
+}
+"""DSTC6 Track 1's tasks 1-5, the bAbI dialog tasks (both benchmarks' group descriptions)."""
+
 DEFAULT_CANDIDATE_LIMIT = 10
 """Slots per dialog in the official scorer (its ``nb_candidate``): ``--lenient``'s default."""
 DATASET_RE = re.compile(r"^dialog-task(?P<task>[1-9])(?P<name>[A-Za-z0-9]+)-(?P<rest>.+)\.json$")

@@ -21,6 +21,7 @@ from dialeval.core.errors import UnreadableJSON
 from dialeval.files.read import first_bad_utf8 as _first_bad_utf8
 from dialeval.files.read import line_col as _line_col
 from dialeval.files.read import read_bytes
+from dialeval.files.write import atomic_write_text
 
 try:  # accelerator (a core dependency; the standard library still works without it)
     import msgspec as _msgspec
@@ -327,24 +328,7 @@ def load_json_file(path: str | Path, max_bytes: int | None = None, shown: str | 
                             shown or str(Path(path)))
 
 
-# ---- writing: the output layer is dialeval.files.write (re-exported here for callers written before it moved)
-from dialeval.files.write import (  # noqa: E402, F401
-    atomic_output_dir,
-    atomic_write_bytes,
-    atomic_write_text,
-    atomic_writer,
-    check_output,
-    make_temp_dir,
-    private_dir,
-    private_temp_dir,
-    protect,
-    protected_as,
-    release_private_temp_dir,
-    sweep_stale,
-    unprotect_all,
-)
-
-
+# ---- writing: the output layer is dialeval.files.write ------------------------------------------------------
 def dump_json_file(path: str | Path, obj) -> None:
     """Write ``obj`` like ``json.dump(obj, f)``: one line, default separators, no trailing newline."""
     atomic_write_text(path, json.dumps(obj, ensure_ascii=True))

@@ -497,6 +497,11 @@ def _rows_by_python(lines: list[bytes], first: int, width: int | None, faults: C
             faults.append(Problem("wrong-shape", f"/{lineno - 1}", f"line {lineno}: {len(cells)} scores, but the "
                                 f"first row has {width}"))
             continue
+        if lineno == 1 and len(cells) > 1 and not any(map(_is_number, cells)):  # a header: one line, not a cell each
+            shown = line[:4 * EXCERPT + 8].decode("utf-8", "replace")[:EXCERPT]
+            faults.append(Problem("score-not-number", "/0", f"line 1: {short(shown, EXCERPT)} looks like a header "
+                                  "row: the CSV matrix is headerless (scores only); remove that line"))
+            continue
         for j, cell in enumerate(cells):
             try:
                 out[i, j] = float(cell)
@@ -506,6 +511,14 @@ def _rows_by_python(lines: list[bytes], first: int, width: int | None, faults: C
                 faults.append(Problem("score-not-number", f"/{lineno - 1}/{j}",
                                       f"line {lineno}, column {j + 1}: {short(shown, EXCERPT)} is not a number"))
     return out
+
+
+def _is_number(cell: bytes) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def _split_cells(line: bytes) -> list[bytes]:

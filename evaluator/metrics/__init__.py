@@ -179,7 +179,10 @@ def get(name: str) -> Metric:
         if not 1 <= k <= n:
             raise UsageError(f"metric {name}: needs 1 <= k <= N")
         return _recall_in_n(n, k, key)
-    raise UsageError(f"unknown metric {name!r} (known: {', '.join(known_names())})")
+    from dialeval.core.errors import did_you_mean
+
+    hint = did_you_mean(key, known_names())
+    raise UsageError(f"unknown metric {name!r}{hint or ' (known: ' + ', '.join(known_names()) + ')'}")
 
 
 def known_names() -> list[str]:

@@ -47,7 +47,8 @@
   // region). Checked again when the window or the per-task choice changes.
   function markOverflow() {
     Array.prototype.forEach.call(document.querySelectorAll(".scroll"), function (box) {
-      var over = box.offsetParent !== null && box.scrollWidth > box.clientWidth + 1;
+      var over = box.offsetParent !== null && getComputedStyle(box).overflowX !== "visible" &&
+        box.scrollWidth > box.clientWidth + 1;
       box.classList.toggle("overflows", over);
       if (over) {
         box.setAttribute("tabindex", "0");

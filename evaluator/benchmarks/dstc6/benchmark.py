@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dialeval.benchmarks.base import (
+    DEFAULT_TIES,
     Benchmark,
     Evaluation,
     Option,
@@ -28,7 +29,7 @@ from dialeval.benchmarks.dstc6.submission import Submission, SubmittedFile, open
 from dialeval.core.errors import DialevalError, UnreadableJSON, UsageError
 from dialeval.core.problems import Capped, Problem
 from dialeval.core.signature import format_tasks
-from dialeval.formats.dstc6 import DEFAULT_CANDIDATE_LIMIT
+from dialeval.formats.dstc6 import DEFAULT_CANDIDATE_LIMIT, TASK_DESCRIPTIONS
 from dialeval.formats.jsonio import (
     SYNTAX_FIRST_BYTES,
     JSONArray,
@@ -58,13 +59,7 @@ class DSTC6(Benchmark):
         "tst4": "a new knowledge base and the restrictions slot",
     }
     group_names = {"1": "API", "2": "Refine", "3": "Options", "4": "Infos", "5": "Full"}
-    group_descriptions = {
-        "1": "issuing API calls: the bot asks for each missing slot, then calls the knowledge base",
-        "2": "updating API calls: the user changes slots, the bot issues the updated call",
-        "3": "displaying options: the bot proposes matching restaurants by rating until one is accepted",
-        "4": "providing extra information: the bot gives the booked restaurant's phone number or address",
-        "5": "full dialogs: tasks 1-4 in one conversation",
-    }
+    group_descriptions = TASK_DESCRIPTIONS
     default_metrics = ("p@1", "p@2", "p@5", "mrr")
     submission_formats = ("dstc6-result (file, official directory layout, or .tgz)",)
     problem_codes = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
@@ -139,6 +134,9 @@ class DSTC6(Benchmark):
         candidate_limit = opts.get("candidate_limit", DEFAULT_CANDIDATE_LIMIT)
         if lenient and (not isinstance(candidate_limit, int) or candidate_limit < 1):
             raise UsageError("--candidate-limit must be at least 1")
+        if request.ties != DEFAULT_TIES:  # a rank list orders every candidate: a policy would be silently ignored
+            raise UsageError(f"--ties {request.ties} does not apply to dstc6: a rank file orders every candidate, "
+                             "so there are no ties to break")
         tasks = task_numbers(request.groups, range(1, len(self.group_names) + 1), "DSTC6")  # the track has 5 tasks
         ch = open_challenge(request.data, request.keys)
         # The run builds many small objects and no reference cycles: the cyclic GC would only rescan them
