@@ -8,7 +8,8 @@ A run folder ``RUNS`` holds one entry per submission:
 * or ``RUNS/<name>.tgz`` (``.tar.gz``, ``.tar``, ``.json``) with ``RUNS/<name>.team.json`` beside it.
 
 Each entry is scored strictly through :mod:`dialeval.leaderboard.scoring` (worker processes with ``jobs`` > 1)
-and written by this process alone, one transaction per run. An unchanged submission (same bytes, team, system,
+and written by this process alone, one transaction per run, in submission order (``submitted_at``, then entry
+name; runs refused by the challenge first) whatever ``jobs`` is, so the same runs get the same run ids. An unchanged submission (same bytes, team, system,
 benchmark, data and options) is found by its grading key and skipped; a changed one is a new run. Entries
 whose ``team.json`` is unusable are reported (one line each) and not recorded: a run needs an owner.
 """
@@ -499,15 +500,16 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
                     advance(e.name)
             else:
                 import multiprocessing
-                from concurrent.futures import ProcessPoolExecutor, as_completed
+                from concurrent.futures import ProcessPoolExecutor
 
                 # spawn: workers start clean (no copied locks or threads from the progress bar)
                 ctx = multiprocessing.get_context("spawn")
                 with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
                                          initargs=(os.getpid(),)) as pool:
-                    futures = {pool.submit(_score_job, a): i for i, a in enumerate(jobs_args)}
-                    for fut in as_completed(futures):
-                        e, key = todo[futures[fut]]
+                    futures = [pool.submit(_score_job, a) for a in jobs_args]
+                    # workers score in parallel, but runs are recorded in submission order (as with --jobs 1),
+                    # not as they finish: run ids and the in-transaction quota check must not depend on timing
+                    for (e, key), fut in zip(todo, futures):
                         record(e, key, fut.result())
                         advance(e.name)
     order = {e.name: i for i, e in enumerate(entries)}

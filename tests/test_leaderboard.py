@@ -280,6 +280,53 @@ def test_parallel_grading_records_the_same_numbers(tmp_path, challenge, demo):
         assert key(a) == key(b)
 
 
+def test_run_ids_follow_submission_order_whatever_order_workers_finish_in(tmp_path, challenge, monkeypatch):
+    """Same runs folder, graded into fresh registries with --jobs 1, --jobs 2 and --jobs 2 whose workers finish
+    last-submitted-first (as when the early runs are the big ones): every run gets the same id."""
+    import concurrent.futures
+    import threading
+
+    runs = tmp_path / "runs"
+    make_runs(BASELINES, runs)
+    n_runs = len([p for p in runs.iterdir() if not p.name.endswith(".team.json")])
+
+    def ids(reg_dir):
+        with Registry(reg_dir) as reg:
+            return sorted((r.team, r.system, r.source_name, r.run_id) for r in reg.runs())
+
+    grade(runs, "dstc6", challenge, tmp_path / "one", jobs=1, progress=False, board="demo")
+    grade(runs, "dstc6", challenge, tmp_path / "two", jobs=2, progress=False, board="demo")
+    assert ids(tmp_path / "two") == ids(tmp_path / "one")
+
+    class ReversedPool:
+        """Scores in this process, finishing the jobs in reverse order once all are submitted."""
+
+        def __init__(self, *args, **kwargs):
+            self.jobs = []
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, *args):
+            fut = concurrent.futures.Future()
+            self.jobs.append((fut, fn, args))
+            if len(self.jobs) == n_runs:
+                threading.Thread(target=self._finish, daemon=True).start()
+            return fut
+
+        def _finish(self):
+            for fut, fn, args in reversed(self.jobs):
+                fut.set_result(fn(*args))
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", ReversedPool)
+    grade(runs, "dstc6", challenge, tmp_path / "reversed", jobs=2, progress=False, board="demo")
+    assert ids(tmp_path / "reversed") == ids(tmp_path / "one")
+    assert len(ids(tmp_path / "one")) == n_runs
+
+
 # ---- commands ---------------------------------------------------------------------------------------------
 def test_compare_and_rank_commands(demo):
     out, _ = demo
