@@ -108,6 +108,12 @@ def test_real_dstc6_tst1_signs_the_release_then_modified(tmp_path):
                        capture_output=True, text=True, env=cli_env(), timeout=120)
     assert r.returncode == 0 and "modified/tst1#" in r.stdout
     assert f"dialeval: warning: data: {edited.name} differs from the published dstc6 release" in r.stderr
+    # the table says MODIFIED once; the warning line is said once, on stderr only
+    r = subprocess.run([sys.executable, "-m", "dialeval", "score", str(sub.parent), "--data", str(copy)],
+                       capture_output=True, text=True, env=cli_env(), timeout=120)
+    assert r.returncode == 0 and "MODIFIED copy of a published release" in r.stdout
+    assert "differs from the published" not in r.stdout
+    assert r.stderr.count(f"{edited.name} differs from the published dstc6 release") == 1
 
 
 @pytest.mark.realdata

@@ -76,7 +76,11 @@ def print_footer(report: ScoreReport, console) -> None:
         elif getattr(report.data, "sample", False):
             line += " — dialeval's sample data (constructed), not a published test set"
         console.print(line)
+    # a changed published file is already said by the data line above and, by the command, once on stderr
+    said = set(report.data.warnings()) if report.data is not None else set()
     for note in report.notes:
+        if note in said:
+            continue
         console.print(escape(note), style="dim", soft_wrap=True)  # a note's columns stay lined up, never wrapped
 
 
