@@ -471,13 +471,11 @@ def test_files_pass_the_published_schemas(small):
     assert checked >= 25  # 5 training files + 4 splits x (5 test files + 5 keys)
 
 
-def test_full_conversations_write_a_babi_folder_that_scores(tmp_path):
+def test_full_conversations_write_a_babi_folder_that_scores(tmp_path, cli):
     """Issue 27 item 1: the bAbI files `simulate --full-conversations` writes are scored as written (babi/ in the
     release's layout: trn, tst, tst-OOV and one shared candidate file), an oracle run at accuracy 1."""
-    from tests.conftest import run_cli
-
     out = tmp_path / "conv"
-    r = run_cli("simulate", "--out", out, "--seed", "1", "--train", "2", "--test", "3", "--full-conversations",
+    r = cli("simulate", "--out", out, "--seed", "1", "--train", "2", "--test", "3", "--full-conversations",
                 "--splits", "trn,tst1,tst2", "--tasks", "1,5")
     assert r.returncode == 0, r.stderr
     babi = out / "babi"
@@ -500,7 +498,7 @@ def test_full_conversations_write_a_babi_folder_that_scores(tmp_path):
                 run.append({"dialog_id": f"{prefix}-tst:{conv}:{lid}",
                             "lst_candidate_id": [{"candidate_id": gold, "rank": 1}]})
     (tmp_path / "run.json").write_text(json.dumps(run))
-    r = run_cli("score", tmp_path / "run.json", "--benchmark", "babi", "--data", babi, "--split", "tst", "--json")
+    r = cli("score", tmp_path / "run.json", "--benchmark", "babi", "--data", babi, "--split", "tst", "--json")
     assert r.returncode == 0, r.stderr
     values = [rec["value"] for rec in json.loads(r.stdout)["results"] if rec["metric"] == "per-response-accuracy"]
     assert values and all(v == 1.0 for v in values), values
