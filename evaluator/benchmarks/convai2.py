@@ -111,7 +111,8 @@ class ConvAI2(ItemSetBenchmark):
         if len(own) != 1:
             raise UsageError("convai2: a file of replies answers one data file: give one --split")
         table, found, info = score_replies(request.submission, own[0], own[0].extra.labels, benchmark=self.name,
-                                           split=own[0].split, scoring=request.scoring, max_chars=MAX_TURN, noun="turns")
+                                           split=own[0].split, scoring=request.scoring, max_chars=MAX_TURN, noun="turns",
+                                           too_long="line-too-long")
         ev = Evaluation(table=table, problems=[*(problems or []), *found], splits=splits, groups=[own[0].group],
                         data=identity, submission=info, signature_fields={})
         ev.signature_fields = self.signature_fields(request, ev)

@@ -290,15 +290,17 @@ def score_items(
 
 
 def score_replies(submission: str | Path, s: ItemSet, answers: Sequence[Sequence[str]], *, benchmark: str, split: str,
-                  scoring: bool, max_chars: int, noun: str = "items") -> tuple[RankTable | None, list[Problem], dict]:
+                  scoring: bool, max_chars: int, too_long: str, noun: str = "items"
+                  ) -> tuple[RankTable | None, list[Problem], dict]:
     """Read generated replies (:func:`dialeval.formats.replies.read_replies`: a line per item of ``s``, in order) and
-    return (a table of their token F1 against ``answers``, in its ``f1`` value column; no ranks, problems, info)."""
+    return (a table of their token F1 against ``answers``, in its ``f1`` value column; no ranks, problems, info).
+    ``too_long``: the benchmark's code for a line over ``max_chars`` characters."""
     from dialeval.core.ranks import RankTable
     from dialeval.formats.replies import read_replies
     from dialeval.metrics.answer import f1_scores
 
     path = Path(submission)
-    replies, found = read_replies(path, len(s), max_chars, shown=path.name, noun=noun)
+    replies, found = read_replies(path, len(s), max_chars, too_long, shown=path.name, noun=noun)
     info = {"path": str(path), "kind": "file", "sha256": file_sha256(path), "format": "text"}
     if found or not scoring:
         return None, _problems(found, path.name), info

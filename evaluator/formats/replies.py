@@ -10,10 +10,10 @@ from dialeval.core.problems import Problem
 from dialeval.files.read import iter_text_lines
 
 
-def read_replies(path: str | Path, n: int, max_chars: int, *, shown: str | None = None, noun: str = "items"
+def read_replies(path: str | Path, n: int, max_chars: int, too_long: str, *, shown: str | None = None, noun: str = "items"
                  ) -> tuple[list[str], list[Problem]]:
     """``(replies, problems)`` of a file that answers ``n`` items; a line over ``max_chars`` characters is no
-    reply (it is never tokenised), and reading stops at the first problem."""
+    reply (it is never tokenised: the problem's code is ``too_long``), and reading stops at the first problem."""
     replies: list[str] = []
     problems: list[Problem] = []
     shape = f"the file has {n} {noun} (one reply per line, in file order)"
@@ -23,7 +23,7 @@ def read_replies(path: str | Path, n: int, max_chars: int, *, shown: str | None 
                 problems.append(Problem("wrong-shape", "", f"more than {n} lines, but {shape}"))
                 break
             if len(line) > max_chars:
-                problems.append(Problem("line-too-long", "", f"line {lineno}: over {max_chars} characters"))
+                problems.append(Problem(too_long, "", f"line {lineno}: over {max_chars} characters"))
                 break
             replies.append(line.rstrip("\r"))
     except UnreadableInput as e:
