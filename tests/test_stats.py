@@ -311,3 +311,26 @@ def test_whole_number_sums_are_counted_in_float32_chunks_that_stay_exact():
     got = stats.pairwise_randomization(values, None, 301, 9)
     assert np.array_equal(got, _old_pairwise_randomization(values, None, 301, 9))
     assert stats._lattice(values + 1e-3, 40000) is None  # off the lattice: the float product
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (7, 13), (400, 2001), (1, 1)])
+def test_sign_draws_are_numpys_int8_draws(shape):
+    a, b = np.random.default_rng(2), np.random.default_rng(2)
+    for _ in range(3):  # several calls: each starts from a fresh 32-bit draw, as numpy's own
+        want = a.integers(0, 2, size=shape, dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+        got = (stats._sign_bytes(b, *shape) >> 7) * 2.0 - 1.0
+        assert np.array_equal(got, want)
+    assert a.integers(0, 10**6, 5).tolist() == b.integers(0, 10**6, 5).tolist()  # the streams stay aligned
+
+
+def test_a_single_cluster_gives_p_1_not_a_traceback(monkeypatch):
+    """One conversation (or one item): its two equally likely swaps give statistics of equal size, so the exact
+    randomization p-value is 1; before, scipy's "two or more observations" ValueError escaped."""
+    a, b, one = np.array([1.0, 0.0, 1.0]), np.zeros(3), np.array([7, 7, 7])
+    assert stats.approximate_randomization(a, b, one) == 1.0
+    assert stats.approximate_randomization(np.array([1.0]), np.array([0.0])) == 1.0
+    res = stats.compare_tables(_table("tst1", ["a", "b", "c"], [1, 2, 1], convs=["A"] * 3),
+                               _table("tst1", ["a", "b", "c"], [3, 3, 3], convs=["A"] * 3), [get("p@1")])
+    assert res[0].p_randomization == 1.0
+    _scipy_only(monkeypatch)  # scipy's own path too
+    assert stats.approximate_randomization(a, b, one) == 1.0

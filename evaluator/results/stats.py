@@ -314,7 +314,9 @@ def approximate_randomization(a: np.ndarray, b: np.ndarray, clusters: np.ndarray
     """Two-sided p-value of mean(a) = mean(b) by swapping the runs' outputs per cluster at random.
 
     ``scipy.stats.permutation_test`` with ``permutation_type="samples"`` on the paired cluster sums: the
-    statistic is ``(sum S_A - sum S_B) / N`` (N is the same under every swap). Identical runs give 1.0.
+    statistic is ``(sum S_A - sum S_B) / N`` (N is the same under every swap). Identical runs give 1.0, and so
+    does a single cluster: its two equally likely assignments give statistics of equal size, so the exact p-value
+    is 1 (scipy refuses samples of one observation).
     """
     from scipy import stats
 
@@ -323,7 +325,7 @@ def approximate_randomization(a: np.ndarray, b: np.ndarray, clusters: np.ndarray
     if clusters is None:
         clusters = np.arange(len(a))
     n, sa, sb = cluster_sums(clusters, a, b)
-    if len(n) == 0 or np.array_equal(sa, sb):
+    if len(n) < 2 or np.array_equal(sa, sb):
         return 1.0
     total = n.sum()
     if _shared_draws() and not _swaps_exhaustive(len(n), resamples):
