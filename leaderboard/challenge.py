@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.core.errors import UsageError
 
 MAX_BYTES = 1024 * 1024
@@ -53,7 +54,7 @@ class Challenge:
     overview: str
     source: str  # the file's text, kept with the board in the registry
     board: str | None = None
-    benchmark: str = "dstc6"
+    benchmark: str = DEFAULT_BENCHMARK
     rules: str = ""
     licence: str = ""
     submit: str = ""
@@ -141,7 +142,7 @@ def parse(text: str, where: str = "challenge.toml") -> Challenge:
         raise UsageError(f"{where}: " + "; ".join(problems[:3]) + more)
     return Challenge(
         title=data["title"], overview=data["overview"], source=text, board=data.get("board"),
-        benchmark=data.get("benchmark", "dstc6"), rules=data.get("rules", ""), licence=data.get("licence", ""),
+        benchmark=data.get("benchmark", DEFAULT_BENCHMARK), rules=data.get("rules", ""), licence=data.get("licence", ""),
         submit=data.get("submit", ""), counts=data.get("counts", "latest"),
         contacts=[Contact(**c) for c in data.get("contacts", [])],
         per_day=data.get("quota", {}).get("per_day"), total=data.get("quota", {}).get("total"),

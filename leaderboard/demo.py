@@ -131,7 +131,7 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
     from dialeval.files.write import atomic_write_text
 
     atomic_write_text(out_dir / "challenge.toml", rules.source)
-    grade(runs, "dstc6", challenge_dir, out_dir / "registry", jobs=jobs, progress=progress, board="demo",
+    grade(runs, rules.benchmark, challenge_dir, out_dir / "registry", jobs=jobs, progress=progress, board="demo",
           challenge=rules)
     with Registry(out_dir / "registry") as reg:
         return build_site(reg, out_dir / "site", title="dialeval demo leaderboard")

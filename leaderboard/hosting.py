@@ -197,11 +197,14 @@ def phases(ch, split_names: list[str]) -> list[dict]:
 
 
 def reference_files(benchmark: str, data: Path, keys: Path | None, splits: list[str]) -> dict[str, Path]:
-    """{path inside the reference data: file}: for DSTC6 the phase's split folders (test files and answer keys),
-    else every file of the data folder (and of the keys folder)."""
+    """{path inside the reference data: file}: for a benchmark whose splits are folders (``split_folders``) the
+    phase's split folders (test files and answer keys), else every file of the data folder (and of the keys folder)."""
+    from dialeval.benchmarks import registry
+
+    split_folders = registry.get(benchmark).split_folders
     out: dict[str, Path] = {}
     for root in [r for r in (data, keys) if r is not None]:
-        tops = [root / s for s in splits] if benchmark == "dstc6" else [root]
+        tops = [root / s for s in splits] if split_folders else [root]
         for top in tops:
             if not top.is_dir():
                 continue
@@ -393,6 +396,9 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
     image = image or f"dialeval/scoring:{__version__}"
     entries: dict[str, bytes] = {}
     page_md = pages(ch, benchmark, metrics, phase_list, "md")
+    from dialeval.benchmarks import registry
+
+    split_folders = registry.get(benchmark).split_folders
     for name, text in page_md.items():
         entries[f"pages/{name}.md"] = text.encode()
     tasks, comp_phases = [], []
@@ -401,7 +407,7 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         for name, body in ref.items():
             entries[f"reference_data_{i}/{name}"] = body
         command = f"dialeval bundle codabench-score /app/input/res /app/input/ref /app/output --benchmark {benchmark}"
-        if benchmark != "dstc6" and p["named"]:  # DSTC6's reference data hold only the phase's split folders
+        if not split_folders and p["named"]:  # split folders: the reference data hold only the phase's splits
             command += f" --split {','.join(p['splits'])}"
         entries[f"scoring_program_{i}/metadata.yaml"] = (
             f"# dialeval {__version__} scores /app/input/res against /app/input/ref into /app/output/{SCORES_FILE}\n"

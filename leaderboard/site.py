@@ -765,7 +765,8 @@ def export_jsonl(reg, out: Path, with_contact: bool = False) -> int:
                "url": r.team_url, "kind": r.kind, "status": r.status, "benchmark": r.benchmark, "board": r.board,
                "submitted_at": r.submitted_at, "graded_at": r.graded_at, "sha256": r.sha256,
                "data_digest": r.data_digest, "splits": r.splits, "dialeval_version": r.version,
-               "reported_source": r.reported_source, "note": r.note, "problems": reg.problems(r.run_id),
+               "reported_source": r.reported_source, "note": r.note, "chosen": bool(r.chosen),
+               "problems": reg.problems(r.run_id),
                "records": [{k: x[k] for k in ("split", "group", "subset", "metric", "average", "value", "n",
                                               "signature")} for x in reg.records(run_id=r.run_id)]}
         if with_contact:

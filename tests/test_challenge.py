@@ -274,6 +274,17 @@ def test_rank_ranks_the_run_the_boards_rule_says(phased, tmp_path):
     assert [x["system"] for x in rows if x["team"] == "Team A"] == ["a2"]
 
 
+def test_the_registry_export_says_which_run_each_team_chose(phased, tmp_path):
+    from dialeval.core.schemacheck import validator
+
+    r = cli("registry", "export", "--registry", phased, "--out", tmp_path / "runs.jsonl")
+    assert r.returncode == 0, r.stderr
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert {x["system"]: x["chosen"] for x in runs} == {"a1": False, "a2": True, "a3": False, "b1": False,
+                                                        "b-test": False}  # before: no "chosen" at all
+    assert not [e for x in runs for e in validator("run-record").iter_errors(x)]
+
+
 def test_a_hidden_phase_stays_hidden_until_its_end_and_then_until_reveal(phased, tmp_path, data):
     tst2 = {i["dialog_id"] for f in (data / "tst2").glob("*.json") if not f.name.endswith(".answers.json")
             for i in json.loads(f.read_text())}

@@ -304,3 +304,39 @@ def test_subtask_5_is_scored_on_subtask_1_files(tmp_path):
     assert r.valid and r.groups == ["ubuntu-5"] and r.value("mrr") == 0.5
     with pytest.raises(UsageError, match="0 data files fit Advising_subtask_3.json"):
         run(tmp_path, "ubuntu_dev_subtask_1.json", [example(1, ["A"], ["A"])], "Advising_subtask_3.json", [])
+
+
+# ---- subtask 2: the 120,000-candidate pool file -------------------------------------------------------------
+def test_subtask_2_checks_ranked_ids_against_the_pool_file_beside_the_data(tmp_path):
+    pool = [f"P{i:011d}" for i in range(300)]
+    (tmp_path / "ubuntu_subtask_2_candidate_pool.tsv").write_text("".join(f"{c}\tutterance {c}\n" for c in pool))
+    data = [dict(example(e, [], [pool[e * 7]], 2), **{"options-for-next": []}) for e in range(1, 4)]
+    items = [ranking(1, pool[:100]),  # the correct P...07 is 8th
+             ranking(2, [pool[14], *pool[100:199]]),  # first
+             ranking(3, pool[200:300])]  # the correct P...21 is not listed
+    r = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", items)
+    assert r.valid and list(r.table.gold_rank) == [8, 1, 0] and set(r.table.n_candidates) == {300}
+    assert r.value("mrr") == pytest.approx((1 / 8 + 1) / 3) and not r.notes
+    assert "ubuntu_subtask_2_candidate_pool.tsv" in r.data.files  # the pool is part of the data identity
+    bad = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json",
+              [ranking(1, ["Q0000000000X", *pool[:99]])])
+    assert codes(bad, "error") == ["unknown-candidate"]
+    assert [p.pointer for p in bad.problems if p.code == "unknown-candidate"] == ["/0/candidate-ranking/0/candidate-id"]
+    short = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", [ranking(1, pool[:10])])
+    assert short.valid and "short-ranking" in codes(short, "warning")  # a ranking of fewer than 100 pool ids
+
+
+def test_subtask_2_pool_option_takes_a_json_pool_and_the_gold_must_be_in_it(tmp_path):
+    pool = [f"P{i}" for i in range(150)]
+    write(tmp_path / "pool.json", [{"candidate-id": c, "utterance": "u"} for c in pool])
+    data = [dict(example(1, [], ["P3"], 2), **{"options-for-next": []})]
+    given = {"pool": str(tmp_path / "pool.json")}
+    r = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", [ranking(1, pool[2:102])],
+            options=given)
+    assert r.valid and list(r.table.gold_rank) == [2] and set(r.table.n_candidates) == {150}
+    outside = [dict(example(1, [], ["Z9"], 2), **{"options-for-next": []})]
+    with pytest.raises(UsageError, match="has no correct answer among its options"):
+        run(tmp_path, "ubuntu_dev_subtask_2.json", outside, "Ubuntu_subtask_2.json", [], options=given)
+    (tmp_path / "other_pool.txt").write_text("P1\n")
+    with pytest.raises(UsageError, match="2 pool files"):  # beside the data, two candidates: say so, never guess
+        run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", [])

@@ -92,6 +92,20 @@ def build(tmp: Path, dry: bool = False) -> list[Hostile]:
     case("subtask-2-a-million-entries", lambda: json.dumps(
         [ranking(e, [pool[(e * 13 + j) % 1000] for j in range(100)]) for e in range(10_000)]).encode(), 0,
         data_file=st2_big)
+    # the released form: data files list no candidates, the 120,000-candidate pool is a file beside them
+    st2_pool = data / "pooled" / "ubuntu_dev_subtask_2.json"
+    if not dry:
+        st2_pool.parent.mkdir()
+        (st2_pool.parent / "candidate_pool.tsv").write_text("".join(f"C{j:011d}\tu\n" for j in range(120_000)))
+        st2_pool.write_text(json.dumps([{"example-id": e, "options-for-next": [], "scenario": 2,
+                                         "options-for-correct-answers": [{"candidate-id": f"C{e * 11:011d}"}]}
+                                        for e in range(10_000)]))
+    case("subtask-2-pool-file-a-million-entries", lambda: json.dumps(
+        [ranking(e, [f"C{(e * 13 + j) % 120_000:011d}" for j in range(100)]) for e in range(10_000)]).encode(), 0,
+        data_file=st2_pool)
+    case("subtask-2-pool-file-a-million-ids-outside", lambda: json.dumps(
+        [ranking(1, [f"Q{j:011d}" for j in range(1_000_000)])]).encode(), 1, r"\[unknown-candidate\]",
+        data_file=st2_pool)
 
     # ---- files that are not a UTF-8 JSON array ----------------------------------------------------------------
     case("latin-1-bytes", b'[{"example-id": 1, "candidate-ranking": [{"candidate-id": "caf\xe9"}]}]', 1,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from conftest import run_cli
+import pytest
+from conftest import REPO, run_cli
 
 
 def _empty_run(tmp_path: Path) -> Path:
@@ -156,3 +158,63 @@ def test_piped_tables_do_not_wrap_inside_a_word(tmp_path):
     assert all(line.split("│")[1].strip() for line in rows)  # no continuation rows: every row names a release
     r = run_cli("data", "list", env={"DIALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "60"})
     assert max(len(line) for line in r.stdout.splitlines() if line[:1] in "┏┃┡│└") <= 60  # a width asked for is kept
+
+
+# ---- small things noticed after the first round (issue 27) ------------------------------------------------------
+def test_score_vectors_without_an_embedding_metric_is_a_usage_error(tmp_path):
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("the 0.1 0.9\n")
+    r = run_cli("score", _empty_run(tmp_path), "--split", "tst1", "--vectors", vectors)
+    assert r.returncode == 2, r.stderr  # before: exit 0, the file silently unused
+    assert r.stderr.strip().splitlines() == [
+        "dialeval: error: --vectors only changes the embedding metrics (embedding-average, greedy-matching, "
+        "vector-extrema), and none is asked for: add one to --metrics (e.g. --metrics p@1,embedding-average)"]
+    r = run_cli("score", _empty_run(tmp_path), "--split", "tst1", "--metrics", "p@1,mrr",
+                "--embedding-preset", "hed-dlg", "--vectors-format", "glove-text")
+    assert r.returncode == 2 and "--vectors-format and --embedding-preset only change" in r.stderr
+
+
+@pytest.mark.needs("numba")
+def test_embed_per_pair_to_stdout_keeps_stdout_for_the_pairs(tmp_path):
+    (tmp_path / "h.txt").write_text("the cat\na dog\n")
+    (tmp_path / "r.txt").write_text("the dog\na cat\n")
+    (tmp_path / "v.txt").write_text("the 0.1 0.9\ncat 0.8 0.2\na 0.5 0.5\ndog 0.3 0.6\n")
+    args = ("embed", "--hyp", "h.txt", "--ref", "r.txt", "--vectors", "v.txt", "--per-pair", "-")
+    r = run_cli(*args, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    pairs = [json.loads(line) for line in r.stdout.splitlines()]  # before: the table followed the JSON lines
+    assert [p["line"] for p in pairs] == [1, 2] and "embedding-average" in r.stderr
+    assert not (tmp_path / "-").exists()
+    r = run_cli(*args, "--json", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == ["dialeval: error: --per-pair - and --json would both write to standard "
+                                             "output: give --per-pair a file"]
+
+
+def test_piped_score_footer_is_not_cut_mid_sentence(tmp_path):
+    env = {"DIALEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    run = REPO / "submissions" / "samples" / "babi" / "example-run.json"
+    r = run_cli("score", run, "--benchmark", "babi", "--data", "sample:babi", "--split", "tst", env=env)
+    assert r.returncode == 0, r.stderr
+    # before: "... (constructed), not a" / "published test set" on two lines (rich's 80 columns when piped)
+    assert any(line.startswith("data: ") and line.endswith("not a published test set") for line in r.stdout.splitlines())
+    r = run_cli("score", run, "--benchmark", "babi", "--data", "sample:babi", "--split", "tst",
+                env={**env, "COLUMNS": "60"})
+    footer = r.stdout[r.stdout.index("data: "):].splitlines()
+    assert len(footer) > 1  # a width asked for is kept: the sentence wraps, between words only
+    words = r.stdout.split()
+    assert all(w in words for w in "dialeval's sample data (constructed), not a published test set".split())
+
+
+def test_data_verify_on_a_copied_sample_compares_it_with_the_shipped_sample(tmp_path):
+    env = {"DIALEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    assert run_cli("data", "sample", "babi", "--out", "babi", cwd=tmp_path, env=env).returncode == 0
+    r = run_cli("data", "verify", "babi", cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "modified" not in r.stdout + r.stderr  # before: 21 files "modified" against the bAbI release
+    assert r.stdout.strip() == ("babi: dialeval's babi sample data (constructed, not a release), compared with the "
+                                "shipped sample: 24 file(s) match, 0 changed, 0 not in it")
+    with open(tmp_path / "babi" / "dialog-babi-candidates.txt", "a") as f:
+        f.write("1 one more\n")
+    r = run_cli("data", "verify", "babi", cwd=tmp_path, env=env)
+    assert r.returncode == 0 and "dialog-babi-candidates.txt: changed" in r.stdout and "1 changed" in r.stdout

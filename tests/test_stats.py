@@ -296,3 +296,16 @@ def test_sign_draws_are_numpys_int8_draws(shape):
         got = np.concatenate([blk for _, blk in stats._sign_rows(b, *shape)])
         assert np.array_equal(got, want)
     assert a.integers(0, 10**6, 5).tolist() == b.integers(0, 10**6, 5).tolist()  # the streams stay aligned
+
+
+def test_a_single_cluster_gives_p_1_not_a_traceback(monkeypatch):
+    """One conversation (or one item): its two equally likely swaps give statistics of equal size, so the exact
+    randomization p-value is 1; before, scipy's "two or more observations" ValueError escaped."""
+    a, b, one = np.array([1.0, 0.0, 1.0]), np.zeros(3), np.array([7, 7, 7])
+    assert stats.approximate_randomization(a, b, one) == 1.0
+    assert stats.approximate_randomization(np.array([1.0]), np.array([0.0])) == 1.0
+    res = stats.compare_tables(_table("tst1", ["a", "b", "c"], [1, 2, 1], convs=["A"] * 3),
+                               _table("tst1", ["a", "b", "c"], [3, 3, 3], convs=["A"] * 3), [get("p@1")])
+    assert res[0].p_randomization == 1.0
+    _scipy_only(monkeypatch)  # scipy's own path too
+    assert stats.approximate_randomization(a, b, one) == 1.0

@@ -13,7 +13,8 @@ valid and scored 0, as the toolkit scores them; so is a flight number past 64 bi
 integer literal of more than 4,300 digits cannot be read at all (``wrong-type``). A line longer than
 :data:`MAX_LINE_BYTES` is ``line-too-long``; a file that is not UTF-8 JSON lines (BOM, UTF-16, gzip, binary) or is
 empty is one problem (``bad-encoding``, ``wrong-file-type``, ``empty-file``). At most :data:`PROBLEMS_PER_CODE`
-problems are kept per code, the first one kept saying how many there were. Lenient (``options["lenient"]``): the toolkit's numbers on
+problems are kept per code, then one line without a code counts the rest (the shared cap,
+:class:`~dialeval.core.problems.Capped`). Lenient (``options["lenient"]``): the toolkit's numbers on
 whatever it accepts (its fill-ins for missing fields, unknown statuses as mismatches, extra or missing lines
 dropped), each quirk listed as a warning; where the toolkit crashes, an ``official-crash`` error.
 
@@ -38,7 +39,7 @@ import numpy as np
 
 from dialeval.benchmarks.base import Benchmark, Evaluation, Option, Request, data_identity
 from dialeval.core.errors import UnreadableInput, UsageError
-from dialeval.core.problems import Problem, counted, json_type, pointer, short
+from dialeval.core.problems import Capped, Problem, counted, json_type, pointer, short
 from dialeval.files import read
 from dialeval.formats import airdialogue as fmt
 from dialeval.metrics import airdialogue as adm
@@ -95,32 +96,9 @@ _SEVERAL = [None, None]  # several flights (strict): always INVALID
 _SEVERAL_TOK = ("unk",)  # several flights (lenient): the toolkit's joined string matches no flight either
 
 
-class _Capped:
-    """A problem list that keeps :data:`PROBLEMS_PER_CODE` problems per (severity, code) and counts the rest;
-    :meth:`finish` adds the total to the first one kept (no extra problem, no reused code)."""
-
-    def __init__(self, out: list[Problem], limit: int = PROBLEMS_PER_CODE):
-        self.out = out
-        self.limit = limit
-        self.first: dict[tuple[str, str], int] = {}  # -> index of the first kept problem in ``out``
-        self.count: dict[tuple[str, str], int] = {}
-
-    def append(self, p: Problem) -> None:
-        key = (p.severity, p.code)
-        n = self.count[key] = self.count.get(key, 0) + 1
-        if n == 1:
-            self.first[key] = len(self.out)
-        if n <= self.limit:
-            self.out.append(p)
-
-    def finish(self) -> None:
-        # The note goes on the first one kept: the screen shows the first few of each code, --json all kept.
-        for key, n in self.count.items():
-            if n > self.limit:
-                i = self.first[key]
-                p = self.out[i]
-                self.out[i] = Problem(p.code, p.pointer, f"{p.message} ({n} problems with this code in all; the "
-                                      f"first {self.limit} are listed)", p.severity, p.file)
+def _capped(file: str) -> Capped:
+    """The shared per-code cap at :data:`PROBLEMS_PER_CODE`; its closing line (how many more, by code) names the file."""
+    return Capped(PROBLEMS_PER_CODE, make=lambda message, severity: Problem("", "", message, severity, file))
 
 
 class _Preds:
@@ -255,7 +233,7 @@ def read_strict(path: Path, n_data: int, file: str, problems: list[Problem]) -> 
     preds = _Preds()
     n_lines = 0
     bad = False
-    found = _Capped(problems)
+    found = _capped(file)
     refused: list[Problem] = []
     for lineno, raw, length in _lines(path, file, refused):
         idx = lineno - 1
@@ -312,7 +290,7 @@ def read_strict(path: Path, n_data: int, file: str, problems: list[Problem]) -> 
             f"the submission has {counted(n_lines, 'line')}, the split has {n_data} data lines (one prediction per data line, "
             f"in order); {'missing from' if n_lines < n_data else 'extra from'} line {first + 1}", "error", file))
         bad = True
-    found.finish()
+    problems.extend(found.close())
     return None if bad else preds
 
 
@@ -346,30 +324,28 @@ class _Quirks:
         self.file = file
         self.seen: dict[str, int] = {}  # quirk kind -> lines it was applied to
         self.last: dict[str, int] = {}  # quirk kind -> index of its last listed warning
-        self.problems: list[Problem] = []
-        self.errors = _Capped(self.problems)
+        self.problems = _capped(file)  # the crashes and errors are capped; quirks have their own limit
 
     def add(self, kind: str, ptr: str, msg: str):
         self.seen[kind] = self.seen.get(kind, 0) + 1
         if self.seen[kind] <= QUIRK_LIST_LIMIT:
             self.last[kind] = len(self.problems)
-            self.problems.append(Problem("official-quirk", ptr, msg, "warning", self.file))
+            self.problems.always(Problem("official-quirk", ptr, msg, "warning", self.file))
 
     def crash(self, ptr: str, msg: str):
-        self.errors.append(Problem("official-crash", ptr, msg, "error", self.file))
+        self.problems.append(Problem("official-crash", ptr, msg, "error", self.file))
 
     def error(self, p: Problem):
-        self.errors.append(p)
+        self.problems.append(p)
 
     def finish(self) -> list[Problem]:
-        self.errors.finish()
         for kind, n in self.seen.items():
             if n > QUIRK_LIST_LIMIT:
                 i = self.last[kind]
                 p = self.problems[i]
                 self.problems[i] = Problem(p.code, p.pointer, f"{p.message} (and {n - QUIRK_LIST_LIMIT} more lines "
                                            "with this quirk, not listed)", p.severity, p.file)
-        return self.problems
+        return self.problems.close()
 
 
 def _lenient_object(obj, idx: int, q: _Quirks, preds: _Preds, want_dialogue: bool) -> bool:
@@ -812,14 +788,13 @@ class AirDialogue(Benchmark):
                     crashed = True
             problems = q.finish()
             return (None if crashed else preds), problems, mask
-        found = _Capped(problems)
+        found = _capped(file)
         for i, h in enumerate(human):
             obj = {"action": h.action} if h.action is not None else {}
             r = _strict_check(obj, i, file, found)
             if r is not None:
                 preds.add(*r)
-        found.finish()
-        return preds, problems, None
+        return preds, found.close(), None
 
     def breakdown(self, evaluation: Evaluation, metrics=None) -> list[dict]:
         """Records ``{status, metric, value, n}``: each metric's mean over the items of each gold status

@@ -117,6 +117,7 @@ class Benchmark:
     separate_keys: ClassVar[bool] = False  # answer keys may sit in their own folder (``--keys``)
     problem_codes: ClassVar[dict[str, str]] = {}  # this benchmark's own problem codes -> meaning
     one_split: ClassVar[bool] = False  # a submission file answers one split (several are refused)
+    split_folders: ClassVar[bool] = False  # each split is a folder of the data named after it (hosting ships those)
     # where the command line finds data when no --data is given (after the benchmark's sample data is looked up
     # by name): an environment variable naming a folder, and the sub-folder of the embedded simulated challenge
     data_env: ClassVar[str | None] = None

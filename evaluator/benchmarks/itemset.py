@@ -52,7 +52,12 @@ Optional declarations (defaults in :class:`ItemSetBenchmark` and its base): ``on
 split), ``nested`` (1-in-N sizes, e.g. ``(2, 10)`` for R2@1 and R10@k), :meth:`select_groups` (what ``--task``
 accepts), :meth:`loadable`, :meth:`other_split_ids` (the wrong-split hint), :meth:`splits_of`,
 :meth:`translate` (rewrite a submission before it is read, e.g. texts to ids) and :meth:`signature_fields`
-(options that change a number; ``ties`` by default). Sample data is not declared here: it lives in
+(options that change a number; ``ties`` by default). A benchmark whose submissions list each item's candidates
+best first (DSTC7, DSTC8) declares their fields in ``listed`` (a :class:`~dialeval.formats.listed.ListedForm`):
+:mod:`dialeval.benchmarks.listed` then reads them (strict, or with ``--lenient`` an official scorer's reading,
+whose definitions ``lenient_notes`` lists), :meth:`item_values` adds value columns such as MAP, and the signature
+names the mode. While evaluating, ``self.request`` is the request (for a reader that depends on ``--keys`` or an
+option) and ``self.notes`` the lines a reader adds under the numbers. Sample data is not declared here: it lives in
 ``submissions/samples/<name>/`` and the command line resolves it.
 """
 
@@ -71,6 +76,7 @@ if TYPE_CHECKING:
     from dialeval.benchmarks.items import ItemSet
     from dialeval.benchmarks.rankings import OtherSplitIds
     from dialeval.core.problems import Problem
+    from dialeval.formats.listed import ListedForm
 
 MATRIX_SUFFIXES = (".npy", ".csv")
 """Score matrices: rows follow the item sets' order, so they answer one split and hold no ids."""
@@ -103,6 +109,8 @@ class ItemSetBenchmark(Benchmark):
 
     options: ClassVar[tuple[Option, ...]] = (PROTOCOLS,)
     nested: ClassVar[tuple[int, ...]] = ()  # 1-in-N sizes whose ranks the table carries (R2@1: 2)
+    listed: ClassVar[ListedForm | None] = None  # submissions are listed rankings of this form (benchmarks.listed)
+    lenient_notes: ClassVar[tuple[str, ...]] = ()  # --lenient: the official scorer's definitions, under the numbers
 
     # ---- what a benchmark declares ------------------------------------------------------------------
     def present(self, data: Path) -> dict[str, list[str]]:
@@ -152,10 +160,21 @@ class ItemSetBenchmark(Benchmark):
 
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
         """The options that change a number, in signature order (``ev.notes`` may be extended)."""
+        if self.listed is not None:  # a listed ranking has no scores to tie: its reading is what changes numbers
+            return {"mode": "lenient" if request.options.get("lenient") else "strict"}
         return {"ties": request.ties}
+
+    def item_values(self, where: list[int | None], gold) -> dict[str, float]:
+        """Listed rankings: an item's value columns from the 0-based first position of each correct id (None: not
+        listed); textbook average precision by default."""
+        from dialeval.metrics.ranking import average_precision
+
+        return {"map": average_precision([q + 1 for q in where if q is not None], len(gold))}
 
     # ---- the evaluate loop, once ----------------------------------------------------------------------
     def evaluate(self, request: Request) -> Evaluation:
+        # what is asked, for readers whose loading depends on it (--keys, --lenient), and the notes they add
+        self.request, self.notes = request, []
         data = Path(request.data)
         present = self.present(data)
         splits = self.choose_splits(request, list(present))
@@ -181,7 +200,8 @@ class ItemSetBenchmark(Benchmark):
                 sets.append(item_set)
         used = {s: list(dict.fromkeys(f for x in sets if x.split == s and not x.optional for f in x.files))
                 for s in splits}
-        identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)), data, splits=used)
+        identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)),
+                                 data if data.is_dir() else data.parent, splits=used)
         others = [(o, ids) for o in present if o not in splits and (ids := self.other_split_ids(data, o, present[o]))]
         return self.score_sets(request, splits, sets, identity, problems, others)
 
@@ -191,8 +211,10 @@ class ItemSetBenchmark(Benchmark):
         from dialeval.benchmarks.items import score_items
 
         problems = list(problems or [])
-        notes: list[str] = []
+        notes: list[str] = list(getattr(self, "notes", ()))
         sub = Path(request.submission)
+        if self.listed is not None:
+            return self._score_listed(request, splits, sets, identity, problems, notes)
         with tempfile.TemporaryDirectory(prefix=f"dialeval-{self.name}-") as tmp:
             translated = self.translate(request, sets, problems, notes, Path(tmp))
             table, sub_problems, info = score_items(
@@ -220,6 +242,19 @@ class ItemSetBenchmark(Benchmark):
         elif request.options.get("protocols") and table is not None:
             ev.notes.append(f"every tie policy: a {info.get('format')} submission ranks without scores, so no tie "
                             "policy changes its numbers")
+        return ev
+
+
+    def _score_listed(self, request, splits, sets, identity, problems, notes) -> Evaluation:
+        from dialeval.benchmarks.listed import score_listed
+
+        lenient = bool(request.options.get("lenient"))
+        table, found, info = score_listed(Path(request.submission), sets, self.listed, benchmark=self.name,
+                                          scoring=request.scoring, strict=not lenient, values=self.item_values)
+        groups = list(dict.fromkeys(x.group for x in sets if not x.optional))
+        ev = Evaluation(table=table, problems=problems + found, splits=splits, groups=groups, data=identity,
+                        submission=info, signature_fields={}, notes=notes + list(self.lenient_notes if lenient else ()))
+        ev.signature_fields = self.signature_fields(request, ev)
         return ev
 
 

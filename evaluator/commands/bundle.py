@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
+
 
 def _common(f):
     f = click.option("--challenge", "challenge_file", type=click.Path(dir_okay=False), default=None,
@@ -20,7 +22,7 @@ def _common(f):
                      help="Answer keys in a separate folder.")(f)
     f = click.option("--data", type=click.Path(file_okay=False), default=None,
                      help="The benchmark's data folder with its answer keys (default: the embedded default).")(f)
-    f = click.option("--benchmark", default="dstc6", show_default=True, help="The benchmark submissions answer.")(f)
+    f = click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="The benchmark submissions answer.")(f)
     return f
 
 
@@ -31,8 +33,8 @@ def _inputs(benchmark, data, keys, challenge_file, out):
     from dialeval.leaderboard import challenge as challenges
 
     root, embedded = resolve_data(benchmark, data, None)
-    if challenge_file is None and embedded and benchmark == "dstc6":
-        challenge_file = challenges.DEFAULT_FILE
+    if challenge_file is None and embedded and challenges.load(challenges.DEFAULT_FILE).benchmark == benchmark:
+        challenge_file = challenges.DEFAULT_FILE  # the shipped demo challenge is written for that benchmark's data
     for path, what in ((root, "the data"), (keys, "the answer keys"), (challenge_file, "the challenge file")):
         if path is not None:
             protect(path, what)
@@ -89,7 +91,7 @@ def evalai_cmd(benchmark, data, keys, out, challenge_file):
 @click.argument("res", type=click.Path())
 @click.argument("ref", type=click.Path())
 @click.argument("out", type=click.Path(file_okay=False))
-@click.option("--benchmark", default="dstc6", show_default=True)
+@click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True)
 @click.option("--split", default=None, help="Score these splits only (comma list).")
 def codabench_score_cmd(res, ref, out, benchmark, split):
     """The scoring program: score the submission in RES against the reference data in REF and write

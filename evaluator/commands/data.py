@@ -206,7 +206,8 @@ def verify_cmd(folder, as_json, show_all):
     """Check every file under FOLDER against the published releases: matches, modified or unknown.
 
     A file is recognised by name and sha256. Exit 0 when nothing is modified, 1 when a file carries a published
-    name with other content (numbers on it are not comparable with published ones), 2 on usage errors.
+    name with other content (numbers on it are not comparable with published ones), 2 on usage errors. A folder
+    of dialeval's sample data (it holds sample.json) is compared with the shipped sample instead (exit 0).
     """
     import json
 
@@ -216,6 +217,8 @@ def verify_cmd(folder, as_json, show_all):
     root = Path(folder)
     if not root.is_dir():
         raise UsageError(f"{folder}: {'not a folder' if root.exists() else 'no such folder'}")
+    if (root / "sample.json").is_file():  # dialeval's constructed data, whatever release names its files carry
+        return _verify_sample(root, as_json)
     reg = registry()
     checks = []
     for path, _size_bytes in _walk(root):
@@ -268,6 +271,40 @@ def verify_cmd(folder, as_json, show_all):
             click.echo(f"dialeval: warning: {safe(r)} differs from the published {c.release} release: numbers on it "
                        "are not comparable with published ones", err=True)
     return 1 if counts["modified"] else 0
+
+
+def _verify_sample(root: Path, as_json: bool) -> int:
+    """A folder marked by ``sample.json`` (a sample, in place or copied out by ``data sample --out``) is compared
+    with the shipped sample it names, file by file: never with a release, whose names its files borrow."""
+    import json
+
+    from dialeval.files.read import file_sha256
+
+    name = str(sample_info(root).get("benchmark", ""))
+    shipped = samples().get(name)
+    files = [(path.relative_to(root).as_posix(), path) for path, _size_bytes in _walk(root)]
+    status = {}
+    for rel, path in files:
+        twin = shipped / rel if shipped is not None else None
+        if twin is None or not twin.is_file():
+            status[rel] = "unknown"
+        else:
+            same = file_sha256(path, shown=rel) == file_sha256(twin, shown=rel)
+            status[rel] = "matches" if same else "changed"
+    counts = {s: sum(1 for v in status.values() if v == s) for s in ("matches", "changed", "unknown")}
+    what = (f"dialeval's {name} sample data (constructed, not a release), compared with the shipped sample"
+            if shipped is not None else "marked as dialeval sample data (sample.json) for no known sample")
+    if as_json:
+        click.echo(json.dumps({"folder": str(root), "sample": name if shipped is not None else None,
+                               "counts": counts, "files": [{"file": r, "status": v} for r, v in status.items()]},
+                              indent=2))
+        return 0
+    for rel, v in status.items():
+        if v != "matches":
+            click.echo(f"{safe(rel)}: {v}")
+    table_console().print(f"{safe(str(root))}: {what}: {counts['matches']} file(s) match, {counts['changed']} "
+                          f"changed, {counts['unknown']} not in it", soft_wrap=True, markup=False)
+    return 0
 
 
 @data_group.command("sample")

@@ -65,7 +65,8 @@ def vectors_options(f):
               help="Override: how a hypothesis's scores over several references are reduced.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report (schema embed-report): one record per metric.")
 @click.option("--per-pair", "per_pair", type=click.Path(dir_okay=False), default=None,
-              help="Write each hypothesis's scores to FILE (JSON lines; null where skipped).")
+              help="Write each hypothesis's scores to FILE (JSON lines; null where skipped); - writes them to "
+                   "standard output and the table to standard error (not with --json).")
 def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov, empty, extrema_tie, greedy_sim,
               multi_ref, as_json, per_pair):
     """Embedding average, greedy matching and vector extrema of --hyp against --ref (default preset: paper).
@@ -82,6 +83,8 @@ def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, 
     for name in inputs:  # a FIFO, a device or a missing file is refused before anything heavy is loaded
         check_regular(name, what="a word-vectors file" if name == vectors and name not in (hyp, *refs)
                       else "a text file (one text per line)")
+    if per_pair == STDIN and as_json:
+        raise UsageError("--per-pair - and --json would both write to standard output: give --per-pair a file")
     if per_pair:
         _refuse_output_onto_inputs(per_pair, inputs)
     if STDIN not in (hyp, *refs):
@@ -150,7 +153,7 @@ def _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov
         }
         click.echo(json.dumps(doc, indent=2))
     else:
-        _table(result, hyp, refs)
+        _table(result, hyp, refs, stderr=per_pair == "-")  # stdout holds the per-pair lines alone
     return 0
 
 
@@ -435,9 +438,10 @@ def _version() -> str:
     return __version__
 
 
-def _table(result, hyp, refs) -> None:
-    from rich.console import Console
+def _table(result, hyp, refs, stderr: bool = False) -> None:
     from rich.table import Table
+
+    from dialeval.core.termsafe import table_console
 
     t = Table(title=f"{Path(hyp).name} vs {', '.join(Path(r).name for r in refs)}  (preset {result.options.preset})")
     for col in ("metric", "value", "95% CI", "std", "n", "skipped"):
@@ -449,7 +453,7 @@ def _table(result, hyp, refs) -> None:
         lo, hi = rec["ci95"]
         t.add_row(rec["metric"], f"{rec['value']:.4f}", f"{lo:.4f}-{hi:.4f}", f"{rec['std']:.4f}",
                   str(rec["n"]), str(rec["skipped"]))
-    console = Console()
+    console = table_console(stderr=stderr)  # piped: the counts line is never cut mid-sentence (COLUMNS still respected)
     console.print(t)
     c = result.counts
     console.print(f"{c['hypotheses']} hypotheses, {c['references']} references; {c['oov_tokens']} of {c['tokens']} "

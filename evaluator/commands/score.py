@@ -346,6 +346,22 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
     return 0 if report.valid else 1
 
 
+def _check_text_options(metrics, vectors, vformat, embedding_preset) -> None:
+    """The embedding metrics' options without one of them in --metrics is a usage error: they would change nothing,
+    and a user who gives --vectors expects numbers computed with them."""
+    given = [flag for flag, value, default in (("--vectors", vectors, "default"), ("--vectors-format", vformat, "auto"),
+                                               ("--embedding-preset", embedding_preset, None)) if value != default]
+    if not given:
+        return
+    from dialeval.metrics import resolve
+
+    if metrics and any(m.needs == "texts" for m in resolve(metrics)):
+        return
+    verb = "changes" if len(given) == 1 else "change"
+    raise UsageError(f"{' and '.join(given)} only {verb} the embedding metrics (embedding-average, greedy-matching, "
+                     "vector-extrema), and none is asked for: add one to --metrics (e.g. --metrics p@1,embedding-average)")
+
+
 @click.command("score", cls=BenchmarkCommand, scoring=True)
 @click.argument("submission", type=click.Path())
 @common_options
@@ -370,6 +386,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
     """
     from dialeval.api import score
 
+    _check_text_options(metrics, vectors, vformat, embedding_preset)
     if vectors != "default" and vformat != "default":  # a missing or special file is refused before any work
         from dialeval.files.read import check_regular
 

@@ -406,6 +406,17 @@ def iter_text_lines(path: str | Path, *, what: str = "a UTF-8 text file", shown:
             raise line_not_utf8(name, lineno, raw) from None
 
 
+def organiser_fields(path: str | Path, *, what: str, maxsplit: int = -1) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, tab-separated fields)`` of each non-blank line of an organiser's text file (answer keys, a
+    candidate pool): what makes it unreadable is a usage error (exit 2) naming the file."""
+    try:
+        for lineno, line in iter_text_lines(path, what=what):
+            if line.strip():
+                yield lineno, line.split("\t", maxsplit)
+    except UnreadableInput as e:
+        raise UsageError(f"{path}: {e.reason}") from None
+
+
 def line_not_utf8(name: str, lineno: int, raw: bytes) -> UnreadableInput:
     """The ``bad-encoding`` error of line ``lineno`` of input ``name``, whose bytes ``raw`` are not UTF-8
     (for readers that decode lines of :func:`iter_byte_lines` a block at a time)."""

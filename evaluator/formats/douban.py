@@ -1,40 +1,25 @@
-"""Response-selection TSV files (Douban, E-commerce, Ubuntu v1 as SMN/DAM/MSN release them) and line score files.
+"""Response-selection TSV files (Douban, E-commerce, Ubuntu v1 as SMN/DAM/MSN release them).
 
 Data: one line per (context, candidate), ``label<TAB>utterance 1<TAB>...<TAB>utterance n<TAB>response``,
 label ``1`` (a positive) or ``0``, ten consecutive lines per context, each repeating the context. The
 items are the contexts: ``<split>:<n>`` (1-based), candidates ``1`` ... ``10`` in file order. These are
-organizer files, so a malformed one is a usage error (exit 2) naming ``file:line``.
-
-Line score files (the submissions SMN/DAM/MSN write): one line per data line, in the data's order, either
-``score`` or DAM's ``score<TAB>label``. Problems come back as :class:`~dialeval.core.problems.Problem` s with
-the line in the message and the 0-based line as pointer (``/<line - 1>``).
+organizer files, so a malformed one is a usage error (exit 2) naming ``file:line``. The score files answering
+them (one score per data line) are read by :func:`dialeval.formats.scores.read_line_scores`.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 
 from dialeval.core.errors import UsageError
-from dialeval.core.problems import Capped, Problem, short
-from dialeval.files.read import (
-    SNIFF_BYTES,
-    iter_bounded_lines,
-    iter_byte_lines,
-    open_input,
-    read_bytes,
-    sniff,
-    text_limit,
-)
+from dialeval.core.problems import short
+from dialeval.files.read import SNIFF_BYTES, iter_byte_lines, read_bytes, sniff, text_limit
 
 PER_CONTEXT = 10
 CANDIDATE_IDS = tuple(str(i) for i in range(1, PER_CONTEXT + 1))
-MAX_SCORE_LINE = 1024
-"""Bytes in one score line (a number, a tab, a label): a longer line is refused without being held."""
 _LABELS = {b"0": 0, b"1": 1}
-_SUBMITTED_LABELS = {b"0": 0, b"1": 1, b"0.0": 0, b"1.0": 1}
 
 
 def item_id(split: str, context: int) -> str:
@@ -122,91 +107,3 @@ def iter_contexts(path: str | Path, *, shown: str | None = None):
             utts = block[0][1].decode("utf-8", "replace").split("\t")
             yield utts, [r.decode("utf-8", "replace") for _, _, r in block], [lab for lab, _, _ in block]
             block = []
-
-
-def read_line_scores(path: str | Path, n_lines: int, *, shown: str | None = None
-                     ) -> tuple[np.ndarray | None, np.ndarray | None, list[Problem]]:
-    """``(scores, labels or None, faults)`` of a line score file that answers ``n_lines`` data lines: a file of the
-    right size is read whole and parsed in one pass; any problem, or a larger file, is read line by line."""
-    with open_input(path, what="a score file", shown=shown) as f:
-        raw = f.read() if f.size is not None and f.size <= n_lines * 64 + 4096 else b""
-    if raw and sniff(raw[:SNIFF_BYTES]) is None:
-        lines = raw.split(b"\n")
-        while lines and not lines[-1].strip():
-            lines.pop()
-        try:
-            if len(lines) == n_lines and b"\t" not in raw:
-                scores = np.array([float(x) for x in lines], np.float64)
-                labels = None
-            elif len(lines) == n_lines:
-                pairs = [ln.split(b"\t") for ln in lines]
-                scores = np.array([float(x) for x, _ in pairs], np.float64)
-                labels = np.array([_SUBMITTED_LABELS[y.strip()] for _, y in pairs], np.int8)
-            else:
-                raise ValueError
-            if np.isfinite(scores).all():
-                return scores, labels, []
-        except (ValueError, KeyError):  # a bad line, a third field: found and named line by line
-            pass
-    return _scores_line_by_line(path, n_lines, shown)
-
-
-def _scores_line_by_line(path: str | Path, n_lines: int, shown: str | None
-                         ) -> tuple[np.ndarray | None, np.ndarray | None, list[Problem]]:
-    """``(scores, labels or None, faults)`` of a line score file that answers ``n_lines`` data lines.
-
-    Every line is ``score`` or ``score<TAB>label`` (the form of the first line); a score is a finite number in
-    Python's float syntax, a label ``0``/``1`` (``0.0``/``1.0`` as some scripts print them). Blank lines at the
-    end are ignored. Lines past ``n_lines`` are counted, not parsed.
-    """
-    faults = Capped()
-    scores = np.zeros(n_lines, np.float64)
-    labels = np.zeros(n_lines, np.int8)
-    width = None
-    lines = blank = 0
-    for lineno, line, length in iter_bounded_lines(path, MAX_SCORE_LINE, what="a score file", shown=shown,
-                                                   expect="one score per line", bom_ok=True):
-        if line is not None and not line.strip():
-            blank = blank or lineno
-            continue
-        if blank:
-            faults.append(Problem("wrong-shape", f"/{blank - 1}", f"line {blank}: empty line; expected a score"))
-            blank = 0
-        lines += 1
-        if lines > n_lines:
-            continue
-        where = f"line {lineno}"
-        if line is None:
-            faults.append(Problem("wrong-shape", f"/{lineno - 1}", f"{where}: {length:,} bytes; a score line is at "
-                                f"most {MAX_SCORE_LINE}"))
-            continue
-        cells = line.split(b"\t")
-        width = width or len(cells)
-        if len(cells) != width or width > 2:
-            faults.append(Problem("wrong-shape", f"/{lineno - 1}", f"{where}: {len(cells)} fields, expected "
-                                f"{'score<TAB>label' if width == 2 else 'one score'} as on line 1"))
-            continue
-        try:
-            v = float(cells[0])
-        except ValueError:
-            text = short(cells[0].decode("utf-8", "replace"), 40)
-            faults.append(Problem("score-not-number", f"/{lineno - 1}", f"{where}: {text} is not a number"))
-            continue
-        if not math.isfinite(v):
-            faults.append(Problem("score-not-finite", f"/{lineno - 1}", f"{where}: score {v!r} is not a finite number"))
-        scores[lines - 1] = v
-        if width == 2:
-            label = _SUBMITTED_LABELS.get(cells[1].strip())
-            if label is None:
-                text = short(cells[1].decode("utf-8", "replace"), 20)
-                faults.append(Problem("bad-label", f"/{lineno - 1}", f"{where}: label {text} is not 0 or 1"))
-            else:
-                labels[lines - 1] = label
-    if lines != n_lines:
-        what = "empty" if not lines else f"{lines:,} score lines"
-        faults.append(Problem("empty-file" if not lines else "wrong-shape", "", f"{what}, but the data has "
-                            f"{n_lines:,} lines (one score per data line, in the data's order)"))
-    listed = faults.close()
-    if listed:
-        return None, None, listed
-    return scores, (labels if width == 2 else None), []

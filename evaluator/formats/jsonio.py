@@ -328,6 +328,27 @@ def load_json_file(path: str | Path, max_bytes: int | None = None, shown: str | 
                             shown or str(Path(path)))
 
 
+def decode_organiser_json(path: Path, decoder, what: str, raw: bytes | None = None):
+    """An organiser's JSON file (``raw``: its bytes, when already read) decoded by a typed msgspec ``decoder``;
+    anything wrong with it is one usage error (exit 2) naming the file and where."""
+    from dialeval.core.errors import UsageError
+    from dialeval.files.read import SNIFF_BYTES, sniff
+
+    raw = read_bytes(path, what=what) if raw is None else raw
+    bad = sniff(raw[:SNIFF_BYTES], expect="a JSON data file")
+    if bad is not None:
+        raise UsageError(f"{path}: {bad.reason}")
+    try:
+        return decoder.decode(raw)
+    except _msgspec.ValidationError as e:
+        m = re.search(r"`\$([^`]*)`", str(e))
+        wrong = "a required field is missing" if "missing required field" in str(e) else "a value has the wrong type"
+        raise UsageError(f"{path}: not {what} ({wrong} at {m.group(1) if m else 'the top level'})") from None
+    except (_msgspec.DecodeError, ValueError, RecursionError):
+        parse_json_bytes(raw, str(path))  # says what and where
+        raise UsageError(f"{path}: not a readable JSON document") from None
+
+
 # ---- writing: the output layer is dialeval.files.write ------------------------------------------------------
 def dump_json_file(path: str | Path, obj) -> None:
     """Write ``obj`` like ``json.dump(obj, f)``: one line, default separators, no trailing newline."""

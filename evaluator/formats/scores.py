@@ -1,11 +1,13 @@
 """Score-based submissions: pure readers and the vectorised rank-of-gold computation.
 
-Three file forms carry scores instead of ranks (higher score = better candidate):
+Four file forms carry scores instead of ranks (higher score = better candidate):
 
 * JSON ``{"format": "scores", "items": {"<item id>": {"<candidate id>": <number>, ...}, ...}}``
   (:func:`decode_scores_json`);
 * a ``.npy`` matrix, one row per item, one column per candidate (:func:`open_npy_rows`);
-* a headerless ``.csv`` matrix with the same layout, comma-separated numbers (:func:`read_csv_matrix`).
+* a headerless ``.csv`` matrix with the same layout, comma-separated numbers (:func:`read_csv_matrix`);
+* a line score file, one score per data line (or ``score<TAB>label``), in the data's order
+  (:func:`read_line_scores`: the Douban-style TSV benchmarks).
 
 Every file is read through the input layer (:mod:`dialeval.files.read`). Readers here know nothing about
 benchmarks or answer keys. Bad input comes back as :class:`~dialeval.core.problems.Problem` s (code, JSON
@@ -34,7 +36,7 @@ from dialeval.core.errors import UnreadableInput
 from dialeval.core.problems import MAX_LISTED as MAX_FAULTS
 from dialeval.core.problems import Capped, Problem, pointer, short
 from dialeval.core.problems import json_type as _json_type
-from dialeval.files.read import SNIFF_BYTES, iter_byte_lines, open_input, os_error, sniff
+from dialeval.files.read import SNIFF_BYTES, iter_bounded_lines, iter_byte_lines, open_input, os_error, sniff
 
 CHUNK_ELEMENTS = 1 << 18
 """Rows are processed in chunks of about this many cells, so temporary arrays stay small whatever the
@@ -706,3 +708,114 @@ def _diagnose_scores(data: object, out: Capped) -> Capped:
     if not out:
         out.append(Problem("wrong-type", "", "not a score document"))
     return out
+
+
+# ---- line score files -----------------------------------------------------------------------------------
+# One score per data line, in the data's order (what SMN/DAM/MSN write for the Douban-style TSV files), either
+# ``score`` or DAM's ``score<TAB>label``. Pointers are the 0-based line (``/<line - 1>``), messages give the line.
+
+MAX_SCORE_LINE = 1024
+"""Bytes in one score line (a number, a tab, a label): a longer line is refused without being held."""
+_SUBMITTED_LABELS = {b"0": 0, b"1": 1, b"0.0": 0, b"1.0": 1}
+
+
+def first_byte(path: str | Path) -> bytes:
+    """The first byte after any BOM and whitespace (``{``: JSON scores); b"" when the file cannot say."""
+    try:
+        with open_input(path, what="a score file") as f:
+            return f.file.read(SNIFF_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    except (UnreadableInput, OSError):  # the line reader then reports the file as the submission's problem
+        return b""
+
+
+def count_lines(path: str | Path) -> int:
+    """Lines in a file, counted without holding one."""
+    return sum(1 for _, line, _ in iter_bounded_lines(path, 0, what="a file") if line is None)
+
+
+def read_line_scores(path: str | Path, n_lines: int, *, shown: str | None = None
+                     ) -> tuple[np.ndarray | None, np.ndarray | None, list[Problem]]:
+    """``(scores, labels or None, faults)`` of a line score file that answers ``n_lines`` data lines: a file of the
+    right size is read whole and parsed in one pass; any problem, or a larger file, is read line by line."""
+    with open_input(path, what="a score file", shown=shown) as f:
+        raw = f.read() if f.size is not None and f.size <= n_lines * 64 + 4096 else b""
+    if raw and sniff(raw[:SNIFF_BYTES]) is None:
+        lines = raw.split(b"\n")
+        while lines and not lines[-1].strip():
+            lines.pop()
+        try:
+            if len(lines) == n_lines and b"\t" not in raw:
+                scores = np.array([float(x) for x in lines], np.float64)
+                labels = None
+            elif len(lines) == n_lines:
+                pairs = [ln.split(b"\t") for ln in lines]
+                scores = np.array([float(x) for x, _ in pairs], np.float64)
+                labels = np.array([_SUBMITTED_LABELS[y.strip()] for _, y in pairs], np.int8)
+            else:
+                raise ValueError
+            if np.isfinite(scores).all():
+                return scores, labels, []
+        except (ValueError, KeyError):  # a bad line, a third field: found and named line by line
+            pass
+    return _scores_line_by_line(path, n_lines, shown)
+
+
+def _scores_line_by_line(path: str | Path, n_lines: int, shown: str | None
+                         ) -> tuple[np.ndarray | None, np.ndarray | None, list[Problem]]:
+    """``(scores, labels or None, faults)`` of a line score file that answers ``n_lines`` data lines.
+
+    Every line is ``score`` or ``score<TAB>label`` (the form of the first line); a score is a finite number in
+    Python's float syntax, a label ``0``/``1`` (``0.0``/``1.0`` as some scripts print them). Blank lines at the
+    end are ignored. Lines past ``n_lines`` are counted, not parsed.
+    """
+    faults = Capped()
+    scores = np.zeros(n_lines, np.float64)
+    labels = np.zeros(n_lines, np.int8)
+    width = None
+    lines = blank = 0
+    for lineno, line, length in iter_bounded_lines(path, MAX_SCORE_LINE, what="a score file", shown=shown,
+                                                   expect="one score per line", bom_ok=True):
+        if line is not None and not line.strip():
+            blank = blank or lineno
+            continue
+        if blank:
+            faults.append(Problem("wrong-shape", f"/{blank - 1}", f"line {blank}: empty line; expected a score"))
+            blank = 0
+        lines += 1
+        if lines > n_lines:
+            continue
+        where = f"line {lineno}"
+        if line is None:
+            faults.append(Problem("wrong-shape", f"/{lineno - 1}", f"{where}: {length:,} bytes; a score line is at "
+                                f"most {MAX_SCORE_LINE}"))
+            continue
+        cells = line.split(b"\t")
+        width = width or len(cells)
+        if len(cells) != width or width > 2:
+            faults.append(Problem("wrong-shape", f"/{lineno - 1}", f"{where}: {len(cells)} fields, expected "
+                                f"{'score<TAB>label' if width == 2 else 'one score'} as on line 1"))
+            continue
+        try:
+            v = float(cells[0])
+        except ValueError:
+            text = short(cells[0].decode("utf-8", "replace"), 40)
+            faults.append(Problem("score-not-number", f"/{lineno - 1}", f"{where}: {text} is not a number"))
+            continue
+        if not math.isfinite(v):
+            faults.append(Problem("score-not-finite", f"/{lineno - 1}", f"{where}: score {v!r} is not a finite number"))
+        scores[lines - 1] = v
+        if width == 2:
+            label = _SUBMITTED_LABELS.get(cells[1].strip())
+            if label is None:
+                text = short(cells[1].decode("utf-8", "replace"), 20)
+                faults.append(Problem("bad-label", f"/{lineno - 1}", f"{where}: label {text} is not 0 or 1"))
+            else:
+                labels[lines - 1] = label
+    if lines != n_lines:
+        what = "empty" if not lines else f"{lines:,} score lines"
+        faults.append(Problem("empty-file" if not lines else "wrong-shape", "", f"{what}, but the data has "
+                            f"{n_lines:,} lines (one score per data line, in the data's order)"))
+    listed = faults.close()
+    if listed:
+        return None, None, listed
+    return scores, (labels if width == 2 else None), []

@@ -27,10 +27,12 @@ def print_table(report: ScoreReport, console=None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from dialeval.core.termsafe import table_console
+
     metrics = report.metrics
     has_subsets = any(r["subset"] for r in report.records)
     if console is None:
-        console = Console(highlight=False)
+        console = table_console()  # piped: as wide as the lines, unless COLUMNS says otherwise
         # Not a terminal (a log, a pipe): never wrap a number or a metric name, whatever the width.
         needed = 16 + (18 if has_subsets else 0) + sum(max(9, len(_label(m)) + 3) for m in metrics) + 10
         if not console.is_terminal and needed > console.width:
@@ -86,10 +88,11 @@ def print_footer(report: ScoreReport, console) -> None:
 
 def print_summary(report: ScoreReport, console=None) -> None:
     """One compact table: a row per split (micro over its groups) and the overall micro/macro rows."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console(highlight=False)
+    from dialeval.core.termsafe import table_console
+
+    console = console or table_console()
     metrics = report.metrics
     table = Table(title=f"all {report.group_label}s", title_justify="left")
     for col in ["split", "average", *[_label(m) for m in metrics], "n"]:

@@ -308,7 +308,9 @@ def approximate_randomization(a: np.ndarray, b: np.ndarray, clusters: np.ndarray
     """Two-sided p-value of mean(a) = mean(b) by swapping the runs' outputs per cluster at random.
 
     ``scipy.stats.permutation_test`` with ``permutation_type="samples"`` on the paired cluster sums: the
-    statistic is ``(sum S_A - sum S_B) / N`` (N is the same under every swap). Identical runs give 1.0.
+    statistic is ``(sum S_A - sum S_B) / N`` (N is the same under every swap). Identical runs give 1.0, and so
+    does a single cluster: its two equally likely assignments give statistics of equal size, so the exact p-value
+    is 1 (scipy refuses samples of one observation).
     """
     from scipy import stats
 
@@ -317,7 +319,7 @@ def approximate_randomization(a: np.ndarray, b: np.ndarray, clusters: np.ndarray
     if clusters is None:
         clusters = np.arange(len(a))
     n, sa, sb = cluster_sums(clusters, a, b)
-    if len(n) == 0 or np.array_equal(sa, sb):
+    if len(n) < 2 or np.array_equal(sa, sb):
         return 1.0
     total = n.sum()
     if _shared_draws() and not _swaps_exhaustive(len(n), resamples):
@@ -343,9 +345,10 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
         va, vb, cl = align(ua, ub)
         if not len(va):
             raise ValueError("the two runs share no scored item")
-        prepared.append((m, ua, va, vb, cl))
+        prepared.append((m, ua.level, va, vb, cl))  # not the keyed unit values: their string keys are memory
+        del ua, ub
     shared = _shared_resamples([(va, vb, cl) for _, _, va, vb, cl in prepared], resamples, seed, confidence)
-    for (m, ua, va, vb, cl), done in zip(prepared, shared, strict=True):
+    for (m, level, va, vb, cl), done in zip(prepared, shared, strict=True):
         if done is None:  # each statistic on its own (scipy's own calls)
             d, lo, hi, p_bs = paired_bootstrap(va, vb, cl, resamples, seed, confidence)
             p_ar = approximate_randomization(va, vb, cl, resamples, seed)
@@ -359,11 +362,11 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
         version = [p for p in parts if p.startswith("v:")]  # the version stays last (signature convention)
         head = "|".join([p for p in parts if not p.startswith("v:")] + [f"metric:{m.name}"])
         sig = head + settings_suffix(test="ar+bs", resamples=resamples, seed=seed, confidence=confidence,
-                                     level=ua.level) + ("|exact:mcnemar" if exact else "") \
+                                     level=level) + ("|exact:mcnemar" if exact else "") \
             + "".join("|" + v for v in version)
         out.append(PairedResult(
             m.name, float(va.mean()), float(vb.mean()), d, lo, hi, p_bs, p_ar, len(va), n_clusters, resamples,
-            seed, confidence, ua.level, a_iv, b_iv, sig, p_ex, "mcnemar" if exact else None,
+            seed, confidence, level, a_iv, b_iv, sig, p_ex, "mcnemar" if exact else None,
         ))
     return out
 
@@ -383,7 +386,7 @@ def _shared_draws() -> bool:
     return hasattr(scipy.stats, "quantile")
 
 
-_DRAW_BYTES = 4 << 20  # one block of resampled cluster indices, or of swapped sums
+_DRAW_BYTES = 1 << 20  # one block of resampled cluster indices, or of swapped sums
 
 
 def _whole(x: np.ndarray) -> bool:

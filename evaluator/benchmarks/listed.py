@@ -1,0 +1,171 @@
+"""Listed rankings (:mod:`dialeval.formats.listed`) checked against item sets and turned into a rank table.
+
+For a benchmark declaring :attr:`~dialeval.benchmarks.itemset.ItemSetBenchmark.listed` (DSTC7, DSTC8). An item
+set's ``candidates`` are containers (a frozenset per item, or one shared pool object); its ``gold`` the correct ids
+of each item, in the order an answer key lists them.
+
+Strict: an id outside the item's candidates, an id listed twice, an item ranked twice or unknown is an error; an
+empty ranking is an error; a ranking shorter than ``min(form.complete, the item's candidates)`` and scores that rise
+along the list are warnings; an item not ranked scores 0 and is a warning. Lenient (an official scorer's reading):
+ids are kept as written, duplicates and unknown ids are kept (the last ranking of an item wins) and nothing else
+is checked. No message names a correct id: messages echo what the submission itself contains.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dialeval.core.errors import UsageError
+from dialeval.core.problems import Capped, Problem, short
+from dialeval.files.read import file_sha256, read_bytes
+from dialeval.formats.listed import key, listed_ids, read_listed
+
+if TYPE_CHECKING:
+    from dialeval.benchmarks.items import ItemSet
+    from dialeval.core.ranks import RankTable
+    from dialeval.formats.listed import ListedForm
+
+
+class AnyId:
+    """The candidates of an item whose candidate set the data do not list (DSTC7 subtask 2's pool without its
+    file): every id is one of them, and there are ``n``."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __contains__(self, _id) -> bool:
+        return True
+
+    def __len__(self) -> int:
+        return self.n
+
+
+def one_file(files: list, submission: Path, form: ListedForm, data: Path):
+    """The one data file a listed submission answers, of ``files`` (each with ``.path`` and item ``.ids``) that fit
+    it by name: when several do, those holding an item it names; a usage error unless one remains."""
+    if len(files) > 1:
+        named = listed_ids(read_bytes(submission, what="a submission"), form)
+        files = [f for f in files if named.intersection(f.ids)] or files
+    if len(files) != 1:
+        found = ", ".join(f.path.name for f in files[:4]) or "none"
+        raise UsageError(f"{data}: {len(files)} data files fit {submission.name} (found: {found}): give --data FILE "
+                         "or --split")
+    return files[0]
+
+
+def side_file(given: str | None, folder: Path, word: str) -> Path | None:
+    """The file an option names, else the one file in ``folder`` whose name holds ``word`` (a usage error when
+    several do), else None."""
+    if given:
+        return Path(given)
+    beside = sorted(p for p in folder.iterdir() if word in p.name.lower() and not p.is_dir())
+    if len(beside) > 1:
+        raise UsageError(f"{folder}: {len(beside)} {word} files ({beside[0].name}, ...): name one with --{word}")
+    return beside[0] if beside else None
+
+
+def answer_key(ids: list[str], given, keys: dict | None, keys_path, data_path, noun: str = "item") -> list:
+    """Each item's correct ids: from ``keys`` (item id -> ids as an answer key file lists them; stripped, empty
+    and repeated ones dropped; every item needs a line) when given, else the data's own ``given`` (None: the data
+    withhold them). What is missing is a usage error."""
+    if keys is None:
+        if given is None:
+            raise UsageError(f"{data_path}: the correct answers are withheld (a test file): give --keys FILE")
+        return given
+    missing = [e for e in ids if e not in keys]
+    if missing:
+        raise UsageError(f"{keys_path}: no line for {noun} {missing[0]} ({len(missing)} {noun}s in all)")
+    return [list(dict.fromkeys(g.strip() for g in keys[e] if g.strip())) for e in ids]
+
+
+def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, benchmark: str, scoring: bool,
+                 strict: bool, values) -> tuple[RankTable | None, list[Problem], dict]:
+    """(rank table, problems, submission info) of a listed-ranking submission; ``values(where, gold)`` gives an
+    item's value columns from the 0-based first position of each of its correct ids (None: not listed)."""
+    sub = Path(submission)
+    fname = sub.name
+    problems = Capped(make=lambda message, severity: Problem("", "", message, severity, fname))
+
+    def add(code: str, ptr: str, message: str, severity: str = "error") -> None:
+        if not problems.full(code, severity):  # past the cap a problem is counted, not built
+            problems.append(Problem(code, ptr, message, severity, fname))
+
+    at_of = {iid: (k, i) for k, s in enumerate(sets) for i, iid in enumerate(s.item_ids)}
+    listed: dict[tuple[int, int], list] = {}
+    where: dict[tuple[int, int], int] = {}
+    numbers = 0
+    for i, iid, ids, scores in read_listed(read_bytes(sub, what="a submission"), fname, form, add, strict):
+        at = at_of.get(key(iid))
+        if ids is None or at is None:
+            if at is None and key(iid) is not None and strict:
+                add("unknown-dialog", f"/{i}/{form.item}", f"{form.item} {short(iid)} is not an {form.noun} of the data")
+            continue
+        numbers += type(iid) is int
+        if strict:
+            _check(f"/{i}", ids, scores, sets[at[0]].candidates_of(at[1]), form, add, where.get(at))
+        where[at] = i
+        listed[at] = ids
+    if numbers and not strict and form.number_ids:
+        add("official-quirk", "", form.number_ids.format(n=numbers), "warning")
+    for k, s in enumerate(sets):
+        for i, iid in enumerate(s.item_ids):
+            if (k, i) not in listed and not s.optional and not problems.full("missing-dialog", "warning"):
+                problems.append(Problem("missing-dialog", "", f"{form.noun} {iid} is not ranked: it scores 0",
+                                        "warning", fname))
+    table = _table(sets, listed, benchmark, values) if scoring else None
+    info = {"path": str(sub), "kind": "file", "sha256": file_sha256(sub), "format": form.name}
+    return table, problems.close(), info
+
+
+def _check(ptr: str, ids: list, scores: list, allowed, form: ListedForm, add, before) -> None:
+    """Strict checks of one item's ranking (see the module docstring)."""
+    ptr += f"/{form.ranking}"
+    if before is not None:
+        add("duplicate-dialog", ptr[: ptr.rindex("/")] + f"/{form.item}", f"{form.noun} already ranked at #/{before}")
+    if not ids:
+        add("empty-ranking", ptr, "lists no candidate")
+    if len(set(ids)) != len(ids) or not all(c in allowed for c in ids):
+        seen: set = set()
+        for j, c in enumerate(ids):
+            at = f"{ptr}/{j}/{form.candidate}"
+            if c is None:
+                add("wrong-type", at, "is not a string")
+            elif c in seen:
+                add("duplicate-candidate", at, f"{short(c)} is listed twice")
+            elif c not in allowed:
+                add("unknown-candidate", at, f"{form.none_id} is an answer only where the correct response may be "
+                    "absent" if c == form.none_id else f"{short(c)} is not a candidate of this {form.noun}")
+            seen.add(c)
+    if len(ids) < min(len(allowed), form.complete):
+        add("short-ranking", ptr, f"lists {len(ids)} of {len(allowed)} candidates: a correct id it leaves out counts "
+            "as not found", "warning")
+    nums = [c for c in scores if type(c) in (int, float)]
+    if len(nums) > 1 and any(a < b for a, b in zip(nums, nums[1:], strict=False)):
+        add("confidence-order", ptr, f"{form.score}s rise along the list: the listed order is the ranking, "
+            f"{form.score}s are not read", "warning")
+
+
+def _table(sets: list[ItemSet], listed: dict, benchmark: str, values) -> RankTable | None:
+    from dialeval.core.ranks import RankTable
+
+    parts = []
+    for k, s in enumerate(sets):
+        if s.gold is None or s.optional:
+            continue
+        rank = np.zeros(len(s), np.int32)
+        cols: dict[str, np.ndarray] = {}
+        for i, gold in enumerate(s.gold):
+            first: dict = {}
+            for j, c in enumerate(listed.get((k, i), ())):
+                if isinstance(c, str) and c not in first:
+                    first[c] = j
+            where = [first.get(g) for g in gold]
+            rank[i] = min((q + 1 for q in where if q is not None), default=0)
+            for name, v in values(where, gold).items():
+                cols.setdefault(name, np.zeros(len(s)))[i] = v
+        parts.append(RankTable.build(benchmark=benchmark, split=s.split, group=s.group, item_ids=s.item_ids,
+                                     gold_rank=rank, n_candidates=s.n_candidates(), values=cols))
+    return RankTable.concat(parts) if parts else None
