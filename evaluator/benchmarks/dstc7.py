@@ -18,9 +18,10 @@ from pathlib import Path
 from dialeval.benchmarks.base import Option, parse_split_names
 from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
-from dialeval.benchmarks.listed import AnyId, answer_key, one_file, side_file
+from dialeval.benchmarks.listed import answer_key, one_file, shared_pool, side_file
 from dialeval.core.errors import UsageError
-from dialeval.formats.dstc7 import NONE, RANKING, name_fields, read_data, read_keys, read_pool
+from dialeval.formats.dstc7 import NONE, RANKING, name_fields, read_data
+from dialeval.formats.listed import read_answer_key
 
 LENIENT_NOTES = (
     "lenient: R@k counts the examples whose first listed correct id is within the top k, over the ground truth's "
@@ -78,9 +79,10 @@ class DSTC7(ItemSetBenchmark):
                 (splits is None or (sp or "test") in splits)
 
         self.df = df = one_file([read_data(p) for p in self._files(data) if fits(p)], sub, RANKING, data)
-        self.subtask = subtask or name_fields(df.path.name)[1] or df.scenario or 1
+        scenario = str(df.one("scenario"))
+        self.subtask = subtask or name_fields(df.path.name)[1] or (scenario.isdigit() and int(scenario)) or 1
         self.group = f"{dataset or name_fields(df.path.name)[0] or self.name}-{self.subtask}"
-        return {name_fields(df.path.name)[2] or df.split or "test": [self.group]}
+        return {name_fields(df.path.name)[2] or df.one("data-split") or "test": [self.group]}
 
     def select_groups(self, requested: list[str]) -> list[str]:
         if not {self.group, str(self.subtask)} & set(requested):
@@ -97,27 +99,21 @@ class DSTC7(ItemSetBenchmark):
         return ItemSet(group, ids, [allowed[at[e]] if e in at else frozenset() for e in ids], gold, files=files)
 
     def _pool(self, df, none_ok: bool):
-        """Subtask 2's pool and the file it came from: ``--pool``, the one ``*pool*`` file beside the data, else the
-        data's own candidates (a file listing none: every id is taken to be in the pool, and the report says so)."""
+        """Subtask 2's pool (``--pool``, the one ``*pool*`` file beside the data, else the data's own candidates)
+        and the file it came from."""
         path = side_file(self.request.options.get("pool"), df.path.parent, "pool")
-        if path is not None:
-            pool = read_pool(path)
-        elif any(df.options):
-            pool = frozenset().union(*df.options, *(df.correct or ()))
-        else:
-            self.notes.append("subtask 2: the data file lists no candidates, and no pool file is given (--pool): the "
-                              "pool file is not read, so ranked ids are not checked against the pool")
-            return AnyId(120_000 + none_ok), None
-        return pool | {NONE} if none_ok else pool, path
+        pool, note = shared_pool(path, RANKING, df.options, df.correct or (), 120_000 + none_ok, "subtask 2")
+        self.notes.extend([note] if note else [])
+        return pool | {NONE} if none_ok and note is None else pool, path
 
     def _gold(self, df, allowed, none_ok: bool, lenient: bool):
         """(correct ids per scored example, the scored examples' ids): the data's examples, or in lenient mode with
-        ``--keys`` the ground truth's (what the official script scores)."""
-        keys = read_keys(self.request.keys) if self.request.keys is not None else None
+        ``--keys`` the ground truth's, upper-cased (what the official script scores)."""
+        keys = read_answer_key(self.request.keys, RANKING) if self.request.keys is not None else None
+        ids, given = answer_key(df.ids, df.correct, keys, self.request.keys, df.path, "example", keys and lenient)
         if keys is not None and lenient:
-            return [[g.upper() for g in keys[e]] for e in keys], list(keys)
+            return [[g.upper() for g in c] for c in given], ids
         out = []
-        given = answer_key(df.ids, df.correct, keys, self.request.keys, df.path, "example")
         for e, c, a in zip(df.ids, given, allowed, strict=True):
             found = [g.upper() if lenient else g for g in c if g in a and g != NONE]  # lenient: as the official TSV
             if not found and not none_ok:

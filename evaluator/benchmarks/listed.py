@@ -21,7 +21,7 @@ import numpy as np
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Capped, Problem, short
 from dialeval.files.read import file_sha256, read_bytes
-from dialeval.formats.listed import key, listed_ids, read_listed
+from dialeval.formats.listed import key, listed_ids, read_id_list, read_listed
 
 if TYPE_CHECKING:
     from dialeval.benchmarks.items import ItemSet
@@ -67,18 +67,34 @@ def side_file(given: str | None, folder: Path, word: str) -> Path | None:
     return beside[0] if beside else None
 
 
-def answer_key(ids: list[str], given, keys: dict | None, keys_path, data_path, noun: str = "item") -> list:
-    """Each item's correct ids: from ``keys`` (item id -> ids as an answer key file lists them; stripped, empty
-    and repeated ones dropped; every item needs a line) when given, else the data's own ``given`` (None: the data
-    withhold them). What is missing is a usage error."""
+def shared_pool(path: Path | None, form: ListedForm, candidates: list, correct, size: int, noun: str):
+    """(the candidates every item shares, a note or None): a pool file's ids (:func:`read_id_list`), else every id
+    the items list (``candidates``, and their ``correct`` ids), else, where they list none, any of ``size`` ids
+    (unchecked, as the note says)."""
+    if path is not None:
+        return read_id_list(path, form, "a candidate pool file"), None
+    if any(candidates):
+        return frozenset().union(*candidates, *correct), None
+    return AnyId(size), (f"{noun}: the data file lists no candidates, and no pool file is given (--pool): the pool "
+                         "file is not read, so ranked ids are not checked against the pool")
+
+
+def answer_key(ids: list[str], given, keys: dict | None, keys_path, data_path, noun: str = "item",
+               as_written: bool = False) -> tuple[list, list]:
+    """(the items scored, each one's correct ids): from ``keys`` (item id -> ids as an answer key file lists them)
+    when given, else the data's own ``given`` (None: the data withhold them). The key's ids are stripped, empty and
+    repeated ones dropped, and every item of the data needs a line; ``as_written`` (an official scorer's reading):
+    the key's items and ids, as written. What is missing is a usage error."""
+    if keys is not None and as_written:
+        return list(keys), [keys[e] for e in keys]
     if keys is None:
         if given is None:
             raise UsageError(f"{data_path}: the correct answers are withheld (a test file): give --keys FILE")
-        return given
+        return ids, given
     missing = [e for e in ids if e not in keys]
     if missing:
         raise UsageError(f"{keys_path}: no line for {noun} {missing[0]} ({len(missing)} {noun}s in all)")
-    return [list(dict.fromkeys(g.strip() for g in keys[e] if g.strip())) for e in ids]
+    return ids, [list(dict.fromkeys(g.strip() for g in keys[e] if g.strip())) for e in ids]
 
 
 def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, benchmark: str, scoring: bool,
