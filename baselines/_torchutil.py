@@ -609,9 +609,15 @@ class TorchRanker(ScoringMixin, Baseline):
         return self
 
     def make_optimizer(self, torch, module, config):
-        if config.get("optimizer", "adam") == "sgd":
-            return torch.optim.SGD(module.parameters(), lr=config["lr"])
-        return torch.optim.Adam(module.parameters(), lr=config["lr"])
+        # On CUDA the fused update is one kernel for all parameters instead of a few per parameter (training a
+        # model this small is bound by kernel launches); the CPU keeps torch's default implementation.
+        cls = torch.optim.SGD if config.get("optimizer", "adam") == "sgd" else torch.optim.Adam
+        if next(module.parameters()).device.type == "cuda":
+            try:
+                return cls(module.parameters(), lr=config["lr"], fused=True)
+            except (RuntimeError, TypeError, ValueError):  # a torch without the fused kernel: the default one
+                pass
+        return cls(module.parameters(), lr=config["lr"])
 
     def _train_epoch(self, torch, module, opt, config: dict, split: DeviceSplit, order: np.ndarray, cand_t, gen):
         """One epoch of batches of ``order`` -> (loss sum, all losses finite, examples trained on).
