@@ -413,6 +413,12 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
             summary.challenge = "given"
             reg.set_challenge(board, challenge.source)
         quota = Quota(challenge.per_day, challenge.total) if challenge and (challenge.per_day or challenge.total) else None
+        # Quotas count runs by the UTC day this grader first sees them (recorded as the run's graded_at), never by
+        # team.json's submitted_at: that is the team's own word, and a backdated run would dodge the per-day limit.
+        from dialeval.leaderboard.challenge import now
+
+        seen_at = now()
+        seen_day = seen_at[:10]
         todo: list[tuple[Entry, str]] = []
         for e in entries:
             if e.error:
@@ -449,14 +455,14 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
                     phase_splits[e.name] = ",".join(wanted)
             if quota is not None:
                 days = pending.setdefault(e.team["team"], [])
-                today, total = reg.quota_used(board, e.team["team"], e.submitted_at[:10])
-                today += days.count(e.submitted_at[:10])
+                today, total = reg.quota_used(board, e.team["team"], seen_day)
+                today += days.count(seen_day)
                 total += len(days)
-                over = quota.why(today, total, e.submitted_at[:10])
+                over = quota.why(today, total, seen_day)
                 if over:
                     refused[e.name] = ("over-quota", over)
                     continue
-                days.append(e.submitted_at[:10])
+                days.append(seen_day)
 
         def record(e: Entry, key: str, result) -> None:
             status, graded = result
@@ -470,7 +476,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
             run_kind = kind or ("baseline" if e.team.get("baseline") else "submission")
             run_id, created = reg.record_run(team=e.team, graded=graded, grading_key=key, kind=run_kind, board=board,
                                              submitted_at=e.submitted_at, source_name=e.name, sha256=e.sha256,
-                                             chosen=bool(e.team.get("chosen")),
+                                             chosen=bool(e.team.get("chosen")), graded_at=seen_at,
                                              quota=None if status == "refused" else quota)
             errors = [p for p in graded.problems if p.get("severity") == "error" and p.get("code")]  # notes: no code
             if not created:

@@ -398,12 +398,14 @@ class Registry:
     def record_run(self, *, team: dict, graded, grading_key: str | None, kind: str, board: str,
                    submitted_at: str, source_name: str | None, sha256: str | None,
                    reported_source: str | None = None, note: str | None = None, chosen: bool = False,
-                   quota: Quota | None = None) -> tuple[int, bool]:
+                   quota: Quota | None = None, graded_at: str | None = None) -> tuple[int, bool]:
         """Write one graded run in one transaction. Returns (run id, created); created False = already there.
 
+        ``graded_at``: when the grader first saw the run (default: now); the quota's day is its UTC day.
         ``quota``: checked again inside the transaction (another grader may have recorded a run of the team
         meanwhile); a run over it is recorded as rejected, its scores dropped.
         """
+        graded_at = graded_at or now_utc()
         from collections import Counter
 
         set_digest = blob = blob_digest = None
@@ -416,7 +418,7 @@ class Registry:
                 if existing is not None:
                     return existing, False
             if quota is not None and kind == "submission":
-                over = quota.refusal(self, board, team["team"], submitted_at)
+                over = quota.refusal(self, board, team["team"], graded_at)
                 if over is not None:
                     graded = over_quota(graded, over)
                     blob = None
@@ -431,7 +433,7 @@ class Registry:
                 " status, n_errors, n_warnings, reported_source, url, note, paper_url, code_url, chosen)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (team_id, team.get("system") or "", team.get("description"), kind, source_name, sha256, grading_key,
-                 submitted_at, now_utc(), graded.benchmark, board, graded.data_digest, graded.data_location,
+                 submitted_at, graded_at, graded.benchmark, board, graded.data_digest, graded.data_location,
                  json.dumps(graded.data_json, sort_keys=True), json.dumps(graded.splits), json.dumps(graded.metrics),
                  graded.version, status, sev.get("error", 0), sev.get("warning", 0), reported_source,
                  team.get("url"), note, team.get("paper"), team.get("code"), int(bool(chosen))),
@@ -544,10 +546,12 @@ class Registry:
         return row[0] if row else None
 
     def quota_used(self, board: str, team: str, day: str) -> tuple[int, int]:
-        """(runs on the UTC day ``day`` (YYYY-MM-DD), runs in all) the team has sent to ``board``: every recorded
-        submission but those refused unscored. Recorded runs stay recorded, whatever happens to the runs folder."""
+        """(runs first seen by a grader on the UTC day ``day`` (YYYY-MM-DD), runs in all) the team has sent to
+        ``board``: every recorded submission but those refused unscored. A run's day is its ``graded_at`` (when a
+        grader first saw it), never team.json's ``submitted_at`` (the team's word). Recorded runs stay recorded,
+        whatever happens to the runs folder."""
         marks = ", ".join("?" for _ in UNSCORED_CODES)
-        sql = ("SELECT count(*), coalesce(sum(substr(r.submitted_at, 1, 10) = ?), 0) FROM runs r JOIN teams t "
+        sql = ("SELECT count(*), coalesce(sum(substr(r.graded_at, 1, 10) = ?), 0) FROM runs r JOIN teams t "
                "USING (team_id) WHERE r.board = ? AND t.name = ? AND r.kind = 'submission' AND r.run_id NOT IN "
                f"(SELECT run_id FROM problems WHERE code IN ({marks}))")
         total, today = self.db.execute(sql, (day, board, team, *UNSCORED_CODES)).fetchone()
@@ -605,14 +609,15 @@ class Registry:
 
 @dataclass
 class Quota:
-    """Per-team limits on one board: runs per UTC day of submission and runs in all (None: no limit)."""
+    """Per-team limits on one board: runs per UTC day on which a grader first saw them, and runs in all (None: no
+    limit)."""
 
     per_day: int | None = None
     total: int | None = None
 
-    def refusal(self, reg: Registry, board: str, team: str, submitted_at: str) -> str | None:
-        """Why one more run of ``team`` submitted at ``submitted_at`` is over the quota, or None."""
-        day = submitted_at[:10]
+    def refusal(self, reg: Registry, board: str, team: str, seen_at: str) -> str | None:
+        """Why one more run of ``team`` first seen at ``seen_at`` is over the quota, or None."""
+        day = seen_at[:10]
         today, total = reg.quota_used(board, team, day)
         return self.why(today, total, day)
 

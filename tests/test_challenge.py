@@ -121,7 +121,8 @@ end = 2017-09-30
 """
 
 
-def test_quota_rejects_unscored_and_deleting_a_run_gives_nothing_back(tmp_path, data):
+def test_quota_rejects_unscored_and_deleting_a_run_gives_nothing_back(tmp_path, data, monkeypatch):
+    monkeypatch.setenv("DIALEVAL_NOW", "2017-09-10T12:00:00Z")  # the day the grader sees the runs
     ch = challenges.load(write_challenge(tmp_path / "challenge.toml", QUOTA))
     runs, reg_dir = tmp_path / "runs", tmp_path / "reg"
     for i, when in enumerate(["2017-09-10T08:00:00Z", "2017-09-10T09:00:00Z", "2017-09-10T10:00:00Z"]):
@@ -143,6 +144,7 @@ def test_quota_rejects_unscored_and_deleting_a_run_gives_nothing_back(tmp_path, 
         p.unlink()
     add_run(runs, "a3", data, "Team A", "2017-09-11T08:00:00Z", seed=3)
     add_run(runs, "a4", data, "Team A", "2017-09-11T09:00:00Z", seed=4)
+    monkeypatch.setenv("DIALEVAL_NOW", "2017-09-11T12:00:00Z")
     s = grade(runs, "dstc6", data, reg_dir, progress=False, board="b")  # no file given: the board's kept one holds
     assert s.challenge == "kept"
     by = {o.entry: o for o in s.outcomes}
@@ -152,6 +154,29 @@ def test_quota_rejects_unscored_and_deleting_a_run_gives_nothing_back(tmp_path, 
     with Registry(reg_dir) as reg:
         assert reg.quota_used("b", "Team A", "2017-09-11") == (1, 3)
         assert reg.submission_counts("b") == {"Team A": 5, "Team B": 1}
+
+
+def test_the_per_day_quota_counts_the_day_grade_first_saw_a_run_not_team_json(tmp_path, data, monkeypatch):
+    """team.json's submitted_at is the team's word: three runs sent on one day but dated on three days are three
+    runs of that day (before, each counted for the day it claimed, and all three were scored)."""
+    ch = challenges.load(write_challenge(tmp_path / "challenge.toml", QUOTA))
+    runs, reg_dir = tmp_path / "runs", tmp_path / "reg"
+    for i, when in enumerate(["2017-09-05T08:00:00Z", "2017-09-06T08:00:00Z", "2017-09-07T08:00:00Z"]):
+        add_run(runs, f"a{i}", data, "Team A", when, seed=i)
+    monkeypatch.setenv("DIALEVAL_NOW", "2017-09-12T10:00:00Z")
+    s = grade(runs, "dstc6", data, reg_dir, progress=False, board="b", challenge=ch)
+    by = {o.entry: o for o in s.outcomes}
+    assert [by[f"a{i}.json"].status for i in range(3)] == ["valid", "valid", "rejected"]
+    assert "2 of its 2 runs for 2017-09-12 (UTC)" in by["a2.json"].message
+    with Registry(reg_dir) as reg:
+        assert {r.graded_at for r in reg.runs()} == {"2017-09-12T10:00:00Z"}  # recorded: when grade saw them
+        assert sorted(r.submitted_at[:10] for r in reg.runs()) == ["2017-09-05", "2017-09-06", "2017-09-07"]
+        assert reg.quota_used("b", "Team A", "2017-09-12") == (2, 2)
+    # a later run, dated back into the quiet days, counts for the day it is seen
+    add_run(runs, "a3", data, "Team A", "2017-09-01T08:00:00Z", seed=3)
+    s = grade(runs, "dstc6", data, reg_dir, progress=False, board="b")
+    a3 = {o.entry: o for o in s.outcomes}["a3.json"]
+    assert a3.status == "rejected" and "2 of its 2 runs for 2017-09-12" in a3.message
 
 
 def test_a_run_recorded_meanwhile_by_another_grader_still_counts_against_the_quota(tmp_path, data):

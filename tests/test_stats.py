@@ -271,13 +271,19 @@ def _old_pairwise_randomization(values, clusters, resamples, seed):
     return p
 
 
-@pytest.mark.parametrize("kind", ["mrr", "hits-clustered", "hits-few-differences"])
+@pytest.mark.parametrize("kind", ["mrr", "mrr-clustered", "p@2", "scores", "hits-clustered", "hits-few-differences"])
 def test_pairwise_randomization_is_the_old_loop_bit_for_bit(kind):
+    """Both ways of counting: exact whole numbers (MRR's 1/r, P@2's halves, 0/1 hits: float32 products in chunks)
+    and the float product (scores on no lattice)."""
     rng = np.random.default_rng(4)
     n, k = 9001, 5
-    clusters = np.arange(n) // 3 if kind != "mrr" else None
-    if kind == "mrr":
+    clusters = np.arange(n) // 3 if kind not in ("mrr", "scores") else None
+    if kind.startswith("mrr"):
         values = 1.0 / rng.integers(1, 11, (k, n))
+    elif kind == "p@2":
+        values = rng.integers(0, 3, (k, n)) / 2
+    elif kind == "scores":
+        values = rng.random((k, n))
     else:
         values = (rng.random((k, n)) < 0.5).astype(float)
         if kind == "hits-few-differences":  # null statistics land exactly on the observed one: ties of |stat|
@@ -286,6 +292,25 @@ def test_pairwise_randomization_is_the_old_loop_bit_for_bit(kind):
                 values[r, rng.choice(n, 3 * r, replace=False)] = 1 - values[r, 0]
     got = stats.pairwise_randomization(values, clusters, 3001, 9)
     assert np.array_equal(got, _old_pairwise_randomization(values, clusters, 3001, 9))
+    sums = _old_cluster_sums(values, clusters)
+    assert (stats._lattice(sums, n) is None) == (kind == "scores")
+
+
+def _old_cluster_sums(values, clusters):
+    _, inverse = np.unique(np.arange(values.shape[1]) if clusters is None else clusters, return_inverse=True)
+    return np.stack([np.bincount(inverse, weights=row) for row in values])
+
+
+def test_whole_number_sums_are_counted_in_float32_chunks_that_stay_exact():
+    """MRR sums of 40,000 mostly-first items scale to about 95 million, past float32's 2^24 (one float32 product
+    would round): the product is split into chunks, and the p-values are still the old loop's."""
+    rng = np.random.default_rng(5)
+    values = np.where(rng.random((3, 40000)) < 0.9, 1.0, 1.0 / rng.integers(1, 11, (3, 40000)))
+    whole = stats._lattice(values, 40000)
+    assert np.array_equal(whole, np.rint(values * 2520)) and whole.sum(axis=1).min() > 2 ** 26
+    got = stats.pairwise_randomization(values, None, 301, 9)
+    assert np.array_equal(got, _old_pairwise_randomization(values, None, 301, 9))
+    assert stats._lattice(values + 1e-3, 40000) is None  # off the lattice: the float product
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (7, 13), (400, 2001), (1, 1)])
@@ -293,7 +318,7 @@ def test_sign_draws_are_numpys_int8_draws(shape):
     a, b = np.random.default_rng(2), np.random.default_rng(2)
     for _ in range(3):  # several calls: each starts from a fresh 32-bit draw, as numpy's own
         want = a.integers(0, 2, size=shape, dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-        got = np.concatenate([blk for _, blk in stats._sign_rows(b, *shape)])
+        got = (stats._sign_bytes(b, *shape) >> 7) * 2.0 - 1.0
         assert np.array_equal(got, want)
     assert a.integers(0, 10**6, 5).tolist() == b.integers(0, 10**6, 5).tolist()  # the streams stay aligned
 

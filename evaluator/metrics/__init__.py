@@ -144,8 +144,8 @@ def value_metric(name: str, description: str = "") -> Metric:
     return Metric(name, per_unit, description, needs="values")
 
 
-register(value_metric("f1", "token F1 of the generated reply against the label, after ParlAI's answer "
-                          "normalisation (lower-case, no punctuation, no a/an/the)"))
+register(value_metric("f1", "token F1 of the generated reply (or a ranking's top candidate) against the label, "
+                          "after ParlAI's answer normalisation (lower-case, no punctuation, no a/an/the)"))
 
 _FAMILY = re.compile(r"^(?:(?P<kind>hits|p|r)@(?P<k>\d{1,6})|r(?P<n>\d{1,6})@(?P<rk>\d{1,6}))$")
 
