@@ -11,6 +11,7 @@ their mean, input-order: the first in the line's order); a turn not ranked score
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from dialeval.benchmarks.items import ItemSet, score_replies
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
 from dialeval.formats.convai2 import DEFAULT_FILE, MAX_TURN, N_CANDIDATES, SPLITS, Turns, read_turns, split_of
-from dialeval.metrics.answer import normalize_answer, token_f1
+from dialeval.metrics.answer import counts_f1, normalize_answer
 
 _normalize = lru_cache(maxsize=1 << 16)(normalize_answer)  # a file's candidates recur across its turns
 POSITIONS = tuple(str(j) for j in range(1, N_CANDIDATES + 1))
@@ -62,10 +63,12 @@ def _top_f1(turns: Turns):
     settle = {"pessimistic": min, "optimistic": max, "expected": lambda f: sum(f) / len(f), "input-order": lambda f: f[0]}
 
     def values(top: np.ndarray, ties: str) -> dict[str, np.ndarray]:
-        cands = [turns.candidates(i) if row.any() else () for i, row in enumerate(top)]
-        f1 = [settle[ties]([token_f1(c[j], turns.labels[i]) for j in np.flatnonzero(row)]) if c else 0.0
-              for i, (row, c) in enumerate(zip(top, cands, strict=True))]
-        return {"f1": np.array(f1, np.float64)}
+        f1 = np.zeros(len(top))
+        for i in np.flatnonzero(top.any(axis=1)):  # a turn not ranked scores 0
+            cands, labels = turns.candidates(i), [Counter(_normalize(x).split()) for x in turns.labels[i]]
+            cols = np.flatnonzero(top[i])[: 1 if ties == "input-order" else None]
+            f1[i] = settle[ties]([counts_f1(Counter(_normalize(cands[j]).split()), labels) for j in cols])
+        return {"f1": f1}
     return values
 
 
