@@ -17,6 +17,13 @@ words is an entity of that type that also occurs earlier in the conversation. En
 the item itself (what an OOV test dialog tells about its own restaurants), (3) the api_call slots: a word found in
 the i-th argument of api_call candidates gets the type that known entities in that argument have (so the OOV
 cuisines and locations of the candidate file are typed without a KB file).
+
+Devices. The model, the utterance table, the candidates and each split's match pairs live on the device (a GPU when
+torch sees one). Per batch the host works out everything that decides a shape (the distinct rows and their inverse,
+the trimmed width, which match pairs belong to the batch) from numpy and sends the integers in one non-blocking
+copy; the device gathers and scatters. Nothing is read back inside an epoch on a GPU (loss sum and finiteness stay
+device tensors), so the host can queue batches ahead. The CPU path computes exactly what it did before this split
+(same values, same order of float operations), so the stored CPU numbers are reproduced bit for bit.
 """
 
 from __future__ import annotations
@@ -245,6 +252,7 @@ class CandidateSet:
         for i, r in enumerate(rows):
             self.tokens[i, : len(r)] = r
         self.containing: dict[str, list[int]] = {}
+        self._containing_array: dict[str, np.ndarray] = {}
         for i, t in enumerate(self.texts):
             for w in set(tokens_of(t)):
                 self.containing.setdefault(w, []).append(i)
@@ -258,27 +266,109 @@ class CandidateSet:
             words.update(toks)
             if len(toks) == 3 and toks[1] in _ATTR_TYPE:
                 local.setdefault(toks[2], _ATTR_TYPE[toks[1]])
-        pairs: set[tuple[int, int]] = set()
+        n_types = len(ENTITY_TYPES)
+        codes = []  # candidate * 7 + type, so np.unique gives the pairs sorted and distinct (3x faster than a set of tuples)
         for w in words:
             t = lexicon.types.get(w, local.get(w))
             if t is None:
                 continue
-            for c in self.containing.get(w, ()):
-                pairs.add((c, t))
-        if not pairs:
+            cands = self._containing_array.get(w)
+            if cands is None:
+                cands = self._containing_array[w] = np.array(self.containing.get(w, ()), dtype=np.int64)
+            if len(cands):
+                codes.append(cands * n_types + t)
+        if not codes:
             return np.zeros((0, 2), dtype=np.int64)
-        return np.array(sorted(pairs), dtype=np.int64)
+        u = np.unique(np.concatenate(codes))
+        return np.stack([u // n_types, u % n_types], axis=1)
 
 
-def match_tensor(torch, pairs: Sequence[np.ndarray], n_candidates: int, device):
-    """Dense (B, C, 7) float tensor from per-item (candidate, type) pairs."""
-    out = torch.zeros((len(pairs), n_candidates, len(ENTITY_TYPES)), device=device)
-    rows = [np.full(len(p), b, dtype=np.int64) for b, p in enumerate(pairs)]
-    if any(len(p) for p in pairs):
-        b = torch.from_numpy(np.concatenate(rows)).to(device)
-        cp = torch.from_numpy(np.concatenate([p for p in pairs if len(p)])).to(device)
-        out[b, cp[:, 0], cp[:, 1]] = 1.0
+def to_device(torch, arrays: dict[str, np.ndarray], device) -> dict:
+    """Host int64 arrays as tensors on ``device``, without making the host wait for the device.
+
+    On the CPU they are wrapped as they are. Elsewhere they travel as one buffer in one non-blocking copy, from
+    pinned memory on CUDA: a plain ``.to("cuda")`` of pageable memory synchronises the stream, i.e. one host round
+    trip per batch, which (with ~2 ms of work per batch) was what kept the GPU idle.
+    """
+    if device.type == "cpu":
+        return {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.int64)) for k, v in arrays.items()}
+    flat = np.concatenate([np.asarray(v, dtype=np.int64).ravel() for v in arrays.values()])
+    buf = torch.from_numpy(flat)
+    if device.type == "cuda":
+        buf = buf.pin_memory()
+    on_dev = buf.to(device, non_blocking=True)
+    out, o = {}, 0
+    for k, v in arrays.items():
+        n = int(np.size(v))
+        out[k] = on_dev[o : o + n].view(np.shape(v))
+        o += n
     return out
+
+
+class DeviceTable:
+    """An :class:`UtteranceTable`'s rows on the device, with each row's length kept on the host (a batch's trimmed
+    width is then known without reading the device)."""
+
+    def __init__(self, torch, rows: np.ndarray, device):
+        self.tokens = torch.from_numpy(rows).to(device)
+        self.lengths = np.count_nonzero(rows, axis=1)  # rows are left-packed: non-zero count = length
+        self.device = self.tokens.device
+
+
+class DeviceSplit:
+    """One split's encoded items ready for batching on a device: the shared :class:`DeviceTable`, the items'
+    integer arrays (host) and, with match features, every item's (candidate, type) pairs once, as one (K, 2)
+    device tensor with host offsets (CSR): a batch's dense (B, C, 7) features are then one scatter on the device.
+    """
+
+    def __init__(self, torch, enc: EncodedItems, table: DeviceTable, pairs: Sequence[np.ndarray] | None = None):
+        self.enc = enc
+        self.table = table
+        self.n = len(enc.query)
+        self.pairs = None
+        if pairs is not None:
+            self.offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
+            np.cumsum([len(p) for p in pairs], out=self.offsets[1:])
+            flat = np.concatenate([np.asarray(p, dtype=np.int64).reshape(-1, 2) for p in pairs] or
+                                  [np.zeros((0, 2), dtype=np.int64)])
+            self.pairs = torch.from_numpy(flat).to(table.device)
+
+    def batch(self, torch, idx: np.ndarray, n_candidates: int):
+        """(batch, answer, match) for items ``idx``: the batch's distinct utterance rows (trimmed to their longest)
+        and indexes into them, the gold positions, and the (B, C, 7) match features (None without them).
+
+        ``rows`` (U, L) token ids, ``query`` (B,) and ``memory`` (B, M) row positions, ``speaker`` / ``age`` (B, M),
+        ``answer_cpu`` the gold positions on the host (negative sampling draws there). Embedding the U distinct rows
+        once avoids a (B, M, L, d) tensor (memories repeat across a batch). Everything that decides a shape is
+        computed on the host (``np.unique`` gives torch.unique's sorted set and inverse), so the device never has
+        to report back.
+        """
+        enc, b = self.enc, len(idx)
+        ids = np.concatenate([enc.query[idx], enc.memory[idx].ravel()])
+        uniq, inv = np.unique(ids, return_inverse=True)
+        width = max(1, int(self.table.lengths[uniq].max()))
+        host = {"uniq": uniq, "query": inv[:b], "memory": inv[b:].reshape(b, -1), "speaker": enc.speaker[idx],
+                "age": enc.age[idx], "answer": enc.answer[idx]}
+        if self.pairs is not None:
+            start, count = self.offsets[idx], self.offsets[idx + 1] - self.offsets[idx]
+            ends = np.cumsum(count)
+            host["pair"] = np.repeat(start - (ends - count), count) + np.arange(int(ends[-1]) if b else 0)
+            host["pair_row"] = np.repeat(np.arange(b), count)
+        t = to_device(torch, host, self.table.device)
+        batch = {
+            "rows": self.table.tokens[t["uniq"]][:, :width].contiguous(),
+            "query": t["query"],
+            "memory": t["memory"],
+            "speaker": t["speaker"],
+            "age": t["age"],
+            "answer_cpu": torch.from_numpy(np.ascontiguousarray(enc.answer[idx])),
+        }
+        match = None
+        if self.pairs is not None:
+            match = torch.zeros((b, n_candidates, len(ENTITY_TYPES)), device=self.table.device)
+            p = self.pairs[t["pair"]]
+            match[t["pair_row"], p[:, 0], p[:, 1]] = 1.0
+        return batch, t["answer"], match
 
 
 def training_candidates(train: Sequence[DialogItem]) -> list[Candidate]:
@@ -364,6 +454,13 @@ def load_state(directory: str | Path, torch):
 # The shared trainer: encode, train with per-epoch dev selection over a small grid, score candidate groups
 
 
+def eval_rows(device) -> int:
+    """Items per evaluation batch: 512 on the CPU (as the stored CPU numbers were made), 2,048 on an accelerator,
+    where a batch is one launch sequence whatever its size (2,048 × 4,212 candidates × 7 match features is 240 MB).
+    Training batches are the model's ``batch_size`` (a hyperparameter: changing it changes the model)."""
+    return 512 if device.type == "cpu" else 2048
+
+
 class TorchRanker(ScoringMixin, Baseline):
     """Base of the torch baselines. Subclasses define ``make_module(config, n_vocab)``; the module implements
     ``scores(batch, cand_tokens, match) -> (B, C)`` and ``loss(batch, cand_tokens, match, answer, gen)``.
@@ -394,26 +491,6 @@ class TorchRanker(ScoringMixin, Baseline):
         return {k: getattr(self, k) for k in self.HYPERPARAMETERS}
 
     # -- encoding ----------------------------------------------------------------------------------------------
-    def _batch(self, torch, enc: EncodedItems, table, idx: np.ndarray) -> dict:
-        """Gather a batch: the distinct utterance rows it uses (trimmed to their longest), and indexes into them.
-
-        ``rows`` (U, L) token ids, ``query`` (B,) and ``memory`` (B, M) row positions, ``speaker`` / ``age`` (B, M).
-        Embedding the U distinct rows once avoids a (B, M, L, d) tensor (memories repeat across a batch).
-        """
-        b = len(idx)
-        dev = table.device  # every index is made where the table lives (a CPU index into a GPU table copies)
-        ids = torch.from_numpy(np.concatenate([enc.query[idx], enc.memory[idx].ravel()])).to(dev)
-        uniq, inv = torch.unique(ids, return_inverse=True)
-        rows = table[uniq]
-        width = max(1, int((rows != 0).sum(1).max()))
-        return {
-            "rows": rows[:, :width].contiguous(),
-            "query": inv[:b],
-            "memory": inv[b:].view(b, -1),
-            "speaker": torch.from_numpy(enc.speaker[idx]).to(dev),
-            "age": torch.from_numpy(enc.age[idx]).to(dev),
-        }
-
     def _candidate_set(self, candidates: Sequence[Candidate]) -> CandidateSet:
         hit = self._cand_cache.get(id(candidates))
         if hit is not None and hit[0] is candidates:
@@ -464,14 +541,15 @@ class TorchRanker(ScoringMixin, Baseline):
         table = UtteranceTable(self.vocab, self.max_tokens)
         enc_tr = EncodedItems(train, table, self.memory_size, answer_index)
         enc_dev = EncodedItems(dev, table, self.memory_size, answer_index) if dev else None
-        table_t = torch.from_numpy(table.array()).to(device)
+        dtable = DeviceTable(torch, table.array(), device)
         cand_t = torch.from_numpy(cset.tokens).to(device)
-        pairs_tr = [cset.match_pairs(it, self.lexicon) for it in train] if self.match else None
-        pairs_dev = [cset.match_pairs(it, self.lexicon) for it in dev] if (self.match and dev) else None
+        tr = DeviceSplit(torch, enc_tr, dtable, [cset.match_pairs(it, self.lexicon) for it in train] if self.match else None)
+        dv = (DeviceSplit(torch, enc_dev, dtable, [cset.match_pairs(it, self.lexicon) for it in dev] if self.match else None)
+              if dev else None)
 
         grid = list(self.grid) if (self.grid and dev) else [{}]
         base = self.current_config()
-        best = None  # (dev_acc, -config_index, -epoch, config, state, epoch)
+        best = None  # (key, config, state, epoch, acc)
         self.selection = []
         t_start = time.perf_counter()
         examples = 0
@@ -483,41 +561,19 @@ class TorchRanker(ScoringMixin, Baseline):
             opt = self.make_optimizer(torch, module, config)
             rng = np.random.default_rng(self.seed)
             best_cfg, since = -1.0, 0
-            diverged = False
             label = f"{self.name} " + (" ".join(f"{k}={v}" for k, v in overrides.items()) or "training")
             with epoch_progress(config["epochs"], label, self.progress) as advance:
                 for epoch in range(1, config["epochs"] + 1):
-                    module.train()
-                    order = rng.permutation(len(train))
-                    total = 0.0
-                    for s in range(0, len(order), config["batch_size"]):
-                        idx = np.sort(order[s : s + config["batch_size"]])
-                        batch = self._batch(torch, enc_tr, table_t, idx)
-                        batch = {k: v.to(device) for k, v in batch.items()}
-                        match = (
-                            match_tensor(torch, [pairs_tr[i] for i in idx], len(cands), device) if self.match else None
-                        )
-                        answer = torch.from_numpy(enc_tr.answer[idx]).to(device)
-                        opt.zero_grad()
-                        loss = module.loss(batch, cand_t, match, answer, gen)
-                        if not bool(torch.isfinite(loss)):
-                            diverged = True  # too large a learning rate: this configuration is dropped
-                            break
-                        loss.backward()
-                        if config.get("clip"):
-                            torch.nn.utils.clip_grad_norm_(module.parameters(), config["clip"])
-                        opt.step()
-                        total += float(loss.detach()) * len(idx)
-                        examples += len(idx)
-                    if diverged:
+                    total, finite, seen = self._train_epoch(torch, module, opt, config, tr, rng.permutation(tr.n),
+                                                            cand_t, gen)
+                    examples += seen
+                    if not bool(finite):  # too large a learning rate: this configuration is dropped
                         self.selection.append({"config": overrides, "epoch": epoch, "diverged": True})
                         advance("diverged")
                         break
-                    acc = (
-                        self._dev_accuracy(torch, module, enc_dev, table_t, cand_t, pairs_dev, len(cands), device)
-                        if enc_dev is not None
-                        else None
-                    )
+                    total = float(total)
+                    acc = (int(self._dev_hits(torch, module, dv, cand_t, len(cands))) / max(1, dv.n)
+                           if dv is not None else None)
                     self.selection.append(
                         {"config": overrides, "epoch": epoch, "train_loss": round(total / len(train), 5),
                          "dev_per_response": None if acc is None else round(acc, 5)}
@@ -559,22 +615,59 @@ class TorchRanker(ScoringMixin, Baseline):
         return self
 
     def make_optimizer(self, torch, module, config):
-        if config.get("optimizer", "adam") == "sgd":
-            return torch.optim.SGD(module.parameters(), lr=config["lr"])
-        return torch.optim.Adam(module.parameters(), lr=config["lr"])
+        # On CUDA the fused update is one kernel for all parameters instead of a few per parameter (training a
+        # model this small is bound by kernel launches); the CPU keeps torch's default implementation.
+        cls = torch.optim.SGD if config.get("optimizer", "adam") == "sgd" else torch.optim.Adam
+        if next(module.parameters()).device.type == "cuda":
+            try:
+                return cls(module.parameters(), lr=config["lr"], fused=True)
+            except (RuntimeError, TypeError, ValueError):  # a torch without the fused kernel: the default one
+                pass
+        return cls(module.parameters(), lr=config["lr"])
 
-    def _dev_accuracy(self, torch, module, enc, table_t, cand_t, pairs, n_cands, device) -> float:
-        module.eval()
-        hits = 0
-        with torch.no_grad():
-            for s in range(0, len(enc.query), 512):
-                idx = np.arange(s, min(s + 512, len(enc.query)))
-                batch = {k: v.to(device) for k, v in self._batch(torch, enc, table_t, idx).items()}
-                match = match_tensor(torch, [pairs[i] for i in idx], n_cands, device) if pairs is not None else None
-                sc = torch.nan_to_num(module.scores(batch, cand_t, match), nan=-float("inf"))
-                hits += int((sc.argmax(dim=1).cpu().numpy() == enc.answer[idx]).sum())
+    def _train_epoch(self, torch, module, opt, config: dict, split: DeviceSplit, order: np.ndarray, cand_t, gen):
+        """One epoch of batches of ``order`` -> (loss sum, all losses finite, examples trained on).
+
+        On the CPU the loss is checked after each batch and the epoch stops at the first non-finite one (the
+        behaviour the stored CPU numbers were made with). On another device nothing is read back during the epoch:
+        the loss sum and the finiteness flag stay device tensors, read once by the caller, and a configuration that
+        diverged is dropped at the end of its epoch instead of mid-way (same selection, some wasted steps).
+        """
+        on_host = split.table.device.type == "cpu"
         module.train()
-        return hits / max(1, len(enc.query))
+        total = torch.zeros((), dtype=torch.float64, device=split.table.device)
+        finite = torch.ones((), dtype=torch.bool, device=split.table.device)
+        seen = 0
+        for s in range(0, len(order), config["batch_size"]):
+            idx = np.sort(order[s : s + config["batch_size"]])
+            batch, answer, match = split.batch(torch, idx, cand_t.shape[0])
+            opt.zero_grad()
+            loss = module.loss(batch, cand_t, match, answer, gen)
+            if on_host:
+                if not bool(torch.isfinite(loss)):
+                    return total, False, seen
+            else:
+                finite &= torch.isfinite(loss)
+            loss.backward()
+            if config.get("clip"):
+                torch.nn.utils.clip_grad_norm_(module.parameters(), config["clip"])
+            opt.step()
+            total += loss.detach().double() * len(idx)  # float64, as the Python float sum it replaces
+            seen += len(idx)
+        return total, finite, seen
+
+    def _dev_hits(self, torch, module, split: DeviceSplit, cand_t, n_cands: int):
+        """Number of ``split`` items whose gold scores highest, as a device tensor (read once per epoch)."""
+        module.eval()
+        hits = torch.zeros((), dtype=torch.long, device=split.table.device)
+        rows = eval_rows(split.table.device)
+        with torch.no_grad():
+            for s in range(0, split.n, rows):
+                batch, answer, match = split.batch(torch, np.arange(s, min(s + rows, split.n)), n_cands)
+                sc = torch.nan_to_num(module.scores(batch, cand_t, match), nan=-float("inf"))
+                hits += (sc.argmax(dim=1) == answer).sum()
+        module.train()
+        return hits
 
     # -- scoring -----------------------------------------------------------------------------------------------
     def score_group(self, candidates: list[Candidate], items: Sequence[DialogItem]) -> np.ndarray:
@@ -582,24 +675,48 @@ class TorchRanker(ScoringMixin, Baseline):
             raise UsageError(f"baseline {self.name!r} must be trained (fit) or loaded before ranking")
         torch = require_torch()
         device = getattr(self, "_device", torch.device("cpu"))
+        if getattr(self, "unseen", "drop") == "random":
+            self._add_unseen_words(torch, candidates, items)
         cs = self._candidate_set(candidates)
         table = UtteranceTable(self.vocab, self.max_tokens)
         enc = EncodedItems(items, table, self.memory_size)
-        table_t = torch.from_numpy(table.array()).to(device)
+        split = DeviceSplit(torch, enc, DeviceTable(torch, table.array(), device),
+                            [cs.match_pairs(it, self.lexicon) for it in items] if self.match else None)
         cand_t = torch.from_numpy(cs.tokens).to(device)
         out = np.empty((len(items), len(candidates)), dtype=np.float64)
+        rows = 256 if device.type == "cpu" else eval_rows(device)
         with torch.no_grad():
-            for s in range(0, len(items), 256):
-                idx = np.arange(s, min(s + 256, len(items)))
-                batch = {k: v.to(device) for k, v in self._batch(torch, enc, table_t, idx).items()}
-                match = (
-                    match_tensor(torch, [cs.match_pairs(items[i], self.lexicon) for i in idx], len(candidates), device)
-                    if self.match
-                    else None
-                )
+            for s in range(0, len(items), rows):
+                idx = np.arange(s, min(s + rows, len(items)))
+                batch, _, match = split.batch(torch, idx, len(candidates))
                 out[idx] = self.module.scores(batch, cand_t, match).double().cpu().numpy()
         # NaN would compare unequal to everything and so rank as if best; make it the worst score instead
         return np.nan_to_num(out, nan=-np.inf)
+
+    def _add_unseen_words(self, torch, candidates: Sequence[Candidate], items: Sequence[DialogItem]) -> None:
+        """``unseen="random"``: add the words of ``candidates`` / ``items`` never seen in training to the vocabulary,
+        each with a fixed random vector (normal, std 0.1 like the initial embeddings; seeded by the model seed and the
+        word, so a word's vector does not depend on what was scored before) in every vocabulary-sized embedding."""
+        import zlib
+
+        words = {w for c in candidates for w in tokens_of(c.utterance)}
+        words.update(w for it in items for u in it.utterances for w in tokens_of(u))
+        new = sorted(w for w in words if w not in self.vocab.stoi)
+        if not new:
+            return
+        n = len(self.vocab)
+        tables = {id(m): m for m in self.module.modules()
+                  if isinstance(m, torch.nn.Embedding) and m.num_embeddings == n}.values()
+        for emb in tables:
+            w = emb.weight
+            extra = torch.stack([
+                torch.randn(w.shape[1], generator=torch.Generator().manual_seed(self.seed * 1_000_003 + zlib.crc32(t.encode())))
+                for t in new]) * 0.1
+            emb.weight = torch.nn.Parameter(torch.cat([w.detach(), extra.to(w.device, w.dtype)]), requires_grad=False)
+            emb.num_embeddings = n + len(new)
+        for t in new:
+            self.vocab.add(t)
+        self._cand_cache = {}  # candidate lists encoded with the smaller vocabulary
 
     # -- persistence -------------------------------------------------------------------------------------------
     def save(self, directory: str | Path) -> None:

@@ -8,19 +8,27 @@ ranking loss f(x, y) > 1 + f(x, ȳ): for each example, ``negatives`` candidates 
 training candidates (resampled when one is the gold) and the loss is Σ max(0, 1 − f(x, y) + f(x, ȳ)), with plain
 SGD. Ranking scores every candidate with one matrix product. Embedding size, learning rate and the epoch are
 chosen on dev from :data:`GRID`.
+
+Two choices the paper leaves open are parameters: ``input_scale`` (``sqrt``, the default: the input bag divided by
+√(1 + lines), which keeps SGD stable on long histories; ``none``: the plain sum) and ``unseen`` (``drop``, the
+default: a word outside the vocabulary of the training dialogs and candidates adds nothing; ``random``: it gets a
+fixed random vector drawn like the initial embeddings and never trained). On bAbI the vocabulary already holds the
+whole candidate file, OOV entities included, and the input-side vectors of words absent from the training dialogs
+are never updated, i.e. already random: ``unseen="random"`` leaves T1 OOV at 81.03 exactly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dialeval.baselines._torchutil import TorchRanker, require_torch
+from dialeval.baselines._torchutil import TorchRanker, require_torch, to_device
+from dialeval.core.errors import UsageError
 
 GRID = ({"lr": 0.05}, {"lr": 0.1})
 """Dev grid per task (each entry overrides the defaults; the epoch is chosen on dev too)."""
 
 
-def _net(torch, n_vocab: int, d: int, tied: bool, negatives: int, margin: float):
+def _net(torch, n_vocab: int, d: int, tied: bool, negatives: int, margin: float, input_scale: str = "sqrt"):
     nn = torch.nn
     F = torch.nn.functional
 
@@ -38,6 +46,8 @@ def _net(torch, n_vocab: int, d: int, tied: bool, negatives: int, margin: float)
             bags = F.embedding_bag(batch["rows"], self.A.weight, mode="sum", padding_idx=0)  # (U, d)
             present = (batch["age"] > 0).unsqueeze(-1).float()  # memory slots in use
             x = bags[batch["query"]] + (bags[batch["memory"]] * present).sum(1)  # (B, d)
+            if input_scale == "none":  # the paper's plain bag (needs a much smaller lr)
+                return x
             # Scaled by 1/sqrt(lines): a raw sum over a 100-line history explodes under SGD (loss 1e5 in epoch 1).
             return x / torch.sqrt(1.0 + present.sum(1))
 
@@ -50,11 +60,15 @@ def _net(torch, n_vocab: int, d: int, tied: bool, negatives: int, margin: float)
         def loss(self, batch, cand_tokens, match, answer, gen):
             x = self.inputs(batch)  # (B, d)
             n_c = cand_tokens.shape[0]
-            # Drawn from the CPU generator (the seeded stream CPU numbers were stored with), then moved to the model.
-            neg = torch.randint(0, n_c, (x.shape[0], negatives), generator=gen).to(answer.device)
-            neg = torch.where(neg == answer[:, None], (neg + 1) % n_c, neg)  # never the gold itself
-            used = torch.cat([answer, neg.reshape(-1)])
-            uniq, inv = torch.unique(used, return_inverse=True)
+            # Negatives are drawn from the CPU generator (the seeded stream the CPU numbers were stored with) and
+            # deduplicated on the host against the host copy of the golds, then sent over: torch.unique on a GPU
+            # would make the host wait for the device every batch.
+            gold = batch["answer_cpu"]
+            neg = torch.randint(0, n_c, (gold.shape[0], negatives), generator=gen)
+            neg = torch.where(neg == gold[:, None], (neg + 1) % n_c, neg)  # never the gold itself
+            uniq, inv = torch.unique(torch.cat([gold, neg.reshape(-1)]), return_inverse=True)
+            t = to_device(torch, {"uniq": uniq.numpy(), "inv": inv.numpy()}, x.device)
+            uniq, inv = t["uniq"], t["inv"]
             emb = self.candidates(cand_tokens[uniq])  # only the sampled candidates are embedded
             pos = (x * emb[inv[: x.shape[0]]]).sum(-1)  # (B,)
             negs = torch.einsum("bd,bkd->bk", x, emb[inv[x.shape[0] :]].view(x.shape[0], negatives, -1))
@@ -77,6 +91,8 @@ class SupervisedEmbeddings(TorchRanker):
     negatives: int = 100
     margin: float = 1.0
     tied: bool = False
+    input_scale: str = "sqrt"  # "sqrt": the input bag divided by sqrt(1 + lines); "none": the plain sum
+    unseen: str = "drop"  # words never seen in training: "drop" them, or give each a fixed "random" untrained vector
     memory_size: int = 250  # input = up to this many earlier lines + the last one (T6 dialogs reach 500 lines)
     clip: float = 5.0  # gradient-norm clipping keeps SGD on summed hinge losses from diverging
     optimizer: str = "sgd"
@@ -89,7 +105,7 @@ class SupervisedEmbeddings(TorchRanker):
     needs_training = True
     HYPERPARAMETERS = (
         "embedding_size", "lr", "epochs", "patience", "batch_size", "negatives", "margin", "tied", "memory_size",
-        "clip", "optimizer",
+        "clip", "optimizer", "input_scale", "unseen",
     )
 
     def __post_init__(self):
@@ -98,4 +114,9 @@ class SupervisedEmbeddings(TorchRanker):
 
     def make_module(self, config: dict, n_vocab: int):
         torch = require_torch()
-        return _net(torch, n_vocab, config["embedding_size"], config["tied"], config["negatives"], config["margin"])
+        if config.get("input_scale", "sqrt") not in ("sqrt", "none"):
+            raise UsageError(f"supervised-embeddings: input_scale must be sqrt or none, got {config['input_scale']!r}")
+        if config.get("unseen", "drop") not in ("drop", "random"):
+            raise UsageError(f"supervised-embeddings: unseen must be drop or random, got {config['unseen']!r}")
+        return _net(torch, n_vocab, config["embedding_size"], config["tied"], config["negatives"], config["margin"],
+                    config.get("input_scale", "sqrt"))

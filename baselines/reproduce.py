@@ -140,6 +140,21 @@ def parse_models(spec: str) -> list[str]:
     return names
 
 
+def parse_params(specs) -> dict:
+    """``["epochs=40", 'unseen="random"']`` -> ``{"epochs": 40, "unseen": "random"}`` (values are JSON)."""
+    out: dict = {}
+    for spec in specs or ():
+        key, eq, value = spec.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"--param: expected KEY=JSON, got {spec!r}")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            raise UsageError(
+                f"--param {key.strip()}: {value!r} is not JSON (a string needs quotes: '\"random\"')") from None
+    return out
+
+
 def _git_commit() -> str:
     root = Path(__file__).resolve().parents[1]
     try:
@@ -248,6 +263,195 @@ def evaluate_on_benchmark(model, items, data_dir: str | Path, task: int, split: 
     return resp, dial, infer
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# The settings that produced the stored neural rows (submissions/baselines/babi-neural.json)
+
+HOPS_GRID = ({"hops": 1}, {"hops": 3})
+"""MemN2N's dev grid when most stored rows were made (before the T2 entry hops 3, lr 0.001 joined ``memn2n.GRID``)."""
+
+KB_ALL = "dialog-babi-kb-all.txt"
+
+TABLE2_SETTINGS: dict[tuple[str, int], dict] = {
+    # supervised embeddings: GRID (lr 0.05 | 0.1) on every task, <= 20 epochs, patience 4
+    **{("supervised-embeddings", t): {"epochs": 20, "patience": 4} for t in range(1, 7)},
+    # memn2n: hops 1 | 3 at lr 0.01, <= 20 epochs, patience 6; T2 with memn2n.GRID (adds hops 3 at lr 0.001, which
+    # dev picks: both lr 0.01 configurations stall at 79 % dev there)
+    **{("memn2n", t): {"grid": HOPS_GRID, "epochs": 20, "patience": 6} for t in (1, 3, 4, 5, 6)},
+    ("memn2n", 2): {"epochs": 20, "patience": 6},
+    # memn2n + match (entity types from the bAbI KB file on every task, T6 included, as stored): T1/T4 hops 1 | 3 with
+    # the class defaults (<= 8 epochs, patience 2); T2/T6 the default hops 3 only, <= 6 epochs; T3/T5 as memn2n
+    **{("memn2n-match", t): {"grid": HOPS_GRID, "epochs": 8, "patience": 2, "kb": KB_ALL} for t in (1, 4)},
+    **{("memn2n-match", t): {"grid": None, "epochs": 6, "patience": 2, "kb": KB_ALL} for t in (2, 6)},
+    **{("memn2n-match", t): {"grid": HOPS_GRID, "epochs": 20, "patience": 6, "kb": KB_ALL} for t in (3, 5)},
+}
+"""(model, task) -> constructor parameters behind the stored neural Table 2 rows, used by ``dialeval reproduce
+babi`` and ``benchmarks/reproduce_neural.py`` alike (a ``kb`` value is a file name in the data directory). Models and
+tasks not listed run with their class defaults (and the task's KB file when they take one)."""
+
+TABLE2_CPU_SECONDS = {
+    ("supervised-embeddings", 1): 70, ("supervised-embeddings", 2): 71, ("supervised-embeddings", 3): 134,
+    ("supervised-embeddings", 4): 16, ("supervised-embeddings", 5): 190, ("supervised-embeddings", 6): 134,
+    ("memn2n", 1): 110, ("memn2n", 2): 285, ("memn2n", 3): 140, ("memn2n", 4): 35, ("memn2n", 5): 653,
+    ("memn2n", 6): 215, ("memn2n-match", 1): 100, ("memn2n-match", 2): 136, ("memn2n-match", 3): 341,
+    ("memn2n-match", 4): 9, ("memn2n-match", 5): 787, ("memn2n-match", 6): 62,
+}
+"""Training seconds of each stored row on one CPU thread (memn2n-match T1 as measured on a quiet machine): the
+order ``--jobs`` starts jobs in, longest first, so the longest ones do not start last."""
+
+
+def model_params(name: str, task: int, data_dir: str | Path, overrides: dict | None = None) -> dict:
+    """Constructor parameters of ``name`` on bAbI task ``task``: :data:`TABLE2_SETTINGS` (the KB file resolved in
+    ``data_dir``), else the task's KB file for a baseline that takes one, then ``overrides`` on top."""
+    params = dict(TABLE2_SETTINGS.get((name, task), {}))
+    if "kb" in params:
+        kb = Path(data_dir) / params.pop("kb")
+        if kb.is_file():
+            params["kb"] = str(kb)
+    else:
+        params.update(_kb_param(name, Path(data_dir), task))
+    params.update(overrides or {})
+    return params
+
+
+def _load_task(data_dir: Path, task: int, max_conversations: int | None):
+    from dialeval.baselines.data import babi_test_splits, load_babi_candidates, load_babi_items
+
+    cands = load_babi_candidates(data_dir, task)
+    trn = load_babi_items(data_dir, task, "trn", max_conversations, cands)
+    dev = load_babi_items(data_dir, task, "dev", max_conversations, cands)
+    tests = {s: load_babi_items(data_dir, task, s, max_conversations, cands) for s in babi_test_splits(task)}
+    return trn, dev, tests
+
+
+def _run_job(data_dir: Path, name: str, task: int, data, seed: int, overrides: dict | None,
+             progress: bool | None = None, echo=None) -> list[dict]:
+    """Train ``name`` on task ``task`` (trn, selecting on dev) and score it on each test split: its records."""
+    from dialeval.baselines.registry import create
+
+    trn, dev, tests = data
+    params = model_params(name, task, data_dir, overrides)
+    if progress is not None and "progress" in _init_params(name):
+        params.setdefault("progress", progress)
+    model = create(name, seed=seed, **params)
+    t0 = time.perf_counter()
+    model.fit(trn, dev)
+    train_s = time.perf_counter() - t0
+    config = model.describe()
+    records = []
+    for split, items in tests.items():
+        resp, dial, infer_s = evaluate_on_benchmark(model, items, data_dir, task, split)
+        p_resp, p_dial = paper_numbers(name, task, split)
+        rec = {
+            "model": name,
+            "task": task,
+            "split": split,
+            "per_response": round(resp, 2),
+            "per_dialog": round(dial, 2),
+            "paper_per_response": p_resp,
+            "paper_per_dialog": p_dial,
+            "train_seconds": round(train_s, 3),
+            "infer_seconds": round(infer_s, 3),
+            "wall_seconds": round(train_s + infer_s, 3),
+            "device": config.get("device", "cpu"),
+            "n_items": len(items),
+            "n_conversations": len({it.conversation_id for it in items}),
+            "config": config,
+        }
+        if overrides:
+            rec["params"] = overrides
+        rec["meets_target"] = meets_target(rec)
+        records.append(rec)
+        if echo:
+            echo(f"T{task} {split:<7} {name:<17} per-response {resp:6.2f} (paper {p_resp}) "
+                 f"per-dialog {dial:6.2f}  fit {train_s:.1f}s infer {infer_s:.1f}s")
+    return records
+
+
+def _init_params(name: str) -> set[str]:
+    import inspect
+
+    from dialeval.baselines.registry import get_spec
+
+    try:
+        return set(inspect.signature(get_spec(name).load()).parameters)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return set()
+
+
+def _job_process(data_dir: str, name: str, task: int, max_conversations, seed: int, overrides, threads: int,
+                 out: str) -> None:
+    """A ``--jobs`` worker (a fresh spawned process): one (model, task) job, its records written to ``out``."""
+    import os
+
+    os.environ["DIALEVAL_TORCH_THREADS"] = str(threads)
+    from dialeval.files.write import atomic_write_text
+
+    try:
+        data = _load_task(Path(data_dir), task, max_conversations)
+        result = {"records": _run_job(Path(data_dir), name, task, data, seed, overrides, progress=False)}
+    except UsageError as e:
+        result = {"usage_error": str(e)}
+    except Exception as e:  # noqa: BLE001 - reported by the parent as an internal error of this job
+        result = {"error": f"{type(e).__name__}: {e}"}
+    atomic_write_text(Path(out), json.dumps(result))
+
+
+def _run_parallel(data_dir: Path, jobs: list[tuple[str, int]], n: int, max_conversations, seed: int, overrides,
+                  time_limit: float | None, echo, failed: list | None = None) -> tuple[dict, list[tuple[str, int]]]:
+    """Run ``jobs`` in ``n`` spawned processes, longest first; returns ({job: records}, jobs not finished in time).
+
+    A job that fails (an internal error, or its process dying) raises, unless ``failed`` is a list: then
+    (model, task, reason) is appended to it and the other jobs go on."""
+    import multiprocessing as mp
+    import tempfile
+    from multiprocessing.connection import wait
+
+    from dialeval.baselines._torchutil import torch_threads
+
+    threads = max(1, torch_threads() // n)  # the thread budget is shared, not multiplied, by the workers
+    ctx = mp.get_context("spawn")  # CUDA cannot be used in a forked child
+    pending = sorted(jobs, key=lambda j: -TABLE2_CPU_SECONDS.get(j, 0))
+    running: dict = {}
+    done: dict = {}
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    with tempfile.TemporaryDirectory(prefix="dialeval-jobs-") as tmp:
+        try:
+            while pending or running:
+                while pending and len(running) < n:
+                    job = pending.pop(0)
+                    out = str(Path(tmp) / f"{job[0]}-{job[1]}.json")
+                    p = ctx.Process(target=_job_process, args=(str(data_dir), job[0], job[1], max_conversations, seed,
+                                                               overrides, threads, out), daemon=True)
+                    p.start()
+                    running[p.sentinel] = (job, p, out, time.perf_counter())
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                ready = wait(list(running), timeout=left)
+                if not ready and deadline is not None and time.monotonic() >= deadline:
+                    break
+                for s in ready:
+                    job, p, out, t0 = running.pop(s)
+                    p.join()
+                    try:
+                        result = json.loads(Path(out).read_text(encoding="utf-8"))
+                    except (OSError, ValueError):
+                        result = {"error": f"its process died (exit code {p.exitcode})"}
+                    if "usage_error" in result:
+                        raise UsageError(result["usage_error"])
+                    if "error" in result:
+                        if failed is None:
+                            raise RuntimeError(f"job {job[0]} T{job[1]}: {result['error']}")
+                        failed.append((job[0], job[1], result["error"]))
+                        continue
+                    done[job] = result["records"]
+                    echo(f"{job[0]} T{job[1]} done in {time.perf_counter() - t0:.0f}s")
+        finally:
+            unfinished = [j for j, *_ in running.values()] + pending
+            for _, p, _, _ in running.values():
+                p.kill()
+                p.join()
+    return done, sorted(unfinished, key=jobs.index)
+
+
 def reproduce_babi(
     data_dir: str | Path,
     models: list[str],
@@ -255,54 +459,45 @@ def reproduce_babi(
     max_conversations: int | None = None,
     seed: int = 0,
     echo=None,
+    jobs: int = 1,
+    params: dict | None = None,
+    time_limit: float | None = None,
+    unfinished: list | None = None,
+    failed: list | None = None,
 ) -> list[dict]:
     """Train each baseline on ``trn`` (selecting hyperparameters on ``dev``) and score it on ``tst`` / ``tst-OOV``.
 
-    Returns records ``{model, task, split, per_response, per_dialog, paper_per_response, paper_per_dialog,
-    train_seconds, infer_seconds, n_items, n_conversations, meets_target, config}`` (percentages).
-    """
-    from dialeval.baselines.data import babi_test_splits, load_babi_candidates, load_babi_items
-    from dialeval.baselines.registry import create
+    Each (model, task) runs with :func:`model_params` (the stored table's settings) plus ``params``. With ``jobs``
+    > 1 the (model, task) jobs run in that many processes, longest first, each with its share of the torch threads;
+    ``time_limit`` (seconds, parallel runs) stops the jobs still running then, and they are appended to
+    ``unfinished``. With ``failed`` (a list) a parallel job that fails is appended to it as (model, task, reason)
+    and the others go on; without, the first failure raises. Records come in the same order however the jobs
+    finish: task, then model as given, then split.
 
+    Returns records ``{model, task, split, per_response, per_dialog, paper_per_response, paper_per_dialog,
+    train_seconds, infer_seconds, wall_seconds, device, n_items, n_conversations, meets_target, config}``
+    (percentages; ``params`` too when given).
+    """
     echo = echo or (lambda s: None)
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise UsageError(f"bAbI data directory {data_dir} does not exist")
+    for name in models:
+        unknown = sorted(set(params or {}) - _init_params(name) - {"seed"})
+        if unknown:
+            raise UsageError(f"--param: baseline {name!r} has no parameter {', '.join(unknown)} "
+                             f"(it takes: {', '.join(sorted(_init_params(name) - {'seed'}))})")
+    order = [(name, task) for task in tasks for name in models]
+    if jobs > 1 or time_limit is not None:
+        done, late = _run_parallel(data_dir, order, jobs, max_conversations, seed, params, time_limit, echo, failed)
+        if unfinished is not None:
+            unfinished.extend(late)
+        return [r for job in order for r in done.get(job, [])]
     records: list[dict] = []
     for task in tasks:
-        cands = load_babi_candidates(data_dir, task)
-        trn = load_babi_items(data_dir, task, "trn", max_conversations, cands)
-        dev = load_babi_items(data_dir, task, "dev", max_conversations, cands)
-        tests = {s: load_babi_items(data_dir, task, s, max_conversations, cands) for s in babi_test_splits(task)}
+        data = _load_task(data_dir, task, max_conversations)
         for name in models:
-            model = create(name, seed=seed, **_kb_param(name, data_dir, task))
-            t0 = time.perf_counter()
-            model.fit(trn, dev)
-            train_s = time.perf_counter() - t0
-            config = model.describe()
-            for split, items in tests.items():
-                resp, dial, infer_s = evaluate_on_benchmark(model, items, data_dir, task, split)
-                p_resp, p_dial = paper_numbers(name, task, split)
-                rec = {
-                    "model": name,
-                    "task": task,
-                    "split": split,
-                    "per_response": round(resp, 2),
-                    "per_dialog": round(dial, 2),
-                    "paper_per_response": p_resp,
-                    "paper_per_dialog": p_dial,
-                    "train_seconds": round(train_s, 3),
-                    "infer_seconds": round(infer_s, 3),
-                    "n_items": len(items),
-                    "n_conversations": len({it.conversation_id for it in items}),
-                    "config": config,
-                }
-                rec["meets_target"] = meets_target(rec)
-                records.append(rec)
-                echo(
-                    f"T{task} {split:<7} {name:<17} per-response {resp:6.2f} (paper {p_resp}) "
-                    f"per-dialog {dial:6.2f}  fit {train_s:.1f}s infer {infer_s:.1f}s"
-                )
+            records += _run_job(data_dir, name, task, data, seed, params, echo=echo)
     return records
 
 
@@ -397,8 +592,11 @@ def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.1f}"
 
 
-def render_markdown(records: list[dict], command: str, commit: str, variants: list[dict] | None = None) -> str:
-    """The report: per-response (per-dialog) ours vs paper per model × task, misses of the targets marked."""
+def render_markdown(records: list[dict], command: str, commit: str, variants: list[dict] | None = None,
+                    unfinished: list[tuple[str, int]] | None = None, failed: list | None = None) -> str:
+    """The report: per-response (per-dialog) ours vs paper per model × task, misses of the targets marked
+    (``unfinished``: (model, task) jobs stopped by a time limit, ``failed``: (model, task, reason) of jobs that
+    failed; both listed under the table)."""
     models = list(dict.fromkeys(r["model"] for r in records))
     rows = list(dict.fromkeys((r["task"], r["split"]) for r in records))
     by = {(r["model"], r["task"], r["split"]): r for r in records}
@@ -439,6 +637,11 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     misses = [r for r in records if r["meets_target"] is False]
     lines += ["", f"Targets missed: {len(misses)} of {sum(r['meets_target'] is not None for r in records)}."]
+    if unfinished:
+        lines.append("Not finished within the time limit (no rows): "
+                     + ", ".join(f"{m} T{t}" for m, t in unfinished) + ".")
+    for m, t, why in failed or []:
+        lines.append(f"- failed (no rows): {m} T{t}: {why}")
     for r in misses:
         lines.append(
             f"- {r['model']} T{r['task']} {r['split']}: {r['per_response']:.1f} vs paper {_fmt(r['paper_per_response'])}"
@@ -447,12 +650,13 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
         "",
         "## Timings (seconds)",
         "",
-        "| model | task | split | train | infer | items |",
-        "|---|---|---|---|---|---|",
+        "| model | task | split | device | train | infer | items |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in records:
         lines.append(
-            f"| {r['model']} | T{r['task']} | {r['split']} | {r['train_seconds']:.1f} | {r['infer_seconds']:.1f} | {r['n_items']} |"
+            f"| {r['model']} | T{r['task']} | {r['split']} | {r.get('device', 'cpu')} | {r['train_seconds']:.1f} | "
+            f"{r['infer_seconds']:.1f} | {r['n_items']} |"
         )
     lines += ["", "## Settings chosen on dev", ""]
     seen = set()

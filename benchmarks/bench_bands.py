@@ -12,7 +12,8 @@ is its own):
 2. **compare**: ``compare_runs`` of the two best runs on the default DSTC6 metrics (p@1, p@2, p@5, mrr): paired
    bootstrap, randomization, McNemar and both runs' intervals, 1,000 resamples each.
 
-Each prints the median wall time of ``--repeat`` runs (the first one pays the imports), the child's peak RSS
+Each prints the median wall time of ``--repeat`` runs (the first one pays the imports) and their CPU time (all
+threads; on a shared machine the wall time also counts waiting for a core), the child's peak RSS
 (imports and the two or twenty tables included), the time of an arithmetic floor measured in the same child
 (bands: the resamples' matrix product, 76,000 x clusters x runs multiply-adds, in float64; compare: the
 bootstrap's index draws for four procedures and four metrics), and a sha256 of every number produced, so that a
@@ -51,9 +52,9 @@ def table(quality, seed):
 keep = range(runs) if what.startswith("bands") else range(runs - 2, runs)
 tables = [table(0.3 + 0.4 * k / max(1, runs - 1), 100 + k) for k in keep]
 digest = hashlib.sha256()
-times = []
+times, cpus = [], []
 for _ in range(repeat):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if what.startswith("bands"):
         m = get("p@1" if what == "bands-p@1" else "mrr")
         units = [stats.unit_values(t, m) for t in tables]
@@ -65,6 +66,7 @@ for _ in range(repeat):
         res = compare_runs(tables[-1], tables[-2], ["p@1", "p@2", "p@5", "mrr"])
         out = [r.to_json() for r in res]
     times.append(time.perf_counter() - t0)
+    cpus.append(time.process_time() - c0)
 digest.update(json.dumps(out, sort_keys=True).encode())
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the floor's own arrays
 # the arithmetic floor, measured here
@@ -80,7 +82,7 @@ else:
     for _ in range(4 * 4 * 10):  # four resampling procedures per metric, four metrics; 100 resamples at a time
         rng.integers(0, items, (100, items))
 floor = time.perf_counter() - t0
-print(json.dumps({"seconds": sorted(times)[len(times) // 2], "floor": floor,
+print(json.dumps({"seconds": sorted(times)[len(times) // 2], "cpu": sorted(cpus)[len(cpus) // 2], "floor": floor,
                   "peak_mb": peak,
                   "sha256": digest.hexdigest()[:16]}))
 """
@@ -101,7 +103,7 @@ def main() -> None:
     targets = {"bands": "<= 5 s", "bands-p@1": "<= 5 s", "compare": "<= 2 s, <= 150 MB"}
     for what in ("bands", "bands-p@1", "compare"):
         r = child(what, args.runs, args.items, args.repeat)
-        print(f"{what}: {r['seconds']:.2f} s (median of {args.repeat}), peak RSS {r['peak_mb']:.0f} MB, "
+        print(f"{what}: {r['seconds']:.2f} s (median of {args.repeat}; CPU {r['cpu']:.2f} s), peak RSS {r['peak_mb']:.0f} MB, "
               f"arithmetic floor {r['floor']:.2f} s ({r['seconds'] / r['floor']:.1f}x); numbers sha256 "
               f"{r['sha256']}; target {targets[what]}", flush=True)
     print(f"machine load (1 min): {os.getloadavg()[0]:.1f}")

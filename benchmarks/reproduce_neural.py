@@ -4,7 +4,9 @@
         --data ../shared/data/babi-dialog --records /tmp/neural.jsonl [--save-models DIR]
     python3 benchmarks/reproduce_neural.py render --records /tmp/neural.jsonl --out submissions/baselines
 
-``run`` trains each model per task on trn (grid + epoch chosen on dev, see the models' GRID), scores tst and
+``run`` trains each model per task on trn with the settings that produced the stored rows
+(``dialeval.baselines.reproduce.TABLE2_SETTINGS``: grid, epoch cap, patience, KB file; the epoch is chosen on dev),
+``--full-grid`` / ``--epochs`` / ``--patience`` / ``--param`` override them; it scores tst and
 tst-OOV and appends one record per (model, task, split) to the JSONL file as soon as it is known, so several
 ``run`` processes (e.g. one per model) can fill one file and partial results survive an interruption.
 ``render`` writes ``babi-neural.md`` / ``babi-neural.json``. Records use the fields of
@@ -22,10 +24,6 @@ import sys
 import time
 from pathlib import Path
 
-BIG_TASKS = (2, 3, 5, 6)
-"""Time budget (~50 min of 2 shared cores for all 3 models × 6 tasks): on these tasks only the default
-configuration is trained (the epoch is still chosen on dev, at most BIG_EPOCHS); T1 and T4 use the full GRID."""
-BIG_EPOCHS = 6
 TOLERANCE = 5.0  # issue 12: per-response accuracy within ±5 points of the paper, per task
 COLUMNS = {"supervised-embeddings": "supervised embeddings", "memn2n": "MemNN", "memn2n-match": "MemNN + match"}
 
@@ -50,20 +48,19 @@ def _commit() -> str:
 def run(args) -> None:
     from dialeval.baselines.data import babi_test_splits, gold_ranks, load_babi_candidates, load_babi_items
     from dialeval.baselines.registry import create
-    from dialeval.baselines.reproduce import PAPER_TABLE2
+    from dialeval.baselines.reproduce import PAPER_TABLE2, model_params
     from dialeval.metrics.ranking import hit_rate_at_k, per_dialog_accuracy
 
-    kb = str(Path(args.data) / "dialog-babi-kb-all.txt")
     for task in _tasks(args.tasks):
         cands = load_babi_candidates(args.data, task)
         trn = load_babi_items(args.data, task, "trn", None, cands)
         dev = load_babi_items(args.data, task, "dev", None, cands)
         for name in args.models.split(","):
-            params = {"kb": kb} if name == "memn2n-match" else {}
-            if task in BIG_TASKS and not args.full_grid:
-                params.update(grid=None, epochs=args.big_epochs)
+            params = model_params(name, task, args.data)
+            if args.full_grid:
+                params.pop("grid", None)
             if args.epochs:
-                params.setdefault("epochs", args.epochs)
+                params["epochs"] = args.epochs
             if args.patience:
                 params["patience"] = args.patience
             for kv in args.param or []:
@@ -190,10 +187,9 @@ def main(argv=None) -> int:
     r.add_argument("--records", required=True)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--save-models", default=None)
-    r.add_argument("--full-grid", action="store_true", help="Use each model's GRID on every task (slower).")
-    r.add_argument("--big-epochs", type=int, default=BIG_EPOCHS, help="Epoch cap on BIG_TASKS (default config).")
-    r.add_argument("--epochs", type=int, default=None, help="Epoch cap on the other tasks (default: the model's).")
-    r.add_argument("--patience", type=int, default=None, help="Early-stopping patience (default: the model's).")
+    r.add_argument("--full-grid", action="store_true", help="Use each model's current GRID on every task.")
+    r.add_argument("--epochs", type=int, default=None, help="Epoch cap (default: TABLE2_SETTINGS, else the model's).")
+    r.add_argument("--patience", type=int, default=None, help="Early-stopping patience (default: as --epochs).")
     r.add_argument("--param", action="append", help="Model parameter override KEY=JSON, e.g. lr=0.001 or grid=null.")
     g = sub.add_parser("render")
     g.add_argument("--records", required=True)

@@ -26,6 +26,7 @@ import gzip
 import html
 import io
 import json
+import shlex
 import struct
 import sys
 import tarfile
@@ -124,10 +125,21 @@ def details_html(report, benchmark: str) -> str:
             f"<p>signature: <code>{e(str(report.signature or ''))}</code></p></body></html>\n")
 
 
+def hidden_html(benchmark: str, until: str) -> str:
+    """A hidden phase's detailed results: that the submission was scored, and no number."""
+    e = html.escape
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>dialeval results</title></head>"
+            f"<body><h1>dialeval {e(__version__)} · {e(benchmark)}</h1>\n<p>Your submission is valid and was scored. "
+            + ("This phase's scores stay hidden until the organizers reveal them." if until == "reveal" else
+               f"This phase's scores stay hidden until it ends ({e(until)}).") + "</p></body></html>\n")
+
+
 def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark: str,
-                    splits: list[str] | None = None) -> dict[str, float]:
+                    splits: list[str] | None = None, hidden_until: str | None = None) -> dict[str, float]:
     """The scoring program: score ``res`` against ``ref``, write ``out/scores.json`` and ``out/detailed_results.html``.
-    Nothing is written for an invalid submission (:class:`InvalidSubmission`)."""
+    Nothing is written for an invalid submission (:class:`InvalidSubmission`). ``hidden_until`` (a hidden phase's
+    end): the detailed results, which Codabench shows the participant whatever the phase's settings, say only that
+    the scores are hidden until then; ``scores.json`` still feeds the (hidden) leaderboard."""
     from dialeval.files.write import atomic_write_text, protect
 
     res, ref, out = Path(res), Path(ref), Path(out)
@@ -138,7 +150,8 @@ def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark
     report = score(res, ref, benchmark, splits)
     values = scores_of(report)
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / DETAILS_FILE, details_html(report, benchmark))
+    atomic_write_text(out / DETAILS_FILE, details_html(report, benchmark) if hidden_until is None
+                      else hidden_html(benchmark, hidden_until))
     atomic_write_text(out / SCORES_FILE, json.dumps(values, indent=1, sort_keys=True) + "\n")
     return values
 
@@ -357,11 +370,29 @@ def logo_png(size: int = 64) -> bytes:
             + chunk(b"IDAT", zlib.compress(row * size, 9)) + chunk(b"IEND", b""))
 
 
+BASE_IMAGE = "python:3.12-slim"
+"""The scoring image by default (Docker Hub's official Python image, what the Dockerfile builds on): the scoring
+program installs the pinned dialeval into it when it is not there (:func:`scoring_command`)."""
+
+
 def dockerfile(version: str = __version__) -> str:
     return ("# The scoring image: the exact dialeval version that made this bundle (numbers depend on it).\n"
-            "FROM python:3.12-slim\n"
+            f"FROM {BASE_IMAGE}\n"
             f"RUN pip install --no-cache-dir \"dialeval=={version}\"\n"
             "WORKDIR /app/program\n")
+
+
+def scoring_command(args: str, version: str = __version__) -> str:
+    """The metadata.yaml command: ``dialeval bundle codabench-score ARGS`` run by ``sh -c`` (Codabench's worker
+    hands the command to Docker, which runs no shell), after installing ``dialeval==VERSION`` with pip when the
+    image holds another version or none (a failed install stops there: never another version's numbers): the stock
+    image works as it is (each submission then pays the install), and an image built from the bundle's Dockerfile
+    skips it."""
+    check = f"import dialeval, sys; sys.exit(dialeval.__version__ != {version!r})"
+    install = (f"python3 -m pip install -qq --no-cache-dir --disable-pip-version-check --root-user-action=ignore "
+               f"dialeval=={version} >&2")
+    return "sh -c " + shlex.quote(f'python3 -c "{check}" 2>/dev/null || {install} && '
+                                  f"exec dialeval bundle codabench-score {args}")
 
 
 def _prepare(benchmark: str, data: Path, keys: Path | None, ch):
@@ -393,7 +424,7 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
     data, keys = Path(data), Path(keys) if keys else None
     ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
     metrics = info["default_metrics"]
-    image = image or f"dialeval/scoring:{__version__}"
+    image = image or BASE_IMAGE
     entries: dict[str, bytes] = {}
     page_md = pages(ch, benchmark, metrics, phase_list, "md")
     from dialeval.benchmarks import registry
@@ -406,12 +437,14 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         i = p["index"]
         for name, body in ref.items():
             entries[f"reference_data_{i}/{name}"] = body
-        command = f"dialeval bundle codabench-score /app/input/res /app/input/ref /app/output --benchmark {benchmark}"
+        args = f"/app/input/res /app/input/ref /app/output --benchmark {benchmark}"
         if not split_folders and p["named"]:  # split folders: the reference data hold only the phase's splits
-            command += f" --split {','.join(p['splits'])}"
+            args += f" --split {','.join(p['splits'])}"
+        if p["hidden"]:
+            args += f" --hidden-until {p['end'] or 'reveal'}"
         entries[f"scoring_program_{i}/metadata.yaml"] = (
             f"# dialeval {__version__} scores /app/input/res against /app/input/ref into /app/output/{SCORES_FILE}\n"
-            + _yaml({"command": command}) + "\n").encode()
+            + _yaml({"command": scoring_command(args)}) + "\n").encode()
         tasks.append({"index": i, "name": f"{ch.title[:80]}: {p['name']}", "description": p["description"],
                       "scoring_program": f"scoring_program_{i}", "reference_data": f"reference_data_{i}"})
         phase = {"index": i, "name": p["name"], "description": p["description"], "start": p["start"]}
@@ -421,6 +454,8 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
             phase["max_submissions_per_day"] = ch.per_day
         if ch.total:
             phase["max_submissions"] = ch.total
+        if p["hidden"]:  # the phase's own switch: its submissions' outputs and scores kept from participants
+            phase["hide_output"] = True
         phase["tasks"] = [i]
         comp_phases.append(phase)
     competition = {
@@ -437,7 +472,9 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         "tasks": tasks,
         "leaderboards": [{
             "title": "Results", "key": "main", "submission_rule": SUBMISSION_RULES[ch.counts],
-            "hidden": bool(phase_list) and all(p["hidden"] for p in phase_list),
+            # one leaderboard for every phase (Codabench attaches each phase to the first one), its hiding
+            # undated: hidden while any phase must be (see _readme_codabench)
+            "hidden": any(p["hidden"] for p in phase_list),
             "columns": [{"title": m, "key": m, "index": j, "sorting": _sorting(m)} for j, m in enumerate(metrics)],
         }],
     }
@@ -459,12 +496,29 @@ def _sorting(metric: str) -> str:
 
 
 def _readme_codabench(image: str, phase_list: list[dict]) -> str:
-    hidden = [p["name"] for p in phase_list if p["hidden"]]
-    note = (f"\nPhase(s) {', '.join(hidden)} should keep their scores hidden until they end: hide the leaderboard "
-            "in Codabench's editor for that time.\n") if hidden and len(hidden) < len(phase_list) else ""
-    return (f"Codabench competition bundle written by dialeval {__version__}.\n\n"
-            f"1. Build and push the scoring image (Dockerfile here) as {image}:\n"
-            f"   docker build -t {image} . && docker push {image}\n"
+    hidden = [p for p in phase_list if p["hidden"]]
+    note = ""
+    if hidden:
+        names = ", ".join(f"{p['name']} (ends {p['end'] or 'never: reveal by hand'})" for p in hidden)
+        note = (
+            f"\nHidden phase(s): {names}. What the bundle sets, and what Codabench cannot do:\n"
+            "* each hidden phase has hide_output: true (its submissions' outputs and scores are kept from "
+            "participants),\n  and its scoring program writes detailed results without a number;\n"
+            "* the leaderboard starts hidden: true. Codabench v2 gives every phase the bundle's first leaderboard\n"
+            "  (src/apps/competitions/unpackers/base_unpacker.py, _save_competition), and Leaderboard.hidden is one\n"
+            "  switch with no date (src/apps/leaderboards/models.py); a leaderboard per phase and visibility by phase\n"
+            "  or by date are open requests (github.com/codalab/codabench issues 1396 and 1777). So:\n"
+            "  - to show an earlier phase's scores, un-hide the leaderboard in the editor (Leaderboard tab) and hide\n"
+            "    it again before the hidden phase starts;\n"
+            "  - at the hidden phase's end, un-hide it: that is the reveal (what `leaderboard build --reveal` does on\n"
+            "    a dialeval site).\n")
+    built = image != BASE_IMAGE
+    step1 = (f"1. The scoring image is {image}" + (":\n   build it from the Dockerfile here and push it:\n"
+                                                  f"   docker build -t {image} . && docker push {image}\n" if built else
+                                                  f" (Docker Hub's Python image): each submission's scoring first installs\n"
+                                                  f"   dialeval=={__version__} with pip (needs the network, about a minute). To skip that, build\n"
+                                                  f"   the Dockerfile here, push it and rebuild the bundle with --image NAME.\n"))
+    return (f"Codabench competition bundle written by dialeval {__version__}.\n\n" + step1 +
             "2. Upload this zip on Codabench (Benchmarks > Management > Upload).\n\n"
             "Each task's reference_data_N holds that phase's test files and answer keys: keep the bundle private.\n"
             + note)

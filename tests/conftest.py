@@ -9,6 +9,7 @@ data folder is absent.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import random
@@ -168,10 +169,25 @@ def deepcopy(x):
 
 
 def cli_env() -> dict[str, str]:
-    """The environment for CLI subprocesses: no DIALEVAL_* settings leak in from the caller."""
+    """The environment for CLI subprocesses: no DIALEVAL_* settings leak in from the caller, except the embedding
+    kernels' folder: every run shares this session's (a test giving a run a fresh DIALEVAL_CACHE_DIR would
+    otherwise compile the kernels in it, 7 s of CPU, as a source checkout has none precompiled)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIALEVAL_")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    kernels = _kernel_folder()
+    if kernels:
+        env["DIALEVAL_KERNEL_CACHE"] = kernels
     return env
+
+
+@functools.cache
+def _kernel_folder() -> str | None:
+    try:
+        from dialeval.metrics.kernel_cache import cache_dir
+
+        return str(cache_dir())
+    except ImportError:  # no numba: nothing to share
+        return None
 
 
 def run_cli(*args, cwd: Path | None = None, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -149,9 +149,9 @@ def run_as_codabench_worker(bundle_dir: Path, task: int, submission: Path, app: 
     (app / "output").mkdir()
     command = yaml.safe_load((app / "program" / "metadata.yaml").read_text())["command"]
     argv = [a.replace("/app/", f"{app}/") for a in shlex.split(command)]
-    assert argv[0] == "dialeval"
+    assert argv[:2] == ["sh", "-c"] and "exec dialeval bundle codabench-score " in argv[2]
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-               PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", PIP_NO_INDEX="1")  # this dialeval is the pinned one: never a download here
     return subprocess.run(argv, cwd=app / "program", capture_output=True, text=True, env=env, timeout=300)
 
 
@@ -295,3 +295,68 @@ def test_a_run_zipped_with_its_folder_scores_the_same(bundles, tmp_path, referen
     r = run_as_codabench_worker(bundle, 0, tmp_path / "res", tmp_path / "app")
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == reference_scores["all"]
+
+
+# ---- the scoring image and a hidden phase on Codabench ----------------------------------------------------------
+def test_codabench_default_image_is_pythons_and_the_command_installs_exactly_this_dialeval(bundles, tmp_path):
+    """The default docker_image is one Codabench can pull (the Dockerfile's own base); the command installs the
+    pinned dialeval there, and only when the image holds another version or none; --image names a built one."""
+    from dialeval import __version__
+    from dialeval.leaderboard.hosting import BASE_IMAGE
+
+    z = zipfile.ZipFile(bundles / "codabench.zip")
+    comp = yaml.safe_load(z.read("competition.yaml"))
+    assert comp["docker_image"] == BASE_IMAGE == "python:3.12-slim"
+    assert z.read("Dockerfile").decode().splitlines()[1] == f"FROM {BASE_IMAGE}"
+    assert f"dialeval=={__version__}" in z.read("README.txt").decode()
+    script = shlex.split(yaml.safe_load(z.read("scoring_program_0/metadata.yaml"))["command"])[2]
+    # the same script in an image without dialeval (python3 -c fails) and in one with it (python3 -c succeeds)
+    for has_it in (False, True):
+        bin_ = tmp_path / f"bin{has_it}"
+        bin_.mkdir()
+        log = tmp_path / f"log{has_it}"
+        (bin_ / "python3").write_text(f'#!/bin/sh\nif [ "$1" = -c ]; then exit {0 if has_it else 1}; fi\n'
+                                       f'echo "pip $*" >> {log}\n')
+        (bin_ / "dialeval").write_text(f'#!/bin/sh\necho "dialeval $*" >> {log}\n')
+        for f in bin_.iterdir():
+            f.chmod(0o755)
+        r = subprocess.run(["sh", "-c", script], env={"PATH": f"{bin_}:/usr/bin:/bin"}, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        calls = log.read_text().splitlines()
+        assert calls[-1].startswith("dialeval bundle codabench-score /app/input/res /app/input/ref /app/output")
+        assert (len(calls) == 1) == has_it
+        if not has_it:
+            assert calls[0].startswith("pip -m pip install") and calls[0].endswith(f" dialeval=={__version__}")
+    out = tmp_path / "own.zip"
+    r = cli("bundle", "codabench", "--image", "ghcr.io/org/dialeval-scoring:1", "--out", out,
+            env={"DIALEVAL_CHALLENGE": ""})
+    assert r.returncode == 0, r.stderr
+    own = zipfile.ZipFile(out)
+    assert yaml.safe_load(own.read("competition.yaml"))["docker_image"] == "ghcr.io/org/dialeval-scoring:1"
+    assert "docker build -t ghcr.io/org/dialeval-scoring:1 . && docker push" in own.read("README.txt").decode()
+
+
+def test_a_hidden_phase_keeps_its_scores_from_participants_on_codabench(data, tmp_path, reference_scores):
+    """Per phase, what Codabench supports: hide_output on the hidden phase, and a scoring program that puts no
+    number where participants see it (log, detailed results). The one leaderboard serves every phase and hides
+    without a date: it starts hidden, and README.txt says what to switch by hand and why (with the sources)."""
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(PHASED)
+    r = cli("bundle", "codabench", "--data", data, "--challenge", toml, "--out", tmp_path / "c.zip")
+    assert r.returncode == 0, r.stderr
+    bundle = unzip(tmp_path / "c.zip", tmp_path / "bundle")
+    comp = yaml.safe_load((bundle / "competition.yaml").read_text())
+    assert [p.get("hide_output", False) for p in comp["phases"]] == [False, True]
+    assert comp["leaderboards"][0]["hidden"] is True
+    readme = (bundle / "README.txt").read_text()
+    assert "Final Test (ends 2017-09-15T23:59:59Z)" in readme and "base_unpacker.py" in readme and "1777" in readme
+    dev = yaml.safe_load((bundle / "scoring_program_0" / "metadata.yaml").read_text())["command"]
+    assert "--hidden-until" not in dev
+    r = run_as_codabench_worker(bundle, 1, BASELINE, tmp_path / "app")
+    assert r.returncode == 0, r.stderr
+    scores = json.loads((tmp_path / "app" / "output" / "scores.json").read_text())
+    assert scores == reference_scores["tst4"]  # the leaderboard still gets the phase's exact numbers
+    details = (tmp_path / "app" / "output" / "detailed_results.html").read_text()
+    assert "hidden until it ends (2017-09-15T23:59:59Z)" in details
+    for v in scores.values():
+        assert f"{v:.4f}" not in details and f"{v:.4f}" not in r.stdout

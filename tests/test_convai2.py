@@ -353,3 +353,63 @@ def test_protocols_columns_stay_apart_piped_at_any_width(cli, tmp_path, columns)
     # each value ends under its column's name
     ends = [lines[head].index(h) + len(h) for h in ("HITS@1", "HITS@5", "HITS@10")]
     assert all(ln[:e].endswith(v) for ln in lines[head + 1:head + 5] for e, v in zip(ends, ln.split()[1:4], strict=True))
+
+
+# ---- F1 of a ranking's top candidate (ParlAI's f1 for ranking models) ---------------------------------------------
+TOP_CANDS = (["i love cats", "my dog is old", *(f"filler {j}" for j in range(17)), "I love my dog."],
+             ["a blue sky", *(f"filler {j}" for j in range(18)), "The sea is blue."])
+TOP_IDS = ["valid_self_original:1:2", "valid_self_original:1:3"]
+
+
+@pytest.fixture
+def top_data(tmp_path) -> Path:
+    """Turn 1: label "i love my dog" (4 tokens after normalisation); candidate 1 "i love cats" shares i, love
+    (P 2/3, R 2/4: F1 4/7), candidate 2 "my dog is old" shares my, dog (P 2/4, R 2/4: F1 1/2), candidate 20 is the
+    gold (F1 1). Turn 2: label "sea is blue" (3 tokens); candidate 1 "blue sky" shares blue (P 1/2, R 1/3: F1 2/5)."""
+    return write_turns(tmp_path / "valid_self_original.txt", [(["i have a dog ."], [
+        ("what pet ?", "I love my dog.", list(TOP_CANDS[0])), ("and the sea ?", "The sea is blue.", list(TOP_CANDS[1]))])])
+
+
+def _top_scores(tmp_path) -> Path:
+    """Turn 1: candidates 1, 2 and 20 tie at the top; turn 2: candidate 1 alone at the top, the gold below it."""
+    t1 = {str(j): 0.0 for j in range(1, 21)} | {"1": 2.0, "2": 2.0, "20": 2.0}
+    t2 = {str(j): 0.0 for j in range(1, 21)} | {"1": 1.0, "20": 0.5}
+    return _scores(tmp_path / "s.json", {TOP_IDS[0]: t1, TOP_IDS[1]: t2})
+
+
+@pytest.mark.parametrize("ties, turn1", [("pessimistic", 1 / 2), ("optimistic", 1.0), ("input-order", 4 / 7),
+                                         ("expected", (4 / 7 + 1 / 2 + 1) / 3)])
+def test_the_top_candidates_f1_under_each_tie_policy_by_hand(top_data, tmp_path, ties, turn1):
+    """A tie at the top is settled on F1 itself: the lowest, the highest, the first in the line, or their mean."""
+    rep = score(_top_scores(tmp_path), benchmark="convai2", data=top_data, ties=ties,
+                metrics=["hits@1", "hits@5", "hits@10", "f1"])
+    assert rep.valid
+    assert rep.table.values["f1"].tolist() == pytest.approx([turn1, 2 / 5])
+    assert rep.value("f1") == pytest.approx((turn1 + 2 / 5) / 2)
+    assert rep.metrics == ["hits@1", "hits@5", "hits@10", "f1"]
+
+
+def test_a_score_matrix_gives_the_same_top_f1(top_data, tmp_path):
+    rows = np.zeros((2, 20))
+    rows[0, [0, 1, 19]] = 2.0
+    rows[1, [0, 19]] = [1.0, 0.5]
+    np.save(tmp_path / "s.npy", rows)
+    got = {ties: score(tmp_path / "s.npy", benchmark="convai2", data=top_data, ties=ties, metrics=["f1"]).value("f1")
+           for ties in ("pessimistic", "optimistic", "input-order")}
+    assert got == pytest.approx({"pessimistic": (1 / 2 + 2 / 5) / 2, "optimistic": (1 + 2 / 5) / 2,
+                                 "input-order": (4 / 7 + 2 / 5) / 2})
+
+
+def test_a_ranking_by_text_takes_its_first_candidate_and_a_missing_turn_scores_0(top_data, tmp_path):
+    """Turn 1 ranks "my dog is old" (named by its text, written differently) first: F1 1/2; turn 2 is missing."""
+    order = ["MY DOG, is old!", "20", "1", *(str(j) for j in range(3, 20))]
+    ranked = [{"dialog_id": TOP_IDS[0], "lst_candidate_id": [{"candidate_id": c, "rank": r} for r, c in enumerate(order, 1)]}]
+    (tmp_path / "r.json").write_text(json.dumps(ranked))
+    rep = score(tmp_path / "r.json", benchmark="convai2", data=top_data, metrics=["hits@1", "f1"])
+    assert rep.valid and rep.table.values["f1"].tolist() == [0.5, 0.0]
+    assert rep.value("f1") == 0.25 and rep.value("hits@1") == 0.0
+
+
+def test_the_default_metrics_of_a_ranking_are_unchanged(top_data, tmp_path):
+    """f1 of the top candidate is asked for with --metrics: the default report stays hits@1/5/10."""
+    assert score(_top_scores(tmp_path), benchmark="convai2", data=top_data).metrics == ["hits@1", "hits@5", "hits@10"]

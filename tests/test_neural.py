@@ -246,8 +246,7 @@ def test_full_neural_reproduction(tmp_path):
 
 def _device_checking_mode(torch):
     """A TorchFunctionMode that fails any op whose tensor operands sit on more than one device (0-dim CPU scalars
-    excepted, which torch itself allows anywhere). On the meta device ``unique`` has no output shape (it depends on
-    the data), so it is given its largest one: every element distinct."""
+    excepted, which torch itself allows anywhere)."""
     from torch.overrides import TorchFunctionMode
     from torch.utils._pytree import tree_flatten
 
@@ -257,9 +256,6 @@ def _device_checking_mode(torch):
             devices = {t.device for t in flat if isinstance(t, torch.Tensor) and not (t.dim() == 0 and t.device.type == "cpu")}
             name = getattr(func, "__name__", str(func))
             assert len(devices) <= 1, f"{name} mixes devices {sorted(map(str, devices))}"
-            if "unique" in name and devices == {torch.device("meta")}:
-                x = args[0]
-                return x.new_empty(x.numel()), torch.empty(x.shape, dtype=torch.long, device=x.device)
             return func(*args, **(kwargs or {}))
 
     return SameDevice()
@@ -267,16 +263,20 @@ def _device_checking_mode(torch):
 
 @needs_torch
 @pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2N, MemN2NMatch])
-def test_a_training_step_creates_every_tensor_on_the_models_device(cls):
-    """The model on the meta device (a non-CPU device torch offers without hardware): a tensor made on the CPU inside
-    the loss (the negative sampling did, and failed on every GPU) meets a meta tensor and the step fails."""
+def test_training_and_dev_evaluation_run_on_the_models_device_without_reading_it_back(cls):
+    """The device path of the trainer (what runs on a GPU) with the model on the meta device, a non-CPU device torch
+    offers without hardware. Two failures are caught: a tensor made on the CPU meeting a model tensor (the negative
+    sampling did, and failed on every GPU), and any read of a device value inside an epoch (a meta tensor has no
+    value: float(), bool(), .item(), .cpu() and data-dependent shapes such as torch.unique all raise), which on a
+    GPU is a host round trip per batch."""
     import torch
 
     from dialeval.baselines._torchutil import (
+        DeviceSplit,
+        DeviceTable,
         EncodedItems,
         UtteranceTable,
         build_vocab,
-        match_tensor,
         training_candidates,
     )
 
@@ -286,16 +286,169 @@ def test_a_training_step_creates_every_tensor_on_the_models_device(cls):
     model.vocab = build_vocab(TRAIN, cands)
     table = UtteranceTable(model.vocab, model.max_tokens)
     enc = EncodedItems(TRAIN, table, model.memory_size, {c.utterance: i for i, c in enumerate(cands)})
-    idx = np.arange(len(TRAIN))
-    batch = {k: v.to("meta") for k, v in model._batch(torch, enc, torch.from_numpy(table.array()), idx).items()}
-    cset = CandidateSet(cands, model.vocab, model.max_tokens)
-    cand_t = torch.from_numpy(cset.tokens).to("meta")
-    answer = torch.from_numpy(enc.answer[idx]).to("meta")
     meta = torch.device("meta")
-    match = match_tensor(torch, [cset.match_pairs(i, Lexicon()) for i in TRAIN], len(cands), meta) if model.match else None
-    module = model.make_module(model.current_config(), len(model.vocab)).to(meta)
+    cset = CandidateSet(cands, model.vocab, model.max_tokens)
+    lex = Lexicon()
+    lex.add_api_slots([c.utterance for c in CANDS])
+    lex.add_fact("r R_cuisine italian")
+    pairs = [cset.match_pairs(i, lex) for i in TRAIN] if model.match else None
+    if model.match:
+        assert sum(map(len, pairs)) > 0  # the match-feature scatter is exercised too
+    split = DeviceSplit(torch, enc, DeviceTable(torch, table.array(), meta), pairs)
+    cand_t = torch.from_numpy(cset.tokens).to(meta)
+    config = {**model.current_config(), "batch_size": 3}
+    module = model.make_module(config, len(model.vocab)).to(meta)
+    opt = model.make_optimizer(torch, module, config)
     with _device_checking_mode(torch):
-        loss = module.loss(batch, cand_t, match, answer, torch.Generator().manual_seed(0))
-        loss.backward()
-        module.scores(batch, cand_t, match)
-    assert loss.device.type == "meta"
+        total, finite, seen = model._train_epoch(torch, module, opt, config, split, np.arange(len(TRAIN))[::-1],
+                                                 cand_t, torch.Generator().manual_seed(0))
+        hits = model._dev_hits(torch, module, split, cand_t, len(cands))
+    assert total.device == meta and finite.device == meta and hits.device == meta
+    assert seen == len(TRAIN)
+    assert all(p.device == meta for p in module.parameters())
+
+
+@needs_torch
+def test_host_side_batching_equals_torch_unique_and_the_dense_match_features():
+    """The batch's distinct rows and inverse come from np.unique on the host; they must be torch.unique's (the CPU
+    numbers were stored with those), and the CSR match scatter must give the per-item dense features."""
+    import torch
+
+    from dialeval.baselines._torchutil import (
+        ENTITY_TYPES,
+        DeviceSplit,
+        DeviceTable,
+        EncodedItems,
+        UtteranceTable,
+        build_vocab,
+        training_candidates,
+    )
+
+    cands = training_candidates(TRAIN)
+    vocab = build_vocab(TRAIN, cands)
+    table = UtteranceTable(vocab, 40)
+    enc = EncodedItems(TRAIN, table, 4, {c.utterance: i for i, c in enumerate(cands)})
+    cset = CandidateSet(cands, vocab)
+    lex = Lexicon()
+    lex.add_fact("r R_cuisine italian")
+    lex.add_fact("r R_location paris")
+    pairs = [cset.match_pairs(i, lex) for i in TRAIN]
+    split = DeviceSplit(torch, enc, DeviceTable(torch, table.array(), torch.device("cpu")), pairs)
+    idx = np.array([1, 4, 5])
+    batch, answer, match = split.batch(torch, idx, len(cands))
+    ids = torch.from_numpy(np.concatenate([enc.query[idx], enc.memory[idx].ravel()]))
+    uniq, inv = torch.unique(ids, return_inverse=True)
+    rows = torch.from_numpy(table.array())[uniq]
+    width = int((rows != 0).sum(1).max())
+    assert torch.equal(batch["rows"], rows[:, :width])
+    assert torch.equal(batch["query"], inv[:3]) and torch.equal(batch["memory"], inv[3:].view(3, -1))
+    assert answer.tolist() == enc.answer[idx].tolist()
+    dense = torch.zeros((3, len(cands), len(ENTITY_TYPES)))
+    for b, i in enumerate(idx):
+        for c, t in pairs[i]:
+            dense[b, c, t] = 1.0
+    assert dense.sum() > 0 and torch.equal(match, dense)
+
+
+@needs_torch
+def test_unseen_random_gives_unseen_words_fixed_untrained_vectors():
+    """``unseen="random"``: a word never seen in training changes the scores (it is dropped by default), always by the
+    same vector (seeded by the word, not by what was scored before), and training is untouched."""
+    params = dict(embedding_size=8, epochs=3, grid=None, progress=False, lr=0.1, negatives=3)
+    drop = SupervisedEmbeddings(seed=1, **params).fit(TRAIN)
+    rnd = SupervisedEmbeddings(seed=1, unseen="random", **params).fit(TRAIN)
+    known = [it(["hello"])]
+    assert np.array_equal(drop.score_group(CANDS, known), rnd.score_group(CANDS, known))
+    oov = [it(["hello zanzibar"])]
+    assert not np.array_equal(drop.score_group(CANDS, oov), rnd.score_group(CANDS, oov))
+    again = SupervisedEmbeddings(seed=1, unseen="random", **params).fit(TRAIN)
+    again.score_group(CANDS, [it(["qwerty"])])  # another unseen word first
+    assert np.array_equal(again.score_group(CANDS, oov), rnd.score_group(CANDS, oov))
+    assert "zanzibar" in rnd.vocab.stoi and "zanzibar" not in drop.vocab.stoi
+
+
+@needs_torch
+def test_raw_input_bag_is_a_parameter():
+    a = SupervisedEmbeddings(seed=0, embedding_size=8, epochs=1, grid=None, progress=False, input_scale="none").fit(TRAIN)
+    b = SupervisedEmbeddings(seed=0, embedding_size=8, epochs=1, grid=None, progress=False).fit(TRAIN)
+    long = [it(["hello", "hello what can i help you with today", "italian food please"])]
+    assert not np.allclose(a.score_group(CANDS, long), b.score_group(CANDS, long))
+    assert a.describe()["config"]["input_scale"] == "none"
+    from dialeval.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="input_scale"):
+        SupervisedEmbeddings(seed=0, epochs=1, grid=None, progress=False, input_scale="mean").fit(TRAIN)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# reproduce babi: the stored settings, --jobs, --time-limit
+
+
+def test_stored_settings_are_the_parameters_of_each_stored_row():
+    """TABLE2_SETTINGS must be what produced submissions/baselines/babi-neural.json: each stored row's configuration
+    (epoch cap, patience, grid) is what the table gives for its (model, task)."""
+    from dialeval.baselines.memn2n import GRID as MEMN2N_GRID
+    from dialeval.baselines.reproduce import model_params
+
+    stored = json.loads((REPO / "submissions/baselines/babi-neural.json").read_text())
+    for r in stored:
+        p = model_params(r["model"], r["task"], BABI)
+        cfg = r["config"]["config"]
+        assert cfg["epochs"] == p["epochs"] and cfg["patience"] == p["patience"], (r["model"], r["task"])
+        grid = p.get("grid", MEMN2N_GRID if r["model"].startswith("memn2n") else r["config"]["grid"])
+        assert [dict(g) for g in (grid or [])] == r["config"]["grid"], (r["model"], r["task"])
+
+
+@needs_torch
+@needs_babi
+@pytest.mark.realdata
+def test_jobs_give_the_records_of_one_process_in_the_same_order(monkeypatch):
+    from dialeval.baselines.reproduce import reproduce_babi
+
+    monkeypatch.setenv("DIALEVAL_TORCH_THREADS", "2")  # one thread per worker with 2 jobs; one process: set below
+    # memn2n-match T1 (the longer job) starts first and T4 finishes first; records still come task by task
+    models, tasks, small = ["memn2n-match"], [4, 1], {"epochs": 2}
+    par = reproduce_babi(BABI, models, tasks, max_conversations=1, jobs=2, params=small)
+    monkeypatch.setenv("DIALEVAL_TORCH_THREADS", "1")
+    seq = reproduce_babi(BABI, models, tasks, max_conversations=1, params=small)
+    same = lambda r: {k: v for k, v in r.items() if not k.endswith("seconds")} | {  # noqa: E731
+        "config": {k: v for k, v in r["config"].items() if not k.endswith("second") and not k.endswith("seconds")}}
+    assert [same(r) for r in par] == [same(r) for r in seq]
+    assert [(r["task"], r["split"]) for r in seq] == [(4, "tst"), (4, "tst-OOV"), (1, "tst"), (1, "tst-OOV")]
+    assert all(r["device"] == "cpu" and r["params"] == small and r["wall_seconds"] > 0 for r in par)
+    assert all(r["config"]["config"]["epochs"] == 2 for r in par)  # --param on top of the stored settings
+    assert par[0]["config"]["grid"] == [{"hops": 1}, {"hops": 3}]  # the stored setting of memn2n-match T4
+
+
+@needs_torch
+@needs_babi
+@pytest.mark.realdata
+def test_time_limit_stops_jobs_lists_them_and_still_writes_the_table(tmp_path):
+    proc = run_cli("reproduce", "babi", "--data", BABI, "--out", tmp_path, "--models", "memn2n", "--tasks", "1,4",
+                   "--max-conversations", "2", "--time-limit", "1", "--check")
+    assert proc.returncode == 1, proc.stderr
+    assert "not finished within --time-limit: memn2n T1, memn2n T4" in proc.stderr
+    md = (tmp_path / "babi-table2.md").read_text()
+    assert "Not finished within the time limit (no rows): memn2n T1, memn2n T4." in md
+    assert json.loads((tmp_path / "babi-table2.json").read_text()) == []
+
+
+def test_param_must_be_json_and_a_parameter_of_the_model(tmp_path):
+    for value, msg in (("epochs=ten", "not JSON"), ("nope=1", "has no parameter nope"), ("epochs", "KEY=JSON")):
+        proc = run_cli("reproduce", "babi", "--data", tmp_path, "--out", tmp_path / "o", "--models", "tfidf",
+                       "--param", value)
+        assert proc.returncode == 2 and msg in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+@needs_torch
+@needs_babi
+@pytest.mark.realdata
+def test_a_failing_parallel_job_is_reported_the_others_go_on_and_the_exit_is_3(tmp_path):
+    proc = run_cli("reproduce", "babi", "--data", BABI, "--out", tmp_path, "--models", "memn2n,supervised-embeddings",
+                   "--tasks", "4", "--max-conversations", "1", "--jobs", "2", "--param", "batch_size=0")
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for m in ("memn2n", "supervised-embeddings"):  # the first failure did not stop the other job
+        assert f"error: job {m} T4 failed: ValueError" in proc.stderr
+        assert f"- failed (no rows): {m} T4: ValueError" in (tmp_path / "babi-table2.md").read_text()

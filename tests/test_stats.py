@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -271,13 +273,19 @@ def _old_pairwise_randomization(values, clusters, resamples, seed):
     return p
 
 
-@pytest.mark.parametrize("kind", ["mrr", "hits-clustered", "hits-few-differences"])
+@pytest.mark.parametrize("kind", ["mrr", "mrr-clustered", "p@2", "scores", "hits-clustered", "hits-few-differences"])
 def test_pairwise_randomization_is_the_old_loop_bit_for_bit(kind):
+    """Both ways of counting: exact whole numbers (MRR's 1/r, P@2's halves, 0/1 hits: float32 products in chunks)
+    and the float product (scores on no lattice)."""
     rng = np.random.default_rng(4)
     n, k = 9001, 5
-    clusters = np.arange(n) // 3 if kind != "mrr" else None
-    if kind == "mrr":
+    clusters = np.arange(n) // 3 if kind not in ("mrr", "scores") else None
+    if kind.startswith("mrr"):
         values = 1.0 / rng.integers(1, 11, (k, n))
+    elif kind == "p@2":
+        values = rng.integers(0, 3, (k, n)) / 2
+    elif kind == "scores":
+        values = rng.random((k, n))
     else:
         values = (rng.random((k, n)) < 0.5).astype(float)
         if kind == "hits-few-differences":  # null statistics land exactly on the observed one: ties of |stat|
@@ -286,6 +294,25 @@ def test_pairwise_randomization_is_the_old_loop_bit_for_bit(kind):
                 values[r, rng.choice(n, 3 * r, replace=False)] = 1 - values[r, 0]
     got = stats.pairwise_randomization(values, clusters, 3001, 9)
     assert np.array_equal(got, _old_pairwise_randomization(values, clusters, 3001, 9))
+    sums = _old_cluster_sums(values, clusters)
+    assert (stats._lattice(sums, n) is None) == (kind == "scores")
+
+
+def _old_cluster_sums(values, clusters):
+    _, inverse = np.unique(np.arange(values.shape[1]) if clusters is None else clusters, return_inverse=True)
+    return np.stack([np.bincount(inverse, weights=row) for row in values])
+
+
+def test_whole_number_sums_are_counted_in_float32_chunks_that_stay_exact():
+    """MRR sums of 40,000 mostly-first items scale to about 95 million, past float32's 2^24 (one float32 product
+    would round): the product is split into chunks, and the p-values are still the old loop's."""
+    rng = np.random.default_rng(5)
+    values = np.where(rng.random((3, 40000)) < 0.9, 1.0, 1.0 / rng.integers(1, 11, (3, 40000)))
+    whole = stats._lattice(values, 40000)
+    assert np.array_equal(whole, np.rint(values * 2520)) and whole.sum(axis=1).min() > 2 ** 26
+    got = stats.pairwise_randomization(values, None, 301, 9)
+    assert np.array_equal(got, _old_pairwise_randomization(values, None, 301, 9))
+    assert stats._lattice(values + 1e-3, 40000) is None  # off the lattice: the float product
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (7, 13), (400, 2001), (1, 1)])
@@ -293,7 +320,7 @@ def test_sign_draws_are_numpys_int8_draws(shape):
     a, b = np.random.default_rng(2), np.random.default_rng(2)
     for _ in range(3):  # several calls: each starts from a fresh 32-bit draw, as numpy's own
         want = a.integers(0, 2, size=shape, dtype=np.int8).astype(np.float64) * 2.0 - 1.0
-        got = np.concatenate([blk for _, blk in stats._sign_rows(b, *shape)])
+        got = (stats._sign_bytes(b, *shape) >> 7) * 2.0 - 1.0
         assert np.array_equal(got, want)
     assert a.integers(0, 10**6, 5).tolist() == b.integers(0, 10**6, 5).tolist()  # the streams stay aligned
 
@@ -309,3 +336,58 @@ def test_a_single_cluster_gives_p_1_not_a_traceback(monkeypatch):
     assert res[0].p_randomization == 1.0
     _scipy_only(monkeypatch)  # scipy's own path too
     assert stats.approximate_randomization(a, b, one) == 1.0
+
+
+# ---- units a metric leaves out (issue 27 item 6: embedding metrics under empty:skip) -----------------------------
+def test_units_left_out_by_a_metric_are_dropped_from_intervals_and_paired_tests():
+    """NaN per-item values (an embedding metric skipping an empty text) are not units: a run's value and interval
+    are over the others, and a paired comparison drops an item that either run left out, and says how many."""
+    m = get("embedding-average")
+    ids = [f"i{k}" for k in range(200)]
+    rng = np.random.default_rng(8)
+    va, vb = rng.uniform(0.5, 1.0, 200), rng.uniform(0.4, 0.9, 200)
+    va[[3, 10, 50]] = np.nan  # left out in A
+    vb[[10, 77]] = np.nan  # left out in B (item 10 in both)
+    ta = RankTable.build(benchmark="x", split="tst1", group="1", item_ids=ids, gold_rank=np.ones(200, int),
+                         n_candidates=10, values={m.name: va})
+    tb = RankTable.build(benchmark="x", split="tst1", group="1", item_ids=ids, gold_rank=np.ones(200, int),
+                         n_candidates=10, values={m.name: vb})
+    ua = stats.unit_values(ta, m)
+    assert len(ua) == 197 and sorted(ua.left_out.tolist()) == sorted("tst1\x1f" + i for i in ("i3", "i10", "i50"))
+    assert ua.mean == pytest.approx(np.nanmean(va), abs=1e-15)
+    assert m.compute_left_out(ta) == (pytest.approx(np.nanmean(va), abs=1e-15), 3)
+    iv = stats.interval(ua.values, ua.clusters)
+    assert iv.n == 197 and np.isfinite([iv.low, iv.high]).all()
+
+    (res,) = stats.compare_tables(ta, tb, [m])
+    both = ~(np.isnan(va) | np.isnan(vb))
+    assert res.n == 196 and res.left_out == 4  # items 3, 10, 50, 77
+    assert res.a == pytest.approx(va[both].mean(), abs=1e-15) and res.b == pytest.approx(vb[both].mean(), abs=1e-15)
+    assert res.diff == pytest.approx(va[both].mean() - vb[both].mean(), abs=1e-12)
+    assert np.isfinite([res.diff_low, res.diff_high, res.p_randomization, res.p_bootstrap]).all()
+    assert res.to_json()["left_out"] == 4
+    # nothing left out: the same numbers as before the rule existed, and left_out 0
+    (full,) = stats.compare_tables(tb.take(both), ta.take(both), [m])
+    assert full.left_out == 0 and full.n == 196 and full.diff == pytest.approx(-res.diff, abs=1e-12)
+
+
+def test_report_counts_only_the_items_a_metric_kept():
+    from dialeval.core.signature import Signature
+    from dialeval.results.report import ScoreReport
+
+    m = get("embedding-average")
+    t = RankTable.concat([
+        RankTable.build(benchmark="x", split="tst1", group="1", item_ids=["a", "b", "c"], gold_rank=[1, 1, 1],
+                        n_candidates=10, values={m.name: np.array([0.5, np.nan, 0.7])}),
+        RankTable.build(benchmark="x", split="tst1", group="2", item_ids=["d", "e"], gold_rank=[1, 2],
+                        n_candidates=10, values={m.name: np.array([np.nan, np.nan])}),
+    ])
+    rep = ScoreReport(Signature("x"), {}, ["tst1"], ["1", "2"], True, table=t).compute([m, get("p@1")])
+    got = {(r["group"], r["average"], r["metric"]): (r["value"], r["n"]) for r in rep.records}
+    assert got[("1", None, m.name)] == (pytest.approx(0.6), 2)
+    assert ("2", None, m.name) not in got  # every item left out: no number
+    assert got[("all", "micro", m.name)] == (pytest.approx(0.6), 2)
+    assert got[("all", "macro", m.name)] == (pytest.approx(0.6), 2)  # over the groups that have a value
+    assert got[("all", "micro", "p@1")] == (0.8, 5)  # other metrics keep every item
+    rows = [json.loads(line) for line in rep.per_item_lines()]
+    assert [r[m.name] for r in rows] == [0.5, None, 0.7, None, None]  # valid JSON: null, never NaN

@@ -4,22 +4,25 @@
 or a folder of ``<split>_self_original.txt``. Items: turns, ``<file stem>:<dialog>:<line ID>``, candidates ``"1"`` ...
 ``"20"`` or their texts (the line's first candidate that normalises alike). Gold: every candidate equal to a label after
 ParlAI's answer normalisation (:mod:`dialeval.metrics.answer`). A ``.txt`` of replies, a line per turn, gets token F1.
+A ranking also carries ``f1``, the token F1 of its top candidate (ParlAI's ``f1`` for ranking models; ``--metrics``): a
+tie at the top is settled by the tie policy on F1 itself (pessimistic: the lowest, optimistic: the highest, expected:
+their mean, input-order: the first in the line's order); a turn not ranked scores 0.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from dialeval.benchmarks.base import Evaluation, Request
-from dialeval.benchmarks.items import ItemSet
+from dialeval.benchmarks.items import ItemSet, score_replies
 from dialeval.benchmarks.itemset import ItemSetBenchmark
-from dialeval.core.errors import UnreadableInput, UsageError
-from dialeval.core.problems import Problem
+from dialeval.core.errors import UsageError
 from dialeval.formats.convai2 import DEFAULT_FILE, MAX_TURN, N_CANDIDATES, SPLITS, Turns, read_turns, split_of
-from dialeval.metrics.answer import normalize_answer
+from dialeval.metrics.answer import counts_f1, normalize_answer
 
 _normalize = lru_cache(maxsize=1 << 16)(normalize_answer)  # a file's candidates recur across its turns
 POSITIONS = tuple(str(j) for j in range(1, N_CANDIDATES + 1))
@@ -55,6 +58,20 @@ def _names(turns: Turns):
     return lambda i, name: by_text(i).get(normalize_answer(name)) if len(name) <= MAX_TURN else None
 
 
+def _top_f1(turns: Turns):
+    """``top_values`` of a file's item set: the F1 of each turn's top candidate, ties settled as the docstring says."""
+    settle = {"pessimistic": min, "optimistic": max, "expected": lambda f: sum(f) / len(f), "input-order": lambda f: f[0]}
+
+    def values(top: np.ndarray, ties: str) -> dict[str, np.ndarray]:
+        f1 = np.zeros(len(top))
+        for i in np.flatnonzero(top.any(axis=1)):  # a turn not ranked scores 0
+            cands, labels = turns.candidates(i), [Counter(_normalize(x).split()) for x in turns.labels[i]]
+            cols = np.flatnonzero(top[i])[: 1 if ties == "input-order" else None]
+            f1[i] = settle[ties]([counts_f1(Counter(_normalize(cands[j]).split()), labels) for j in cols])
+        return {"f1": f1}
+    return values
+
+
 class ConvAI2(ItemSetBenchmark):
     name = "convai2"
     title = "ConvAI2 (PersonaChat): hits@1/5/10 of 20 candidates per turn, or token F1 of generated replies"
@@ -78,7 +95,7 @@ class ConvAI2(ItemSetBenchmark):
         path = data_files(data)[split]
         turns, gold = _load(path)
         return ItemSet(group, turns.item_ids, POSITIONS, gold if with_gold else None, turns.conversation_ids,
-                       turns.turns, names=_names(turns), files=(path,), extra=turns)
+                       turns.turns, names=_names(turns), files=(path,), extra=turns, top_values=_top_f1(turns))
 
     split_of_id = staticmethod(split_of)  # an item id starts with its file's stem: "valid_self_original:1:5"
 
@@ -96,38 +113,11 @@ class ConvAI2(ItemSetBenchmark):
             return super().score_sets(request, splits, sets, identity, problems, others)
         if len(own) != 1:
             raise UsageError("convai2: a file of replies answers one data file: give one --split")
-        table, found, info = _replies(request, own[0].split, own[0].extra)
+        table, found, info = score_replies(request.submission, own[0], own[0].extra.labels, benchmark=self.name,
+                                           split=own[0].split, scoring=request.scoring, max_chars=MAX_TURN, noun="turns",
+                                           too_long="line-too-long")
         ev = Evaluation(table=table, problems=[*(problems or []), *found], splits=splits, groups=[own[0].group],
                         data=identity, submission=info, signature_fields={})
         ev.signature_fields = self.signature_fields(request, ev)
         return ev
 
-
-def _replies(request: Request, split: str, turns: Turns):
-    """Generated replies: a .txt of one line per turn, token F1 against the labels."""
-    from dialeval.core.ranks import RankTable
-    from dialeval.files.read import file_sha256, iter_text_lines
-    from dialeval.metrics.answer import f1_scores
-
-    path = Path(request.submission)
-    fname, n, replies, problems = path.name, len(turns.item_ids), [], []
-    shape = f"the file has {n} turns (one reply per line, in file order)"
-    try:
-        for lineno, line in iter_text_lines(path, shown=fname):
-            if lineno > n or len(line) > MAX_TURN:  # a longer line is no reply: it is never tokenised
-                problems.append(Problem("wrong-shape", "", f"more than {n} lines, but {shape}", file=fname) if lineno > n
-                                else Problem("line-too-long", "", f"line {lineno}: over {MAX_TURN} characters", file=fname))
-                break
-            replies.append(line.rstrip("\r"))
-    except UnreadableInput as e:
-        problems.append(Problem(e.code, "", e.reason, file=fname))
-    if not problems and len(replies) < n:
-        problems.append(Problem("wrong-shape", "", f"{len(replies)} lines, but {shape}", file=fname))
-    info = {"path": str(path), "kind": "file", "sha256": file_sha256(path), "format": "text"}
-    if problems or not request.scoring:
-        return None, problems, info
-    table = RankTable.build(benchmark="convai2", split=split, group=turns.stem, item_ids=turns.item_ids,
-                            gold_rank=np.zeros(n, np.int32), n_candidates=N_CANDIDATES,
-                            conversation_ids=turns.conversation_ids, turns=turns.turns,
-                            values={"f1": f1_scores(replies, turns.labels)})
-    return table, problems, info

@@ -90,6 +90,10 @@ class ItemSet:
     """Optional: other names a submission may give a candidate (ConvAI2: its text). ``names(item, name)`` is the
     candidate id ``name`` stands for, or None; an id always stands for itself. Two names of one candidate count
     once: its best rank, its highest score."""
+    top_values: Callable[[np.ndarray, str], dict[str, np.ndarray]] | None = None
+    """Optional: value columns computed from what the submission puts first (ConvAI2: the F1 of the top candidate).
+    ``top_values(top, ties)`` gets an (items, candidates) boolean matrix of the candidates tied at the top of each
+    item's submitted order (one per row for a ranking; none for an item not ranked) and the tie policy."""
 
     def __len__(self) -> int:
         return len(self.item_ids)
@@ -183,6 +187,8 @@ class _Out:
         self.ties = [np.zeros(len(s), np.int32) for s in sets]
         self.nested = [{n: (np.zeros(len(s), np.int32), np.zeros(len(s), np.int32)) for n in nested} for s in sets]
         self.seen = [np.zeros(len(s), bool) for s in sets]
+        # the candidates tied at the top of each item's order, for sets that compute values from them
+        self.top = [None if s.top_values is None else np.zeros((len(s), _widest(s)), bool) for s in sets]
         self.width: int | None = None  # matrix forms: columns scored
         self.unknown: list[str] = []  # the first WRONG_SPLIT_IDS submitted ids the split does not have
 
@@ -273,7 +279,7 @@ def score_items(
             _missing_warnings(item_sets, out, problems, fname, split)
     table = None
     if scoring and any(s.gold is not None and not s.optional for s in item_sets):
-        table = _table(item_sets, out, benchmark, split)
+        table = _table(item_sets, out, benchmark, split, ties)
     hasher.join()  # last: the table is built while the hash of a large file is still running
     info = {"path": str(path), "kind": "file", "sha256": digest.get("sha256") or _sha256(path), "format": fmt}
     if out.width is not None:
@@ -283,10 +289,35 @@ def score_items(
     return table, ([hint] if hint is not None else []) + listed, info
 
 
+def score_replies(submission: str | Path, s: ItemSet, answers: Sequence[Sequence[str]], *, benchmark: str, split: str,
+                  scoring: bool, max_chars: int, too_long: str, noun: str = "items"
+                  ) -> tuple[RankTable | None, list[Problem], dict]:
+    """Read generated replies (:func:`dialeval.formats.replies.read_replies`: a line per item of ``s``, in order) and
+    return (a table of their token F1 against ``answers``, in its ``f1`` value column; no ranks, problems, info).
+    ``too_long``: the benchmark's code for a line over ``max_chars`` characters."""
+    from dialeval.core.ranks import RankTable
+    from dialeval.formats.replies import read_replies
+    from dialeval.metrics.answer import f1_scores
+
+    path = Path(submission)
+    replies, found = read_replies(path, len(s), max_chars, too_long, shown=path.name, noun=noun)
+    info = {"path": str(path), "kind": "file", "sha256": file_sha256(path), "format": "text"}
+    if found or not scoring:
+        return None, _problems(found, path.name), info
+    table = RankTable.build(benchmark=benchmark, split=split, group=s.group, item_ids=s.item_ids,
+                            gold_rank=np.zeros(len(s), np.int32), n_candidates=_widest(s),
+                            conversation_ids=s.conversation_ids, turns=s.turns, values={"f1": f1_scores(replies, answers)})
+    return table, [], info
+
+
 # ---- the rank table -----------------------------------------------------------------------------------
 
 
-def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str) -> RankTable:
+def _widest(s: ItemSet) -> int:
+    return len(s.candidates) if s.shared else max(map(len, s.candidates), default=1)
+
+
+def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str, ties: str) -> RankTable:
     from dialeval.core.ranks import RankTable
 
     parts = []
@@ -309,6 +340,7 @@ def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str) -> RankTa
                 turns=s.turns,
                 ties=out.ties[k],
                 nested=nested,
+                values=None if out.top[k] is None else s.top_values(out.top[k], ties),
             )
         )
     return RankTable.concat(parts)
@@ -391,6 +423,8 @@ def _read_ranked(data: Iterable, file: str, sets, out: _Out, problems: Capped, n
             for c, r in sorted(rank_of.items(), key=lambda cr: cr[1] if type(cr[1]) is int else 0):
                 by_id.setdefault(ids[col_of[c]], r)
             rank_of = by_id
+        if out.top[k] is not None:
+            out.top[k][p, [col_of[c] for c, r in rank_of.items() if r == 1]] = True
         out.rank[k][p] = _best_rank(rank_of, g)
         for N in nested:
             gn = [c for c in g if col_of.get(c, N) < N]
@@ -459,6 +493,9 @@ def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Pro
             cols, vals = list(best), list(best.values())
         if len(cols) < n:
             partial += 1
+        if out.top[k] is not None:  # the best-scored candidates; with none scored, every candidate ties
+            best = max(vals, default=None)
+            out.top[k][p, [c for c, v in zip(cols, vals, strict=True) if v == best] if vals else range(n)] = True
         gold = sets[k].gold if golds else None
         if gold is None:
             continue
@@ -564,6 +601,8 @@ def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem],
     sizes = sorted({k, *(N for N in nested if N <= k)})
     plans = _matrix_plans(sets, k, sizes, ties) if golds else []
     check = FiniteCheck(csv_lines=fmt == "csv")
+    starts = np.cumsum([0, *map(len, sets)])
+    tops = [(starts[j], t) for j, t in enumerate(out.top) if t is not None]
     finite = True
     try:
         # one pass: each chunk is checked, then ranked while it is in cache (ranks are dropped if a later chunk
@@ -573,6 +612,11 @@ def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem],
             if finite:
                 for plan in plans:
                     plan.add(a, c)
+                for start, top in tops:  # each row's best-scored columns
+                    lo, hi = max(a, start), min(a + len(c), start + len(top))
+                    if lo < hi:
+                        block = c[lo - a : hi - a]
+                        top[lo - start : hi - start, :k] = block == block.max(axis=1, keepdims=True)
     except NpyEnded:  # the file shrank while it was read
         problems.append(Problem("unreadable-matrix", "", "truncated: the file ended before the data its header "
                                 "declares", file=file))

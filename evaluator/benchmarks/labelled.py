@@ -58,8 +58,6 @@ class LabelledBenchmark(ItemSetBenchmark):
 
     submission_formats = ("one score per data line", "score<TAB>label lines (DAM)", "scores (JSON)")
     options: ClassVar[tuple[Option, ...]] = (CONTEXTS_OPTION, PROTOCOLS)
-    problem_codes = {"labels-differ": "the labels of a score<TAB>label file are not the data's: the files are "
-                                      "misaligned"}
 
     def data_file(self, data: Path, group: str) -> Path:
         """The data file of a group: ``--data`` itself when it names a file, else the group's file in the folder."""

@@ -17,6 +17,7 @@ from dialeval.baselines.reproduce import (
     _git_commit,
     merge_records,
     parse_models,
+    parse_params,
     parse_tasks,
     render_markdown,
     reproduce_babi,
@@ -129,7 +130,17 @@ def reproduce_group():
     "the ones with the same model, task and split.",
 )
 @click.option("--check", is_flag=True, help="Exit 1 when a row misses its target (the table marks it ✗).")
-def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed, variants, merge, check):
+@click.option("--jobs", type=click.IntRange(1), default=1, show_default=True,
+              help="Run the (model, task) jobs in N processes, longest first; each gets DIALEVAL_TORCH_THREADS / N "
+                   "torch threads. Same records, in the same order, as one process.")
+@click.option("--param", "params", multiple=True, metavar="KEY=JSON",
+              help="Override a model parameter for every model and task, e.g. --param epochs=40 or "
+                   "--param 'unseen=\"random\"' (repeatable; on top of the stored table's settings).")
+@click.option("--time-limit", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+              help="Stop jobs still running after SECONDS (runs them in worker processes); the table is written with "
+                   "the finished ones and lists the rest.")
+def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed, variants, merge, check, jobs, params,
+                       time_limit):
     """Train (trn, selecting on dev) and test every baseline on bAbI tasks × (tst, tst-OOV); write Table 2.
 
     Each model's rankings are scored by the babi benchmark. Progress goes to stderr; exit 0 when written,
@@ -141,6 +152,7 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
 
     model_list = parse_models(models)
     task_list = parse_tasks(tasks)
+    overrides = parse_params(params)
     data_dir = resolve_data("babi", data_dir, None)[0]  # a release name (babi-dialog) means its fetched copy
     if not Path(data_dir).is_dir():
         raise UsageError(f"bAbI data directory {data_dir} does not exist")
@@ -154,6 +166,9 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
                 + (["--max-conversations", str(max_conversations)] if max_conversations else [])
                 + (["--variants"] if variants else [])
                 + (["--merge"] if merge else [])
+                + (["--jobs", str(jobs)] if jobs > 1 else [])
+                + [a for p in params for a in ("--param", p)]
+                + (["--time-limit", f"{time_limit:g}"] if time_limit else [])
             )
         )
     )
@@ -171,8 +186,12 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
     from dialeval.core.termsafe import progress
 
     # A bar on a terminal (the current model/task/split); quiet in logs and pipes, where the table is the record.
+    unfinished: list = []
+    failed: list = []
     with progress("reproduce babi") as bar:
-        records = reproduce_babi(data_dir, model_list, task_list, max_conversations, seed, echo=bar.describe)
+        records = reproduce_babi(data_dir, model_list, task_list, max_conversations, seed, echo=bar.describe,
+                                 jobs=jobs, params=overrides, time_limit=time_limit, unfinished=unfinished,
+                                 failed=failed)
         var = (run_variants(data_dir, model_list, task_list, max_conversations, seed, echo=bar.describe)
                if variants else None)
     if merge:
@@ -184,9 +203,15 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
     dump_json_file(out / "babi-table2.json", records)
     if var is not None:
         dump_json_file(out / "babi-table2.variants.json", var)
-    atomic_write_text(out / "babi-table2.md", render_markdown(records, command, _git_commit(), var))
+    atomic_write_text(out / "babi-table2.md", render_markdown(records, command, _git_commit(), var, unfinished,
+                                                                  failed))
     click.echo(f"wrote {out / 'babi-table2.md'}")
     click.echo(f"wrote {out / 'babi-table2.json'}")
+    if unfinished:
+        click.echo(f"{len(unfinished)} job(s) not finished within --time-limit: "
+                   + ", ".join(f"{m} T{t}" for m, t in unfinished), err=True)
+    for m, t, why in failed:  # the table holds the other jobs' rows; the failure is ours (exit 3)
+        click.echo(f"error: job {m} T{t} failed: {why}", err=True)
     misses = [r for r in records if r["meets_target"] is False]
     if misses:
         click.echo(f"{len(misses)} target(s) missed (see the report)", err=True)
@@ -194,5 +219,6 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
             for r in misses:
                 click.echo(f"  {r['model']} T{r['task']} {r['split']}: {r['per_response']:.1f} vs paper "
                            f"{_fmt(r['paper_per_response'])}", err=True)
-            return 1
-    return 0
+    if failed:
+        return 3
+    return 1 if check and (misses or unfinished) else 0

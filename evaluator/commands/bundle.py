@@ -58,8 +58,9 @@ def bundle_group():
 
 @bundle_group.command("codabench")
 @_common
-@click.option("--image", default=None, help="The scoring image's name in competition.yaml (default: "
-              "dialeval/scoring:<version>; build it from the bundle's Dockerfile and push it).")
+@click.option("--image", default=None, help="The scoring image in competition.yaml (default: python:3.12-slim, "
+              "into which each scoring installs the pinned dialeval; or an image built from the bundle's Dockerfile "
+              "and pushed, which skips that).")
 def codabench_cmd(benchmark, data, keys, out, challenge_file, image):
     """A Codabench v2 competition bundle: competition.yaml, pages, logo, per phase a task with its reference data
     (test files and answer keys) and a scoring program running `dialeval bundle codabench-score`, and the
@@ -93,12 +94,16 @@ def evalai_cmd(benchmark, data, keys, out, challenge_file):
 @click.argument("out", type=click.Path(file_okay=False))
 @click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True)
 @click.option("--split", default=None, help="Score these splits only (comma list).")
-def codabench_score_cmd(res, ref, out, benchmark, split):
+@click.option("--hidden-until", default=None, metavar="END",
+              help="A hidden phase (ending at END, or 'reveal'): no number in the detailed results or the log.")
+def codabench_score_cmd(res, ref, out, benchmark, split, hidden_until):
     """The scoring program: score the submission in RES against the reference data in REF and write
     OUT/scores.json ({metric: value}) and OUT/detailed_results.html. An invalid submission: one line on stderr,
     exit 1, nothing written."""
     from dialeval.leaderboard.hosting import codabench_score
 
-    values = codabench_score(res, ref, out, benchmark, [s for s in (split or "").split(",") if s] or None)
-    click.echo(" ".join(f"{k}={v:.4f}" for k, v in values.items()))
+    values = codabench_score(res, ref, out, benchmark, [s for s in (split or "").split(",") if s] or None,
+                             hidden_until)
+    click.echo("scored; scores hidden until the phase ends" if hidden_until else
+               " ".join(f"{k}={v:.4f}" for k, v in values.items()))
     return 0

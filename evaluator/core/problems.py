@@ -42,6 +42,7 @@ CODES: dict[str, str] = {
     "unknown-format": "a JSON submission that is neither a DSTC6 result array nor a {\"format\": \"scores\"} document",
     "unscored-candidate": "(warning) candidates without a score rank below every scored one, tied among themselves",
     "bad-label": "a label in a score<TAB>label line file that is not 0 or 1",
+    "labels-differ": "the labels of a score<TAB>label file are not the data's: the files are misaligned",
     "score-out-of-range": "a JSON integer score that does not fit in 64 bits (what a .npy matrix can hold)",
     "not-json": "a submitted file (or a JSON-lines line) that is not valid JSON; the message gives line and column",
     # submitted files that are not one JSON document (the message says what the file looks like)

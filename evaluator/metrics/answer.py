@@ -37,11 +37,14 @@ def normalize_answer(s: str) -> str:
 
 def token_f1(guess: str, answers: Sequence[str]) -> float:
     """Best token F1 of ``guess`` against any of ``answers``, both normalised (see the module docstring)."""
-    g = Counter(normalize_answer(guess).split())
+    return counts_f1(Counter(normalize_answer(guess).split()), [Counter(normalize_answer(a).split()) for a in answers])
+
+
+def counts_f1(g: Counter, answers: Sequence[Counter]) -> float:
+    """:func:`token_f1` of token counts already normalised (a guess compared with many answers, or the reverse)."""
     best = 0.0
-    for a in answers:
-        t = Counter(normalize_answer(a).split())
-        common = sum((g & t).values())
+    for t in answers:
+        common = sum(min(g[w], t[w]) for w in g.keys() & t.keys())  # the multiset intersection, without a Counter
         if common:
             p, r = common / sum(g.values()), common / sum(t.values())
             best = max(best, 2 * p * r / (p + r))

@@ -55,7 +55,8 @@ whitespace ends a sentence unless it looks like an abbreviation (a single letter
 common title such as "mr."). See :func:`treebank_tokenize`.
 
 Computation (no Python loop per text, token or pair on the hot path for the whitespace and space tokenizers):
-compiled kernels (:mod:`dialeval.metrics.embedding_kernels`, numba). The corpus is joined by NUL and encoded
+compiled kernels (:mod:`dialeval.metrics.embedding_kernels`, numba; compiled when the package is built and
+cached in dialeval's cache folder, see :mod:`dialeval.metrics.kernel_cache`). The corpus is joined by NUL and encoded
 about 1 M characters at a time while worker threads split the previous chunks, find each token's end 8 bytes at
 a time and number every distinct token through an exact hash table (:func:`corpus_token_parts`); token numbers
 map to rows of a compact copy of the vectors used. Each
@@ -294,9 +295,10 @@ class EmbeddingResult:
         return out
 
     def table_values(self) -> dict[str, np.ndarray]:
-        """Per-hypothesis arrays for a RankTable's ``values`` (items must stay aligned): a skipped hypothesis
-        scores 0 here. The registry metrics use options with ``empty="zero"``, so nothing is skipped there."""
-        return {m: np.nan_to_num(v, nan=0.0) for m, v in self.per_pair.items()}
+        """Per-hypothesis arrays for a RankTable's ``values`` (items stay aligned): a skipped hypothesis is NaN,
+        which the registry's metrics, reports and statistics read as "left out" (see
+        :meth:`dialeval.metrics.Metric.compute_left_out`)."""
+        return {m: v.copy() for m, v in self.per_pair.items()}
 
 
 def _round(v: float | None, digits: int | None) -> float | None:
@@ -715,9 +717,35 @@ def _kernels():
 
         raise UsageError(f"numba is not installed or does not load; embedding metrics need the extra: {INSTALL_HINT}"
                          ) from None
-    except RuntimeError as e:  # numba finds no writable folder for its cache (read-only install, no home)
+    except RuntimeError as e:  # no writable folder for the kernels' cache: neither dialeval's nor numba's own
         raise UsageError(f"the embedding kernels cannot be set up ({str(e).splitlines()[0][:200]}); point "
-                         "NUMBA_CACHE_DIR at a writable folder") from None
+                         "DIALEVAL_CACHE_DIR (or numba's NUMBA_CACHE_DIR) at a writable folder") from None
+
+
+def warm_kernels() -> None:
+    """Compile (or load) every kernel signature scoring can call, on a few tiny texts: vectors in float32 and
+    float64, texts split into one vocabulary or two (the second numbered from its spellings), tokens mapped to
+    vector rows with and without an OOV row, vocabularies kept as bytes (vectors read from a file). The package
+    build runs it (``setup.py``) so that no user run compiles; it needs numpy and numba only."""
+    from dialeval.formats.vectors import Vectors
+
+    kernels = _kernels()
+    hyps, refs = ["a b c", "b", ""], [["c a"], ["a b c d"], ["a"]]
+    for dtype in (np.float32, np.float64):
+        vec = Vectors.from_arrays(["a", "b", "c"], np.array([[1, 2], [0.5, -1], [-2, 0.25]], dtype))
+        for opts in (PRESETS["paper"], PRESETS["hed-dlg"], options_for("paper", oov="zero")):
+            score_pairs(hyps, refs, opts, vec)
+    words, _ = corpus_token_parts(["a b", "c"], PRESETS["paper"], strings=False)
+    if isinstance(words, _Vocabulary):
+        words.rows({"a": 0, "c": 1})
+    # the second vocabulary's spellings, split again with the first's state (_split_parts on a large corpus)
+    classes = kernels.byte_classes(True)
+    state = list(kernels.new_vocabulary())
+    buf = np.frombuffer(_utf8_joined(["a b", "c"], "\0" * (kernels.PADDING - 1)), np.uint8)
+    _, _, _, *state[:4] = kernels.split_chunk(buf, kernels.word_view(buf), 2, classes, *state)
+    n_words = int(state[4][0])
+    spellings = kernels.spelling_buffer(state[1], state[2], n_words)
+    kernels.split_chunk(spellings, kernels.word_view(spellings), n_words, classes, *state)
 
 
 def _threads() -> int:
@@ -769,8 +797,9 @@ def _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines, first_line: int
 
 # ---- registry -----------------------------------------------------------------------------------------
 def registry_options(preset: str = DEFAULT_PRESET) -> EmbeddingOptions:
-    """Options for the registry's text metrics: the preset, with an empty side scoring 0 (items stay aligned)."""
-    return options_for(preset, empty="zero")
+    """Options for the registry's text metrics: the preset as it is, its empty-text rule included (the same
+    rule ``dialeval embed`` applies; a skipped item is NaN in the table and left out of the mean)."""
+    return options_for(preset)
 
 
 def _text_metric(name: str, description: str) -> Metric:

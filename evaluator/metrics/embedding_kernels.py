@@ -3,8 +3,9 @@
 Why compiled: the per-pair work (about 15 x 15 token cosines of 50 dimensions) is too small for numpy to run
 efficiently one call per pair, and batching pairs in numpy costs gathers and temporaries many times the
 arithmetic (see ``benchmarks/bench_embedding.py``). numba compiles these loops once, caches the machine code
-beside this file (``cache=True``; numba checks the cached code against this file's timestamp and size and the
-argument types and recompiles on any change), and releases the GIL (``nogil=True``) so disjoint ranges of pairs run
+(``cache=True``) in a folder dialeval controls, seeded at install (:mod:`dialeval.metrics.kernel_cache`; numba
+checks the cached code against a hash of this file, its own version, the CPU and the argument types and
+recompiles on any change), and releases the GIL (``nogil=True``) so disjoint ranges of pairs run
 on several threads. The innermost steps of the pair kernel are LLVM vector code written through numba
 intrinsics (section "explicit SIMD"); they live in this file so that a cache keyed on it never outlives a
 change to them.
@@ -20,6 +21,10 @@ from llvmlite import ir
 from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
+
+from dialeval.metrics.kernel_cache import install_locator
+
+install_locator()  # before any @njit below: numba picks each function's cache folder when it is decorated
 
 # Byte classes of the corpus split. A text is the UTF-8 of one string; texts are joined by NUL (the caller
 # checks that no text holds one). TOKEN: part of a token; SEP: an ASCII separator; TEXT_END: the NUL between

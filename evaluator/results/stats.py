@@ -47,6 +47,11 @@ Every result carries the resampling settings in signature form (SacreBLEU's conv
 
 from __future__ import annotations
 
+import os
+import queue
+import sys
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -63,18 +68,22 @@ DEFAULT_CONFIDENCE = 0.95
 DEFAULT_ALPHA = 0.05
 _SEP = "\x1f"  # joins split and id into one key (cannot occur in JSON-sourced ids without escaping)
 _BATCH_BYTES = 64 << 20  # memory per vectorised batch of resamples
+_LITTLE = sys.byteorder == "little"
 
 
 # ---- per-unit values ----------------------------------------------------------------------------------
 @dataclass
 class UnitValues:
-    """One run's per-unit values of one metric: ``keys`` (unique, sorted), ``values``, ``clusters`` (same order)."""
+    """One run's per-unit values of one metric: ``keys`` (unique, sorted), ``values``, ``clusters`` (same order).
+    Units the metric left out (a NaN value: an embedding metric under ``empty:skip``) are not among them; their
+    keys are ``left_out``."""
 
     metric: str
     keys: np.ndarray
     values: np.ndarray
     clusters: np.ndarray
     level: str = "item"
+    left_out: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=str))
 
     def __len__(self) -> int:
         return int(self.keys.shape[0])
@@ -101,7 +110,7 @@ def unit_values(table: RankTable, metric: Metric) -> UnitValues:
         k = np.concatenate(keys) if keys else np.empty(0, dtype=str)
         v = np.concatenate(vals) if vals else np.empty(0)
         order = np.argsort(k, kind="stable")
-        return UnitValues(metric.name, k[order], v[order], k[order].copy(), "conversation")
+        return _without_left_out(UnitValues(metric.name, k[order], v[order], k[order].copy(), "conversation"))
     v = np.asarray(metric.per_unit(table), dtype=np.float64)
     split = table.split.astype(str)
     keys = np.char.add(np.char.add(split, _SEP), table.item_id.astype(str))
@@ -110,13 +119,33 @@ def unit_values(table: RankTable, metric: Metric) -> UnitValues:
     keys, v, clusters = keys[order], v[order], clusters[order]
     if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
         raise ValueError("a rank table holds the same item twice")
-    return UnitValues(metric.name, keys, v, clusters, "item")
+    return _without_left_out(UnitValues(metric.name, keys, v, clusters, "item"))
+
+
+def _without_left_out(u: UnitValues) -> UnitValues:
+    """``u`` without its NaN units (the metric left them out), their keys kept in ``left_out``."""
+    gone = np.isnan(u.values)
+    if not gone.any():
+        return u
+    kept = ~gone
+    return UnitValues(u.metric, u.keys[kept], u.values[kept], u.clusters[kept], u.level, u.keys[gone])
 
 
 def align(a: UnitValues, b: UnitValues) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Values of A and B on the units both have (matched by key), and the units' clusters."""
+    """Values of A and B on the units both have (matched by key), and the units' clusters. A unit either run
+    left out is not among them (:func:`left_out_of_pair` counts those)."""
     common, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
     return a.values[ia], b.values[ib], a.clusters[ia]
+
+
+def left_out_of_pair(a: UnitValues, b: UnitValues) -> int:
+    """Units both runs have that the metric left out in either (so a paired comparison drops them)."""
+    if not len(a.left_out) and not len(b.left_out):
+        return 0
+    all_a = np.union1d(a.keys, a.left_out)
+    all_b = np.union1d(b.keys, b.left_out)
+    both = np.intersect1d(all_a, all_b, assume_unique=True)
+    return int(len(both) - len(np.intersect1d(a.keys, b.keys, assume_unique=True)))
 
 
 def cluster_sums(clusters: np.ndarray, *value_arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -224,6 +253,7 @@ class PairedResult:
     signature: str = ""
     p_exact: float | None = None  # McNemar's exact test, where it applies (0/1 metric, independent items)
     exact_test: str | None = None  # "mcnemar" or None
+    left_out: int = 0  # units both runs have that the metric left out in either run: not compared
 
     def significant(self, alpha: float = DEFAULT_ALPHA) -> bool:
         return (self.p_exact if self.p_exact is not None else self.p_randomization) < alpha
@@ -254,6 +284,7 @@ class PairedResult:
             "p_randomization_at_floor": at_floor(self.p_randomization, floor=ar_floor(self.resamples)),
             "p_exact": self.p_exact, "exact_test": self.exact_test,
             "p_exact_text": None if self.p_exact is None else self.p_exact_text,
+            "left_out": self.left_out,
             "signature": self.signature,
         }
 
@@ -337,7 +368,9 @@ def approximate_randomization(a: np.ndarray, b: np.ndarray, clusters: np.ndarray
 def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric],
                    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                    confidence: float = DEFAULT_CONFIDENCE, base_signature: str = "") -> list[PairedResult]:
-    """Paired bootstrap + approximate randomization of run A against run B, per metric, on their common units."""
+    """Paired bootstrap + approximate randomization of run A against run B, per metric, on their common units.
+    A unit the metric left out in either run (NaN: an embedding metric under ``empty:skip``) is dropped from
+    both sides; ``PairedResult.left_out`` counts those, and ``a``/``b`` are the means over the units compared."""
     out = []
     prepared = []
     for m in metrics:
@@ -345,10 +378,11 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
         va, vb, cl = align(ua, ub)
         if not len(va):
             raise ValueError("the two runs share no scored item")
-        prepared.append((m, ua.level, va, vb, cl))  # not the keyed unit values: their string keys are memory
+        # not the keyed unit values: their string keys are memory
+        prepared.append((m, ua.level, va, vb, cl, left_out_of_pair(ua, ub)))
         del ua, ub
-    shared = _shared_resamples([(va, vb, cl) for _, _, va, vb, cl in prepared], resamples, seed, confidence)
-    for (m, level, va, vb, cl), done in zip(prepared, shared, strict=True):
+    shared = _shared_resamples([(va, vb, cl) for _, _, va, vb, cl, _ in prepared], resamples, seed, confidence)
+    for (m, level, va, vb, cl, left_out), done in zip(prepared, shared, strict=True):
         if done is None:  # each statistic on its own (scipy's own calls)
             d, lo, hi, p_bs = paired_bootstrap(va, vb, cl, resamples, seed, confidence)
             p_ar = approximate_randomization(va, vb, cl, resamples, seed)
@@ -366,7 +400,7 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
             + "".join("|" + v for v in version)
         out.append(PairedResult(
             m.name, float(va.mean()), float(vb.mean()), d, lo, hi, p_bs, p_ar, len(va), n_clusters, resamples,
-            seed, confidence, level, a_iv, b_iv, sig, p_ex, "mcnemar" if exact else None,
+            seed, confidence, level, a_iv, b_iv, sig, p_ex, "mcnemar" if exact else None, left_out,
         ))
     return out
 
@@ -662,48 +696,159 @@ def pairwise_randomization(values: np.ndarray, clusters: np.ndarray | None = Non
     if not todo:
         return p
     ii, jj = np.array(todo).T
-    obs = np.abs(observed[ii] - observed[jj]) - 1e-12
-    hits = np.zeros(len(todo), dtype=np.int64)
     rng = _rng(seed)
-    # Swapping A and B in cluster c flips the sign of (S_A,c - S_B,c): null stat = signs @ (S_A - S_B) / N.
-    # The batches (and so the random stream) are those of earlier versions: same seed, same p-values.
-    # Whole-number cluster sums (0/1 metrics) within float32's exact range: every partial sum of the product is a
-    # whole number either way, so the float32 product is exact and equals the float64 one, in half the time.
-    exact32 = bool(np.array_equal(sums, np.round(sums)) and np.abs(sums).sum(axis=1).max(initial=0) < 2 ** 24)
-    dtype = np.float32 if exact32 else np.float64
-    weights = sums.T.astype(dtype, copy=False)
-    step = _batch(n_cl, 1)
-    for start in range(0, resamples, step):
-        stop = min(resamples, start + step)
-        for _, signs in _sign_rows(rng, stop - start, n_cl, dtype):
-            proj = (signs @ weights).astype(np.float64, copy=False) / total  # float64: the product as before
-            for lo in range(0, len(todo), 256):  # bounded (rows x 256) temporaries however many pairs
-                sl = slice(lo, lo + 256)
-                hits[sl] += np.count_nonzero(np.abs(proj[:, ii[sl]] - proj[:, jj[sl]]) >= obs[sl], axis=0)
+    step = _batch(n_cl, 1)  # the batches (and so the random stream) are those of earlier versions
+    whole = _lattice(sums, units)
+    with _one_blas_thread():
+        if whole is not None:
+            hits = _lattice_hits(whole, ii, jj, rng, resamples, step)
+        else:
+            obs = np.abs(observed[ii] - observed[jj]) - 1e-12
+            hits = _float_hits(sums, total, obs, ii, jj, rng, resamples, step)
     p[ii, jj] = p[jj, ii] = (hits + 1) / (resamples + 1)
     return p
 
 
-_SIGN_OF_BYTE = {t: np.where(np.arange(256) >= 128, 1.0, -1.0).astype(t) for t in (np.float32, np.float64)}
-_SIGN_ROWS = 1 << 30
-"""Rows of signs per product: the whole batch, as before (smaller products ran no faster here: BLAS's threads
-cost more per call than the cache saved)."""
+def _one_blas_thread():
+    """BLAS on one thread while the resamples are multiplied out (:func:`_resampled` counts two batches at once on
+    threads of its own instead): on a busy machine (cores shared with other work) BLAS's threads wait on each
+    other at every product, and banding 20 runs x 20,000 items took 29 s with them and 7 s without
+    (``benchmarks/bench_bands.py``, load 22 on 2 cores). Same products, same bits."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1, user_api="blas")
 
 
-def _sign_rows(rng: np.random.Generator, rows: int, n: int, dtype=np.float64):
-    """``(first row, block)``: the (rows x n) random signs ``rng.integers(0, 2, (rows, n), dtype=np.int8) * 2 - 1``
-    drawn from ``rng`` exactly as that call draws them, a block of rows at a time.
+def _float_hits(sums, total, obs, ii, jj, rng, resamples: int, step: int) -> np.ndarray:
+    """Per pair, the resamples whose |null statistic| reaches ``obs``: the float64 product of the signs and the
+    cluster sums (swapping A and B in cluster c flips the sign of S_A,c - S_B,c: null stat = signs @ (S_A - S_B)
+    / N, so ``(signs @ sums.T)[:, i] - [:, j]`` for every pair), one product per batch as before."""
+    weights = sums.T
+
+    def count(drawn: np.ndarray, signs: np.ndarray) -> np.ndarray:
+        np.copyto(signs, np.right_shift(drawn, 7, out=drawn))
+        signs *= 2
+        signs -= 1
+        return _pair_hits(signs @ weights / total, ii, jj, obs)
+
+    return _resampled(rng, resamples, step, weights.shape[0], count, np.float64)
+
+
+def _pair_hits(proj: np.ndarray, ii, jj, obs) -> np.ndarray:
+    """Per pair (i, j), the rows of ``proj`` with ``|proj[:, i] - proj[:, j]| >= obs``."""
+    hits = np.zeros(len(ii), dtype=np.int64)
+    for q in range(0, len(ii), 256):  # bounded (rows x 256) temporaries however many pairs
+        sl = slice(q, q + 256)
+        hits[sl] = np.count_nonzero(np.abs(proj[:, ii[sl]] - proj[:, jj[sl]]) >= obs[sl], axis=0)
+    return hits
+
+
+def _resampled(rng: np.random.Generator, resamples: int, step: int, n: int, count, dtype) -> np.ndarray:
+    """The sum of ``count(bytes, buffer)`` over the batches of ``step`` resamples: each batch's sign bytes
+    (:func:`_sign_bytes`) drawn here in order, so the random stream is the same, and counted on two worker
+    threads (numpy and BLAS let go of the GIL) while the next batch is drawn. Counts add up the same in any
+    order. Each worker converts the bytes into a (rows x n) ``dtype`` buffer of its own, reused: a fresh one per
+    batch is tens of MB of new pages, which cost more than filling them."""
+    workers = 2 if (os.cpu_count() or 1) > 1 else 1
+    spare: queue.SimpleQueue = queue.SimpleQueue()
+    for _ in range(workers):
+        spare.put(np.empty((min(step, resamples), n), dtype))
+
+    def run(drawn: np.ndarray) -> np.ndarray:
+        buffer = spare.get()  # never waits: at most ``workers`` batches are counted at once
+        try:
+            return count(drawn, buffer[:len(drawn)])
+        finally:
+            spare.put(buffer)
+
+    total = 0
+    with ThreadPoolExecutor(workers) as pool:
+        pending: deque = deque()
+        for start in range(0, resamples, step):
+            pending.append(pool.submit(run, _sign_bytes(rng, min(resamples, start + step) - start, n)))
+            while len(pending) > workers:  # at most one batch drawn ahead of the workers
+                total = total + pending.popleft().result()
+        while pending:
+            total = total + pending.popleft().result()
+    return total
+
+
+_LATTICES = (1, 2, 6, 12, 60, 420, 840, 2520, 27720)
+"""Scales that make common cluster sums whole: lcm(1..m), so 1 for 0/1 metrics, 2520 for reciprocal ranks of up to
+ten candidates (MRR on DSTC6), 27720 up to twelve; also P@k's j/k."""
+_F32_WHOLE = 1 << 23  # chunk bound: every partial sum of a float32 product of 0/1 by whole numbers stays < 2^24
+
+
+def _lattice(sums: np.ndarray, units: int) -> np.ndarray | None:
+    """``sums`` (runs x clusters) times the smallest scale of :data:`_LATTICES` that makes them whole numbers
+    (float64), or None when none does, or when the products could not be exact.
+
+    On such a lattice the randomization test can be counted exactly (:func:`_lattice_hits`), and exact counts
+    are the float product's counts: a null statistic and an observed difference are multiples of 1/(L N), so
+    they are equal or at least 1/(L N) apart; the float path's rounding (about 1e-16 of the sums) and its 1e-12
+    allowance for ties are far below that gap (kept >= 1e-9 here), so it decides every resample as exact
+    arithmetic does (``tests/test_stats.py`` checks the two give the same bits).
+    """
+    if not sums.size:
+        return None
+    for scale in _LATTICES:
+        if scale * units > 1e9:
+            return None
+        scaled = sums * scale
+        whole = np.rint(scaled)
+        if np.abs(scaled - whole).max() <= 1e-6:
+            if np.abs(whole).max() >= _F32_WHOLE or np.abs(whole).sum(axis=1).max() >= 2 ** 52:
+                return None
+            return whole
+    return None
+
+
+def _lattice_hits(whole: np.ndarray, ii, jj, rng, resamples: int, step: int) -> np.ndarray:
+    """:func:`_float_hits` in exact arithmetic on whole-number cluster sums (:func:`_lattice`).
+
+    With ``b`` the resamples' 0/1 draws (the sign is ``2b - 1``), ``signs @ W = 2 (b @ W) - sum(W)``. ``b @ W``
+    is a float32 product, exact because every partial sum is a whole number below 2^24: the clusters are taken
+    in chunks whose sums stay under :data:`_F32_WHOLE`, and the chunks' results added in float64 (exact below
+    2^53). Half the bytes of float64 signs and no sign table: several times faster than the float path.
+    """
+    n = whole.shape[1]
+    colsum = whole.sum(axis=1)
+    obs = np.abs(colsum[ii] - colsum[jj])  # exact: a tie with the observed difference is a hit
+    bound = np.cumsum(np.abs(whole).max(axis=0))
+    cuts = np.unique(np.concatenate([[0], np.searchsorted(bound, np.arange(1, bound[-1] // _F32_WHOLE + 1)
+                                                          * _F32_WHOLE), [n]]))
+    chunks = [(lo, hi, np.ascontiguousarray(whole[:, lo:hi].T, dtype=np.float32))
+              for lo, hi in zip(cuts[:-1], cuts[1:], strict=True)]
+
+    def count(drawn: np.ndarray, ones: np.ndarray) -> np.ndarray:
+        np.copyto(ones, np.right_shift(drawn, 7, out=drawn))  # 1 where the sign is +1
+        acc = np.zeros((len(ones), len(whole)))
+        for lo, hi, w in chunks:
+            acc += ones[:, lo:hi] @ w
+        return _pair_hits(2.0 * acc - colsum, ii, jj, obs)
+
+    return _resampled(rng, resamples, step, n, count, np.float32)
+
+
+def _sign_bytes(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """The (rows x n) bytes whose top bits are ``rng.integers(0, 2, (rows, n), dtype=np.int8)``, drawn from ``rng``
+    exactly as that call draws them.
 
     numpy makes each of those int8 values from one byte of a 32-bit draw — its top bit (Lemire's method for the
     range 2 never rejects) — using the four bytes of a draw in turn and a fresh draw at each call, so the 32-bit
     draws themselves give the same signs from the same stream (``tests/test_stats.py`` checks it) without the
-    per-value work, and a 256-entry table turns each byte into its sign.
+    per-value work. An even number of 32-bit draws with none held over is PCG64's raw 64-bit output, low half
+    first: read as such, faster still.
     """
     count = rows * n
-    raw = rng.integers(0, 1 << 32, size=-(-count // 4), dtype=np.uint32).view(np.uint8)[:count].reshape(rows, n)
-    table = _SIGN_OF_BYTE[dtype]
-    for a in range(0, rows, _SIGN_ROWS):
-        yield a, table[raw[a:a + _SIGN_ROWS]]
+    words = -(-count // 4)
+    raw = None
+    if words % 2 == 0 and _LITTLE and isinstance(rng.bit_generator, np.random.PCG64) \
+            and not rng.bit_generator.state["has_uint32"]:
+        raw = rng.bit_generator.random_raw(words // 2).view(np.uint8)
+    else:
+        raw = rng.integers(0, 1 << 32, size=words, dtype=np.uint32).view(np.uint8)
+    return raw[:count].reshape(rows, n)
 
 
 def holm(pvalues) -> np.ndarray:
