@@ -397,8 +397,11 @@ def _job_process(data_dir: str, name: str, task: int, max_conversations, seed: i
 
 
 def _run_parallel(data_dir: Path, jobs: list[tuple[str, int]], n: int, max_conversations, seed: int, overrides,
-                  time_limit: float | None, echo) -> tuple[dict, list[tuple[str, int]]]:
-    """Run ``jobs`` in ``n`` spawned processes, longest first; returns ({job: records}, jobs not finished in time)."""
+                  time_limit: float | None, echo, failed: list | None = None) -> tuple[dict, list[tuple[str, int]]]:
+    """Run ``jobs`` in ``n`` spawned processes, longest first; returns ({job: records}, jobs not finished in time).
+
+    A job that fails (an internal error, or its process dying) raises, unless ``failed`` is a list: then
+    (model, task, reason) is appended to it and the other jobs go on."""
     import multiprocessing as mp
     import tempfile
     from multiprocessing.connection import wait
@@ -431,11 +434,14 @@ def _run_parallel(data_dir: Path, jobs: list[tuple[str, int]], n: int, max_conve
                     try:
                         result = json.loads(Path(out).read_text(encoding="utf-8"))
                     except (OSError, ValueError):
-                        raise RuntimeError(f"job {job[0]} T{job[1]} died (exit code {p.exitcode})") from None
+                        result = {"error": f"its process died (exit code {p.exitcode})"}
                     if "usage_error" in result:
                         raise UsageError(result["usage_error"])
                     if "error" in result:
-                        raise RuntimeError(f"job {job[0]} T{job[1]}: {result['error']}")
+                        if failed is None:
+                            raise RuntimeError(f"job {job[0]} T{job[1]}: {result['error']}")
+                        failed.append((job[0], job[1], result["error"]))
+                        continue
                     done[job] = result["records"]
                     echo(f"{job[0]} T{job[1]} done in {time.perf_counter() - t0:.0f}s")
         finally:
@@ -457,13 +463,16 @@ def reproduce_babi(
     params: dict | None = None,
     time_limit: float | None = None,
     unfinished: list | None = None,
+    failed: list | None = None,
 ) -> list[dict]:
     """Train each baseline on ``trn`` (selecting hyperparameters on ``dev``) and score it on ``tst`` / ``tst-OOV``.
 
     Each (model, task) runs with :func:`model_params` (the stored table's settings) plus ``params``. With ``jobs``
     > 1 the (model, task) jobs run in that many processes, longest first, each with its share of the torch threads;
     ``time_limit`` (seconds, parallel runs) stops the jobs still running then, and they are appended to
-    ``unfinished``. Records come in the same order however the jobs finish: task, then model as given, then split.
+    ``unfinished``. With ``failed`` (a list) a parallel job that fails is appended to it as (model, task, reason)
+    and the others go on; without, the first failure raises. Records come in the same order however the jobs
+    finish: task, then model as given, then split.
 
     Returns records ``{model, task, split, per_response, per_dialog, paper_per_response, paper_per_dialog,
     train_seconds, infer_seconds, wall_seconds, device, n_items, n_conversations, meets_target, config}``
@@ -480,7 +489,7 @@ def reproduce_babi(
                              f"(it takes: {', '.join(sorted(_init_params(name) - {'seed'}))})")
     order = [(name, task) for task in tasks for name in models]
     if jobs > 1 or time_limit is not None:
-        done, late = _run_parallel(data_dir, order, jobs, max_conversations, seed, params, time_limit, echo)
+        done, late = _run_parallel(data_dir, order, jobs, max_conversations, seed, params, time_limit, echo, failed)
         if unfinished is not None:
             unfinished.extend(late)
         return [r for job in order for r in done.get(job, [])]
@@ -584,9 +593,10 @@ def _fmt(x: float | None) -> str:
 
 
 def render_markdown(records: list[dict], command: str, commit: str, variants: list[dict] | None = None,
-                    unfinished: list[tuple[str, int]] | None = None) -> str:
+                    unfinished: list[tuple[str, int]] | None = None, failed: list | None = None) -> str:
     """The report: per-response (per-dialog) ours vs paper per model × task, misses of the targets marked
-    (``unfinished``: (model, task) jobs stopped by a time limit, listed under the table)."""
+    (``unfinished``: (model, task) jobs stopped by a time limit, ``failed``: (model, task, reason) of jobs that
+    failed; both listed under the table)."""
     models = list(dict.fromkeys(r["model"] for r in records))
     rows = list(dict.fromkeys((r["task"], r["split"]) for r in records))
     by = {(r["model"], r["task"], r["split"]): r for r in records}
@@ -630,6 +640,8 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
     if unfinished:
         lines.append("Not finished within the time limit (no rows): "
                      + ", ".join(f"{m} T{t}" for m, t in unfinished) + ".")
+    for m, t, why in failed or []:
+        lines.append(f"- failed (no rows): {m} T{t}: {why}")
     for r in misses:
         lines.append(
             f"- {r['model']} T{r['task']} {r['split']}: {r['per_response']:.1f} vs paper {_fmt(r['paper_per_response'])}"

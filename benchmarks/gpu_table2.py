@@ -241,7 +241,7 @@ def main() -> int:
         log(f"variants: {left:.0f}s left")
         procs = []
         for name, params, tasks in VARIANTS:
-            n = len(tasks.split(","))
+            n = min(3, len(tasks.split(",")))  # 14 workers in all on the 16 cores, one torch thread each
             procs.append(reproduce(env, out / "variants" / name, "supervised-embeddings", tasks, n, left, params,
                                    threads=n))
         finish(procs, deadline)

@@ -75,7 +75,7 @@ def build_report(bench, ev: Evaluation, metrics=None, embedding_preset: str | No
     chosen = resolve(metrics if metrics else bench.metrics_for(ev)) if ev.table is not None and ev.valid else []
     if any(m.needs == "texts" for m in chosen):
         ev.signature_fields = {**ev.signature_fields, **_add_text_values(bench, ev, embedding_preset,
-                                                                                  vectors, vectors_format)}
+                                                                                  vectors, vectors_format, chosen)}
     head = {"data": ev.data.label(ev.splits[0] if len(ev.splits) == 1 else "all")} if ev.data is not None else {}
     sig = Signature(bench.name).with_fields(**head, **ev.signature_fields)
     report = ScoreReport(
@@ -96,16 +96,26 @@ def build_report(bench, ev: Evaluation, metrics=None, embedding_preset: str | No
 
 
 def _add_text_values(bench, ev: Evaluation, preset: str | None, vectors: str | None = None,
-                     vectors_format: str = "auto") -> dict:
-    """Per-item embedding similarities into ``ev.table.values``; returns the signature fields they add."""
-    from dialeval.metrics.embedding import DEFAULT_PRESET, registry_options, score_pairs
+                     vectors_format: str = "auto", chosen=()) -> dict:
+    """Per-item embedding similarities into ``ev.table.values``; returns the signature fields they add.
 
+    The preset's own empty-text rule applies, as in ``dialeval embed`` (``paper``: an item whose top-1 or gold
+    text has no word with a vector is left out of the mean, NaN in the table); a note counts what was left
+    out, per metric asked for."""
+    from dialeval.metrics.embedding import DEFAULT_PRESET, options_for, score_pairs
+
+    opts = options_for(preset or DEFAULT_PRESET)
     hyps, refs = bench.texts(ev.request, ev)
-    result = score_pairs(hyps, [[r] for r in refs], registry_options(preset or DEFAULT_PRESET),
-                         None if vectors is None else str(vectors), vectors_format=vectors_format)
+    result = score_pairs(hyps, [[r] for r in refs], opts, None if vectors is None else str(vectors),
+                         vectors_format=vectors_format)
     ev.table.values.update(result.table_values())
+    for m in chosen:
+        skipped = result.summaries[m.name].skipped if m.name in result.summaries else 0
+        if skipped:
+            ev.notes.append(f"{m.name}: {skipped:,} of {len(hyps):,} items left out (the top-1 or the gold response "
+                            f"has no word with a vector; empty:{opts.empty}); n counts the others")
     vec = result.vectors or {}
-    fields = {"emb": preset or DEFAULT_PRESET, "empty": "zero"}
+    fields = {"emb": opts.preset, "empty": opts.empty}
     if vec:
         fields["vectors"] = f"{vec.get('name', '?')}#{str(vec.get('sha256', ''))[:12]}"
     return fields

@@ -439,3 +439,16 @@ def test_param_must_be_json_and_a_parameter_of_the_model(tmp_path):
                        "--param", value)
         assert proc.returncode == 2 and msg in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+@needs_torch
+@needs_babi
+@pytest.mark.realdata
+def test_a_failing_parallel_job_is_reported_the_others_go_on_and_the_exit_is_3(tmp_path):
+    proc = run_cli("reproduce", "babi", "--data", BABI, "--out", tmp_path, "--models", "memn2n,supervised-embeddings",
+                   "--tasks", "4", "--max-conversations", "1", "--jobs", "2", "--param", "batch_size=0")
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for m in ("memn2n", "supervised-embeddings"):  # the first failure did not stop the other job
+        assert f"error: job {m} T4 failed: ValueError" in proc.stderr
+        assert f"- failed (no rows): {m} T4: ValueError" in (tmp_path / "babi-table2.md").read_text()

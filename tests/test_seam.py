@@ -213,6 +213,54 @@ def test_score_text_metrics_with_vectors_file(tiny, tmp_path):
     assert r.returncode == 2 and r.stderr.strip().endswith("none.txt: no such file")
 
 
+def test_one_preset_one_empty_rule_through_score_and_embed(tiny, tmp_path):
+    """Issue 27 item 6: the same preset gives ``score --metrics embedding-average`` and ``embed`` the same empty-text
+    rule (``paper``: empty:skip), so the same number and n on the same texts and the same ``empty:`` in both
+    signatures; the items left out are counted in a note. Before, ``score`` signed ``empty:zero`` and scored
+    such items 0."""
+    items = tiny.all_items()
+    sub, hyps, refs = [], [], []
+    for k, it in enumerate(items):
+        ids = tiny.gold_first(it.dialog_id)
+        if k % 2:
+            ids = ids[1:] + ids[:1]
+        sub.append(ranking(it.dialog_id, ids))
+        text = {c.candidate_id: c.utterance for c in it.candidates}
+        hyps.append(text[ids[0]])
+        refs.append(text[tiny.gold[it.dialog_id]])
+    # vectors only for the last word ("1.0.2") of half the top-1 texts: the other texts have no word with one
+    known = sorted({t.split()[-1] for t in hyps[: len(hyps) // 2]})
+    empty = sum(not any(w in known for w in h.split()) or not any(w in known for w in r.split())
+                for h, r in zip(hyps, refs))
+    assert 0 < empty < len(hyps)
+    rng = np.random.default_rng(5)
+    vec = tmp_path / "vectors.txt"
+    vec.write_text(f"{len(known)} 3\n" + "".join(f"{w} " + " ".join(f"{x:.4f}" for x in rng.normal(size=3)) + "\n"
+                                                for w in known), encoding="utf-8")
+    (tmp_path / "h.txt").write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+    (tmp_path / "r.txt").write_text("".join(r + "\n" for r in refs), encoding="utf-8")
+    path = write_json(tiny.root.parent / "run.json", sub)
+    for preset in ("paper", "hed-dlg"):
+        s = run_cli("score", str(path), "--split", "tst1", "--challenge", str(tiny.root), "--metrics",
+                    "embedding-average", "--vectors", str(vec), "--embedding-preset", preset, "--json")
+        e = run_cli("embed", "--hyp", str(tmp_path / "h.txt"), "--ref", str(tmp_path / "r.txt"), "--vectors",
+                    str(vec), "--preset", preset, "--json")
+        assert s.returncode == 0 and e.returncode == 0, s.stderr + e.stderr
+        scored = json.loads(s.stdout)
+        rec = next(r for r in scored["results"] if r["group"] == "all" and r["average"] == "micro")
+        emb = next(r for r in json.loads(e.stdout)["results"] if r["metric"] == "embedding-average")
+        assert rec["value"] == pytest.approx(emb["value"], abs=1e-12)
+        assert rec["n"] == emb["n"] == len(hyps) - emb["skipped"]
+        rule = dict(Signature.parse(emb["signature"]).fields)["empty"]
+        assert dict(Signature.parse(rec["signature"]).fields)["empty"] == rule
+        assert rule == {"paper": "skip", "hed-dlg": "hed-dlg"}[preset]
+    assert emb["skipped"] > 0  # hed-dlg skips an empty reference too (for the average)
+    paper = run_cli("score", str(path), "--split", "tst1", "--challenge", str(tiny.root), "--metrics",
+                    "embedding-average", "--vectors", str(vec), "--json")
+    notes = json.loads(paper.stdout)["notes"]
+    assert any(f"embedding-average: {empty} of {len(hyps)} items left out" in n and "empty:skip" in n for n in notes)
+
+
 def test_benchmarks_command_lists_the_registry():
     r = run_cli("benchmarks", "--json")
     assert r.returncode == 0, r.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -334,3 +336,58 @@ def test_a_single_cluster_gives_p_1_not_a_traceback(monkeypatch):
     assert res[0].p_randomization == 1.0
     _scipy_only(monkeypatch)  # scipy's own path too
     assert stats.approximate_randomization(a, b, one) == 1.0
+
+
+# ---- units a metric leaves out (issue 27 item 6: embedding metrics under empty:skip) -----------------------------
+def test_units_left_out_by_a_metric_are_dropped_from_intervals_and_paired_tests():
+    """NaN per-item values (an embedding metric skipping an empty text) are not units: a run's value and interval
+    are over the others, and a paired comparison drops an item that either run left out, and says how many."""
+    m = get("embedding-average")
+    ids = [f"i{k}" for k in range(200)]
+    rng = np.random.default_rng(8)
+    va, vb = rng.uniform(0.5, 1.0, 200), rng.uniform(0.4, 0.9, 200)
+    va[[3, 10, 50]] = np.nan  # left out in A
+    vb[[10, 77]] = np.nan  # left out in B (item 10 in both)
+    ta = RankTable.build(benchmark="x", split="tst1", group="1", item_ids=ids, gold_rank=np.ones(200, int),
+                         n_candidates=10, values={m.name: va})
+    tb = RankTable.build(benchmark="x", split="tst1", group="1", item_ids=ids, gold_rank=np.ones(200, int),
+                         n_candidates=10, values={m.name: vb})
+    ua = stats.unit_values(ta, m)
+    assert len(ua) == 197 and sorted(ua.left_out.tolist()) == sorted("tst1\x1f" + i for i in ("i3", "i10", "i50"))
+    assert ua.mean == pytest.approx(np.nanmean(va), abs=1e-15)
+    assert m.compute_left_out(ta) == (pytest.approx(np.nanmean(va), abs=1e-15), 3)
+    iv = stats.interval(ua.values, ua.clusters)
+    assert iv.n == 197 and np.isfinite([iv.low, iv.high]).all()
+
+    (res,) = stats.compare_tables(ta, tb, [m])
+    both = ~(np.isnan(va) | np.isnan(vb))
+    assert res.n == 196 and res.left_out == 4  # items 3, 10, 50, 77
+    assert res.a == pytest.approx(va[both].mean(), abs=1e-15) and res.b == pytest.approx(vb[both].mean(), abs=1e-15)
+    assert res.diff == pytest.approx(va[both].mean() - vb[both].mean(), abs=1e-12)
+    assert np.isfinite([res.diff_low, res.diff_high, res.p_randomization, res.p_bootstrap]).all()
+    assert res.to_json()["left_out"] == 4
+    # nothing left out: the same numbers as before the rule existed, and left_out 0
+    (full,) = stats.compare_tables(tb.take(both), ta.take(both), [m])
+    assert full.left_out == 0 and full.n == 196 and full.diff == pytest.approx(-res.diff, abs=1e-12)
+
+
+def test_report_counts_only_the_items_a_metric_kept():
+    from dialeval.core.signature import Signature
+    from dialeval.results.report import ScoreReport
+
+    m = get("embedding-average")
+    t = RankTable.concat([
+        RankTable.build(benchmark="x", split="tst1", group="1", item_ids=["a", "b", "c"], gold_rank=[1, 1, 1],
+                        n_candidates=10, values={m.name: np.array([0.5, np.nan, 0.7])}),
+        RankTable.build(benchmark="x", split="tst1", group="2", item_ids=["d", "e"], gold_rank=[1, 2],
+                        n_candidates=10, values={m.name: np.array([np.nan, np.nan])}),
+    ])
+    rep = ScoreReport(Signature("x"), {}, ["tst1"], ["1", "2"], True, table=t).compute([m, get("p@1")])
+    got = {(r["group"], r["average"], r["metric"]): (r["value"], r["n"]) for r in rep.records}
+    assert got[("1", None, m.name)] == (pytest.approx(0.6), 2)
+    assert ("2", None, m.name) not in got  # every item left out: no number
+    assert got[("all", "micro", m.name)] == (pytest.approx(0.6), 2)
+    assert got[("all", "macro", m.name)] == (pytest.approx(0.6), 2)  # over the groups that have a value
+    assert got[("all", "micro", "p@1")] == (0.8, 5)  # other metrics keep every item
+    rows = [json.loads(line) for line in rep.per_item_lines()]
+    assert [r[m.name] for r in rows] == [0.5, None, 0.7, None, None]  # valid JSON: null, never NaN

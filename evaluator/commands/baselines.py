@@ -187,9 +187,11 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
 
     # A bar on a terminal (the current model/task/split); quiet in logs and pipes, where the table is the record.
     unfinished: list = []
+    failed: list = []
     with progress("reproduce babi") as bar:
         records = reproduce_babi(data_dir, model_list, task_list, max_conversations, seed, echo=bar.describe,
-                                 jobs=jobs, params=overrides, time_limit=time_limit, unfinished=unfinished)
+                                 jobs=jobs, params=overrides, time_limit=time_limit, unfinished=unfinished,
+                                 failed=failed)
         var = (run_variants(data_dir, model_list, task_list, max_conversations, seed, echo=bar.describe)
                if variants else None)
     if merge:
@@ -201,12 +203,15 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
     dump_json_file(out / "babi-table2.json", records)
     if var is not None:
         dump_json_file(out / "babi-table2.variants.json", var)
-    atomic_write_text(out / "babi-table2.md", render_markdown(records, command, _git_commit(), var, unfinished))
+    atomic_write_text(out / "babi-table2.md", render_markdown(records, command, _git_commit(), var, unfinished,
+                                                                  failed))
     click.echo(f"wrote {out / 'babi-table2.md'}")
     click.echo(f"wrote {out / 'babi-table2.json'}")
     if unfinished:
         click.echo(f"{len(unfinished)} job(s) not finished within --time-limit: "
                    + ", ".join(f"{m} T{t}" for m, t in unfinished), err=True)
+    for m, t, why in failed:  # the table holds the other jobs' rows; the failure is ours (exit 3)
+        click.echo(f"error: job {m} T{t} failed: {why}", err=True)
     misses = [r for r in records if r["meets_target"] is False]
     if misses:
         click.echo(f"{len(misses)} target(s) missed (see the report)", err=True)
@@ -214,5 +219,6 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
             for r in misses:
                 click.echo(f"  {r['model']} T{r['task']} {r['split']}: {r['per_response']:.1f} vs paper "
                            f"{_fmt(r['paper_per_response'])}", err=True)
-            return 1
-    return 1 if (check and unfinished) else 0
+    if failed:
+        return 3
+    return 1 if check and (misses or unfinished) else 0

@@ -166,6 +166,10 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
                f"is {format_p(ar_floor(resamples))}, p (boot) {format_p(1 / (resamples + 1))}, shown as \"<\" at that "
                "floor; p (exact): McNemar, 0/1 metrics on independent items only")
     for r in results:
+        if r.left_out:
+            click.echo(f"{r.metric}: {r.left_out} item(s) of both runs left out by the metric in either run (an "
+                       f"empty text under empty:skip) are not compared: units {r.n}")
+    for r in results:
         click.echo(f"signature: {r.signature}")
     return 0
 

@@ -63,8 +63,23 @@ class Metric:
     higher_is_better: bool = True
 
     def compute(self, table: RankTable) -> float:
+        return self.compute_left_out(table)[0]
+
+    def compute_left_out(self, table: RankTable) -> tuple[float, int]:
+        """``(value, units left out)``. A NaN unit value means the metric left that unit out (an embedding
+        metric under ``empty:skip``: no word with a vector on one side): the value is the mean of the other
+        units (NaN when none is left)."""
         v = self.per_unit(table)
-        return float(v.mean()) if len(v) else float("nan")
+        if not len(v):
+            return float("nan"), 0
+        if v.dtype.kind == "f":
+            import numpy as np
+
+            left = np.isnan(v)
+            if left.any():
+                kept = v[~left]
+                return (float(kept.mean()) if len(kept) else float("nan")), int(left.sum())
+        return float(v.mean()), 0
 
 
 _FIXED: dict[str, Metric] = {}

@@ -295,9 +295,10 @@ class EmbeddingResult:
         return out
 
     def table_values(self) -> dict[str, np.ndarray]:
-        """Per-hypothesis arrays for a RankTable's ``values`` (items must stay aligned): a skipped hypothesis
-        scores 0 here. The registry metrics use options with ``empty="zero"``, so nothing is skipped there."""
-        return {m: np.nan_to_num(v, nan=0.0) for m, v in self.per_pair.items()}
+        """Per-hypothesis arrays for a RankTable's ``values`` (items stay aligned): a skipped hypothesis is NaN,
+        which the registry's metrics, reports and statistics read as "left out" (see
+        :meth:`dialeval.metrics.Metric.compute_left_out`)."""
+        return {m: v.copy() for m, v in self.per_pair.items()}
 
 
 def _round(v: float | None, digits: int | None) -> float | None:
@@ -796,8 +797,9 @@ def _empty_error(empty_h, empty_r, owner, ref_counts, ref_lines, first_line: int
 
 # ---- registry -----------------------------------------------------------------------------------------
 def registry_options(preset: str = DEFAULT_PRESET) -> EmbeddingOptions:
-    """Options for the registry's text metrics: the preset, with an empty side scoring 0 (items stay aligned)."""
-    return options_for(preset, empty="zero")
+    """Options for the registry's text metrics: the preset as it is, its empty-text rule included (the same
+    rule ``dialeval embed`` applies; a skipped item is NaN in the table and left out of the mean)."""
+    return options_for(preset)
 
 
 def _text_metric(name: str, description: str) -> Metric:

@@ -4,7 +4,8 @@ A record is ``{benchmark, split, group, subset, metric, average, value, n, signa
 benchmark's task / file (``"1"`` ... ``"5"`` for DSTC6) or ``"all"`` for an aggregate; ``subset`` narrows a
 group further (``"turn=2"``, ``"status=book"``) and is null otherwise; ``average`` is ``"micro"`` (pooled
 over items) or ``"macro"`` (mean of the per-group values) on aggregates and null otherwise; ``n`` counts
-the items behind the number. The report's serialised forms (JSON document, CSV, per-item JSONL, pandas) are
+the items behind the number: an item the metric leaves out (an embedding metric under ``empty:skip``, see
+:meth:`dialeval.metrics.Metric.compute_left_out`) is not counted, and a number with no item left has no record. The report's serialised forms (JSON document, CSV, per-item JSONL, pandas) are
 here, with every value at full precision: a report is a record, not a display. Only the rich tables of
 :mod:`dialeval.results.render` (which reads reports, never the other way round) round for the eye.
 The JSON form follows ``schemas/score-report.schema.json``.
@@ -95,13 +96,19 @@ class ScoreReport:
         # one group holding every row: its values are the micro average already (same rows in the same order)
         micro = groups[0][2] if len(groups) == 1 and groups[0][3] == n else _values(metrics, table)
         self._add(split, "all", None, "micro", micro, n)
-        macro = {m.name: float(np.mean([g[2][m.name] for g in groups])) for m in metrics}
+        macro = {}
+        for m in metrics:  # over the groups that have a value (one whose items were all left out has none)
+            per_group = [g[2][m.name][0] for g in groups if g[2][m.name][1] < g[3]]
+            macro[m.name] = (float(np.mean(per_group)) if per_group else float("nan"), micro[m.name][1])
         self._add(split, "all", None, "macro", macro, n)
 
-    def _add(self, split, group, subset, average, values: dict[str, float], n: int) -> None:
+    def _add(self, split, group, subset, average, values: dict[str, tuple[float, int]], n: int) -> None:
+        """One record per metric; ``values[metric]`` is ``(value, items left out)``, ``n`` the items."""
         data = self.data.label(split) if self.data is not None else None
         base = self.signature.with_fields(data=data) if data else self.signature
-        for metric, value in values.items():
+        for metric, (value, left_out) in values.items():
+            if left_out and left_out == n:
+                continue  # every item left out: no number (the report's notes say how many were)
             fields = {"split": split, self.group_label: group}
             if subset:
                 fields["subset"] = subset
@@ -115,7 +122,7 @@ class ScoreReport:
                     "metric": metric,
                     "average": average,
                     "value": float(value),  # full precision: rounding is for tables
-                    "n": n,
+                    "n": n - left_out,
                     "signature": sig.format(),
                 }
             )
@@ -229,13 +236,13 @@ class ScoreReport:
             if t.ties[i]:
                 row["ties"] = int(t.ties[i])
             for k, v in t.values.items():
-                row[k] = float(v[i])
+                row[k] = None if v[i] != v[i] else float(v[i])  # NaN: the metric left the item out
             lines.append(json.dumps(row))
         return lines
 
 
-def _values(metrics: list[Metric], table: RankTable) -> dict[str, float]:
-    return {m.name: m.compute(table) for m in metrics}
+def _values(metrics: list[Metric], table: RankTable) -> dict[str, tuple[float, int]]:
+    return {m.name: m.compute_left_out(table) for m in metrics}
 
 
 def version() -> str:

@@ -74,13 +74,16 @@ _LITTLE = sys.byteorder == "little"
 # ---- per-unit values ----------------------------------------------------------------------------------
 @dataclass
 class UnitValues:
-    """One run's per-unit values of one metric: ``keys`` (unique, sorted), ``values``, ``clusters`` (same order)."""
+    """One run's per-unit values of one metric: ``keys`` (unique, sorted), ``values``, ``clusters`` (same order).
+    Units the metric left out (a NaN value: an embedding metric under ``empty:skip``) are not among them; their
+    keys are ``left_out``."""
 
     metric: str
     keys: np.ndarray
     values: np.ndarray
     clusters: np.ndarray
     level: str = "item"
+    left_out: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=str))
 
     def __len__(self) -> int:
         return int(self.keys.shape[0])
@@ -107,7 +110,7 @@ def unit_values(table: RankTable, metric: Metric) -> UnitValues:
         k = np.concatenate(keys) if keys else np.empty(0, dtype=str)
         v = np.concatenate(vals) if vals else np.empty(0)
         order = np.argsort(k, kind="stable")
-        return UnitValues(metric.name, k[order], v[order], k[order].copy(), "conversation")
+        return _without_left_out(UnitValues(metric.name, k[order], v[order], k[order].copy(), "conversation"))
     v = np.asarray(metric.per_unit(table), dtype=np.float64)
     split = table.split.astype(str)
     keys = np.char.add(np.char.add(split, _SEP), table.item_id.astype(str))
@@ -116,13 +119,33 @@ def unit_values(table: RankTable, metric: Metric) -> UnitValues:
     keys, v, clusters = keys[order], v[order], clusters[order]
     if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
         raise ValueError("a rank table holds the same item twice")
-    return UnitValues(metric.name, keys, v, clusters, "item")
+    return _without_left_out(UnitValues(metric.name, keys, v, clusters, "item"))
+
+
+def _without_left_out(u: UnitValues) -> UnitValues:
+    """``u`` without its NaN units (the metric left them out), their keys kept in ``left_out``."""
+    gone = np.isnan(u.values)
+    if not gone.any():
+        return u
+    kept = ~gone
+    return UnitValues(u.metric, u.keys[kept], u.values[kept], u.clusters[kept], u.level, u.keys[gone])
 
 
 def align(a: UnitValues, b: UnitValues) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Values of A and B on the units both have (matched by key), and the units' clusters."""
+    """Values of A and B on the units both have (matched by key), and the units' clusters. A unit either run
+    left out is not among them (:func:`left_out_of_pair` counts those)."""
     common, ia, ib = np.intersect1d(a.keys, b.keys, assume_unique=True, return_indices=True)
     return a.values[ia], b.values[ib], a.clusters[ia]
+
+
+def left_out_of_pair(a: UnitValues, b: UnitValues) -> int:
+    """Units both runs have that the metric left out in either (so a paired comparison drops them)."""
+    if not len(a.left_out) and not len(b.left_out):
+        return 0
+    all_a = np.union1d(a.keys, a.left_out)
+    all_b = np.union1d(b.keys, b.left_out)
+    both = np.intersect1d(all_a, all_b, assume_unique=True)
+    return int(len(both) - len(np.intersect1d(a.keys, b.keys, assume_unique=True)))
 
 
 def cluster_sums(clusters: np.ndarray, *value_arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -230,6 +253,7 @@ class PairedResult:
     signature: str = ""
     p_exact: float | None = None  # McNemar's exact test, where it applies (0/1 metric, independent items)
     exact_test: str | None = None  # "mcnemar" or None
+    left_out: int = 0  # units both runs have that the metric left out in either run: not compared
 
     def significant(self, alpha: float = DEFAULT_ALPHA) -> bool:
         return (self.p_exact if self.p_exact is not None else self.p_randomization) < alpha
@@ -260,6 +284,7 @@ class PairedResult:
             "p_randomization_at_floor": at_floor(self.p_randomization, floor=ar_floor(self.resamples)),
             "p_exact": self.p_exact, "exact_test": self.exact_test,
             "p_exact_text": None if self.p_exact is None else self.p_exact_text,
+            "left_out": self.left_out,
             "signature": self.signature,
         }
 
@@ -343,7 +368,9 @@ def approximate_randomization(a: np.ndarray, b: np.ndarray, clusters: np.ndarray
 def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric],
                    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                    confidence: float = DEFAULT_CONFIDENCE, base_signature: str = "") -> list[PairedResult]:
-    """Paired bootstrap + approximate randomization of run A against run B, per metric, on their common units."""
+    """Paired bootstrap + approximate randomization of run A against run B, per metric, on their common units.
+    A unit the metric left out in either run (NaN: an embedding metric under ``empty:skip``) is dropped from
+    both sides; ``PairedResult.left_out`` counts those, and ``a``/``b`` are the means over the units compared."""
     out = []
     prepared = []
     for m in metrics:
@@ -351,10 +378,11 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
         va, vb, cl = align(ua, ub)
         if not len(va):
             raise ValueError("the two runs share no scored item")
-        prepared.append((m, ua.level, va, vb, cl))  # not the keyed unit values: their string keys are memory
+        # not the keyed unit values: their string keys are memory
+        prepared.append((m, ua.level, va, vb, cl, left_out_of_pair(ua, ub)))
         del ua, ub
-    shared = _shared_resamples([(va, vb, cl) for _, _, va, vb, cl in prepared], resamples, seed, confidence)
-    for (m, level, va, vb, cl), done in zip(prepared, shared, strict=True):
+    shared = _shared_resamples([(va, vb, cl) for _, _, va, vb, cl, _ in prepared], resamples, seed, confidence)
+    for (m, level, va, vb, cl, left_out), done in zip(prepared, shared, strict=True):
         if done is None:  # each statistic on its own (scipy's own calls)
             d, lo, hi, p_bs = paired_bootstrap(va, vb, cl, resamples, seed, confidence)
             p_ar = approximate_randomization(va, vb, cl, resamples, seed)
@@ -372,7 +400,7 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
             + "".join("|" + v for v in version)
         out.append(PairedResult(
             m.name, float(va.mean()), float(vb.mean()), d, lo, hi, p_bs, p_ar, len(va), n_clusters, resamples,
-            seed, confidence, level, a_iv, b_iv, sig, p_ex, "mcnemar" if exact else None,
+            seed, confidence, level, a_iv, b_iv, sig, p_ex, "mcnemar" if exact else None, left_out,
         ))
     return out
 
