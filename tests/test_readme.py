@@ -107,6 +107,7 @@ def unavailable(need: str) -> str | None:
             return detect(need)
     raise ValueError(f"unknown need {need!r}: add it to NEEDS in tests/test_readme.py with its detection")
 
+
 NOT_RUN_PARTS = ("python3 -m pip install",)
 TIMEOUT = 600
 
@@ -269,7 +270,7 @@ def workspace(tmp_path_factory) -> Workspace:
 def marks_of(cmd: Command) -> list:
     marks = []
     if cmd.missing is not None:
-        marks.append(pytest.mark.skip(reason=f"README.md:{cmd.line} needs {cmd.missing}"))
+        marks.append(pytest.mark.skip(reason=f"README.md:{cmd.line}: {cmd.missing}"))
     elif not cmd.runnable:
         marks.append(pytest.mark.skip(reason=f"README.md:{cmd.line}: installing is checked by hand"))
     if cmd.text in SLOW:
