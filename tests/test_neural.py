@@ -477,3 +477,15 @@ def test_a_failing_parallel_job_is_reported_the_others_go_on_and_the_exit_is_3(t
     for m in ("memn2n", "supervised-embeddings"):  # the first failure did not stop the other job
         assert f"error: job {m} T4 failed: ValueError" in proc.stderr
         assert f"- failed (no rows): {m} T4: ValueError" in (tmp_path / "babi-table2.md").read_text()
+
+
+def test_the_vocabulary_holds_the_training_items_candidate_lists_as_its_docstring_says():
+    """Not training text only: every candidate a training item lists (on bAbI, the whole candidate file) is in."""
+    from dialeval.baselines._torchutil import build_vocab, training_candidates
+
+    only_offered = Candidate("99", "zanzibar bistro")  # offered to a training item, never its answer
+    train = [DialogItem("d1", ["hello"], [*CANDS, only_offered], BY_ID["0"])]
+    test_context = "quokka"  # a word of a test dialog only
+    vocab = build_vocab(train, training_candidates(train))
+    assert "zanzibar" in vocab.stoi and "bistro" in vocab.stoi and test_context not in vocab.stoi
+    assert "training text only" not in (Vocab.__doc__ or "") and "candidate" in (Vocab.__doc__ or "")
