@@ -111,7 +111,11 @@ def speakers(utterances: Sequence[str]) -> list[int]:
 
 
 class Vocab:
-    """Token → id (0 = padding). Built from training text only; unknown tokens are dropped when encoding."""
+    """Token → id (0 = padding); unknown tokens are dropped when encoding.
+
+    :func:`build_vocab` fills it from the training items: their contexts, answers and candidate lists. On bAbI a
+    training item's candidates are the task's whole candidate file, so the vocabulary also holds words that occur
+    only in test answers (OOV entities included), though never words of the test dialogs' contexts."""
 
     def __init__(self, tokens: Iterable[str] = ()):
         self.itos: list[str] = ["<pad>"]
@@ -384,7 +388,8 @@ def training_candidates(train: Sequence[DialogItem]) -> list[Candidate]:
 
 
 def build_vocab(train: Sequence[DialogItem], candidates: Sequence[Candidate]) -> Vocab:
-    """Tokens of the training contexts, answers and training candidates, sorted (deterministic ids)."""
+    """Tokens of the training contexts, answers and ``candidates`` (:func:`training_candidates`: every candidate
+    the training items list, which on bAbI is the whole candidate file), sorted (deterministic ids)."""
     toks: set[str] = set()
     for it in train:
         for u in it.utterances:

@@ -450,10 +450,11 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         phase = {"index": i, "name": p["name"], "description": p["description"], "start": p["start"]}
         if p["end"]:
             phase["end"] = p["end"]
-        if ch.per_day:
-            phase["max_submissions_per_day"] = ch.per_day
-        if ch.total:
-            phase["max_submissions"] = ch.total
+        # Always written: Codabench's v2 importer (src/apps/competitions/unpackers/v2.py) gives a phase that omits
+        # them 5 a day and 100 in all. 0 is "no limit": the Phase fields are PositiveIntegerFields, and
+        # Phase.can_user_make_submissions (src/apps/competitions/models.py) skips a limit that is falsy.
+        phase["max_submissions_per_day"] = ch.per_day or 0
+        phase["max_submissions"] = ch.total or 0
         if p["hidden"]:  # the phase's own switch: its submissions' outputs and scores kept from participants
             phase["hide_output"] = True
         phase["tasks"] = [i]

@@ -267,3 +267,15 @@ def test_help_lists_every_benchmarks_flags():
         assert flag in r.stdout
     r = run_cli("validate", "--help")
     assert "--lenient" in r.stdout and "--flight-distance" not in r.stdout  # scoring-only options: score only
+
+
+def test_the_data_option_help_names_no_benchmark():
+    """--data's help is generic: a new benchmark needs no edit there (it used to list seven names by hand)."""
+    from dialeval.benchmarks import registry
+    from dialeval.commands.score import score_cmd, validate_cmd
+
+    for cmd in (score_cmd, validate_cmd):
+        help_text = next(p.help for p in cmd.params if p.name == "data")
+        assert help_text and "sample:NAME" in help_text
+        named = [n for n in registry.names() if n in help_text.lower()]
+        assert named == [], named

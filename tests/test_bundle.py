@@ -251,6 +251,7 @@ def test_phases_become_tasks_with_only_their_own_reference_data(data, tmp_path):
     comp = yaml.safe_load(z.read("competition.yaml"))
     assert [p["name"] for p in comp["phases"]] == ["dev", "Final Test"] and comp["phases"][1]["end"] == "2017-09-15T23:59:59Z"
     assert comp["leaderboards"][0]["submission_rule"] == "Add_And_Delete" and comp["phases"][0]["max_submissions"] == 7
+    assert [p["max_submissions_per_day"] for p in comp["phases"]] == [0, 0]  # no daily limit: Codabench's 0, not its 5
     tops = {n.split("/")[1] for n in z.namelist() if n.startswith("reference_data_1/")}
     assert tops == {"tst4"} and {n.split("/")[1] for n in z.namelist() if n.startswith("reference_data_0/")} == \
         {"tst1", "tst2", "tst3"}
@@ -262,6 +263,19 @@ def test_phases_become_tasks_with_only_their_own_reference_data(data, tmp_path):
     assert vis == {(1, 1): 3, (1, 2): 3, (1, 3): 3, (2, 4): 1}  # the hidden phase: host only
     with tarfile.open(fileobj=io.BytesIO(e.read("annotations/final-test.tgz"))) as tf:
         assert {m.name.split("/")[0] for m in tf} == {"tst4"}
+
+
+def test_a_challenge_without_a_quota_is_unlimited_on_codabench_too(data):
+    """Codabench's v2 importer gives a phase that omits the limits 5 submissions a day and 100 in all; the bundle
+    writes 0 ("no limit" there) so the platform enforces exactly the challenge's rule."""
+    from dialeval.leaderboard import challenge as challenges
+    from dialeval.leaderboard.hosting import codabench_bundle
+
+    ch = challenges.parse('title = "No quota"\noverview = "O"\n[[phases]]\nname = "test"\nstart = 2017-09-01\n'
+                          'end = 2017-09-15\n')
+    assert not (ch.per_day or ch.total)
+    comp = yaml.safe_load(codabench_bundle("dstc6", data, ch=ch)["competition.yaml"])
+    assert [(p["max_submissions_per_day"], p["max_submissions"]) for p in comp["phases"]] == [(0, 0)]
 
 
 def test_a_bundle_for_another_benchmark_scores_like_dialeval_score(tmp_path):

@@ -340,3 +340,13 @@ def test_subtask_2_pool_option_takes_a_json_pool_and_the_gold_must_be_in_it(tmp_
     (tmp_path / "other_pool.txt").write_text("P1\n")
     with pytest.raises(UsageError, match="2 pool files"):  # beside the data, two candidates: say so, never guess
         run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", [])
+
+
+def test_grading_takes_the_split_of_the_data_file_a_run_answers(tmp_path):
+    from dialeval.leaderboard.grade import splits_held
+
+    run_file = STORED / "dstc7" / "tfidf" / "Ubuntu_subtask_1.json"
+    assert splits_held(run_file, "dstc7", SAMPLES / "dstc7" / "ubuntu_dev_subtask_1.json") == ["dev"]
+    write(tmp_path / "ubuntu_dev_subtask_1.json", [example(1, ["A", "B"], ["A"])])
+    write(tmp_path / "ubuntu_test_subtask_1.json", [example(2, ["A", "B"], ["B"], split="test")])
+    assert splits_held(write(tmp_path / "Ubuntu_subtask_1.json", [ranking(2, ["B", "A"])]), "dstc7", tmp_path) == ["test"]

@@ -384,19 +384,44 @@ def test_raw_input_bag_is_a_parameter():
 # reproduce babi: the stored settings, --jobs, --time-limit
 
 
-def test_stored_settings_are_the_parameters_of_each_stored_row():
-    """TABLE2_SETTINGS must be what produced submissions/baselines/babi-neural.json: each stored row's configuration
-    (epoch cap, patience, grid) is what the table gives for its (model, task)."""
+@pytest.mark.parametrize("stored_file", ["babi-neural.json", "babi-neural-gpu.json"])
+def test_stored_settings_are_the_parameters_of_each_stored_row(stored_file):
+    """TABLE2_SETTINGS must be what produced submissions/baselines/babi-neural.json (CPU) and babi-neural-gpu.json
+    (the same table on a GPU): each stored row's configuration (epoch cap, patience, grid) is what the table gives
+    for its (model, task)."""
     from dialeval.baselines.memn2n import GRID as MEMN2N_GRID
     from dialeval.baselines.reproduce import model_params
 
-    stored = json.loads((REPO / "submissions/baselines/babi-neural.json").read_text())
+    stored = json.loads((REPO / "submissions/baselines" / stored_file).read_text())
+    assert len(stored) == 33
     for r in stored:
         p = model_params(r["model"], r["task"], BABI)
         cfg = r["config"]["config"]
         assert cfg["epochs"] == p["epochs"] and cfg["patience"] == p["patience"], (r["model"], r["task"])
         grid = p.get("grid", MEMN2N_GRID if r["model"].startswith("memn2n") else r["config"]["grid"])
         assert [dict(g) for g in (grid or [])] == r["config"]["grid"], (r["model"], r["task"])
+
+
+def test_gpu_record_tables_agree_with_the_stored_rows():
+    """babi-neural-gpu.md's row table gives, for every row, the GPU number of babi-neural-gpu.json, the CPU number of
+    babi-neural.json and their difference; its timing table gives each job's seconds from the same files."""
+    base = REPO / "submissions/baselines"
+    gpu = {(r["model"], r["task"], r["split"]): r for r in json.loads((base / "babi-neural-gpu.json").read_text())}
+    cpu = {(r["model"], r["task"], r["split"]): r for r in json.loads((base / "babi-neural.json").read_text())}
+    assert gpu.keys() == cpu.keys() and all(r["device"] == "cuda" for r in gpu.values())
+    md = (base / "babi-neural-gpu.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\S+) \| T(\d)( OOV)? \| ([\d.]+) \| ([\d.]+) \| ([+-][\d.]+) \|", md, re.M)
+    assert len(rows) == 33
+    for model, task, oov, g, c, d in rows:
+        key = (model, int(task), "tst-OOV" if oov else "tst")
+        assert (float(g), float(c)) == (gpu[key]["per_response"], cpu[key]["per_response"]), key
+        assert float(d) == round(gpu[key]["per_response"] - cpu[key]["per_response"], 2), key
+    jobs = re.findall(r"^\| (\S+) \| T(\d) \| ([\d.]+) \| ([\d.]+) \| [\d.]+ \| ([\d.]+) \| ([\d.]+) \|", md, re.M)
+    assert len(jobs) == 18
+    for model, task, g_fit, g_wall, c_fit, c_wall in jobs:
+        g_row, c_row = gpu[(model, int(task), "tst")], cpu[(model, int(task), "tst")]
+        assert float(g_fit) == round(g_row["train_seconds"], 1) and float(g_wall) == round(g_row["wall_seconds"], 1)
+        assert float(c_fit) == round(c_row["train_seconds"], 1) and float(c_wall) == round(c_row["wall_seconds"], 1)
 
 
 @needs_torch
@@ -452,3 +477,15 @@ def test_a_failing_parallel_job_is_reported_the_others_go_on_and_the_exit_is_3(t
     for m in ("memn2n", "supervised-embeddings"):  # the first failure did not stop the other job
         assert f"error: job {m} T4 failed: ValueError" in proc.stderr
         assert f"- failed (no rows): {m} T4: ValueError" in (tmp_path / "babi-table2.md").read_text()
+
+
+def test_the_vocabulary_holds_the_training_items_candidate_lists_as_its_docstring_says():
+    """Not training text only: every candidate a training item lists (on bAbI, the whole candidate file) is in."""
+    from dialeval.baselines._torchutil import build_vocab, training_candidates
+
+    only_offered = Candidate("99", "zanzibar bistro")  # offered to a training item, never its answer
+    train = [DialogItem("d1", ["hello"], [*CANDS, only_offered], BY_ID["0"])]
+    test_context = "quokka"  # a word of a test dialog only
+    vocab = build_vocab(train, training_candidates(train))
+    assert "zanzibar" in vocab.stoi and "bistro" in vocab.stoi and test_context not in vocab.stoi
+    assert "training text only" not in (Vocab.__doc__ or "") and "candidate" in (Vocab.__doc__ or "")

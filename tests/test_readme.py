@@ -50,8 +50,8 @@ SLOW: dict[str, str] = {
         "trains and tests four baselines on the whole bAbI release (about 80 s on 2 cores)",
     "dialeval reproduce babi --data ../shared/data/babi-dialog --out neural --models "
     "supervised-embeddings,memn2n,memn2n-match --jobs 2":
-        "trains the three neural baselines on all six bAbI tasks (about an hour on 2 cores; benchmarks/gpu_table2.py "
-        "runs it on a GPU)",
+        "trains the three neural baselines on all six bAbI tasks (66 min of job time on 2 cores; benchmarks/gpu_table2.py "
+        "runs it on a GPU: 392 s on one H200)",
 }
 """A command (its text) -> why it runs only with ``-m slow`` (tox -e slow). No later command may read what a slow
 one writes: the commands run before a test skip the slow ones."""
@@ -106,6 +106,7 @@ def unavailable(need: str) -> str | None:
         if re.fullmatch(pattern, need):
             return detect(need)
     raise ValueError(f"unknown need {need!r}: add it to NEEDS in tests/test_readme.py with its detection")
+
 
 NOT_RUN_PARTS = ("python3 -m pip install",)
 TIMEOUT = 600
@@ -269,7 +270,7 @@ def workspace(tmp_path_factory) -> Workspace:
 def marks_of(cmd: Command) -> list:
     marks = []
     if cmd.missing is not None:
-        marks.append(pytest.mark.skip(reason=f"README.md:{cmd.line} needs {cmd.missing}"))
+        marks.append(pytest.mark.skip(reason=f"README.md:{cmd.line}: {cmd.missing}"))
     elif not cmd.runnable:
         marks.append(pytest.mark.skip(reason=f"README.md:{cmd.line}: installing is checked by hand"))
     if cmd.text in SLOW:

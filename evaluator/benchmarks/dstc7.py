@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dialeval.benchmarks.base import Option, parse_split_names
+from dialeval.benchmarks.base import Option, Request, parse_split_names
 from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.benchmarks.listed import answer_key, one_file, shared_pool, side_file
@@ -83,6 +83,11 @@ class DSTC7(ItemSetBenchmark):
         self.subtask = subtask or name_fields(df.path.name)[1] or (scenario.isdigit() and int(scenario)) or 1
         self.group = f"{dataset or name_fields(df.path.name)[0] or self.name}-{self.subtask}"
         return {name_fields(df.path.name)[2] or df.one("data-split") or "test": [self.group]}
+
+    def splits_of(self, submission, data) -> list[str]:
+        """The split of the one data file a submission answers (grading a run given without --split)."""
+        self.request = Request(submission, Path(data))
+        return list(self.present(Path(data)))
 
     def select_groups(self, requested: list[str]) -> list[str]:
         if not {self.group, str(self.subtask)} & set(requested):

@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 MATRIX_SUFFIXES = (".npy", ".csv")
 """Score matrices: rows follow the item sets' order, so they answer one split and hold no ids."""
 PROTOCOLS = Option("protocols", "Score-based submissions: also print each default metric under every --ties policy "
-                   "(douban, ecommerce, ubuntu-v1: and every --contexts choice) side by side.", scoring_only=True)
+                   "(and every --contexts choice, where a benchmark has that option) side by side.", scoring_only=True)
 SCORED_FORMATS = ("scores", "npy", "csv")
 """Submission forms that carry scores (ties need a policy); a ranking has none."""
 

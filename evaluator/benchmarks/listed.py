@@ -1,7 +1,7 @@
 """Listed rankings (:mod:`dialeval.formats.listed`) checked against item sets and turned into a rank table.
 
 For a benchmark declaring :attr:`~dialeval.benchmarks.itemset.ItemSetBenchmark.listed` (DSTC7, DSTC8). An item
-set's ``candidates`` are containers (a frozenset per item, or one shared pool object); its ``gold`` the correct ids
+set's ``candidates`` are sets (a frozenset per item, one shared pool, or :class:`AnyId`); its ``gold`` the correct ids
 of each item, in the order an answer key lists them.
 
 Strict: an id outside the item's candidates, an id listed twice, an item ranked twice or unknown is an error; an
@@ -13,6 +13,7 @@ is checked. No message names a correct id: messages echo what the submission its
 
 from __future__ import annotations
 
+import operator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,9 @@ class AnyId:
         self.n = n
 
     def __contains__(self, _id) -> bool:
+        return True
+
+    def issuperset(self, _ids) -> bool:
         return True
 
     def __len__(self) -> int:
@@ -143,7 +147,7 @@ def _check(ptr: str, ids: list, scores: list, allowed, form: ListedForm, add, be
         add("duplicate-dialog", ptr[: ptr.rindex("/")] + f"/{form.item}", f"{form.noun} already ranked at #/{before}")
     if not ids:
         add("empty-ranking", ptr, "lists no candidate")
-    if len(set(ids)) != len(ids) or not all(c in allowed for c in ids):
+    if len(set(ids)) != len(ids) or not allowed.issuperset(ids):
         seen: set = set()
         for j, c in enumerate(ids):
             at = f"{ptr}/{j}/{form.candidate}"
@@ -159,9 +163,20 @@ def _check(ptr: str, ids: list, scores: list, allowed, form: ListedForm, add, be
         add("short-ranking", ptr, f"lists {len(ids)} of {len(allowed)} candidates: a correct id it leaves out counts "
             "as not found", "warning")
     nums = [c for c in scores if type(c) in (int, float)]
-    if len(nums) > 1 and any(a < b for a, b in zip(nums, nums[1:], strict=False)):
+    if len(nums) > 1 and any(map(operator.lt, nums, nums[1:])):
         add("confidence-order", ptr, f"{form.score}s rise along the list: the listed order is the ranking, "
             f"{form.score}s are not read", "warning")
+
+
+def _first_positions(ids: list, gold) -> list[int | None]:
+    """The 0-based first position of each correct id in a listed ranking (None: not listed)."""
+    if len(gold) <= 4:  # the usual case: a scan in C per correct id
+        return [ids.index(g) if g in ids else None for g in gold]
+    first: dict = {}  # many correct ids (an answer key's paraphrases): one pass over the list
+    for j, c in enumerate(ids):
+        if isinstance(c, str) and c not in first:  # a lenient reading keeps ids as written, hashable or not
+            first[c] = j
+    return [first.get(g) for g in gold]
 
 
 def _table(sets: list[ItemSet], listed: dict, benchmark: str, values) -> RankTable | None:
@@ -174,11 +189,7 @@ def _table(sets: list[ItemSet], listed: dict, benchmark: str, values) -> RankTab
         rank = np.zeros(len(s), np.int32)
         cols: dict[str, np.ndarray] = {}
         for i, gold in enumerate(s.gold):
-            first: dict = {}
-            for j, c in enumerate(listed.get((k, i), ())):
-                if isinstance(c, str) and c not in first:
-                    first[c] = j
-            where = [first.get(g) for g in gold]
+            where = _first_positions(listed.get((k, i), ()), gold)
             rank[i] = min((q + 1 for q in where if q is not None), default=0)
             for name, v in values(where, gold).items():
                 cols.setdefault(name, np.zeros(len(s)))[i] = v

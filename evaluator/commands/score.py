@@ -64,11 +64,11 @@ def common_options(f):
     f = click.option("--benchmark", "benchmark", default=DEFAULT_BENCHMARK, show_default=True,
                      help="Benchmark to score against (see `dialeval benchmarks`).")(f)
     f = click.option("--data", type=click.Path(), default=None,
-                     help="The benchmark's data folder (test files; convai2, douban, ecommerce, ubuntu-v1, dstc7, "
-                          "dstc8: also one data file), a fetched release's name (`dialeval data list`), "
-                          "or sample:NAME (`dialeval data sample`). For dstc6 also --challenge. Default: for dstc6 "
-                          "$DIALEVAL_CHALLENGE, else the embedded default challenge (dstc6, airdialogue) or the "
-                          "benchmark's sample data.")(f)
+                     help="The benchmark's data: a folder of its test files (or one data file, for benchmarks whose "
+                          "release is single files), a fetched release's name (`dialeval data list`), or "
+                          "sample:NAME (`dialeval data sample`). Default: the folder the benchmark's environment "
+                          "variable names, else its part of the embedded default challenge, else its sample data "
+                          "(which one is said on stderr).")(f)
     f = click.option("--challenge", type=click.Path(file_okay=False), default=None,
                      help="DSTC6 challenge directory (tst1/ ... folders); the same as --data.")(f)
     f = click.option("--split", default=None,

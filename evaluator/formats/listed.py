@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from pathlib import Path
 
 import msgspec
@@ -96,12 +97,12 @@ def read_items(path: Path, form: ListedForm, what: str) -> ItemFile:
     """A data file of the form: a JSON array of items (utterances are never decoded). An organiser file: what is
     wrong in it (an id used twice too) is a usage error."""
     items = decode_organiser_json(path, _data_decoder(form), what)
-    ids = [key(e.iid) for e in items]
+    ids = list(map(str, map(attrgetter("iid"), items)))  # str or int (typed): an int's digits, as key() gives
     if len(set(ids)) < len(ids):
         raise UsageError(f"{path}: an {form.item} is used twice")
     given = [e.correct for e in items]
     correct = None if all(g is None for g in given) else [tuple(key(c.cid) for c in g or ()) for g in given]
-    return ItemFile(path, ids, [tuple(key(c.cid) for c in e.options) for e in items], correct,
+    return ItemFile(path, ids, [tuple(map(str, map(attrgetter("cid"), e.options))) for e in items], correct,
                     {name: [getattr(e, f"f{j}") for e in items] for j, (name, _) in enumerate(form.fields)})
 
 
@@ -173,6 +174,11 @@ def read_listed(raw: bytes, file: str, form: ListedForm, add, strict: bool = Tru
             what = f"{form.ranking} is a {json_type(ranking)}" if k is not None else f"{form.item} is a {json_type(iid)}"
             add(crash or "wrong-type", f"/{i}", what)
             continue
+        if isinstance(item, item_type):  # typed entries: one pass per list, unless one lacks its candidate
+            cids = [e.cid for e in ranking]
+            if UNSET not in cids:
+                yield i, iid, [c if type(c) is str else key(c) for c in cids] if strict else cids, [e.score for e in ranking]
+                continue
         ids: list | None = []
         scores: list = []
         for j, e in enumerate(ranking):
