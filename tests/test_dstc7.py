@@ -326,6 +326,31 @@ def test_subtask_2_checks_ranked_ids_against_the_pool_file_beside_the_data(tmp_p
     assert short.valid and "short-ranking" in codes(short, "warning")  # a ranking of fewer than 100 pool ids
 
 
+def test_a_subtask_2_ranking_of_more_than_100_ids_is_an_error_and_lenient_reads_them_all(tmp_path):
+    """submission.rst: a subtask 2 ranking lists the top 100 of the pool. The official script reads every listed id
+    (a correct id at 150 earns 1/150 of MRR), so a longer list would beat the rule; strict refuses it."""
+    pool = [f"P{i:011d}" for i in range(300)]
+    (tmp_path / "candidate_pool.tsv").write_text("".join(f"{c}\tu\n" for c in pool))
+    data = [dict(example(1, [], [pool[149]], 2), **{"options-for-next": []})]
+    long = [ranking(1, pool[:150])]  # the correct id is 150th
+    r = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", long)
+    assert not r.valid and codes(r, "error") == ["long-ranking"]
+    [p] = [p for p in r.problems if p.code == "long-ranking"]
+    assert p.pointer == "/0/candidate-ranking" and "lists 150 ids: at most 100" in p.message
+    assert pool[149] not in p.message
+    lenient = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", long, lenient=True)
+    assert lenient.valid and list(lenient.table.gold_rank) == [150]
+    assert lenient.value("mrr") == pytest.approx(1 / 150) and lenient.value("r@100") == 1.0  # any listed position
+    assert "official-quirk" in codes(lenient, "warning")
+    ok = run(tmp_path, "ubuntu_dev_subtask_2.json", data, "Ubuntu_subtask_2.json", [ranking(1, pool[50:150])])
+    assert ok.valid and list(ok.table.gold_rank) == [100]  # exactly 100: fine
+    # subtask 1 has no such cap of its own: a ranking of all of an example's 120 options is valid
+    opts = [f"C{i:03d}" for i in range(120)]
+    r1 = run(tmp_path, "ubuntu_dev_subtask_1.json", [example(1, opts, ["C119"])], "Ubuntu_subtask_1.json",
+             [ranking(1, opts)])
+    assert r1.valid and list(r1.table.gold_rank) == [120]
+
+
 def test_subtask_2_pool_option_takes_a_json_pool_and_the_gold_must_be_in_it(tmp_path):
     pool = [f"P{i}" for i in range(150)]
     write(tmp_path / "pool.json", [{"candidate-id": c, "utterance": "u"} for c in pool])

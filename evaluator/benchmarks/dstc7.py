@@ -23,6 +23,9 @@ from dialeval.core.errors import UsageError
 from dialeval.formats.dstc7 import NONE, RANKING, name_fields, read_data
 from dialeval.formats.listed import read_answer_key
 
+SUBTASK_2_LISTED = 100
+"""A subtask 2 ranking lists the top 100 of the pool (submission.rst); strict mode refuses more, while the official
+script reads every listed id (a correct id at 150 still earns 1/150 of MRR), and so does ``--lenient``."""
 LENIENT_NOTES = (
     "lenient: R@k counts the examples whose first listed correct id is within the top k, over the ground truth's "
     "examples; R@100 counts a correct id listed at any position",
@@ -101,7 +104,8 @@ class DSTC7(ItemSetBenchmark):
         gold, ids = self._gold(df, allowed, none_ok, bool(request.options.get("lenient"))) if with_gold else (None, df.ids)
         at = {e: i for i, e in enumerate(df.ids)}
         files = (df.path, *([request.keys] if request.keys else []), *([pool_file] if pool_file else []))
-        return ItemSet(group, ids, [allowed[at[e]] if e in at else frozenset() for e in ids], gold, files=files)
+        return ItemSet(group, ids, [allowed[at[e]] if e in at else frozenset() for e in ids], gold, files=files,
+                       longest=SUBTASK_2_LISTED if self.subtask == 2 else None)
 
     def _pool(self, df, none_ok: bool):
         """Subtask 2's pool (``--pool``, the one ``*pool*`` file beside the data, else the data's own candidates)

@@ -81,6 +81,9 @@ class ItemSet:
     gold_columns: np.ndarray | int | None = None
     """Optional fast path: the column of each item's single gold in its candidate list, or one int for every
     item (Ubuntu: 0, the ground truth)."""
+    longest: int | None = None
+    """Optional: the most ids a listed ranking may hold (DSTC7 subtask 2: the top 100 of its pool); a strict reading
+    refuses a longer one, since positions past it would still earn MRR and MAP."""
     optional: bool = False
     """Items the submission may rank but need not (groups outside --task): no missing warnings, not in the table."""
     split: str | None = None  # the split its items belong to (None: the split score_items is called with)

@@ -5,7 +5,7 @@ set's ``candidates`` are sets (a frozenset per item, one shared pool, or :class:
 of each item, in the order an answer key lists them.
 
 Strict: an id outside the item's candidates, an id listed twice, an item ranked twice or unknown is an error; an
-empty ranking is an error; a ranking shorter than ``min(form.complete, the item's candidates)`` and scores that rise
+empty ranking, or one longer than the item set's ``longest``, is an error; a ranking shorter than ``min(form.complete, the item's candidates)`` and scores that rise
 along the list are warnings; an item not ranked scores 0 and is a warning. Lenient (an official scorer's reading):
 ids are kept as written, duplicates and unknown ids are kept (the last ranking of an item wins) and nothing else
 is checked. No message names a correct id: messages echo what the submission itself contains.
@@ -116,7 +116,7 @@ def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, ben
     at_of = {iid: (k, i) for k, s in enumerate(sets) for i, iid in enumerate(s.item_ids)}
     listed: dict[tuple[int, int], list] = {}
     where: dict[tuple[int, int], int] = {}
-    numbers = 0
+    numbers = long = 0
     for i, iid, ids, scores in read_listed(read_bytes(sub, what="a submission"), fname, form, add, strict):
         at = at_of.get(key(iid))
         if ids is None or at is None:
@@ -125,9 +125,14 @@ def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, ben
             continue
         numbers += type(iid) is int
         if strict:
-            _check(f"/{i}", ids, scores, sets[at[0]].candidates_of(at[1]), form, add, where.get(at))
+            _check(f"/{i}", ids, scores, sets[at[0]].candidates_of(at[1]), form, add, where.get(at), sets[at[0]].longest)
+        else:
+            long += sets[at[0]].longest is not None and len(ids) > sets[at[0]].longest
         where[at] = i
         listed[at] = ids
+    if long:  # lenient only: strict refused each one
+        add("official-quirk", "", f"{long} rankings list more ids than the format allows: every listed id counts, "
+            "as the official scorer reads them", "warning")
     if numbers and not strict and form.number_ids:
         add("official-quirk", "", form.number_ids.format(n=numbers), "warning")
     for k, s in enumerate(sets):
@@ -140,9 +145,11 @@ def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, ben
     return table, problems.close(), info
 
 
-def _check(ptr: str, ids: list, scores: list, allowed, form: ListedForm, add, before) -> None:
+def _check(ptr: str, ids: list, scores: list, allowed, form: ListedForm, add, before, longest: int | None) -> None:
     """Strict checks of one item's ranking (see the module docstring)."""
     ptr += f"/{form.ranking}"
+    if longest is not None and len(ids) > longest:
+        add("long-ranking", ptr, f"lists {len(ids)} ids: at most {longest} may be listed")
     if before is not None:
         add("duplicate-dialog", ptr[: ptr.rindex("/")] + f"/{form.item}", f"{form.noun} already ranked at #/{before}")
     if not ids:

@@ -29,6 +29,7 @@ CODES: dict[str, str] = {
     "rank-gap": "ranks must be 1..m without gaps (a partial top-m ranking is fine)",
     "missing-dialog": "(warning) an answer-key item the submission does not rank: scored as a miss at every k",
     "short-ranking": "(warning) a ranking lists fewer ids than the item has candidates: a correct id left out is not found",
+    "long-ranking": "a ranking lists more ids than the format allows (DSTC7 subtask 2: its top 100 of the pool)",
     "confidence-order": "(warning) confidences that disagree with the listed order (the listed order is the ranking)",
     # lenient (official-compatible) mode
     "official-quirk": "(warning) the official scorer's behaviour that --lenient reproduced",
