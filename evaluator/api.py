@@ -113,7 +113,8 @@ def _add_text_values(bench, ev: Evaluation, preset: str | None, vectors: str | N
         skipped = result.summaries[m.name].skipped if m.name in result.summaries else 0
         if skipped:
             ev.notes.append(f"{m.name}: {skipped:,} of {len(hyps):,} items left out (the top-1 or the gold response "
-                            f"has no word with a vector; empty:{opts.empty}); n counts the others")
+                            f"has no word with a vector; empty:{opts.empty}): its value is the mean of the other "
+                            f"{len(hyps) - skipped:,}, its JSON records' n")
     vec = result.vectors or {}
     fields = {"emb": opts.preset, "empty": opts.empty}
     if vec:

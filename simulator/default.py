@@ -6,8 +6,9 @@ generated (in about a second) into ``<cache>/default-challenge-<version>-<hash o
 or its parameters changes the name, so a stale cache is never reused.
 
 Safety: a :class:`filelock.FileLock` serialises concurrent first uses (two processes yield one directory);
-generation goes to a temp dir in the same parent, gets a completion marker, then is renamed into place
-atomically; temp dirs left by a crashed attempt are removed by the next one (under the lock, so they cannot be
+the KBs and simulator.json, then each part (a split's folder, ``airdialogue``) as a command first needs it, are
+generated in a temp dir in the same parent, renamed into place atomically and marked complete (``.complete`` once
+every part is there); temp dirs left by a crashed attempt are removed by the next one (under the lock, so they cannot be
 in use), and a final directory without the marker is regenerated.
 """
 
@@ -29,7 +30,11 @@ DEFAULT_PARAMS: dict = {
     "context_distractors": 0.5,
     "airdialogue_dev": 1000,  # AirDialogue contexts in <default>/airdialogue/dev_{data,kb}.json
 }
-COMPLETE_MARKER = ".complete"
+COMPLETE_MARKER = ".complete"  # every part is there
+BASE_MARKER = ".base"  # the KBs and simulator.json are there; the parts' own markers say which parts are
+PARTS = ("trn", "tst1", "tst2", "tst3", "tst4", "airdialogue")
+"""The folders the default challenge is made of, each generated on its own first use (its own RNGs: byte-identical
+to a whole-challenge run)."""
 CACHE_ENV = "DIALEVAL_CACHE_DIR"  # see dialeval.files.cache.cache_root
 
 
@@ -41,21 +46,26 @@ def default_challenge_name(params: dict | None = None) -> str:
     return f"default-challenge-{GENERATOR_VERSION}-{digest}"
 
 
-def _complete(path: Path) -> bool:
-    return (path / COMPLETE_MARKER).is_file()
+def _complete(path: Path, parts) -> bool:
+    if (path / COMPLETE_MARKER).is_file():
+        return True
+    return (path / BASE_MARKER).is_file() and all((path / f"{COMPLETE_MARKER}-{part}").is_file() for part in parts)
 
 
-def ensure_default_challenge(params: dict | None = None) -> Path:
-    """Path of the default challenge, generating it first if needed (safe across processes)."""
+def ensure_default_challenge(params: dict | None = None, parts=None) -> Path:
+    """Path of the default challenge, generating first what is missing of ``parts`` (default: all of
+    :data:`PARTS`; a command that reads one split asks for that one only, so the first command after install
+    does not build the whole challenge). Safe across processes."""
     from filelock import FileLock
 
-    from dialeval.simulator.generate import generate_challenge, make_temp_dir
-
     p = dict(DEFAULT_PARAMS if params is None else params)
+    every = tuple(part for part in PARTS if (part != "trn" or p["n_train"]) and
+                  (part != "airdialogue" or p.get("airdialogue_dev")))
+    wanted = every if parts is None else tuple(part for part in every if part in set(parts))
     root = cache_root()
     name = default_challenge_name(p)
     final = root / name
-    if _complete(final):
+    if _complete(final, wanted):
         return final
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -67,23 +77,51 @@ def ensure_default_challenge(params: dict | None = None) -> Path:
             f"set {CACHE_ENV} to a writable folder, or pass --challenge DIR"
         ) from None
     with FileLock(str(root / f"{name}.lock")):
-        if _complete(final):  # another process finished it while we waited
+        if _complete(final, wanted):  # another process finished it while we waited
             return final
         for stale in root.glob(f".{name}.tmp-*"):  # left by a crashed attempt; nobody else holds the lock
             shutil.rmtree(stale, ignore_errors=True)
-        if final.exists():  # no marker: half-written by something else than us; start over
-            shutil.rmtree(final)
-        tmp = make_temp_dir(root, f".{name}.tmp-")
-        try:
-            generate_challenge(tmp, seed=p["seed"], n_train=p["n_train"], n_test=p["n_test"],
-                               candidates=tuple(p["candidates"]), context_distractors=p["context_distractors"])
-            if p.get("airdialogue_dev"):
-                from dialeval.simulator.airdialogue import write_airdialogue
-
-                write_airdialogue(tmp / "airdialogue", seed=p["seed"], n=p["airdialogue_dev"], split="dev")
-            (tmp / COMPLETE_MARKER).write_text(json.dumps(p, sort_keys=True) + "\n")
-            os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        if final.exists() and not (final / BASE_MARKER).is_file() and not (final / COMPLETE_MARKER).is_file():
+            shutil.rmtree(final)  # no marker: half-written by something else than us; start over
+        if not final.exists():
+            _in_temp(root, name, lambda tmp: _generate(tmp, p, None), final)
+        for part in wanted:
+            marker = final / f"{COMPLETE_MARKER}-{part}"
+            if (final / COMPLETE_MARKER).is_file() or marker.is_file():
+                continue
+            if (final / part).exists():  # renamed in, then the process died before the marker: start over
+                shutil.rmtree(final / part)
+            _in_temp(root, name, lambda tmp, part=part: _generate(tmp, p, part), final / part, inner=part)
+            marker.write_text("")
+        if all((final / f"{COMPLETE_MARKER}-{part}").is_file() for part in every):
+            (final / COMPLETE_MARKER).write_text(json.dumps(p, sort_keys=True) + "\n")
     return final
+
+
+def _in_temp(root: Path, name: str, make, dest: Path, inner: str | None = None) -> None:
+    """``make`` a temp folder beside ``dest``\'s challenge, then rename it (or its ``inner`` folder) into place:
+    a reader never sees half of a part."""
+    from dialeval.simulator.generate import make_temp_dir
+
+    tmp = make_temp_dir(root, f".{name}.tmp-")
+    try:
+        make(tmp)
+        os.replace(tmp if inner is None else tmp / inner, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _generate(out: Path, p: dict, part: str | None) -> None:
+    """The KBs, simulator.json and the base marker (``part`` None), or one part's folder, into ``out``."""
+    from dialeval.simulator.generate import generate_challenge
+
+    if part == "airdialogue":
+        from dialeval.simulator.airdialogue import write_airdialogue
+
+        write_airdialogue(out / "airdialogue", seed=p["seed"], n=p["airdialogue_dev"], split="dev")
+        return
+    generate_challenge(out, seed=p["seed"], n_train=p["n_train"], n_test=p["n_test"],
+                       candidates=tuple(p["candidates"]), context_distractors=p["context_distractors"],
+                       splits=None if part is None else [part], write_items=part is not None)
+    if part is None:
+        (out / BASE_MARKER).write_text(json.dumps(p, sort_keys=True) + "\n")

@@ -120,12 +120,15 @@ def generate_challenge(
     splits: str | Sequence[str] | None = None,
     tasks: Sequence[int] = TASKS,
     kb_seed: int = DEFAULT_KB_SEED,
+    write_items: bool = True,
 ) -> Path:
     """Generate a DSTC6-style challenge into ``out_dir`` (created if needed; existing files are overwritten).
 
     ``n_train``/``n_test`` count items per task file (conversations in full-conversation mode, where every bot turn
     becomes an item). ``n_train=0`` skips the training split. Returns ``out_dir``. Use
     :func:`atomic_output_dir` (as the CLI does) to never leave a half-written directory behind.
+    ``write_items=False`` writes only the KBs and ``simulator.json`` (the embedded default challenge adds its
+    splits one at a time, as commands need them).
     """
     out = Path(out_dir)
     lohi = parse_candidates(candidates)
@@ -159,7 +162,7 @@ def generate_challenge(
     }
     atomic_write_text(out / "simulator.json", json.dumps(params, indent=2, sort_keys=True) + "\n")
     babi_bots: set[str] = set()
-    for split in names:
+    for split in names if write_items else ():
         kb_name, restr, partition = split_spec(split)
         kb = build_kb(kb_name, kb_seed)
         train = split == TRAIN_SPLIT

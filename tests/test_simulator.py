@@ -418,6 +418,44 @@ def test_default_challenge_ignores_half_written_attempts(tmp_path, monkeypatch):
     assert default.ensure_default_challenge() == path  # cached: no regeneration
 
 
+def test_default_challenge_builds_only_the_parts_asked_for(tmp_path, monkeypatch):
+    """The first command reading one split generates that split only (the first run after install stays short);
+    adding the rest later gives byte for byte the challenge a one-shot generation writes."""
+    from dialeval.simulator import default
+    from dialeval.simulator.generate import generate_challenge
+
+    monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    path = default.ensure_default_challenge(parts=["tst4"])
+    assert sorted(p.name for p in path.iterdir() if p.is_dir()) == ["tst4"]
+    assert not (path / ".complete").exists()
+    first = {p.relative_to(path): p.read_bytes() for p in (path / "tst4").iterdir()}
+    assert default.ensure_default_challenge() == path
+    assert (path / ".complete").is_file()
+    assert {p.relative_to(path): p.read_bytes() for p in (path / "tst4").iterdir()} == first
+    p = default.DEFAULT_PARAMS
+    whole = generate_challenge(tmp_path / "whole", seed=p["seed"], n_train=p["n_train"], n_test=p["n_test"],
+                               candidates=tuple(p["candidates"]), context_distractors=p["context_distractors"])
+    expected = sorted(f.relative_to(whole) for f in whole.rglob("*") if f.is_file())
+    got = sorted(f.relative_to(path) for f in path.rglob("*")
+                 if f.is_file() and not f.name.startswith(".") and f.parts[len(path.parts)] != "airdialogue")
+    assert got == expected
+    assert all((path / f).read_bytes() == (whole / f).read_bytes() for f in expected)
+
+
+def test_score_on_the_embedded_default_builds_only_its_split(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from dialeval.cli import main
+    from dialeval.simulator import default
+
+    monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DIALEVAL_CHALLENGE", raising=False)
+    path = tmp_path / "cache" / default.default_challenge_name()
+    res = CliRunner().invoke(main, ["score", str(tmp_path / "nothing.json"), "--split", "tst2"])
+    assert res.exit_code in (1, 2), res.output
+    assert sorted(p.name for p in path.iterdir() if p.is_dir()) == ["tst2"]
+
+
 # --- CLI --------------------------------------------------------------------------------------------------------
 def test_cli_simulate_and_stats(tmp_path):
     from click.testing import CliRunner

@@ -171,12 +171,14 @@ def given_options(bench_opts: dict) -> dict:
     return {k: v for k, v in bench_opts.items() if v is not None and v is not False}
 
 
-def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: str = "--data") -> tuple[str, bool]:
+def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: str = "--data",
+                 split: str | None = None) -> tuple[str, bool]:
     """The data folder and whether it is the embedded default (only the command line knows the defaults).
 
     Without a folder: the folder the benchmark's ``data_env`` variable names, then its ``embedded_folder`` of the
     embedded default challenge, then its sample data (``submissions/samples/<benchmark>``); which one is used is
-    said on stderr."""
+    said on stderr. ``split``: the one split the command reads, so that only its part of the embedded default is
+    generated on first use (an unknown or no split: all of it, so that messages list every split)."""
     import os
 
     from dialeval.benchmarks import registry
@@ -203,9 +205,10 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: 
         notice(f"dialeval: no {flag} given: using dialeval's sample {benchmark} data (a few constructed items, "
                f"the same as {flag} sample:{benchmark}; {real})")
         return str(sample), False
-    from dialeval.simulator.default import ensure_default_challenge
+    from dialeval.simulator.default import PARTS, ensure_default_challenge
 
-    root = ensure_default_challenge() / bench.embedded_folder
+    part = bench.embedded_folder or split
+    root = ensure_default_challenge(parts=[part] if part in PARTS else None) / bench.embedded_folder
     notice(f"dialeval: no {flag} given: using the embedded default {benchmark} data (simulated; {real})")
     return str(root), True
 
@@ -326,7 +329,7 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
     """
     from dialeval.api import validate
 
-    root, embedded = resolve_data(benchmark, data, challenge)
+    root, embedded = resolve_data(benchmark, data, challenge, split=split)
     _guard_outputs(submission, root, None, as_json, False, out)
     opts = given_options(bench_opts)
     report = validate(submission, split, tasks=_tasks(task), benchmark=benchmark, data=root, ties=ties,
@@ -391,7 +394,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         from dialeval.files.read import check_regular
 
         check_regular(vectors, what="a word-vectors file")
-    root, embedded = resolve_data(benchmark, data, challenge)
+    root, embedded = resolve_data(benchmark, data, challenge, split=split)
     _guard_outputs(submission, root, keys, as_json, as_csv, out, per_item)
     options = {"embedded_default": embedded, **given_options(bench_opts)}
     report = score(submission, split, keys=keys, tasks=_tasks(task), benchmark=benchmark, data=root, metrics=metrics,
