@@ -24,6 +24,9 @@ SIMULATED_TEAMS = (
     ("team-gamma", "Team Gamma <b>&amp;</b> friends", "seq2seq", 0.80, "2017-09-12T18:00:00Z"),
     ("team-delta", "Team Delta", "retrieval", 0.55, "2017-09-13T08:15:00Z"),
 )
+GRADED_AT = "2017-09-14T23:59:30Z"
+"""When the demo's organizer grades the runs: inside the shipped challenge's phase, after the last run was sent
+(a phase admits a run by the time grade first sees it, never by team.json's submitted_at)."""
 
 
 def _members(tgz: Path) -> dict[str, bytes]:
@@ -132,7 +135,7 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
 
     atomic_write_text(out_dir / "challenge.toml", rules.source)
     grade(runs, rules.benchmark, challenge_dir, out_dir / "registry", jobs=jobs, progress=progress, board="demo",
-          challenge=rules)
+          challenge=rules, now=GRADED_AT)
     with Registry(out_dir / "registry") as reg:
         return build_site(reg, out_dir / "site", title="dialeval demo leaderboard")
 

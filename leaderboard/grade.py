@@ -369,14 +369,15 @@ def headline(records: list[dict], metric: str) -> float | None:
 def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: str | Path,
           keys: str | Path | None = None, jobs: int = 1, split=None, board: str | None = None,
           kind: str | None = None, progress: bool = True, metric: str | None = None,
-          challenge=None) -> GradeSummary:
+          challenge=None, now: str | None = None) -> GradeSummary:
     """Grade every entry of ``runs_dir`` into the registry; see the module docstring.
 
     ``challenge`` (a :class:`dialeval.leaderboard.challenge.Challenge`; default: the one kept with the board by an
-    earlier grade) is kept with the board and enforced: a
-    team's run submitted outside every phase, or over the quota (counted from the registry, so deleting a run
-    from the runs folder gives nothing back), is recorded as rejected and never scored; a run inside a phase
-    that names splits is graded on those splits only.
+    earlier grade) is kept with the board and enforced: a team's run first seen by a grader outside every phase,
+    or over the quota (counted from the registry, so deleting a run from the runs folder gives nothing back), is
+    recorded as rejected and never scored; a run inside a phase that names splits is graded on those splits only.
+    ``now``: when this grader sees the runs (RFC 3339; default ``DIALEVAL_NOW``, else the clock), recorded as each
+    new run's ``graded_at``; the phase and the quota day are judged at it, never at team.json's ``submitted_at``.
     """
     from dialeval.leaderboard.registry import Quota, Registry
     from dialeval.leaderboard.scoring import benchmark_info
@@ -386,6 +387,13 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     metric = metric or info["default_metrics"][0]
     if jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    # Phases and quotas judge a run at the time this grader first sees it (recorded as the run's graded_at),
+    # never at team.json's submitted_at: that is the team's own word, and a backdated run would slip into a
+    # closed phase or dodge the per-day limit. submitted_at is kept as information only.
+    from dialeval.leaderboard.challenge import now as now_of
+
+    seen_at = now_of(now)  # a bad --now is refused before anything is written
+    seen_day = seen_at[:10]
     names = _split_names(benchmark, data)
     split = _check_split_option(split, names)
     entries = discover(runs_dir, names)
@@ -413,12 +421,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
             summary.challenge = "given"
             reg.set_challenge(board, challenge.source)
         quota = Quota(challenge.per_day, challenge.total) if challenge and (challenge.per_day or challenge.total) else None
-        # Quotas count runs by the UTC day this grader first sees them (recorded as the run's graded_at), never by
-        # team.json's submitted_at: that is the team's own word, and a backdated run would dodge the per-day limit.
-        from dialeval.leaderboard.challenge import now
-
-        seen_at = now()
-        seen_day = seen_at[:10]
+        seen_phase = challenge.phase_at(seen_at) if challenge is not None and challenge.phases else None
         todo: list[tuple[Entry, str]] = []
         for e in entries:
             if e.error:
@@ -445,10 +448,11 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
             if (kind or ("baseline" if e.team.get("baseline") else "submission")) != "submission" or challenge is None:
                 continue
             if challenge.phases:
-                phase = challenge.phase_at(e.submitted_at)
+                phase = seen_phase
                 if phase is None:
-                    refused[e.name] = ("outside-phases", f"submitted {e.submitted_at}, outside every phase of the "
-                                       f"challenge ({challenge.phases[0].start} to {challenge.phases[-1].end}); not scored")
+                    refused[e.name] = ("outside-phases", f"first seen by the grader at {seen_at}, outside every phase "
+                                       f"of the challenge ({challenge.phases[0].start} to {challenge.phases[-1].end}); "
+                                       "not scored")
                     continue
                 if phase.splits and not set(names) <= set(phase.splits):
                     wanted = phase.splits if split is None else [s for s in split.split(",") if s in phase.splits]

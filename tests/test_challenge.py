@@ -127,14 +127,19 @@ def test_quota_rejects_unscored_and_deleting_a_run_gives_nothing_back(tmp_path, 
     runs, reg_dir = tmp_path / "runs", tmp_path / "reg"
     for i, when in enumerate(["2017-09-10T08:00:00Z", "2017-09-10T09:00:00Z", "2017-09-10T10:00:00Z"]):
         add_run(runs, f"a{i}", data, "Team A", when, seed=i)
-    add_run(runs, "late", data, "Team B", "2017-10-01T00:00:00Z")
-    add_run(runs, "base", data, "dialeval baselines", "2017-10-02T00:00:00Z", baseline=True)  # exempt
     s = grade(runs, "dstc6", data, reg_dir, progress=False, board="b", challenge=ch)
     by = {o.entry: o for o in s.outcomes}
     assert [by[f"a{i}.json"].status for i in range(3)] == ["valid", "valid", "rejected"]
     assert "[over-quota]" in by["a2.json"].message and "2 of its 2 runs for 2017-09-10" in by["a2.json"].message
+    assert s.exit_code == 1
+    # seen after the phase ended: refused, though team.json dates it inside the phase; baselines are exempt
+    monkeypatch.setenv("DIALEVAL_NOW", "2017-10-01T00:00:00Z")
+    add_run(runs, "late", data, "Team B", "2017-09-20T00:00:00Z")
+    add_run(runs, "base", data, "dialeval baselines", "2017-10-02T00:00:00Z", baseline=True)
+    by = {o.entry: o for o in grade(runs, "dstc6", data, reg_dir, progress=False, board="b").outcomes}
     assert by["late.json"].status == "rejected" and "[outside-phases]" in by["late.json"].message
-    assert by["base.json"].status == "valid" and s.exit_code == 1
+    assert "2017-10-01T00:00:00Z" in by["late.json"].message and "2017-09-20" not in by["late.json"].message
+    assert by["base.json"].status == "valid"
     with Registry(reg_dir) as reg:
         refused = [r for r in reg.runs() if r.status == "rejected"]
         assert all(reg.records(run_id=r.run_id) == [] and reg.table(r.run_id) is None for r in refused)
@@ -154,6 +159,35 @@ def test_quota_rejects_unscored_and_deleting_a_run_gives_nothing_back(tmp_path, 
     with Registry(reg_dir) as reg:
         assert reg.quota_used("b", "Team A", "2017-09-11") == (1, 3)
         assert reg.submission_counts("b") == {"Team A": 5, "Team B": 1}
+
+
+def test_a_phase_admits_a_run_by_when_grade_first_saw_it_not_team_json(tmp_path, data, monkeypatch):
+    """A run sent after the phase closed but dated inside it by team.json is refused (before, it was scored: a
+    team could backdate a run into an open phase); a run the team dated before the phase opened, but sent while it
+    is open, is scored. submitted_at stays recorded, as information."""
+    ch = challenges.load(write_challenge(tmp_path / "challenge.toml", QUOTA))  # open 2017-09-01 to 2017-09-30
+    runs, reg_dir = tmp_path / "runs", tmp_path / "reg"
+    add_run(runs, "early-dated", data, "Team A", "2017-08-01T00:00:00Z", seed=1)
+    monkeypatch.setenv("DIALEVAL_NOW", "2017-09-15T00:00:00Z")
+    s = grade(runs, "dstc6", data, reg_dir, progress=False, board="b", challenge=ch)
+    assert [(o.entry, o.status) for o in s.outcomes] == [("early-dated.json", "valid")]
+    add_run(runs, "backdated", data, "Team B", "2017-09-29T23:00:00Z", seed=2)
+    monkeypatch.setenv("DIALEVAL_NOW", "2017-10-03T09:00:00Z")
+    s = grade(runs, "dstc6", data, reg_dir, progress=False, board="b")  # the board's kept challenge.toml
+    back = {o.entry: o for o in s.outcomes}["backdated.json"]
+    assert back.status == "rejected" and "[outside-phases]" in back.message and s.exit_code == 1
+    assert "first seen by the grader at 2017-10-03T09:00:00Z" in back.message
+    with Registry(reg_dir) as reg:
+        runs_by = {r.team: r for r in reg.runs()}
+        assert runs_by["Team B"].submitted_at == "2017-09-29T23:00:00Z"  # kept as the team's word
+        assert runs_by["Team B"].graded_at == "2017-10-03T09:00:00Z" and reg.records(run_id=runs_by["Team B"].run_id) == []
+    # --now on the command line is the same clock (an organizer replaying runs collected while the phase was open)
+    r = cli("grade", runs, "--data", data, "--registry", tmp_path / "reg2", "--challenge-file", tmp_path / "challenge.toml",
+            "--now", "2017-09-30T12:00:00Z", "--json")
+    assert r.returncode == 0, r.stderr
+    assert {x["status"] for x in json.loads(r.stdout)["runs"]} == {"valid"}
+    r = cli("grade", runs, "--data", data, "--registry", tmp_path / "reg3", "--now", "soon")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "reg3").exists()
 
 
 def test_the_per_day_quota_counts_the_day_grade_first_saw_a_run_not_team_json(tmp_path, data, monkeypatch):
@@ -205,9 +239,11 @@ def test_a_phase_grades_only_its_splits(tmp_path, data):
                           'hidden = true\n')
     runs = tmp_path / "runs"
     add_run(runs, "dev-tst2", data, "Team A", "2017-09-05T00:00:00Z", split="tst2")
+    s = grade(runs, "dstc6", data, tmp_path / "reg", progress=False, board="b", challenge=ch, now="2017-09-05T00:00:00Z")
+    assert [(o.entry, o.status) for o in s.outcomes] == [("dev-tst2.json", "outside")]
     add_run(runs, "test-tst2", data, "Team A", "2017-09-15T00:00:00Z", split="tst2")
-    s = grade(runs, "dstc6", data, tmp_path / "reg", progress=False, board="b", challenge=ch)
-    assert [(o.entry, o.status) for o in s.outcomes] == [("dev-tst2.json", "outside"), ("test-tst2.json", "valid")]
+    s = grade(runs, "dstc6", data, tmp_path / "reg", progress=False, board="b", now="2017-09-15T00:00:00Z")
+    assert {o.entry: o.status for o in s.outcomes}["test-tst2.json"] == "valid"
 
 
 # ---- the site: counting rule, hidden phases, reveal, counts, deadlines, the challenge page --------------------
@@ -249,9 +285,12 @@ def phased(tmp_path_factory, data):
     add_run(runs, "a2", data, "Team A", "2017-09-03T00:00:00Z", quality=0.6, seed=2, chosen=True)
     add_run(runs, "a3", data, "Team A", "2017-09-04T00:00:00Z", quality=0.3, seed=3)
     add_run(runs, "b1", data, "Team B", "2017-09-05T00:00:00Z", quality=0.8, seed=4)
-    add_run(runs, "b-test", data, "Team B", "2017-09-12T00:00:00Z", split="tst2", quality=0.99, seed=5)
-    s = grade(runs, "dstc6", data, tmp / "reg", progress=False, board="b", challenge=ch)
+    # graded as they arrive: a phase admits a run by when grade sees it
+    s = grade(runs, "dstc6", data, tmp / "reg", progress=False, board="b", challenge=ch, now="2017-09-05T12:00:00Z")
     assert {o.status for o in s.outcomes} == {"valid"}
+    add_run(runs, "b-test", data, "Team B", "2017-09-12T00:00:00Z", split="tst2", quality=0.99, seed=5)
+    s = grade(runs, "dstc6", data, tmp / "reg", progress=False, board="b", now="2017-09-12T00:00:00Z")
+    assert {o.status for o in s.outcomes} == {"valid", "unchanged"}
     return tmp / "reg"
 
 
@@ -405,7 +444,7 @@ def test_rank_ranks_the_run_the_boards_counting_rule_picks(tmp_path, data):
     add_run(runs, "a1", data, "Team A", "2017-09-02T00:00:00Z", quality=0.95, seed=1)
     add_run(runs, "a3", data, "Team A", "2017-09-04T00:00:00Z", quality=0.3, seed=3)
     add_run(runs, "b1", data, "Team B", "2017-09-05T00:00:00Z", quality=0.8, seed=4)
-    grade(runs, "dstc6", data, tmp_path / "reg", progress=False, board="b", challenge=ch)
+    grade(runs, "dstc6", data, tmp_path / "reg", progress=False, board="b", challenge=ch, now="2017-09-05T12:00:00Z")
     r = cli("rank", "--registry", tmp_path / "reg", "--json")
     assert r.returncode == 0, r.stderr
     ranked = json.loads(r.stdout)

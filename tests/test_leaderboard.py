@@ -89,10 +89,10 @@ def test_regrading_is_a_noop_and_a_changed_submission_is_a_new_run(demo, challen
 
     files = _members(BASELINES / "rule-based" / "submission.tgz")
     write_tgz(runs2 / "team-delta" / "submission.tgz", degrade(files, 0.6, 99))
-    # dated inside the demo challenge's phase: the board's kept challenge.toml is enforced on every grade
+    # seen inside the demo challenge's phase: the board's kept challenge.toml is enforced on every grade
     (runs2 / "team-delta" / "team.json").write_text(json.dumps({"team": "Team Delta", "system": "retrieval",
                                                                 "submitted_at": "2017-09-14T08:00:00Z"}))
-    s2 = grade(runs2, "dstc6", challenge, out / "registry", progress=False, board="demo")
+    s2 = grade(runs2, "dstc6", challenge, out / "registry", progress=False, board="demo", now="2017-09-14T08:00:00Z")
     assert [o.status for o in s2.outcomes] == ["valid"]
     with Registry(out / "registry") as reg:
         delta = [r for r in reg.runs() if r.team == "Team Delta"]

@@ -51,8 +51,12 @@ def _registry_option(f):
 @click.option("--challenge-file", type=click.Path(dir_okay=False), default=None,
               help="The challenge's challenge.toml (schemas/challenge): kept with the board; its phases, quotas and "
                    "counting rule are enforced.")
+@click.option("--now", default=None,
+              help="When this grade sees the runs (RFC 3339; default: DIALEVAL_NOW, else the clock): recorded as "
+                   "each new run's graded_at, and the time its phase and quota day are judged at (team.json's "
+                   "submitted_at never is). Give it only to replay runs collected earlier.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board, jobs, challenge_file, as_json):
+def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board, jobs, challenge_file, now, as_json):
     """Grade every team run in RUNS (each with a team.json) into the registry.
 
     Unchanged submissions are skipped; invalid ones are recorded as rejected with their problems. Exit 1 when
@@ -68,7 +72,7 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
         rules = load(challenge_file)
     data_dir = resolve_data(benchmark, data, challenge)[0]
     summary = grade(runs, benchmark, data_dir, registry_dir, keys=keys, jobs=jobs, split=split, board=board,
-                    challenge=rules)
+                    challenge=rules, now=now)
     if as_json:
         click.echo(json.dumps({"registry": str(summary.registry), "metric": summary.metric,
                                "runs": [o.__dict__ for o in summary.outcomes]}, indent=2))

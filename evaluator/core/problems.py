@@ -57,7 +57,7 @@ CODES: dict[str, str] = {
     # organizer grading
     "unreadable-submission": "a team's submission that cannot be opened at all (a refused or corrupt archive)",
     "over-quota": "a team's run past its challenge's quota (per UTC day or in all): recorded, never scored",
-    "outside-phases": "a team's run dated outside every phase of its challenge: recorded, never scored",
+    "outside-phases": "a team's run first seen by the grader outside every phase of its challenge: recorded, never scored",
     # ids of another split (issue 18, area "gaps": DSTC6, bAbI and Movie Dialog share the hint, benchmarks.items)
     "wrong-split": "the submitted ids belong to another split of the data (the message names it)",
 }
