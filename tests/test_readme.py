@@ -58,7 +58,7 @@ one writes: the commands run before a test skip the slow ones."""
 
 
 def _shared_path(need: str) -> str | None:
-    return None if (SHARED.parent / need).exists() else f"{need} is not here (the real data cannot ship)"
+    return None if (REPO / need).exists() else f"{need} is not here (the real data cannot ship)"
 
 
 def _network(need: str) -> str | None:
