@@ -19,7 +19,7 @@ made again), whose difference to the cold run is the one-time data build.
 
 The baseline, measured in the same run on the same installed package: its precompiled kernels moved aside,
 so the kernels compile on first use (what every install did before). Reported: wall and CPU (user + sys of
-the child) seconds, and the ratio baseline / precompiled. Target: the first use takes at most 2 s.
+the child) seconds, and the ratio baseline / precompiled. Target: the first use takes at most 2 s, the very first command included.
 The scores of every run must be identical (checked).
 """
 
@@ -123,9 +123,10 @@ def main() -> None:
         print(f"{name:28s} {bw:8.2f} s wall {bc:5.2f} CPU {aw:8.2f} s wall {ac:5.2f} CPU "
               f"{bw / aw:5.1f}x wall {bc / ac:4.1f}x CPU")
     kernels, cold = after["first use of the kernels"], after["first use, everything cold"]
-    print(f"target: the kernels' first use <= 2 s: {kernels[0]:.2f} s wall, {kernels[1]:.2f} s CPU "
-          f"({'met' if kernels[0] <= 2 else 'not met on wall time'}); the very first command also builds the "
-          f"embedded default data and hashes the vectors, once: {cold[0]:.2f} s wall")
+    print(f"target: the first use <= 2 s: the very first command (empty cache: kernels loaded, the default data's "
+          f"split built, the vectors' identity made) {cold[0]:.2f} s wall, {cold[1]:.2f} s CPU "
+          f"({'met' if cold[0] <= 2 else 'not met on wall time'}); the kernels' first use {kernels[0]:.2f} s wall, "
+          f"{kernels[1]:.2f} s CPU ({'met' if kernels[0] <= 2 else 'not met on wall time'})")
     values = {v for r in (before, after) for (_, _, v) in r.values()}
     print(f"the cold run's split: {cold[0] - data_cold[0]:.2f} s wall / {cold[1] - data_cold[1]:.2f} s CPU more than "
           f"a run with the default data already built ({data_cold[0]:.2f} s wall, {data_cold[1]:.2f} s CPU: kernels "
