@@ -218,3 +218,19 @@ def test_data_verify_on_a_copied_sample_compares_it_with_the_shipped_sample(tmp_
         f.write("1 one more\n")
     r = run_cli("data", "verify", "babi", cwd=tmp_path, env=env)
     assert r.returncode == 0 and "dialog-babi-candidates.txt: changed" in r.stdout and "1 changed" in r.stdout
+
+
+def test_validate_and_the_json_report_count_every_missing_item_as_stderr_does(tmp_path):
+    # before: stderr said "123 warning(s)" while validate's summary line and the JSON report's counts said 21
+    # (the 20 listed items and the one line standing for the rest)
+    from conftest import REPO
+
+    sample = REPO / "submissions" / "samples" / "babi"
+    args = ("--benchmark", "babi", "--data", sample, "--split", "tst")
+    r = run_cli("validate", _empty_run(tmp_path), *args)
+    n = int(r.stderr.splitlines()[0].split(" warning(s)")[0].rsplit(" ", 1)[1])
+    assert n > 21 and r.returncode == 0
+    assert f"valid (0 error(s), {n} warning(s); babi split tst; mode strict)" in r.stdout, r.stdout
+    doc = json.loads(run_cli("validate", _empty_run(tmp_path), *args, "--json").stdout)
+    assert doc["counts"] == {"errors": 0, "warnings": n}
+    assert len(doc["problems"]) == 21  # the listing stays capped: 20 items and the summary line
