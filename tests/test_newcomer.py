@@ -234,3 +234,18 @@ def test_validate_and_the_json_report_count_every_missing_item_as_stderr_does(tm
     doc = json.loads(run_cli("validate", _empty_run(tmp_path), *args, "--json").stdout)
     assert doc["counts"] == {"errors": 0, "warnings": n}
     assert len(doc["problems"]) == 21  # the listing stays capped: 20 items and the summary line
+
+
+def test_a_data_path_that_is_a_file_is_called_a_file_not_missing(tmp_path):
+    # before: "challenge directory run.json does not exist" for a file that exists, and the variable not named
+    run = _empty_run(tmp_path)
+    r = run_cli("score", run, "--split", "tst1", env={"DIALEVAL_CHALLENGE": str(run)})
+    assert r.returncode == 2
+    assert r.stderr == (f"dialeval: error: DIALEVAL_CHALLENGE={run}: not a folder (the environment variable names "
+                        "the dstc6 data; unset it or pass --data DIR)\n")
+    r = run_cli("score", run, "--split", "tst1", "--data", run)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: challenge directory {run} is not a folder\n")
+    r = run_cli("score", run, "--benchmark", "babi", "--data", run)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: bAbI data directory {run} is not a folder\n")
+    r = run_cli("score", run, "--data", tmp_path / "nope", "--split", "tst1")
+    assert r.stderr == f"dialeval: error: challenge directory {tmp_path / 'nope'} does not exist\n"

@@ -191,8 +191,9 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: 
     bench = registry.get(benchmark)
     env = os.environ.get(bench.data_env) if bench.data_env else None
     if env:
-        if not os.path.exists(env):  # say where the path came from: the user may not remember setting it
-            raise UsageError(f"{bench.data_env}={env}: no such folder (the environment variable names the {benchmark} "
+        if not os.path.isdir(env):  # say where the path came from: the user may not remember setting it
+            found = "not a folder" if os.path.lexists(env) else "no such folder"
+            raise UsageError(f"{bench.data_env}={env}: {found} (the environment variable names the {benchmark} "
                              f"data; unset it or pass {flag} DIR)")
         return env, False
     real = f"pass {flag} DIR{f' or set {bench.data_env}' if bench.data_env else ''} for real data"
