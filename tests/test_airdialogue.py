@@ -4,9 +4,9 @@ baselines, schemas, BLEU."""
 from __future__ import annotations
 
 import json
-import sys
 import random
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -604,8 +604,8 @@ def test_lenient_equals_strict_on_valid_files(sim, tmp_path):
 def test_infer_bleu_without_sacrebleu_is_a_missing_extra_not_an_internal_error(monkeypatch, tmp_path):
     # before: exit 3, "internal error: ModuleNotFoundError: No module named 'sacrebleu'" after reading the data
     from click.testing import CliRunner
-
     from conftest import REPO
+
     from dialeval.cli import main
 
     monkeypatch.setitem(sys.modules, "sacrebleu", None)  # `import sacrebleu` fails, as without the extra
@@ -620,8 +620,8 @@ def test_infer_bleu_without_sacrebleu_is_a_missing_extra_not_an_internal_error(m
 @pytest.mark.needs("sacrebleu")
 def test_infer_bleu_counts_in_the_right_number(tmp_path):
     from click.testing import CliRunner
-
     from conftest import REPO
+
     from dialeval.cli import main
 
     sample = REPO / "submissions" / "samples" / "airdialogue"

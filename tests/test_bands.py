@@ -8,8 +8,8 @@ conversation) with score records whose signatures carry the data identity, as gr
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
