@@ -133,9 +133,9 @@ def run() -> None:
     except RecursionError:
         fail("dialeval: internal error: nested too deeply (set DIALEVAL_DEBUG=1 for the traceback, and please "
              "report it)", 3)
-    except OSError as e:  # unwritable cache or output folder, full disk, ...: the OS's own words, one line
-        where = f": {e.filename}" if getattr(e, "filename", None) else ""
-        fail(f"dialeval: error: {e.strerror or e}{where}", 2)
+    except OSError as e:  # unwritable cache or output folder, full disk, ...: the file, then what the OS says
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        fail(f"dialeval: error: {where}{(e.strerror or 'I/O error').lower()}", 2)
     except Exception as e:  # a bug: still one line; DIALEVAL_DEBUG=1 shows the traceback
         text = " ".join(str(e).split())
         if len(text) > 300:

@@ -249,3 +249,66 @@ def test_a_data_path_that_is_a_file_is_called_a_file_not_missing(tmp_path):
     assert (r.returncode, r.stderr) == (2, f"dialeval: error: bAbI data directory {run} is not a folder\n")
     r = run_cli("score", run, "--data", tmp_path / "nope", "--split", "tst1")
     assert r.stderr == f"dialeval: error: challenge directory {tmp_path / 'nope'} does not exist\n"
+
+
+@pytest.mark.parametrize("args", [
+    ["simulate", "--out", "{out}", "--train", "0", "--test", "2"],
+    ["data", "sample", "babi", "--out", "{out}"],
+    ["leaderboard", "build", "--registry", "{tmp}/reg", "--out", "{out}"],
+])
+def test_an_output_folder_that_cannot_be_made_is_named_never_its_temporary_twin(tmp_path, args):
+    # before: "dialeval: error: No such file or directory: /proc/.x.tmp-dv5vvwk6" (Python's words, a private name)
+    for out, why in ((Path("/proc/dialeval-newcomer"), "cannot create it: no such file or directory"),
+                     (tmp_path / "a-file" / "x", "a parent of it is a file, not a folder")):
+        (tmp_path / "a-file").write_text("")
+        argv = [a.format(out=out, tmp=tmp_path) for a in args]
+        if args[0] == "leaderboard":
+            assert run_cli("registry", "import", REPO / "submissions" / "reported" / "dstc6-2017.csv", "--registry",
+                           tmp_path / "reg", "--board", "b").returncode == 0
+        r = run_cli(*argv, cwd=tmp_path)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.splitlines()[-1] in (f"dialeval: error: {out}: {why}",
+                                             f"dialeval: error: --out {out}: cannot use it (not a directory)"), r.stderr
+        assert ".tmp-" not in r.stderr and ".site-" not in r.stderr and "Errno" not in r.stderr
+
+
+def test_an_output_file_on_a_full_disk_is_named_in_one_line(tmp_path):
+    # before: "dialeval: error: No space left on device", without the file
+    r = run_cli("score", REPO / "submissions" / "samples" / "dstc6" / "example-run.json", "--data", "sample:dstc6",
+                "--out", "/dev/full")
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (2, "dialeval: error: /dev/full: cannot write: no space left "
+                                                             "on device"), r.stderr
+
+
+def test_the_convai2_baselines_module_says_one_line_not_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    data = REPO / "submissions" / "samples" / "convai2" / "valid_self_original.txt"
+    for args, line in (([tmp_path / "nope.txt", "--out", tmp_path / "o"], f"error: {tmp_path / 'nope.txt'}: no such file"),
+                       ([data, "--out", tmp_path / "a-file" / "o"],
+                        f"error: {tmp_path / 'a-file' / 'o' / 'random' / 'submission.json'}: a parent of it is a file, "
+                        "not a folder")):
+        (tmp_path / "a-file").write_text("")
+        r = subprocess.run([sys.executable, "-m", "dialeval.baselines.convai2", *map(str, args)], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert (r.returncode, r.stderr) == (2, line + "\n")
+
+
+def test_the_dstc7_sample_writer_takes_help_and_never_writes_into_an_installed_package(tmp_path, monkeypatch, capsys):
+    # before: `python -m dialeval.baselines.dstc7 --help` ignored its argument, exited 0 and wrote sample and run
+    # files into site-packages/dialeval/submissions/
+    from dialeval.baselines import dstc7
+
+    with pytest.raises(SystemExit) as e:
+        dstc7.main(["--help"])
+    assert e.value.code == 0 and "Rewrite the DSTC7/DSTC8 sample data" in capsys.readouterr().out
+    installed = tmp_path / "site-packages" / "dialeval" / "baselines" / "dstc7.py"
+    installed.parent.mkdir(parents=True)
+    monkeypatch.setattr(dstc7, "__file__", str(installed))
+    assert dstc7.main([]) == 2
+    assert "is an installed package, not a source checkout" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "site-packages" / "dialeval").iterdir()) == ["baselines"]

@@ -344,9 +344,13 @@ def _copy_tree(src: Path, dest: Path) -> None:
     import tempfile
 
     from dialeval.files.read import read_bytes
+    from dialeval.files.write import cannot_create
 
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    except OSError as e:
+        raise cannot_create(dest, e) from None
     try:
         for path, _ in _walk(src):
             target = tmp / path.relative_to(src)
