@@ -317,6 +317,9 @@ def sample_cmd(name, out):
     Any command's --data sample:NAME uses a sample in place; copy one to look at or change its files.
     """
     found = samples()
+    if name is None and out is not None:  # never silently ignored: --out copies one sample, which needs its name
+        raise UsageError(f"--out {safe(out)}: name the sample to copy (dialeval data sample NAME --out DIR; samples: "
+                         f"{', '.join(found) or 'none'})")
     if name is None:
         for n, folder in found.items():
             info = sample_info(folder)
