@@ -312,3 +312,27 @@ def test_the_dstc7_sample_writer_takes_help_and_never_writes_into_an_installed_p
     assert dstc7.main([]) == 2
     assert "is an installed package, not a source checkout" in capsys.readouterr().err
     assert sorted(p.name for p in (tmp_path / "site-packages" / "dialeval").iterdir()) == ["baselines"]
+
+
+def test_compare_takes_a_data_file_says_the_default_once_and_scores_files_on_the_split_given(tmp_path):
+    douban = REPO / "submissions" / "samples" / "douban"
+    tfidf = REPO / "submissions" / "baselines" / "samples" / "douban" / "tfidf" / "scores.txt"
+    # before: "Invalid value for '--data': Directory '.../test.txt' is a file", though score takes the file
+    r = run_cli("compare", douban / "example-scores.txt", tfidf, "--benchmark", "douban", "--data",
+                douban / "test.txt")
+    assert r.returncode == 0, r.stderr
+    assert "scope: test (the items both runs have)" in r.stdout and "signature: douban|data:test#" in r.stdout
+    # before: the embedded default's notice twice (once per file)
+    run = REPO / "submissions" / "samples" / "dstc6" / "example-run.json"
+    r = run_cli("compare", run, run, "--data", "sample:dstc6")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    empty = _empty_run(tmp_path)
+    r = run_cli("compare", empty, empty, "--split", "tst1")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("using the embedded default dstc6 data") == 1
+    # before: "give --split for a single result file" although --split was given; and "(1 errors)"
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'[{"dialog_id": "caf\xe9"}]')
+    r = run_cli("compare", empty, bad, "--split", "tst1")
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (
+        2, f"dialeval: error: {bad}: invalid submission (1 error); see `dialeval validate {bad}`"), r.stderr

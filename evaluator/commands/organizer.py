@@ -99,8 +99,9 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
 
 
 # ---- compare ----------------------------------------------------------------------------------------------
-def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys, split):
-    """(label, table, records) for a run id in the registry or a submission file scored on the fly."""
+def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split):
+    """(label, table, records) for a run id in the registry or a submission file scored on the fly (on
+    ``data_root()``: the data folder, resolved once for both runs, so a default's notice is said once)."""
     if ref.isdigit() and not Path(ref).exists():
         from dialeval.leaderboard.registry import Registry
 
@@ -112,13 +113,13 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
             if table is None:
                 raise UsageError(f"run {ref} has no per-item results (a reported result?)")
             return f"run {row.run_id} ({row.team} / {row.system})", table, reg.records(row.run_id)
-    from dialeval.commands.score import resolve_data
+    from dialeval.core.problems import counted
     from dialeval.leaderboard.scoring import score_submission
 
-    g = score_submission(ref, benchmark, resolve_data(benchmark, data_dir, None)[0], keys, split)
+    g = score_submission(ref, benchmark, data_root(), keys, split)
     if not g.valid:
-        raise UsageError(f"{ref}: invalid submission ({sum(p['severity'] == 'error' for p in g.problems)} errors); "
-                         f"see `dialeval validate {ref}`")
+        n = sum(p["severity"] == "error" for p in g.problems)
+        raise UsageError(f"{ref}: invalid submission ({counted(n, 'error')}); see `dialeval validate {ref}`")
     return ref, g.table, g.records
 
 
@@ -131,8 +132,9 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
 @click.option("--seed", type=int, default=12345, show_default=True)
 @_registry_option
 @click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="For runs given as files.")
-@click.option("--data", type=click.Path(file_okay=False), default=None, help="For runs given as files.")
-@click.option("--keys", type=click.Path(file_okay=False), default=None)
+@click.option("--data", type=click.Path(), default=None,
+              help="For runs given as files: the benchmark's data, as for score --data.")
+@click.option("--keys", type=click.Path(), default=None, help="For runs given as files: as for score --keys.")
 @click.option("--json", "as_json", is_flag=True)
 def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, benchmark, data, keys, as_json):
     """Paired tests of RUN_A against RUN_B (run ids or submission files) on the items both have.
@@ -147,8 +149,14 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     from dialeval.leaderboard.bands import compare_runs
     from dialeval.results.stats import ar_floor, format_p
 
-    la, ta, ra = _load_run(run_a, registry_dir, benchmark, data, keys, None)
-    lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data, keys, None)
+    from functools import cache
+
+    from dialeval.commands.score import resolve_data
+
+    data_root = cache(lambda: resolve_data(benchmark, data, None)[0])
+    one = scope if scope not in (None, "all") else None  # a file is scored on the split compared, as score --split
+    la, ta, ra = _load_run(run_a, registry_dir, benchmark, data_root, keys, one)
+    lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one)
     names = metrics or ",".join(dict.fromkeys(r["metric"] for r in ra if r["metric"] in {x["metric"] for x in rb}))
     if not names:
         raise UsageError("the two runs share no metric; give --metric")
