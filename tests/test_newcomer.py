@@ -336,3 +336,12 @@ def test_compare_takes_a_data_file_says_the_default_once_and_scores_files_on_the
     r = run_cli("compare", empty, bad, "--split", "tst1")
     assert (r.returncode, r.stderr.splitlines()[-1]) == (
         2, f"dialeval: error: {bad}: invalid submission (1 error); see `dialeval validate {bad}`"), r.stderr
+
+
+def test_a_cache_folder_that_is_a_file_is_said_in_dialevals_words(tmp_path):
+    # before: "... for the embedded default challenge (File exists); ...", Python's wording
+    run = _empty_run(tmp_path)
+    r = run_cli("score", run, "--split", "tst1", env={"DIALEVAL_CACHE_DIR": str(run)})
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: cannot create the cache directory {run} for the embedded "
+                                           "default challenge (a file is in the way); set DIALEVAL_CACHE_DIR to a "
+                                           "writable folder, or pass --challenge DIR\n")
