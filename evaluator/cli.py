@@ -74,7 +74,8 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dialeval")
 def main():
-    """Validate and score submissions for end-to-end dialog benchmarks (DSTC6, bAbI, Movie Dialog, Ubuntu v2, AirDialogue)."""
+    """Validate and score submissions for dialog benchmarks (`dialeval benchmarks` lists every one with its splits,
+    metrics and options)."""
 
 
 def run() -> None:
