@@ -88,6 +88,13 @@ def test_an_empty_run_folder_is_called_empty(tmp_path):
     assert _submission_in(tmp_path / "run") == "is empty (no submission)"
     (tmp_path / "run" / TEAM_FILE).write_text("{}")
     assert _submission_in(tmp_path / "run") == "holds only team.json (no submission)"
+    # before: one notes file beside team.json was "several candidate submissions"
+    (tmp_path / "run" / "notes.txt").write_text("our system")
+    assert _submission_in(tmp_path / "run") == ("holds no submission (only notes.txt: no result .json, archive or "
+                                                "folder; name it submission.json, submission.tgz or submission/)")
+    (tmp_path / "run" / "a.json").write_text("[]")
+    (tmp_path / "run" / "b.json").write_text("[]")
+    assert _submission_in(tmp_path / "run").startswith("holds several candidate submissions")
 
 
 def test_a_csv_with_a_header_row_says_the_matrix_is_headerless(tmp_path):
