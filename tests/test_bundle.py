@@ -374,3 +374,23 @@ def test_a_hidden_phase_keeps_its_scores_from_participants_on_codabench(data, tm
     assert "hidden until it ends (2017-09-15T23:59:59Z)" in details
     for v in scores.values():
         assert f"{v:.4f}" not in details and f"{v:.4f}" not in r.stdout
+
+
+def test_a_challenge_without_a_quota_writes_evalais_documented_no_limit_explicitly(data):
+    """EvalAI documents max_submissions_per_day, max_submissions_per_month and max_submissions as optional
+    positive integers defaulting to 100000 (docs/source/configuration.md): the bundle writes each one, with
+    challenge.toml's quota where it sets one, so the configuration says what EvalAI will enforce."""
+    from dialeval.leaderboard import challenge as challenges
+    from dialeval.leaderboard.hosting import evalai_bundle
+
+    ch = challenges.parse('title = "No quota"\noverview = "O"\n[[phases]]\nname = "test"\nstart = 2017-09-01\n'
+                          'end = 2017-09-15\n')
+    text = evalai_bundle("dstc6", data, ch=ch)["challenge_config.yaml"].decode()
+    phase = yaml.safe_load(text)["challenge_phases"][0]
+    limits = ("max_submissions_per_day", "max_submissions_per_month", "max_submissions")
+    assert [phase[k] for k in limits] == [100000, 100000, 100000]
+    assert "# Submission limits are written for every phase" in text and "default for an omitted limit" in text
+    ch = challenges.parse('title = "Daily"\noverview = "O"\n[quota]\nper_day = 3\n[[phases]]\nname = "test"\n'
+                          'start = 2017-09-01\nend = 2017-09-15\n')
+    phase = yaml.safe_load(evalai_bundle("dstc6", data, ch=ch)["challenge_config.yaml"])["challenge_phases"][0]
+    assert [phase[k] for k in limits] == [3, 100000, 100000]

@@ -250,21 +250,29 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
         for n in ranking.notes:
             click.echo(f"note: {_safe(n)}")
         return 0
+    # the name column fits the longest "team / system (badge)" up to RANK_NAME_WIDTH; a longer name is cut, its
+    # badge kept, so every row's numbers stay under their heading
+    badges = [{"baseline": " (baseline)", "reported": " (reported)"}.get(r.kind, "") for r in ranking.rows]
+    names = [_safe(f"{r.team} / {r.system}") for r in ranking.rows]
+    width = max([40] + [min(len(n) + len(b), RANK_NAME_WIDTH) + 1 for n, b in zip(names, badges)])
     if ranking.rows:
-        click.echo(f"{'#':>3} {'band':>4}  {'team / system':<40}{ranking.metric:>9}  {'95% CI':<19}{'p next':>9}")
-    for i, r in enumerate(ranking.rows, 1):
-        label = _safe(f"{r.team} / {r.system}")[:39]
+        click.echo(f"{'#':>3} {'band':>4}  {'team / system':<{width}}{ranking.metric:>9}  {'95% CI':<19}{'p next':>9}")
+    for i, (r, name, badge) in enumerate(zip(ranking.rows, names, badges), 1):
+        label = name[:width - 1 - len(badge)] + badge
         ci = f"[{_fmt(r.low)}, {_fmt(r.high)}]" if r.low is not None else "-"
         band = str(r.band) if r.band else "-"
-        badge = {"baseline": " (baseline)", "reported": " (reported)"}.get(r.kind, "")
         why = f"  new band: differs from #{r.differs_from} (p {r.p_differs_text})" if r.differs_from else ""
         note = f"  {_safe(r.note)}" if r.note else ""
-        click.echo(f"{i:>3} {band:>4}  {label + badge:<40}{r.score:9.4f}  {ci:<19}{r.p_next_text:>9}{why}{note}")
+        click.echo(f"{i:>3} {band:>4}  {label:<{width}}{r.score:9.4f}  {ci:<19}{r.p_next_text:>9}{why}{note}")
     for n in ranking.notes:
         click.echo(f"note: {_safe(n)}")
     if ranking.signature:
         click.echo(f"signature: {ranking.signature}")
     return 0
+
+
+RANK_NAME_WIDTH = 60
+"""Characters of "team / system (badge)" that ``rank`` shows; a longer name is cut (the site shows it whole)."""
 
 
 def _check_scope(scope: str | None, runs, board: str) -> None:
