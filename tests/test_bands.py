@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -154,6 +155,30 @@ def test_rank_separates_the_ends_of_the_chain_and_signs_with_benchmark_and_data(
     assert "bands: neighbour" in r.stdout
     text = cli("rank", "--registry", chain_registry).stdout
     assert "new band: differs from #1" in text and "|bands:pairwise|test:mcnemar|" in text
+
+
+def test_rank_keeps_its_columns_for_long_names_and_baseline_badges(tmp_path):
+    # before: "team / system" was cut to 39 characters and the badge added after it, so a baseline with a long
+    # name pushed its numbers right ("dialeval baselines / nearest-neighbor (baseline)   0.6340") and a team's
+    # system was cut mid-word ("seq2s")
+    path = tmp_path / "registry"
+    names = [("dialeval baselines", "nearest-neighbor", "baseline"), ("Team Gamma & friends", "seq2seq", "submission"),
+             ("Team A", "s", "submission"), ("T" * 80, "s", "submission")]
+    with Registry(path) as reg:
+        for i, (v, (team, system, kind)) in enumerate(zip(chain(), names)):
+            reg.record_run(team={"team": team, "system": system}, graded=_graded(v), grading_key=None, kind=kind,
+                           board="chain", submitted_at=f"2017-09-0{i + 1}T00:00:00Z", source_name=None, sha256=None)
+    r = cli("rank", "--registry", path, "--test", "mcnemar")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    head = lines[1]
+    rows = [x for x in lines if x[:3].strip().isdigit()]
+    assert len(rows) == 4
+    end = head.index("p@1") + len("p@1")  # the metric's column ends under its heading on every row
+    assert all(re.match(r"\d\.\d{4}$", row[end - 6:end]) for row in rows), r.stdout
+    assert any("dialeval baselines / nearest-neighbor (baseline) " in row for row in rows)
+    assert any("Team Gamma & friends / seq2seq " in row for row in rows)
+    assert all(len(row[:end]) == len(head[:end]) for row in rows)
 
 
 def test_a_floor_p_value_is_printed_as_a_bound(chain_registry):

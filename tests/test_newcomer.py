@@ -218,3 +218,34 @@ def test_data_verify_on_a_copied_sample_compares_it_with_the_shipped_sample(tmp_
         f.write("1 one more\n")
     r = run_cli("data", "verify", "babi", cwd=tmp_path, env=env)
     assert r.returncode == 0 and "dialog-babi-candidates.txt: changed" in r.stdout and "1 changed" in r.stdout
+
+
+def test_validate_and_the_json_report_count_every_missing_item_as_stderr_does(tmp_path):
+    # before: stderr said "123 warning(s)" while validate's summary line and the JSON report's counts said 21
+    # (the 20 listed items and the one line standing for the rest)
+    from conftest import REPO
+
+    sample = REPO / "submissions" / "samples" / "babi"
+    args = ("--benchmark", "babi", "--data", sample, "--split", "tst")
+    r = run_cli("validate", _empty_run(tmp_path), *args)
+    n = int(r.stderr.splitlines()[0].split(" warning(s)")[0].rsplit(" ", 1)[1])
+    assert n > 21 and r.returncode == 0
+    assert f"valid (0 error(s), {n} warning(s); babi split tst; mode strict)" in r.stdout, r.stdout
+    doc = json.loads(run_cli("validate", _empty_run(tmp_path), *args, "--json").stdout)
+    assert doc["counts"] == {"errors": 0, "warnings": n}
+    assert len(doc["problems"]) == 21  # the listing stays capped: 20 items and the summary line
+
+
+def test_a_data_path_that_is_a_file_is_called_a_file_not_missing(tmp_path):
+    # before: "challenge directory run.json does not exist" for a file that exists, and the variable not named
+    run = _empty_run(tmp_path)
+    r = run_cli("score", run, "--split", "tst1", env={"DIALEVAL_CHALLENGE": str(run)})
+    assert r.returncode == 2
+    assert r.stderr == (f"dialeval: error: DIALEVAL_CHALLENGE={run}: not a folder (the environment variable names "
+                        "the dstc6 data; unset it or pass --data DIR)\n")
+    r = run_cli("score", run, "--split", "tst1", "--data", run)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: challenge directory {run} is not a folder\n")
+    r = run_cli("score", run, "--benchmark", "babi", "--data", run)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: bAbI data directory {run} is not a folder\n")
+    r = run_cli("score", run, "--data", tmp_path / "nope", "--split", "tst1")
+    assert r.stderr == f"dialeval: error: challenge directory {tmp_path / 'nope'} does not exist\n"

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from dialeval.core.errors import UnreadableInput, UsageError
+from dialeval.core.problems import counted
 from dialeval.core.termsafe import safe
 from dialeval.files import read
 
@@ -100,8 +101,11 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     """Corpus BLEU of PREDICTIONS (one line per target turn) against the split's correct dialogues."""
     from dialeval.core.signature import Signature
     from dialeval.formats.airdialogue import InferLine, decode_lines, split_paths
-    from dialeval.metrics.bleu import corpus_bleu, infer_items
+    from dialeval.metrics.bleu import bleu_class, corpus_bleu, infer_items
 
+    BLEU = bleu_class()  # the optional extra: without it, one line saying how to install it (exit 2), before any work
+    if tokenize not in BLEU.TOKENIZERS:
+        raise UsageError(f"--tokenize must be one of {', '.join(BLEU.TOKENIZERS)}")
     data_path, _ = split_paths(_data_folder(data), split)
     read.check_regular(predictions, what=HYPOTHESES)  # a FIFO or a device is refused before the data is read
     dialogues, correct = [], []
@@ -115,13 +119,9 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
         click.echo(f"{safe(predictions.name)}: error [{e.code}] {safe(e.reason)}", err=True)
         return 1
     if len(hyps) != len(refs):
-        click.echo(f"{predictions.name}: error [line-count] {len(hyps)} lines, but the split has {len(refs)} target "
-                   "turns (turn t >= 1 of every correct dialogue, in order)", err=True)
+        click.echo(f"{safe(predictions.name)}: error [line-count] {counted(len(hyps), 'line')}, but the split has "
+                   f"{counted(len(refs), 'target turn')} (turn t >= 1 of every correct dialogue, in order)", err=True)
         return 1
-    from sacrebleu.metrics import BLEU
-
-    if tokenize not in BLEU.TOKENIZERS:
-        raise UsageError(f"--tokenize must be one of {', '.join(BLEU.TOKENIZERS)}")
     score, bleu_sig = corpus_bleu(hyps, refs, tokenize=tokenize)
     from dialeval.files.identity import data_identity
 
@@ -132,5 +132,5 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     if as_json:
         click.echo(json.dumps({"bleu": score, "n": len(refs), "signature": sig}))
     else:
-        click.echo(f"BLEU {score:.2f} over {len(refs)} turns\nsignature: {sig}")
+        click.echo(f"BLEU {score:.2f} over {counted(len(refs), 'turn')}\nsignature: {sig}")
     return 0
