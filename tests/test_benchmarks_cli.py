@@ -290,3 +290,23 @@ def test_the_data_option_help_names_no_benchmark():
         assert help_text and "sample:NAME" in help_text
         named = [n for n in registry.names() if n in help_text.lower()]
         assert named == [], named
+
+
+def test_the_challenge_option_is_data_for_every_benchmark_and_its_help_says_so(tmp_path):
+    """--challenge is resolve_data's other name for --data (any benchmark; a folder, release name or sample:NAME),
+    kept from the DSTC6-only versions: its help must not call it a DSTC6 challenge directory, and it scores a
+    non-DSTC6 benchmark exactly as --data does."""
+    from pathlib import Path
+
+    from dialeval.commands.score import score_cmd, validate_cmd
+
+    for cmd in (score_cmd, validate_cmd):
+        help_text = next(p.help for p in cmd.params if p.name == "challenge")
+        assert help_text.startswith("Another name for --data") and "every benchmark" in help_text
+        assert "DSTC6 challenge directory" not in help_text
+    samples = Path(__file__).resolve().parents[1] / "submissions" / "samples" / "babi"
+    run = samples / "example-run.json"
+    by_data = run_cli("score", run, "--benchmark", "babi", "--data", samples, "--json")
+    by_challenge = run_cli("score", run, "--benchmark", "babi", "--challenge", samples, "--json")
+    assert by_data.returncode == by_challenge.returncode == 0, by_challenge.stderr
+    assert json.loads(by_challenge.stdout)["results"] == json.loads(by_data.stdout)["results"]

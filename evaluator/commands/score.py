@@ -70,7 +70,9 @@ def common_options(f):
                           "variable names, else its part of the embedded default challenge, else its sample data "
                           "(which one is said on stderr).")(f)
     f = click.option("--challenge", type=click.Path(file_okay=False), default=None,
-                     help="DSTC6 challenge directory (tst1/ ... folders); the same as --data.")(f)
+                     help="Another name for --data, for a folder (or a release name, or sample:NAME), on every "
+                          "benchmark: kept for command lines from the DSTC6-only versions, where the data folder "
+                          "(tst1/ ... tst4/) was the challenge directory.")(f)
     f = click.option("--split", default=None,
                      help="Split(s): tst1, 'tst1,tst2' or 'all'. Default: every split the submission covers; for "
                           "one DSTC6 result file, the challenge's only split.")(f)
