@@ -146,12 +146,11 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     exact test: there the randomization test (exact up to Monte Carlo error) stands. The signature starts with
     the benchmark and the data identity and names the split scope (split:tst1, split:all).
     """
-    from dialeval.leaderboard.bands import compare_runs
-    from dialeval.results.stats import ar_floor, format_p
-
     from functools import cache
 
     from dialeval.commands.score import resolve_data
+    from dialeval.leaderboard.bands import compare_runs
+    from dialeval.results.stats import ar_floor, format_p
 
     data_root = cache(lambda: resolve_data(benchmark, data, None)[0])
     one = scope if scope not in (None, "all") else None  # a file is scored on the split compared, as score --split
