@@ -111,6 +111,9 @@ def run() -> None:
     except click.exceptions.Abort:
         fail("dialeval: aborted", 130)
     except click.ClickException as e:  # bad options: one line, and where to look
+        if type(e).__name__ == "NoArgsIsHelpError":  # `dialeval` or `dialeval data` alone: its help, as click shows
+            click.echo(e.format_message(), err=True)  # it (our own text, many lines; click >= 8.2 raises this)
+            sys.exit(2)
         ctx = getattr(e, "ctx", None)
         hint = ""
         if ctx is not None and isinstance(e, click.UsageError):

@@ -68,6 +68,19 @@ def test_a_tie_policy_on_a_dstc6_rank_file_is_refused_not_ignored():
     assert run_cli("score", run, "--split", "tst1").returncode == 0
 
 
+@pytest.mark.parametrize("name", ["babi", "movie-dialog", "convai2"])
+def test_a_tie_policy_on_an_item_ranking_is_refused_not_signed(name):
+    # before: exit 0 and "ties:expected" in the signature, though a ranking has no ties and the numbers were the
+    # default's (--protocols itself said "no tie policy changes its numbers")
+    sample = REPO / "submissions" / "samples" / name
+    args = ("--benchmark", name, "--data", f"sample:{name}")
+    r = run_cli("score", sample / "example-run.json", *args, "--ties", "expected")
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: --ties expected does not apply to a dstc6-result "
+                                           "submission: a ranking orders the candidates it lists, so there are no "
+                                           "ties to break\n")
+    assert run_cli("score", sample / "example-run.json", *args).returncode == 0
+
+
 def test_the_warning_count_is_every_missing_item_not_the_listed_ones(tmp_path):
     from conftest import REPO
 
@@ -352,3 +365,14 @@ def test_a_cache_folder_that_is_a_file_is_said_in_dialevals_words(tmp_path):
     assert (r.returncode, r.stderr) == (2, f"dialeval: error: cannot create the cache directory {run} for the embedded "
                                            "default challenge (a file is in the way); set DIALEVAL_CACHE_DIR to a "
                                            "writable folder, or pass --challenge DIR\n")
+
+
+@pytest.mark.parametrize("args", [[], ["data"], ["baseline"], ["registry"]])
+def test_a_command_group_typed_alone_shows_its_help_not_an_escaped_line(args):
+    # before: `dialeval` alone printed "dialeval: error: Usage: dialeval [OPTIONS] COMMAND [ARGS]...\n\n  Validate..."
+    # as one line with the newlines escaped
+    r = run_cli(*args)
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("Usage: ") and lines[0].endswith(f"{' '.join(args)} [OPTIONS] COMMAND [ARGS]...".strip())
+    assert "Commands:" in lines and "\\n" not in r.stderr and len(lines) > 5
