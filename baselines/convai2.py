@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     from dialeval.core.errors import DialevalError
 
+    from dialeval.files.write import protect
+
+    protect(a.data, "the data file")  # an --out holding the data file never replaces it
     try:
         for name in BASELINES:
             build(name, Path(a.data), Path(a.out) / name, a.seed)

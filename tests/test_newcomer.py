@@ -162,12 +162,20 @@ def test_typos_of_metric_release_benchmark_sample_and_split_names_get_a_suggesti
         (("--benchmark", "bab"), "unknown benchmark 'bab' (did you mean 'babi'?)"),
         (("--benchmark", "ubuntu", "--data", "sample:ubunt"), "no sample data named 'ubunt' (did you mean 'ubuntu'?)"),
         (("--split", "tst11"), "(did you mean 'tst1'?)"),
+        (("--benchmark", "DSTC6"), "unknown benchmark 'DSTC6' (did you mean 'dstc6'?)"),  # before: no suggestion
+        (("--split", "TST1"), "(did you mean 'tst1'?)"),
     ]
     for args, said in cases:
         r = run_cli("score", run, *args, cwd=tmp_path)
         assert r.returncode == 2 and said in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
     r = run_cli("score", run, "--split", "tst1", "--metrics", "zzz")
     assert "did you mean" not in r.stderr and "(known: " in r.stderr  # nothing close: the list instead
+
+
+def test_a_negative_problem_count_is_a_usage_error(tmp_path):
+    # before: --max-problems -1 listed nothing and said "... and 2 more" of a file with one problem
+    r = run_cli("score", _empty_run(tmp_path), "--split", "tst1", "--max-problems", "-1")
+    assert r.returncode == 2 and "'--max-problems': -1 is not in the range x>=0" in r.stderr
 
 
 def test_piped_tables_do_not_wrap_inside_a_word(tmp_path):
@@ -376,3 +384,35 @@ def test_a_command_group_typed_alone_shows_its_help_not_an_escaped_line(args):
     lines = r.stderr.splitlines()
     assert lines[0].startswith("Usage: ") and lines[0].endswith(f"{' '.join(args)} [OPTIONS] COMMAND [ARGS]...".strip())
     assert "Commands:" in lines and "\\n" not in r.stderr and len(lines) > 5
+
+
+def test_the_baseline_modules_never_write_their_scores_over_the_data(tmp_path):
+    # before: `python -m dialeval.baselines.ubuntu_tfidf DIR --out DIR/test.csv` replaced the test set with an .npy,
+    # and `python -m dialeval.baselines.selection tfidf test.txt --out test.txt` replaced the data with its scores
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    ubuntu = tmp_path / "ubuntu"
+    shutil.copytree(REPO / "submissions" / "samples" / "ubuntu", ubuntu)
+    douban = tmp_path / "test.txt"
+    shutil.copy(REPO / "submissions" / "samples" / "douban" / "test.txt", douban)
+    convai2 = tmp_path / "c" / "random" / "submission.json"  # where the module writes its random run
+    convai2.parent.mkdir(parents=True)
+    shutil.copy(REPO / "submissions" / "samples" / "convai2" / "valid_self_original.txt", convai2)
+    runs = [(["dialeval.baselines.ubuntu_tfidf", ubuntu, "--split", "test", "--out", ubuntu / "test.csv"],
+             ubuntu / "test.csv", "a data file"),
+            (["dialeval.baselines.ubuntu_tfidf", ubuntu, "--split", "test", "--out", ubuntu / "train.csv"],
+             ubuntu / "train.csv", "a data file"),
+            (["dialeval.baselines.selection", "tfidf", douban, "--out", douban], douban, "the data file"),
+            (["dialeval.baselines.convai2", convai2, "--out", tmp_path / "c"], convai2, "the data file")]
+    for args, data, what in runs:
+        before = data.read_bytes()
+        r = subprocess.run([sys.executable, "-m", *map(str, args)], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert (r.returncode, r.stderr) == (2, f"error: {data}: is {what}, an input of this run; refusing to "
+                                               "overwrite it\n"), args
+        assert data.read_bytes() == before
