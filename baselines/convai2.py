@@ -92,7 +92,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=SEED)
     a = ap.parse_args(argv)
     from dialeval.core.errors import DialevalError
-
     from dialeval.files.write import protect
 
     protect(a.data, "the data file")  # an --out holding the data file never replaces it

@@ -83,7 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     from dialeval.core.errors import DialevalError
-
     from dialeval.files.write import check_output, protect
 
     try:
