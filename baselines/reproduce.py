@@ -663,8 +663,11 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
         "|---|---|---|---|---|---|---|",
     ]
     for r in records:
+        prof = (r.get("config") or {}).get("training_profile") or {}
+        device = r.get("device", "cpu") + (f" (profile: batch {prof['batch_size']}, lr × {prof['lr_scale']:.3g})"
+                                           if prof.get("name") == "device" else "")
         lines.append(
-            f"| {r['model']} | T{r['task']} | {r['split']} | {r.get('device', 'cpu')} | {r['train_seconds']:.1f} | "
+            f"| {r['model']} | T{r['task']} | {r['split']} | {device} | {r['train_seconds']:.1f} | "
             f"{r['infer_seconds']:.1f} | {r['n_items']} |"
         )
     lines += ["", "## Settings chosen on dev", ""]
