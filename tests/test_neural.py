@@ -501,6 +501,31 @@ def test_the_vocabulary_holds_the_training_items_candidate_lists_as_its_docstrin
     assert "training text only" not in (Vocab.__doc__ or "") and "candidate" in (Vocab.__doc__ or "")
 
 
+@needs_babi
+@pytest.mark.realdata
+def test_the_neural_reproduction_script_writes_the_librarys_records(tmp_path):
+    """benchmarks/reproduce_neural.py builds its records with dialeval.baselines.reproduce.split_record (the record
+    `dialeval reproduce babi` writes, scored by the babi benchmark) plus its own four fields: run here with the
+    TF-IDF baseline on task 1 (seconds, no torch), each record is the library's for the same numbers."""
+    from dialeval.baselines.reproduce import split_record
+
+    records = tmp_path / "r.jsonl"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "reproduce_neural.py"), "run", "--models", "tfidf",
+                           "--tasks", "1", "--data", str(BABI), "--records", str(records)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    recs = [json.loads(line) for line in records.read_text().splitlines()]
+    assert [r["split"] for r in recs] == ["tst", "tst-OOV"]
+    own = {"examples_per_second", "dev_selection", "seed", "torch_threads"}
+    for r in recs:
+        lib = split_record(r["model"], r["task"], r["split"], [], r["per_response"], r["per_dialog"],
+                           r["train_seconds"], r["infer_seconds"], r["config"])
+        # the item counts come from the items, which the script does not write out; wall seconds from unrounded times
+        lib.update(n_items=r["n_items"], n_conversations=r["n_conversations"], wall_seconds=r["wall_seconds"])
+        assert {k: v for k, v in r.items() if k not in own} == lib and set(r) == set(lib) | own
+        assert r["paper_per_response"] is not None and r["meets_target"] is not None and r["n_items"] > 0
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # the device training profile: large batches and adapted learning rates off the CPU, the CPU setting unchanged
 
