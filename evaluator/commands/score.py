@@ -189,7 +189,7 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: 
         raise UsageError("give --data or --challenge, not both")
     chosen = data or challenge
     if chosen:
-        return _folder_or_release(benchmark, chosen), False
+        return _folder_or_release(benchmark, chosen, "--data" if data else flag), False
     bench = registry.get(benchmark)
     env = os.environ.get(bench.data_env) if bench.data_env else None
     if env:
@@ -216,7 +216,7 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: 
     return str(root), True
 
 
-def _folder_or_release(benchmark: str, chosen: str) -> str:
+def _folder_or_release(benchmark: str, chosen: str, flag: str = "--data") -> str:
     """``--data``: a folder as given, ``sample:NAME`` (dialeval's sample data), or a known release's name
     (``babi-dialog``) resolved to its fetched copy.
 
@@ -228,7 +228,7 @@ def _folder_or_release(benchmark: str, chosen: str) -> str:
     from dialeval.commands.data import SAMPLE_PREFIX, resolve_release, resolve_sample
 
     if chosen.startswith(SAMPLE_PREFIX):
-        return str(resolve_sample(chosen, benchmark))
+        return str(resolve_sample(chosen, benchmark, flag))
     if "/" in chosen or os.sep in chosen:
         return chosen
     found = resolve_release(chosen, benchmark)
