@@ -279,6 +279,18 @@ def _print_problems(problems: list[Problem], per_code: int, benchmark: str) -> N
 
 
 
+def _check_stdin(submission: str, benchmark: str) -> None:
+    """``-`` for a benchmark that reads no standard input: said as such, not "-: no such file"."""
+    if submission != "-":
+        return
+    from dialeval.benchmarks import registry
+
+    if not registry.get(benchmark).reads_stdin:
+        readers = [n for n in registry.names() if registry.get(n).reads_stdin]
+        raise UsageError(f"-: standard input is read for {', '.join(readers)} submissions only; give the {benchmark} "
+                         "submission as a file")
+
+
 def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, as_csv: bool, *outs) -> None:
     """Refuse option combinations and outputs that would clobber an input, before any work."""
     from dialeval.files.write import check_output, protect
@@ -332,6 +344,7 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
     """
     from dialeval.api import validate
 
+    _check_stdin(submission, benchmark)
     root, embedded = resolve_data(benchmark, data, challenge, split=split)
     _guard_outputs(submission, root, None, as_json, False, out)
     opts = given_options(bench_opts)
@@ -397,6 +410,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         from dialeval.files.read import check_regular
 
         check_regular(vectors, what="a word-vectors file")
+    _check_stdin(submission, benchmark)
     root, embedded = resolve_data(benchmark, data, challenge, split=split)
     _guard_outputs(submission, root, keys, as_json, as_csv, out, per_item)
     options = {"embedded_default": embedded, **given_options(bench_opts)}
