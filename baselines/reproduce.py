@@ -615,8 +615,9 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
         f"- command: `{command}`",
         f"- git commit: `{commit}`",
         f"- date (UTC): {time.strftime('%Y-%m-%d %H:%M', time.gmtime())}",
-        "- metric: test per-response accuracy % (per-dialog accuracy % in parentheses), ranking the full candidate "
-        "file (4,212 candidates for T1-T5, 2,407 for T6); ties broken by candidate-file order.",
+        "- metric: test per-response accuracy % (per-dialog accuracy % in parentheses), ranking the data's whole "
+        "candidate file (the release's: 4,212 candidates for T1-T5, 2,407 for T6); ties broken by candidate-file "
+        "order.",
         f"- targets: TF-IDF and nearest neighbour within ±{TOLERANCE:g} points of the paper per task; rule-based 100 "
         "on T1-T5"
         + (f"; supervised embeddings, MemN2N and MemN2N + match within ±{NEURAL_TOLERANCE:g} (MemN2N + match 100 on T4)"

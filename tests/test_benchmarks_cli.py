@@ -269,6 +269,17 @@ def test_help_lists_every_benchmarks_flags():
     assert "--lenient" in r.stdout and "--flight-distance" not in r.stdout  # scoring-only options: score only
 
 
+def test_the_top_level_help_points_at_the_benchmark_list_and_names_no_subset():
+    # before: "... end-to-end dialog benchmarks (DSTC6, bAbI, Movie Dialog, Ubuntu v2, AirDialogue)": 5 of 11
+    from dialeval.benchmarks import registry
+
+    r = run_cli("--help")
+    text = " ".join(r.stdout.split())
+    assert r.returncode == 0 and "(`dialeval benchmarks` lists every one with its splits, metrics and options)" in text
+    description = text.split("Options:")[0].lower()
+    assert [n for n in registry.names() if n in description.replace("dialeval benchmarks", "")] == []
+
+
 def test_the_data_option_help_names_no_benchmark():
     """--data's help is generic: a new benchmark needs no edit there (it used to list seven names by hand)."""
     from dialeval.benchmarks import registry

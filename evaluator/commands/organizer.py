@@ -100,8 +100,9 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
 
 
 # ---- compare ----------------------------------------------------------------------------------------------
-def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys, split, text_metrics=None):
-    """(label, table, records) for a run id in the registry or a submission file scored on the fly.
+def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, text_metrics=None):
+    """(label, table, records) for a run id in the registry or a submission file scored on the fly (on
+    ``data_root()``: the data folder, resolved once for both runs, so a default's notice is said once).
     ``text_metrics`` (embedding metrics asked for: see :func:`score_submission`) need the file: the registry keeps
     each run's gold ranks, not its response texts."""
     if ref.isdigit() and not Path(ref).exists():
@@ -118,14 +119,13 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
             if table is None:
                 raise UsageError(f"run {ref} has no per-item results (a reported result?)")
             return f"run {row.run_id} ({row.team} / {row.system})", table, reg.records(row.run_id)
-    from dialeval.commands.score import resolve_data
+    from dialeval.core.problems import counted
     from dialeval.leaderboard.scoring import score_submission
 
-    g = score_submission(ref, benchmark, resolve_data(benchmark, data_dir, None)[0], keys, split,
-                         text_metrics=text_metrics)
+    g = score_submission(ref, benchmark, data_root(), keys, split, text_metrics=text_metrics)
     if not g.valid:
-        raise UsageError(f"{ref}: invalid submission ({sum(p['severity'] == 'error' for p in g.problems)} errors); "
-                         f"see `dialeval validate {ref}`")
+        n = sum(p["severity"] == "error" for p in g.problems)
+        raise UsageError(f"{ref}: invalid submission ({counted(n, 'error')}); see `dialeval validate {ref}`")
     return ref, g.table, g.records
 
 
@@ -138,8 +138,9 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
 @click.option("--seed", type=int, default=12345, show_default=True)
 @_registry_option
 @click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="For runs given as files.")
-@click.option("--data", type=click.Path(file_okay=False), default=None, help="For runs given as files.")
-@click.option("--keys", type=click.Path(file_okay=False), default=None)
+@click.option("--data", type=click.Path(), default=None,
+              help="For runs given as files: the benchmark's data, as for score --data.")
+@click.option("--keys", type=click.Path(), default=None, help="For runs given as files: as for score --keys.")
 @click.option("--embedding-preset", type=click.Choice(("paper", "hed-dlg", "nlg-eval")), default=None,
               help="Text metrics (embedding-average, greedy-matching, vector-extrema; runs given as files only): "
                    "as `score --embedding-preset`.")
@@ -158,7 +159,9 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     (runs given as files) leave out an item whose top-1 or gold text has no word with a vector in either run; those
     items are dropped from both sides and counted.
     """
-    from dialeval.commands.score import _check_text_options
+    from functools import cache
+
+    from dialeval.commands.score import _check_text_options, resolve_data
     from dialeval.leaderboard.bands import compare_runs
     from dialeval.metrics import resolve
     from dialeval.results.stats import ar_floor, format_p
@@ -168,8 +171,10 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     if metrics and any(m.needs == "texts" for m in resolve(metrics)):  # scored from the files' texts
         text = {"metrics": metrics, "embedding_preset": embedding_preset, "vectors": vectors,
                 "vectors_format": vformat}
-    la, ta, ra = _load_run(run_a, registry_dir, benchmark, data, keys, None, text)
-    lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data, keys, None, text)
+    data_root = cache(lambda: resolve_data(benchmark, data, None)[0])
+    one = scope if scope not in (None, "all") else None  # a file is scored on the split compared, as score --split
+    la, ta, ra = _load_run(run_a, registry_dir, benchmark, data_root, keys, one, text)
+    lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one, text)
     names = metrics or ",".join(dict.fromkeys(r["metric"] for r in ra if r["metric"] in {x["metric"] for x in rb}))
     if not names:
         raise UsageError("the two runs share no metric; give --metric")

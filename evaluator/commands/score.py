@@ -84,7 +84,7 @@ def common_options(f):
                           "such runs.")(f)
     f = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schemas/score-report).")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the report (JSON or CSV) to FILE.")(f)
-    f = click.option("--max-problems", type=int, default=SCREEN_PER_CODE, show_default=True,
+    f = click.option("--max-problems", type=click.IntRange(min=0), default=SCREEN_PER_CODE, show_default=True,
                      help="Problems shown on screen per code (--json holds every problem a reader lists: up to 20 "
                           "of each code, then a note counting the rest).")(f)
     return f
