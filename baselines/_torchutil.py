@@ -24,6 +24,11 @@ the trimmed width, which match pairs belong to the batch) from numpy and sends t
 copy; the device gathers and scatters. Nothing is read back inside an epoch on a GPU (loss sum and finiteness stay
 device tensors), so the host can queue batches ahead. The CPU path computes exactly what it did before this split
 (same values, same order of float operations), so the stored CPU numbers are reproduced bit for bit.
+
+Batches. On the CPU a model trains at batch 32 (the stored numbers' setting); on another device, unless
+``batch_size`` is given, at the device profile's batch of 256 with the learning rate scaled for it
+(:func:`training_profile`), since a batch-32 step on a GPU is bound by kernel launches. ``describe()`` (and so every
+``reproduce babi`` record) carries ``training_profile``: which batch and learning rate were used, and why.
 """
 
 from __future__ import annotations
@@ -287,6 +292,16 @@ class CandidateSet:
         return np.stack([u // n_types, u % n_types], axis=1)
 
 
+def unique_inverse(ids: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(ids, return_inverse=True)`` (the sorted distinct ids and each id's position among them) for 1-D
+    ids in ``[0, size)``, without a sort: a presence mask and its running count, O(len(ids) + size). At batch 256
+    the sort of a batch's 64k memory ids was most of the host's time per step (``benchmarks/bench_batch_profile.py``)."""
+    present = np.zeros(size, dtype=bool)
+    present[ids] = True
+    position = np.cumsum(present) - 1
+    return np.flatnonzero(present), position[ids]
+
+
 def to_device(torch, arrays: dict[str, np.ndarray], device) -> dict:
     """Host int64 arrays as tensors on ``device``, without making the host wait for the device.
 
@@ -349,7 +364,7 @@ class DeviceSplit:
         """
         enc, b = self.enc, len(idx)
         ids = np.concatenate([enc.query[idx], enc.memory[idx].ravel()])
-        uniq, inv = np.unique(ids, return_inverse=True)
+        uniq, inv = unique_inverse(ids, len(self.table.lengths))
         width = max(1, int(self.table.lengths[uniq].max()))
         host = {"uniq": uniq, "query": inv[:b], "memory": inv[b:].reshape(b, -1), "speaker": enc.speaker[idx],
                 "age": enc.age[idx], "answer": enc.answer[idx]}
@@ -462,8 +477,52 @@ def load_state(directory: str | Path, torch):
 def eval_rows(device) -> int:
     """Items per evaluation batch: 512 on the CPU (as the stored CPU numbers were made), 2,048 on an accelerator,
     where a batch is one launch sequence whatever its size (2,048 × 4,212 candidates × 7 match features is 240 MB).
-    Training batches are the model's ``batch_size`` (a hyperparameter: changing it changes the model)."""
+    Training batches are set by :func:`training_profile`."""
     return 512 if device.type == "cpu" else 2048
+
+
+BASE_BATCH = 32
+"""The training batch of the stored CPU numbers: every default and grid learning rate is the one for this batch."""
+
+PROFILE_BATCH = 256
+"""The device profile's training batch (see :func:`training_profile`)."""
+
+
+def training_profile(config: dict, device, forced: bool | None = None) -> tuple[dict, dict]:
+    """(the configuration a training run uses, the record of how its batch size and learning rate were chosen).
+
+    - ``config["batch_size"]`` set (not None): it is used as given, the learning rate unchanged (``explicit``).
+    - The device profile, when the model's device is not the CPU (``forced=None``) or always (``forced=True``;
+      ``forced=False`` never): batch :data:`PROFILE_BATCH` (256) and the learning rate scaled from its batch-32
+      value by k = 256 / 32 = 8: linear (× k) for SGD, square root (× √k ≈ 2.83) for Adam; grid entries' learning
+      rates too. The epoch cap, patience and dev selection are unchanged.
+    - Otherwise batch :data:`BASE_BATCH`, the learning rate unchanged (``cpu``): the stored CPU numbers' setting.
+
+    Why. At batch 32 a training step is a few small kernels, so on a GPU its time is kernel launches and host-side
+    Python, not arithmetic: measured on an H200, 2,000-4,000 examples/s per job, no faster than one CPU thread. A
+    step of 256 launches the same kernels, so an epoch costs about 8× fewer launches. The losses are batch means:
+    with SGD an example's share of a step is lr / B, so lr × k keeps each example's contribution (the linear
+    scaling rule); Adam divides each step by the gradients' running RMS, so its step does not grow with the batch
+    and only the noise shrinks (like 1 / √B): the square-root rule. Why not 512: with Adam at lr × 4, memn2n-match
+    T4 (3,507 training items: 7 steps per epoch) swung between 57 % and 82 % dev from epoch to epoch and missed its
+    exact 100 (99.63), where 256 reached 100 % dev in 3 epochs; Adam's moment averages span ~10 steps whatever the
+    batch, i.e. 16× more examples at 512. The CPU validation of every row is in ``babi-neural-gpu.md``.
+    """
+    cfg = dict(config)
+    if cfg.get("batch_size") is not None:
+        return cfg, {"name": "explicit", "batch_size": cfg["batch_size"], "lr": cfg["lr"], "lr_scale": 1.0}
+    on = forced if forced is not None else device.type != "cpu"
+    if not on:
+        cfg["batch_size"] = BASE_BATCH
+        return cfg, {"name": "cpu", "batch_size": BASE_BATCH, "lr": cfg["lr"], "lr_scale": 1.0}
+    k = PROFILE_BATCH / BASE_BATCH
+    rule = "linear" if cfg.get("optimizer", "adam") == "sgd" else "sqrt"
+    scale = k if rule == "linear" else k**0.5
+    cfg["batch_size"] = PROFILE_BATCH
+    cfg["lr"] = cfg["lr"] * scale
+    return cfg, {"name": "device", "why": "forced (device_profile=true)" if forced else f"device {device.type}",
+                 "batch_size": PROFILE_BATCH, "base_batch_size": BASE_BATCH, "lr_rule": rule, "lr_scale": scale,
+                 "lr": cfg["lr"], "base_lr": config["lr"]}
 
 
 class TorchRanker(ScoringMixin, Baseline):
@@ -554,12 +613,12 @@ class TorchRanker(ScoringMixin, Baseline):
 
         grid = list(self.grid) if (self.grid and dev) else [{}]
         base = self.current_config()
-        best = None  # (key, config, state, epoch, acc)
+        best = None  # (key, config, state, epoch, acc, profile)
         self.selection = []
         t_start = time.perf_counter()
         examples = 0
         for gi, overrides in enumerate(grid):
-            config = {**base, **overrides}
+            config, profile = training_profile({**base, **overrides}, device, getattr(self, "device_profile", None))
             torch.manual_seed(self.seed)
             gen = torch.Generator().manual_seed(self.seed)
             module = self.make_module(config, len(self.vocab)).to(device)
@@ -587,7 +646,7 @@ class TorchRanker(ScoringMixin, Baseline):
                     score = -1.0 if acc is None else acc
                     key = (score, -gi, -epoch if acc is not None else epoch)
                     if best is None or key > best[0]:
-                        best = (key, config, copy.deepcopy(module.state_dict()), epoch, acc)
+                        best = (key, config, copy.deepcopy(module.state_dict()), epoch, acc, profile)
                     if acc is not None:
                         if acc > best_cfg:
                             best_cfg, since = acc, 0
@@ -597,7 +656,7 @@ class TorchRanker(ScoringMixin, Baseline):
                             break
         if best is None:
             raise UsageError(f"baseline {self.name!r}: training diverged in every configuration (lower lr)")
-        _, config, state, epoch, acc = best
+        _, config, state, epoch, acc, profile = best
         self.config = {**config, "epoch": epoch}
         for k, v in config.items():
             setattr(self, k, v)
@@ -616,6 +675,7 @@ class TorchRanker(ScoringMixin, Baseline):
             "dev_per_response": None if acc is None else round(100 * acc, 2),
             "device": str(device),
             "torch_threads": torch_threads(),
+            "training_profile": profile,
         }
         return self
 

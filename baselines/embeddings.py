@@ -21,11 +21,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dialeval.baselines._torchutil import TorchRanker, require_torch, to_device
+import numpy as np
+
+from dialeval.baselines._torchutil import TorchRanker, require_torch, to_device, unique_inverse
 from dialeval.core.errors import UsageError
 
 GRID = ({"lr": 0.05}, {"lr": 0.1})
 """Dev grid per task (each entry overrides the defaults; the epoch is chosen on dev too)."""
+
+
+def sample_negatives(torch, gold, n_candidates: int, negatives: int, gen):
+    """``negatives`` candidate positions per gold, never the gold itself, as (distinct positions, inverse) host
+    arrays: the golds' inverse first, then each example's negatives.
+
+    Drawn from the seeded CPU generator (the stream the CPU numbers were stored with) and deduplicated on the host
+    against the host copy of the golds, then sent to the device: torch.unique on a GPU would make the host wait
+    for the device every batch. The distinct set comes from :func:`unique_inverse` (the values torch.unique gave,
+    without its sort: at batch 256 × 100 draws the sort cost 30 µs per example)."""
+    neg = torch.randint(0, n_candidates, (gold.shape[0], negatives), generator=gen).numpy()
+    gold = gold.numpy()
+    neg = np.where(neg == gold[:, None], (neg + 1) % n_candidates, neg)
+    return unique_inverse(np.concatenate([gold, neg.ravel()]), n_candidates)
 
 
 def _net(torch, n_vocab: int, d: int, tied: bool, negatives: int, margin: float, input_scale: str = "sqrt"):
@@ -60,14 +76,8 @@ def _net(torch, n_vocab: int, d: int, tied: bool, negatives: int, margin: float,
         def loss(self, batch, cand_tokens, match, answer, gen):
             x = self.inputs(batch)  # (B, d)
             n_c = cand_tokens.shape[0]
-            # Negatives are drawn from the CPU generator (the seeded stream the CPU numbers were stored with) and
-            # deduplicated on the host against the host copy of the golds, then sent over: torch.unique on a GPU
-            # would make the host wait for the device every batch.
-            gold = batch["answer_cpu"]
-            neg = torch.randint(0, n_c, (gold.shape[0], negatives), generator=gen)
-            neg = torch.where(neg == gold[:, None], (neg + 1) % n_c, neg)  # never the gold itself
-            uniq, inv = torch.unique(torch.cat([gold, neg.reshape(-1)]), return_inverse=True)
-            t = to_device(torch, {"uniq": uniq.numpy(), "inv": inv.numpy()}, x.device)
+            uniq, inv = sample_negatives(torch, batch["answer_cpu"], n_c, negatives, gen)
+            t = to_device(torch, {"uniq": uniq, "inv": inv}, x.device)
             uniq, inv = t["uniq"], t["inv"]
             emb = self.candidates(cand_tokens[uniq])  # only the sampled candidates are embedded
             pos = (x * emb[inv[: x.shape[0]]]).sum(-1)  # (B,)
@@ -87,7 +97,8 @@ class SupervisedEmbeddings(TorchRanker):
     lr: float = 0.05
     epochs: int = 8
     patience: int = 2
-    batch_size: int = 32
+    batch_size: int | None = None  # None: 32, or the device profile's batch on a GPU (_torchutil.training_profile)
+    device_profile: bool | None = None  # None: on when the device is not the CPU; true: on any device; false: never
     negatives: int = 100
     margin: float = 1.0
     tied: bool = False

@@ -83,7 +83,8 @@ class MemN2N(TorchRanker):
     lr: float = 0.01
     epochs: int = 8
     patience: int = 2
-    batch_size: int = 32
+    batch_size: int | None = None  # None: 32, or the device profile's batch on a GPU (_torchutil.training_profile)
+    device_profile: bool | None = None  # None: on when the device is not the CPU; true: on any device; false: never
     memory_size: int = 100
     clip: float = 40.0
     optimizer: str = "adam"

@@ -2,22 +2,33 @@
 
     python3 benchmarks/gpu_table2.py        # from the repository root
 
-Runs ``dialeval reproduce babi --models supervised-embeddings,memn2n,memn2n-match --tasks 1-6 --jobs N`` (the
-stored table's settings, every row dev-selected) on ``$DATA``, then, with the time left before the deadline,
-supervised-embeddings variants (``--param``; dev-selected as always, never on test). Nothing is installed: wheels in
-``.whl/`` (if any) are unpacked into /tmp/site, and ``dialeval`` is imported from the source tree through a folder
-of symlinks that maps the package names to the repository folders as pyproject.toml's ``package-dir`` does.
+1. Runs ``dialeval reproduce babi --models supervised-embeddings,memn2n,memn2n-match --tasks 1-6 --jobs N`` (the
+   stored table's settings, every row dev-selected) on ``$DATA``. On a GPU that trains with the device profile
+   (``training_profile`` in ``baselines/_torchutil.py``: batch 256, learning rate × 8 for SGD, × √8 for Adam):
+   the time of the whole table and every row against its target, the stored CPU row and the stored batch-32 GPU
+   row (``babi-neural-gpu.json``, an H200).
+2. With the time left (``BASELINE=0`` skips it), the same table at batch 32 on this GPU
+   (``--param device_profile=false``), the baseline: its rows and train seconds join the comparison; jobs still
+   running at the deadline are listed as unfinished in ``batch32/babi-table2.md``.
+3. With the time left after that (``VARIANTS=0`` skips them), supervised-embeddings variants (``--param``;
+   dev-selected as always, never on test).
+
+Nothing is installed: wheels in ``.whl/`` (if any) are unpacked into /tmp/site, and ``dialeval`` is imported from
+the source tree through a folder of symlinks that maps the package names to the repository folders as
+pyproject.toml's ``package-dir`` does.
 
 Environment: ``OUT`` (results folder, default /tmp/gpu_table2), ``DATA`` (default .devdata/babi-dialog),
 ``DEADLINE_S`` (default 420: jobs still running then are stopped and listed, finished rows are still written),
-``JOBS`` (default 6: worker processes for the table), ``TASKS`` (default 1-6), ``MAX_CONVERSATIONS`` (unset = the full data; a small number
-for a smoke test, e.g. on a machine without a GPU), ``VARIANTS`` (0 skips them).
+``JOBS`` (default 6: worker processes per table), ``TASKS`` (default 1-6), ``MAX_CONVERSATIONS`` (unset = the full
+data; a small number for a smoke test, e.g. on a machine without a GPU), ``BASELINE``, ``VARIANTS`` (0 skips them).
 
 Writes to ``$OUT``: ``device.txt`` (nvidia-smi, torch / CUDA), ``table/babi-table2.{json,md}`` (records, rendered
-table) and ``table/run.log``, ``timing.md`` (model, task, device, train s, wall s, examples/s, the stored CPU train
-seconds), ``compare.md`` / ``compare.json`` (every row against the stored CPU number, in points),
-``variants/<name>/babi-table2.{json,md}`` and ``variants.md``, and ``summary.txt`` (what is printed at the end).
-The stored CPU rows are ``submissions/baselines/babi-neural.json``.
+table) and ``table/run.log``, ``batch32/…`` (the baseline, the same files), ``timing.md`` (model, task, device,
+profile, train s, wall s, examples/s, the batch-32 train s of this run and of the stored H200 run, the stored CPU
+train s), ``compare.md`` / ``compare.json`` (every row: profile, number, the stored CPU number and the difference
+in points, the batch-32 numbers, the paper, each one's target), ``variants/<name>/babi-table2.{json,md}`` and
+``variants.md``, and ``summary.txt`` (what is printed at the end). The stored CPU rows are
+``submissions/baselines/babi-neural.json``.
 """
 
 from __future__ import annotations
@@ -175,6 +186,63 @@ def variant_report(out: Path, cmp_json: list[dict]) -> list[str]:
     return summary
 
 
+def compare_rows(recs: list[dict], stored: dict, base32: dict, gpu32: dict) -> list[dict]:
+    """One entry per row of the profile run: its number against the stored CPU row, this run's batch-32 row (if the
+    baseline ran) and the stored batch-32 GPU row (``babi-neural-gpu.json``, an H200), with the profile used."""
+    out = []
+    for r in recs:
+        key = (r["model"], r["task"], r["split"])
+        s, b, g = stored.get(key), base32.get(key), gpu32.get(key)
+        cpu = None if s is None else s["per_response"]
+        prof = r["config"].get("training_profile") or {}
+        out.append({"model": r["model"], "task": r["task"], "split": r["split"], "gpu": r["per_response"],
+                    "gpu_per_dialog": r["per_dialog"], "cpu": cpu,
+                    "cpu_per_dialog": None if s is None else s["per_dialog"],
+                    "delta": None if cpu is None else round(r["per_response"] - cpu, 2),
+                    "batch32": None if b is None else b["per_response"],
+                    "batch32_meets_target": None if b is None else b["meets_target"],
+                    "batch32_train_seconds": None if b is None else b["train_seconds"],
+                    "stored_gpu32": None if g is None else g["per_response"],
+                    "stored_gpu32_train_seconds": None if g is None else g["train_seconds"],
+                    "paper": r["paper_per_response"], "meets_target": r["meets_target"],
+                    "cpu_meets_target": None if s is None else s["meets_target"],
+                    "device": r.get("device"), "profile": prof.get("name"), "batch_size": prof.get("batch_size"),
+                    "lr": prof.get("lr"), "lr_rule": prof.get("lr_rule"),
+                    "chosen": {k: v for k, v in r["config"].get("config", {}).items() if k in ("hops", "lr", "epoch")},
+                    "dev": r["config"].get("dev_per_response"), "train_seconds": r["train_seconds"],
+                    "wall_seconds": r.get("wall_seconds"),
+                    "examples_per_second": r["config"].get("examples_per_second"),
+                    "stored_cpu_train_seconds": None if s is None else s["train_seconds"]})
+    return out
+
+
+def write_compare(out: Path, cmp_json: list[dict]) -> None:
+    """``compare.md`` / ``compare.json`` (every row) and ``timing.md`` (every job)."""
+    mark = {True: "✓", False: "✗", None: ""}
+    compare = ["| model | row | profile: batch, lr | GPU (profile) | stored CPU | Δ points | GPU batch 32 (this run) | "
+               "stored GPU batch 32 | paper | target profile / CPU / batch 32 |", "|---|---|---|---|---|---|---|---|---|---|"]
+    timing = ["| model | task | device | profile | train s | wall s | examples/s | GPU batch 32 train s (this run) | "
+              "stored GPU batch 32 train s (H200) | stored CPU train s (1 thread) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for c in cmp_json:
+        compare.append(f"| {c['model']} | T{c['task']}{' OOV' if c['split'] == 'tst-OOV' else ''} | "
+                       f"{c['profile']} {c['batch_size']}, {'' if c['lr'] is None else format(c['lr'], '.4g')} | {c['gpu']:.2f} | {c['cpu']} | "
+                       f"{_signed(c['delta'])} | {'' if c['batch32'] is None else c['batch32']} | {c['stored_gpu32']} | "
+                       f"{c['paper']} | {mark[c['meets_target']]} / {mark[c['cpu_meets_target']]} / "
+                       f"{mark[c['batch32_meets_target']]} |")
+        if c["split"] == "tst":
+            timing.append(f"| {c['model']} | T{c['task']} | {c['device']} | {c['profile']} {c['batch_size']} | "
+                          f"{c['train_seconds']:.1f} | {c['wall_seconds'] or 0:.1f} | {c['examples_per_second']} | "
+                          f"{'' if c['batch32_train_seconds'] is None else c['batch32_train_seconds']} | "
+                          f"{c['stored_gpu32_train_seconds']} | {c['stored_cpu_train_seconds']} |")
+    (out / "compare.md").write_text("\n".join(compare) + "\n", encoding="utf-8")
+    (out / "compare.json").write_text(json.dumps(cmp_json, indent=1) + "\n", encoding="utf-8")
+    (out / "timing.md").write_text("\n".join(timing) + "\n", encoding="utf-8")
+
+
+def by_key(recs: list[dict]) -> dict:
+    return {(r["model"], r["task"], r["split"]): r for r in recs}
+
+
 def main() -> int:
     out = Path(os.environ.get("OUT") or "/tmp/gpu_table2")
     out.mkdir(parents=True, exist_ok=True)
@@ -183,66 +251,64 @@ def main() -> int:
     env = environment()
     log(device_info(env, out).replace("\n", " | "))
     summary: list[str] = []
+    stored = by_key(json.loads((ROOT / "submissions/baselines/babi-neural.json").read_text(encoding="utf-8")))
+    gpu32 = by_key(json.loads((ROOT / "submissions/baselines/babi-neural-gpu.json").read_text(encoding="utf-8")))
 
-    # 1. the table
+    # 1. the table with the device profile (what a GPU run gets by default: training_profile in _torchutil)
     table_dir = out / "table"
     tasks = os.environ.get("TASKS", "1-6")
+    t_table = elapsed()
     p = reproduce(env, table_dir, MODELS, tasks, jobs, deadline - elapsed() - 20)
     finish([p], deadline)
-    log(f"table: exit {p.returncode}")
+    t_table = elapsed() - t_table
+    log(f"table (device profile): exit {p.returncode}, {t_table:.0f}s")
     tail = (table_dir / "run.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()[-4:]
     summary += ["table run.log tail:"] + ["  " + t for t in tail]
     recs = records(table_dir)
-    stored = {(r["model"], r["task"], r["split"]): r
-              for r in json.loads((ROOT / "submissions/baselines/babi-neural.json").read_text(encoding="utf-8"))}
 
-    timing = ["| model | task | device | train s | wall s | examples/s | stored CPU train s (1 thread) |",
-              "|---|---|---|---|---|---|---|"]
-    compare = ["| model | row | GPU | stored CPU | Δ points | paper | target |", "|---|---|---|---|---|---|---|"]
-    cmp_json = []
-    for r in recs:
-        s = stored.get((r["model"], r["task"], r["split"]))
-        cpu = None if s is None else s["per_response"]
-        delta = None if cpu is None else round(r["per_response"] - cpu, 2)
-        cmp_json.append({"model": r["model"], "task": r["task"], "split": r["split"], "gpu": r["per_response"],
-                         "gpu_per_dialog": r["per_dialog"], "cpu": cpu,
-                         "cpu_per_dialog": None if s is None else s["per_dialog"], "delta": delta,
-                         "paper": r["paper_per_response"], "meets_target": r["meets_target"],
-                         "device": r.get("device"), "train_seconds": r["train_seconds"],
-                         "wall_seconds": r.get("wall_seconds"),
-                         "examples_per_second": r["config"].get("examples_per_second")})
-        mark = {True: "✓", False: "✗", None: ""}[r["meets_target"]]
-        compare.append(f"| {r['model']} | {label(r)} | {r['per_response']:.2f} | {cpu} | "
-                       f"{_signed(delta)} | {r['paper_per_response']} | {mark} |")
-        if r["split"] == "tst":
-            timing.append(f"| {r['model']} | T{r['task']} | {r.get('device')} | {r['train_seconds']:.1f} | "
-                          f"{r.get('wall_seconds', 0):.1f} | {r['config'].get('examples_per_second')} | "
-                          f"{None if s is None else s['config'].get('train_seconds')} |")
-    (out / "timing.md").write_text("\n".join(timing) + "\n", encoding="utf-8")
-    (out / "compare.md").write_text("\n".join(compare) + "\n", encoding="utf-8")
-    (out / "compare.json").write_text(json.dumps(cmp_json, indent=1) + "\n", encoding="utf-8")
+    # 2. the batch-32 table on this GPU (device_profile=false), the baseline, with the time left
+    left = deadline - elapsed() - 20
+    base32: dict = {}
+    if os.environ.get("BASELINE", "1") != "0" and left > 60:
+        log(f"baseline (batch 32, device_profile=false): {left:.0f}s left")
+        q = reproduce(env, out / "batch32", MODELS, tasks, jobs, left, ["device_profile=false"])
+        finish([q], deadline)
+        base32 = by_key(records(out / "batch32"))
+        summary.append(f"baseline batch 32: {len(base32)} rows in the time left ({left:.0f}s; unfinished jobs are "
+                       "listed in batch32/babi-table2.md)")
+    else:
+        summary.append(f"baseline batch 32: skipped ({left:.0f}s left)")
+
+    cmp_json = compare_rows(recs, stored, base32, gpu32)
+    write_compare(out, cmp_json)
     jobs_done = {(r["model"], r["task"]) for r in recs}
-    summary.append(f"table: {len(recs)} rows from {len(jobs_done)} jobs (tasks {tasks}), {elapsed():.0f}s elapsed; "
-                   f"max |GPU - CPU| = {max((abs(c['delta']) for c in cmp_json if c['delta'] is not None), default=0):.2f} "
-                   f"points; targets missed: {sum(c['meets_target'] is False for c in cmp_json)}")
-    summary.append("model                 task device  train_s  wall_s  ex/s    | rows: GPU / CPU stored (Δ)")
+    summary.append(f"table (device profile): {len(recs)} rows from {len(jobs_done)} jobs (tasks {tasks}) in "
+                   f"{t_table:.0f}s; max |GPU - CPU| = "
+                   f"{max((abs(c['delta']) for c in cmp_json if c['delta'] is not None), default=0):.2f} points; "
+                   f"targets missed: {sum(c['meets_target'] is False for c in cmp_json)} "
+                   f"(stored CPU rows: {sum(c['cpu_meets_target'] is False for c in cmp_json)})")
+    summary.append("model                 task profile      train_s  wall_s  ex/s    | rows: GPU / CPU stored (Δ) "
+                   "target; batch-32 train_s stored GPU")
     by_job: dict = {}
     for c in cmp_json:
         by_job.setdefault((c["model"], c["task"]), []).append(c)
+    mark = {True: "✓", False: "✗", None: ""}
     for (m, t), cs in by_job.items():
         c0 = cs[0]
-        rows = "; ".join(f"{c['split']} {c['gpu']:.2f}/{c['cpu']} ({_signed(c['delta'])})" for c in cs)
-        summary.append(f"{m:<21} T{t}   {str(c0['device'])[:6]:<6} {c0['train_seconds']:7.1f} "
-                       f"{c0['wall_seconds'] or 0:7.1f} {c0['examples_per_second'] or 0:7.0f} | {rows}")
+        rows = "; ".join(f"{c['split']} {c['gpu']:.2f}/{c['cpu']} ({_signed(c['delta'])}){mark[c['meets_target']]}"
+                         for c in cs)
+        summary.append(f"{m:<21} T{t}   {c0['profile']} {c0['batch_size']:<4} {c0['train_seconds']:7.1f} "
+                       f"{c0['wall_seconds'] or 0:7.1f} {c0['examples_per_second'] or 0:7.0f} | {rows}; "
+                       f"{c0['stored_gpu32_train_seconds']}")
 
-    # 2. supervised-embeddings variants, with the time left
+    # 3. supervised-embeddings variants, with the time left (VARIANTS=1)
     left = deadline - elapsed() - 20
     if os.environ.get("VARIANTS", "1") != "0" and left > 30:
         log(f"variants: {left:.0f}s left")
         procs = []
-        for name, params, tasks in VARIANTS:
-            n = min(3, len(tasks.split(",")))  # 14 workers in all on the 16 cores, one torch thread each
-            procs.append(reproduce(env, out / "variants" / name, "supervised-embeddings", tasks, n, left, params,
+        for name, params, vtasks in VARIANTS:
+            n = min(3, len(vtasks.split(",")))  # 14 workers in all on the 16 cores, one torch thread each
+            procs.append(reproduce(env, out / "variants" / name, "supervised-embeddings", vtasks, n, left, params,
                                    threads=n))
         finish(procs, deadline)
         summary += variant_report(out, cmp_json)

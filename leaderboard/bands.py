@@ -147,7 +147,8 @@ def rank_board(reg, board: str, metric: str, scope: str | None = None, alpha: fl
     if full:
         values = np.stack([units[rid].values for rid in full])  # keys are sorted and complete: aligned
         clusters = units[full[0]].clusters
-        tiebreak = [(by_id[rid].submitted_at, rid) for rid in full]
+        # equal scores: the run a grader saw first (graded_at, then run id), never team.json's submitted_at
+        tiebreak = [(by_id[rid].graded_at, rid) for rid in full]
         try:
             banding = stats.bands(values, clusters, tiebreak, m.name, alpha, resamples, seed, units[full[0]].level,
                                   rule=rule, test=test)
@@ -178,7 +179,7 @@ def rank_board(reg, board: str, metric: str, scope: str | None = None, alpha: fl
                 iv = stats.interval(units[rid].values, units[rid].clusters, stats.DEFAULT_RESAMPLES, seed)
                 row.low, row.high = iv.low, iv.high
             ranking.rows.append(row)
-    for rid in sorted(partial, key=lambda x: (-units[x].mean, by_id[x].submitted_at, x)):
+    for rid in sorted(partial, key=lambda x: (-units[x].mean, by_id[x].graded_at, x)):
         r = by_id[rid]
         row = RankedRun(rid, r.team, r.system, r.kind, r.submitted_at, units[rid].mean, None, n=len(units[rid]),
                         note=f"covers {len(units[rid])} of {len(all_keys)} items: not banded")

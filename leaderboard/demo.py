@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -25,8 +26,11 @@ SIMULATED_TEAMS = (
     ("team-delta", "Team Delta", "retrieval", 0.55, "2017-09-13T08:15:00Z"),
 )
 GRADED_AT = "2017-09-14T23:59:30Z"
-"""When the demo's organizer grades the runs: inside the shipped challenge's phase, after the last run was sent
-(a phase admits a run by the time grade first sees it, never by team.json's submitted_at)."""
+"""When an organizer grading every demo run at once would see them: inside the shipped challenge's phase, after the
+last run was sent (a phase admits a run by the time grade first sees it, never by team.json's submitted_at)."""
+GRADING_DELAY_S = 30
+"""The demo's organizer grades each run as it arrives, this many seconds after it was sent: the site orders runs
+(latest run, progress chart) by when grade first saw them, so runs graded all at once would share one date."""
 
 
 def _members(tgz: Path) -> dict[str, bytes]:
@@ -127,17 +131,42 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
 
         baselines_dir = reference_runs_dir()
     runs = out_dir / "runs"
-    make_runs(Path(baselines_dir), runs, seed)
     # the shipped challenge.toml: the board's pages, its phase and quotas (every demo run fits them); a copy
     # beside the runs is the organizer's template to edit
     rules = challenge.load(challenge.DEFAULT_FILE)
     from dialeval.files.write import atomic_write_text
 
     atomic_write_text(out_dir / "challenge.toml", rules.source)
-    grade(runs, rules.benchmark, challenge_dir, out_dir / "registry", jobs=jobs, progress=progress, board="demo",
-          challenge=rules, now=GRADED_AT)
+    import tempfile
+
+    runs.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".arriving-", dir=out_dir) as tmp:
+        arriving = Path(tmp)
+        names = make_runs(Path(baselines_dir), arriving, seed)
+        for when, batch in _arrivals(arriving, names):
+            for name in batch:  # the run lands in the runs folder, and the organizer grades what is new
+                if (runs / name).exists():  # an earlier demo's copy of this very entry
+                    shutil.rmtree(runs / name)
+                (arriving / name).rename(runs / name)
+            grade(runs, rules.benchmark, challenge_dir, out_dir / "registry", jobs=jobs, progress=progress,
+                  board="demo", challenge=rules, now=when)
     with Registry(out_dir / "registry") as reg:
         return build_site(reg, out_dir / "site", title="dialeval demo leaderboard")
+
+
+def _arrivals(runs_dir: Path, names: list[str]) -> list[tuple[str, list[str]]]:
+    """The demo's entries grouped by when the organizer grades them (GRADING_DELAY_S after each was sent, as
+    team.json says: the demo's teams date their runs honestly), earliest first."""
+    import datetime as _dt
+
+    from dialeval.leaderboard.challenge import iso
+
+    batches: dict[str, list[str]] = {}
+    for name in names:
+        sent = json.loads((runs_dir / name / "team.json").read_text())["submitted_at"]
+        when = _dt.datetime.fromisoformat(sent.replace("Z", "+00:00")) + _dt.timedelta(seconds=GRADING_DELAY_S)
+        batches.setdefault(iso(when), []).append(name)
+    return sorted(batches.items())
 
 
 def check_site_folder(out_dir: str | Path) -> None:

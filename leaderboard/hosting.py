@@ -41,6 +41,12 @@ SCORES_FILE = "scores.json"
 DETAILS_FILE = "detailed_results.html"
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a ZIP entry can carry: no clock in the bundle
 SUBMISSION_RULES = {"latest": "Force_Last", "best-public": "Force_Best", "chosen": "Add_And_Delete"}
+EVALAI_NO_LIMIT = 100000
+"""EvalAI's documented default for a phase's max_submissions_per_day, max_submissions_per_month and
+max_submissions ("optional, default 100000"; each "a positive integer": EvalAI has no 0-means-unlimited, unlike
+Codabench). The bundle writes it where challenge.toml sets no limit, so the config says what EvalAI enforces."""
+EVALAI_LIMITS_NOTE = (f"# Submission limits are written for every phase: challenge.toml's [quota] where it sets one, else\n"
+                      f"# {EVALAI_NO_LIMIT}, EvalAI's documented default for an omitted limit (it has no 0 = unlimited).\n")
 
 
 class InvalidSubmission(DialevalError):
@@ -382,17 +388,30 @@ def dockerfile(version: str = __version__) -> str:
             "WORKDIR /app/program\n")
 
 
-def scoring_command(args: str, version: str = __version__) -> str:
+def scoring_command(args: str, version: str = __version__, image: str | None = None) -> str:
     """The metadata.yaml command: ``dialeval bundle codabench-score ARGS`` run by ``sh -c`` (Codabench's worker
-    hands the command to Docker, which runs no shell), after installing ``dialeval==VERSION`` with pip when the
-    image holds another version or none (a failed install stops there: never another version's numbers): the stock
-    image works as it is (each submission then pays the install), and an image built from the bundle's Dockerfile
-    skips it."""
+    hands the command to Docker, which runs no shell), once the image is known to hold ``dialeval==VERSION`` (never
+    another version's numbers).
+
+    * ``image`` given (built from the bundle's Dockerfile, dialeval preinstalled): nothing is installed, so the
+      scoring works on a worker without network; an image holding another version or none stops with one line.
+    * the default image (Docker Hub's Python image): the pinned dialeval is installed with pip when it is not
+      there, which needs the network on the worker (Codabench's worker gives the container network unless its
+      organizer set COMPETITION_CONTAINER_NETWORK_DISABLED); a failed install stops with one line saying so.
+    """
     check = f"import dialeval, sys; sys.exit(dialeval.__version__ != {version!r})"
+    if image is not None:
+        missing = (f"dialeval: the scoring image {image} does not hold dialeval=={version}: rebuild it from the "
+                   "bundle's Dockerfile and push it")
+        return "sh -c " + shlex.quote(f'python3 -c "{check}" 2>/dev/null || {{ echo {shlex.quote(missing)} >&2; '
+                                      f"exit 2; }} && exec dialeval bundle codabench-score {args}")
+    failed = (f"dialeval: could not install dialeval=={version} into the scoring image (does this worker reach "
+              "PyPI?): for scoring without network, build the bundle's Dockerfile, push it and rebuild the bundle "
+              "with --image NAME")
     install = (f"python3 -m pip install -qq --no-cache-dir --disable-pip-version-check --root-user-action=ignore "
-               f"dialeval=={version} >&2")
-    return "sh -c " + shlex.quote(f'python3 -c "{check}" 2>/dev/null || {install} && '
-                                  f"exec dialeval bundle codabench-score {args}")
+               f"dialeval=={version} >/dev/null 2>&1")
+    return "sh -c " + shlex.quote(f'python3 -c "{check}" 2>/dev/null || {{ {install} || {{ echo {shlex.quote(failed)} '
+                                  f">&2; exit 2; }}; }} && exec dialeval bundle codabench-score {args}")
 
 
 def _prepare(benchmark: str, data: Path, keys: Path | None, ch):
@@ -444,7 +463,8 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
             args += f" --hidden-until {p['end'] or 'reveal'}"
         entries[f"scoring_program_{i}/metadata.yaml"] = (
             f"# dialeval {__version__} scores /app/input/res against /app/input/ref into /app/output/{SCORES_FILE}\n"
-            + _yaml({"command": scoring_command(args)}) + "\n").encode()
+            + _yaml({"command": scoring_command(args, image=None if image == BASE_IMAGE else image)})
+            + "\n").encode()
         tasks.append({"index": i, "name": f"{ch.title[:80]}: {p['name']}", "description": p["description"],
                       "scoring_program": f"scoring_program_{i}", "reference_data": f"reference_data_{i}"})
         phase = {"index": i, "name": p["name"], "description": p["description"], "start": p["start"]}
@@ -515,10 +535,15 @@ def _readme_codabench(image: str, phase_list: list[dict]) -> str:
             "    a dialeval site).\n")
     built = image != BASE_IMAGE
     step1 = (f"1. The scoring image is {image}" + (":\n   build it from the Dockerfile here and push it:\n"
-                                                  f"   docker build -t {image} . && docker push {image}\n" if built else
+                                                  f"   docker build -t {image} . && docker push {image}\n"
+                                                  "   dialeval is preinstalled there: the scoring program installs nothing, so the\n"
+                                                  "   workers need no network.\n" if built else
                                                   f" (Docker Hub's Python image): each submission's scoring first installs\n"
-                                                  f"   dialeval=={__version__} with pip (needs the network, about a minute). To skip that, build\n"
-                                                  f"   the Dockerfile here, push it and rebuild the bundle with --image NAME.\n"))
+                                                  f"   dialeval=={__version__} with pip (about a minute), which needs the network on the worker:\n"
+                                                  f"   Codabench's compute worker gives the container network by default, but a worker whose\n"
+                                                  f"   organizer set COMPETITION_CONTAINER_NETWORK_DISABLED=True (or behind a proxy) has none.\n"
+                                                  f"   For a bundle that scores offline, build the Dockerfile here, push it and rebuild the\n"
+                                                  f"   bundle with --image NAME: that scoring program installs nothing.\n"))
     return (f"Codabench competition bundle written by dialeval {__version__}.\n\n" + step1 +
             "2. Upload this zip on Codabench (Benchmarks > Management > Upload).\n\n"
             "Each task's reference_data_N holds that phase's test files and answer keys: keep the bundle private.\n"
@@ -551,10 +576,10 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
                  "is_restricted_to_select_one_submission": ch.counts == "chosen",
                  "is_partial_submission_evaluation_enabled": False,
                  "allowed_submission_file_types": ".json, .tgz, .gz, .tar"}
-        if ch.per_day:
-            phase["max_submissions_per_day"] = ch.per_day
-        if ch.total:
-            phase["max_submissions"] = ch.total
+        # always explicit: where challenge.toml sets no limit, EvalAI's documented default (see EVALAI_NO_LIMIT)
+        phase["max_submissions_per_day"] = ch.per_day or EVALAI_NO_LIMIT
+        phase["max_submissions_per_month"] = EVALAI_NO_LIMIT  # challenge.toml has no monthly quota
+        phase["max_submissions"] = ch.total or EVALAI_NO_LIMIT
         cfg_phases.append(phase)
         for s in p["splits"]:
             phase_splits.append({"challenge_phase_id": pid, "leaderboard_id": 1, "dataset_split_id": split_ids[s],
@@ -580,7 +605,7 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
         "challenge_phase_splits": phase_splits,
     }
     entries["challenge_config.yaml"] = (f"# EvalAI challenge configuration written by dialeval {__version__}\n"
-                                        + _yaml(config) + "\n").encode()
+                                        + EVALAI_LIMITS_NOTE + _yaml(config) + "\n").encode()
     entries["evaluation_script.zip"] = zip_bytes(evaluation_script(benchmark, phase_list))
     entries["logo.png"] = logo_png()
     entries["README.txt"] = (f"EvalAI challenge configuration written by dialeval {__version__}. The evaluation "

@@ -473,7 +473,7 @@ class Registry:
                 args.append(val)
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY r.submitted_at, r.run_id"
+        sql += " ORDER BY r.graded_at, r.run_id"  # when a grader saw them; submitted_at is the team's word
         return [self._row(r) for r in self.db.execute(sql, args)]
 
     def run(self, run_id: int) -> RunRow:

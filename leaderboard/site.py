@@ -5,8 +5,13 @@ ranking with significance bands and intervals on a labelled axis, a progress-ove
 resubmissions, reported results, a compact per-task view: tasks as columns, one split x metric at a time chosen
 with CSS-only radio buttons; downloads), ``team-<n>.html`` (one per team, a labelled bar chart per run).
 Downloads ``board-<slug>.csv`` / ``.json`` carry every published record with its signature.
-Deterministic: "last updated" is the latest submission time in the registry, never the clock, so the same
+Deterministic: "last updated" is the latest grading time in the registry, never the clock, so the same
 registry builds the same bytes.
+
+Order: runs are ordered by when a grader first saw them (``graded_at``, then run id), the order
+:mod:`dialeval.leaderboard.grade` judges phases and quotas by: a team's latest run, the run that replaces a
+superseded one, tie-breaks, the progress chart and "last updated". team.json's ``submitted_at`` is the team's own
+word (a run can be backdated) and is shown as information only.
 
 What is published, and what never is:
 * only score records and run metadata — never per-item results, answer keys or team contact addresses;
@@ -148,9 +153,12 @@ def superseded_runs(runs, rule: str = "latest", score=None) -> dict[int, int]:
     """{old run id: the run that counts instead}: a team's other valid graded runs, each replaced by the one that
     counts under the board's rule (challenge.toml ``counts``):
 
-    * ``latest``: the latest run (by submission time, then run id);
+    * ``latest``: the latest run (by :func:`arrival`: when a grader first saw it, then run id);
     * ``best-public``: the best score on the visible splits (``score(run)``; equal scores: the earliest);
     * ``chosen``: the latest run the team marked ``"chosen": true`` in team.json, else its latest run.
+
+    Never by team.json's ``submitted_at``: a backdated resubmission would not be "latest", and a run could
+    appear replaced by an older one.
 
     A team's submissions compete as one entry. Baselines are reference systems, not entries: each baseline
     system stands on its own (its latest run).
@@ -163,17 +171,23 @@ def superseded_runs(runs, rule: str = "latest", score=None) -> dict[int, int]:
         groups.setdefault(key, []).append(r)
     out = {}
     for key, rs in groups.items():
-        latest = max(rs, key=lambda r: (r.submitted_at, r.run_id))
+        latest = max(rs, key=arrival)
         counted = latest
         if key[0] != "baseline" and rule == "best-public" and score is not None:
             scored = [(v, r) for r in rs if (v := score(r)) is not None]
             if scored:  # the best score; equal scores: the earliest run
-                counted = max(scored, key=lambda vr: (vr[0], -_when(vr[1].submitted_at), -vr[1].run_id))[1]
+                counted = max(scored, key=lambda vr: (vr[0], -_when(vr[1].graded_at), -vr[1].run_id))[1]
         elif key[0] != "baseline" and rule == "chosen":
             chosen = [r for r in rs if getattr(r, "chosen", False)]
-            counted = max(chosen, key=lambda r: (r.submitted_at, r.run_id)) if chosen else latest
+            counted = max(chosen, key=arrival) if chosen else latest
         out.update({r.run_id: counted.run_id for r in rs if r.run_id != counted.run_id})
     return out
+
+
+def arrival(run) -> tuple:
+    """The trusted order of runs: when a grader first saw the run (``graded_at``), then run id (the order runs
+    were recorded). Never team.json's ``submitted_at``, which the team writes."""
+    return _when(run.graded_at), run.run_id
 
 
 def board_challenge(reg, board: str):
@@ -258,7 +272,7 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
     def run_view(r, extra=None) -> dict:
         recs = records[r.run_id]
         return {"run_id": r.run_id, "team": r.team, "system": r.system, "kind": r.kind, "status": r.status,
-                "submitted_at": r.submitted_at, "url": safe_url(r.team_url), "description": r.description or "",
+                "submitted_at": r.submitted_at, "graded_at": r.graded_at, "url": safe_url(r.team_url), "description": r.description or "",
                 "paper": safe_url(r.paper_url), "code": safe_url(r.code_url),
                 "sha256": (r.sha256 or "")[:12], "source": r.reported_source or "", "note": r.note or "",
                 "published_band": (r.note or "")[len("published band: "):] if (r.note or "").startswith(
@@ -293,7 +307,8 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
                                for r in runs if r.run_id in superseded]
     for v in old:
         new = by_id[v["superseded"]]
-        v["replaced_by"] = {"run_id": new.run_id, "system": new.system, "submitted_at": new.submitted_at}
+        v["replaced_by"] = {"run_id": new.run_id, "system": new.system, "submitted_at": new.submitted_at,
+                            "graded_at": new.graded_at}
     table_metrics = [m for m in metrics if m != "per-dialog-accuracy"][:4] or metrics
     per_task = _per_task([*ranked, *reported], records, splits, table_metrics)
     ranking_signature = ranking.signature if ranking else ""
@@ -332,7 +347,7 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
             "n_graded": sum(1 for r in runs if r.kind != "reported"), "counts": counts,
             "challenge_page": f"challenge-{slug(board)}.html" if challenge is not None else "",
             "deadlines": challenge.deadlines() if challenge is not None else [],
-            "updated": max((r.submitted_at for r in runs), default=""),
+            "updated": max((r.graded_at for r in runs), default=""),
             "ranking_signature": ranking_signature, "ranking_notes": ranking.notes if ranking else [],
             "band_rule": ranking.rule_text if ranking else "",
             "matrix": _matrix(ranked, ranking) if ranking else None,
@@ -342,7 +357,7 @@ def collect_board(reg, board: str, hidden: set[str], private: bool, all_runs: bo
 
 def _mark_ties(ranked: list[dict]) -> None:
     """Runs with the same score share a rank ("3=") and are marked tied; the listed order among them is the
-    earliest submission first."""
+    run a grader saw first (graded_at, then run id)."""
     for i, v in enumerate(ranked):
         first = i
         while first > 0 and ranked[first - 1]["score"] == v["score"]:
@@ -582,9 +597,9 @@ def _when(ts: str) -> float:
 
 def progress_chart(rows: list[dict], width: int = 680, height: int = 220, n_xticks: int = 5,
                    deadlines: list[tuple[str, str]] | None = None) -> dict | None:
-    """Each graded run as a point (submission time, score), the best score so far as a step line, and each
-    phase's deadline (label, RFC 3339 time) as a marked vertical line; the time axis covers all of them."""
-    pts = sorted(((_when(r["submitted_at"]), r["submitted_at"], r) for r in rows if r.get("score") is not None),
+    """Each graded run as a point (when a grader first saw it, score), the best score so far as a step line, and
+    each phase's deadline (label, RFC 3339 time) as a marked vertical line; the time axis covers all of them."""
+    pts = sorted(((_when(r["graded_at"]), r["graded_at"], r) for r in rows if r.get("score") is not None),
                  key=lambda p: (p[0], p[2]["run_id"]))
     if not pts:
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -598,3 +599,52 @@ def test_lenient_equals_strict_on_valid_files(sim, tmp_path):
     assert lenient.valid and not [p for p in lenient.problems if p.severity == "error"]
     for m in ("score", "exact", "name", "name-exact", "flight", "flight-exact", "status"):
         assert (strict.table.values[m] == lenient.table.values[m]).all(), m
+
+
+def test_infer_bleu_without_sacrebleu_is_a_missing_extra_not_an_internal_error(monkeypatch, tmp_path):
+    # before: exit 3, "internal error: ModuleNotFoundError: No module named 'sacrebleu'" after reading the data
+    from click.testing import CliRunner
+    from conftest import REPO
+
+    from dialeval.cli import main
+
+    monkeypatch.setitem(sys.modules, "sacrebleu", None)  # `import sacrebleu` fails, as without the extra
+    monkeypatch.setitem(sys.modules, "sacrebleu.metrics", None)
+    sample = REPO / "submissions" / "samples" / "airdialogue"
+    res = CliRunner().invoke(main, ["airdialogue", "infer-bleu", str(sample / "example-hyps.txt"), "--data",
+                                    str(sample), "--split", "dev"], standalone_mode=False)
+    assert isinstance(res.exception, UsageError) and res.exception.exit_code == 2
+    assert str(res.exception) == "BLEU needs sacrebleu: pip install 'dialeval[bleu]'"
+
+
+@pytest.mark.needs("sacrebleu")
+def test_infer_bleu_counts_in_the_right_number(tmp_path):
+    from click.testing import CliRunner
+    from conftest import REPO
+
+    from dialeval.cli import main
+
+    sample = REPO / "submissions" / "samples" / "airdialogue"
+    (tmp_path / "one.txt").write_text("hello\n")
+    res = CliRunner().invoke(main, ["airdialogue", "infer-bleu", str(tmp_path / "one.txt"), "--data", str(sample)],
+                             standalone_mode=False)
+    assert res.return_value == 1 and "error [line-count] 1 line, but the split has " in res.output, res.output
+    assert "1 lines" not in res.output
+
+
+def test_simulate_never_replaces_a_split_silently(tmp_path):
+    # before: a second `airdialogue simulate --out air --n 2` replaced air's 200-context dev split, exit 0
+    from conftest import run_cli
+
+    d = tmp_path / "air"
+    assert run_cli("airdialogue", "simulate", "--out", d, "--n", "5", "--seed", "1").returncode == 0
+    before = (d / "dev_data.json").read_bytes()
+    r = run_cli("airdialogue", "simulate", "--out", d, "--n", "2")
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {d / 'dev_data.json'}: exists; give --force to replace "
+                                           "the dev split, or another --out\n")
+    assert (d / "dev_data.json").read_bytes() == before
+    assert run_cli("airdialogue", "simulate", "--out", d, "--n", "2", "--split", "test").returncode == 0  # beside it
+    assert run_cli("airdialogue", "simulate", "--out", d, "--n", "2", "--force").returncode == 0
+    assert len((d / "dev_data.json").read_text().splitlines()) == 2
+    r = run_cli("airdialogue", "simulate", "--out", d, "--n", "2", "--split", "../escape")
+    assert r.returncode == 2 and not (tmp_path / "escape_data.json").exists()

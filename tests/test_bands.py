@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -156,6 +157,30 @@ def test_rank_separates_the_ends_of_the_chain_and_signs_with_benchmark_and_data(
     assert "new band: differs from #1" in text and "|bands:pairwise|test:mcnemar|" in text
 
 
+def test_rank_keeps_its_columns_for_long_names_and_baseline_badges(tmp_path):
+    # before: "team / system" was cut to 39 characters and the badge added after it, so a baseline with a long
+    # name pushed its numbers right ("dialeval baselines / nearest-neighbor (baseline)   0.6340") and a team's
+    # system was cut mid-word ("seq2s")
+    path = tmp_path / "registry"
+    names = [("dialeval baselines", "nearest-neighbor", "baseline"), ("Team Gamma & friends", "seq2seq", "submission"),
+             ("Team A", "s", "submission"), ("T" * 80, "s", "submission")]
+    with Registry(path) as reg:
+        for i, (v, (team, system, kind)) in enumerate(zip(chain(), names)):
+            reg.record_run(team={"team": team, "system": system}, graded=_graded(v), grading_key=None, kind=kind,
+                           board="chain", submitted_at=f"2017-09-0{i + 1}T00:00:00Z", source_name=None, sha256=None)
+    r = cli("rank", "--registry", path, "--test", "mcnemar")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    head = lines[1]
+    rows = [x for x in lines if x[:3].strip().isdigit()]
+    assert len(rows) == 4
+    end = head.index("p@1") + len("p@1")  # the metric's column ends under its heading on every row
+    assert all(re.match(r"\d\.\d{4}$", row[end - 6:end]) for row in rows), r.stdout
+    assert any("dialeval baselines / nearest-neighbor (baseline) " in row for row in rows)
+    assert any("Team Gamma & friends / seq2seq " in row for row in rows)
+    assert all(len(row[:end]) == len(head[:end]) for row in rows)
+
+
 def test_a_floor_p_value_is_printed_as_a_bound(chain_registry):
     b = stats.bands(chain(), metric="p@1", test="ar", resamples=2000)
     # 0.62 vs 0.56: no resample as extreme (raw p = 1/2001, the floor); Holm over 6 tests: 6/2001 = 0.0029985
@@ -226,3 +251,49 @@ def test_rank_on_a_reported_only_board_lists_the_rows_unbanded(tmp_path):
     assert cli("leaderboard", "build", "--registry", reg, "--out", site).returncode == 0
     page = (site / "board-dstc6-2017.html").read_text()
     assert "on –" not in page and "reported results only" in page
+
+
+def test_compare_on_a_text_metric_counts_the_items_left_out(tiny, tmp_path, chain_registry):
+    """compare scores runs given as files with the embedding metrics asked for (as `score --metrics` does): an item
+    whose top-1 or gold text has no word with a vector is left out by the paper preset (empty:skip) in that run,
+    and compare drops it from both sides and says how many; registry runs keep no texts (one usage line)."""
+    from conftest import ranking, write_json
+
+    items = tiny.all_items()
+    runs = {"a": [], "b": []}
+    texts = {"a": [], "b": []}
+    gold = []
+    for k, it in enumerate(items):
+        text = {c.candidate_id: c.utterance for c in it.candidates}
+        ids = tiny.gold_first(it.dialog_id)
+        gold.append(text[tiny.gold[it.dialog_id]])
+        for name, order in (("a", ids), ("b", ids[1:] + ids[:1] if k % 2 else ids)):
+            runs[name].append(ranking(it.dialog_id, order))
+            texts[name].append(text[order[0]])
+    # vectors for the last word of the first half's gold texts only: other texts have no word with one
+    known = sorted({t.split()[-1] for t in gold[: len(gold) // 2]})
+
+    def empty(t):
+        return not any(w in known for w in t.split())
+
+    left = sum(empty(g) or empty(a) or empty(b) for g, a, b in zip(gold, texts["a"], texts["b"]))
+    assert 0 < left < len(items)
+    rng = np.random.default_rng(7)
+    vec = tmp_path / "vectors.txt"
+    vec.write_text(f"{len(known)} 3\n" + "".join(f"{w} " + " ".join(f"{x:.4f}" for x in rng.normal(size=3)) + "\n"
+                                                for w in known), encoding="utf-8")
+    a = write_json(tmp_path / "a.json", runs["a"])
+    b = write_json(tmp_path / "b.json", runs["b"])
+    common = ["--data", tiny.root, "--split", "tst1", "--metric", "p@1,embedding-average", "--vectors", vec,
+              "--resamples", "200"]
+    r = cli("compare", a, b, *common)
+    assert r.returncode == 0, r.stderr
+    assert (f"embedding-average: {left} item(s) of both runs left out by the metric in either run (an empty text "
+            f"under empty:skip) are not compared: units {len(items) - left}") in r.stdout
+    assert "p@1:" not in r.stdout  # p@1 leaves nothing out
+    res = {x["metric"]: x for x in json.loads(cli("compare", a, b, *common, "--json").stdout)["results"]}
+    assert res["embedding-average"]["left_out"] == left and res["p@1"]["left_out"] == 0
+    assert res["p@1"]["n"] == len(items) and res["embedding-average"]["n"] == len(items) - left
+    r = cli("compare", "1", "2", "--registry", chain_registry, "--metric", "embedding-average")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "the registry keeps no response texts" in r.stderr

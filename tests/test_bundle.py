@@ -312,6 +312,22 @@ def test_a_run_zipped_with_its_folder_scores_the_same(bundles, tmp_path, referen
 
 
 # ---- the scoring image and a hidden phase on Codabench ----------------------------------------------------------
+def run_scoring_script(script: str, where: Path, has_dialeval: bool, pip_works: bool = True):
+    """The metadata.yaml script in a stand-in image: python3 -c (the version check) succeeds when the image holds
+    dialeval, any other python3 call is pip (logged; fails when the worker has no network), dialeval is logged."""
+    bin_ = where / "bin"
+    bin_.mkdir(parents=True)
+    log = where / "log"
+    log.touch()
+    (bin_ / "python3").write_text(f'#!/bin/sh\nif [ "$1" = -c ]; then exit {0 if has_dialeval else 1}; fi\n'
+                                   f'echo "pip $*" >> {log}\nexit {0 if pip_works else 1}\n')
+    (bin_ / "dialeval").write_text(f'#!/bin/sh\necho "dialeval $*" >> {log}\n')
+    for f in bin_.iterdir():
+        f.chmod(0o755)
+    r = subprocess.run(["sh", "-c", script], env={"PATH": f"{bin_}:/usr/bin:/bin"}, capture_output=True, text=True)
+    return r, log.read_text().splitlines()
+
+
 def test_codabench_default_image_is_pythons_and_the_command_installs_exactly_this_dialeval(bundles, tmp_path):
     """The default docker_image is one Codabench can pull (the Dockerfile's own base); the command installs the
     pinned dialeval there, and only when the image holds another version or none; --image names a built one."""
@@ -326,21 +342,17 @@ def test_codabench_default_image_is_pythons_and_the_command_installs_exactly_thi
     script = shlex.split(yaml.safe_load(z.read("scoring_program_0/metadata.yaml"))["command"])[2]
     # the same script in an image without dialeval (python3 -c fails) and in one with it (python3 -c succeeds)
     for has_it in (False, True):
-        bin_ = tmp_path / f"bin{has_it}"
-        bin_.mkdir()
-        log = tmp_path / f"log{has_it}"
-        (bin_ / "python3").write_text(f'#!/bin/sh\nif [ "$1" = -c ]; then exit {0 if has_it else 1}; fi\n'
-                                       f'echo "pip $*" >> {log}\n')
-        (bin_ / "dialeval").write_text(f'#!/bin/sh\necho "dialeval $*" >> {log}\n')
-        for f in bin_.iterdir():
-            f.chmod(0o755)
-        r = subprocess.run(["sh", "-c", script], env={"PATH": f"{bin_}:/usr/bin:/bin"}, capture_output=True, text=True)
+        r, calls = run_scoring_script(script, tmp_path / f"image{has_it}", has_it)
         assert r.returncode == 0, r.stderr
-        calls = log.read_text().splitlines()
         assert calls[-1].startswith("dialeval bundle codabench-score /app/input/res /app/input/ref /app/output")
         assert (len(calls) == 1) == has_it
         if not has_it:
             assert calls[0].startswith("pip -m pip install") and calls[0].endswith(f" dialeval=={__version__}")
+    # a worker without network: pip fails, and the scoring stops with one line saying what to do (exit 2)
+    r, calls = run_scoring_script(script, tmp_path / "offline", False, pip_works=False)
+    assert r.returncode == 2 and len(calls) == 1 and calls[0].startswith("pip ")
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"could not install dialeval=={__version__}" in lines[0] and "--image NAME" in lines[0]
     out = tmp_path / "own.zip"
     r = cli("bundle", "codabench", "--image", "ghcr.io/org/dialeval-scoring:1", "--out", out,
             env={"DIALEVAL_CHALLENGE": ""})
@@ -348,6 +360,31 @@ def test_codabench_default_image_is_pythons_and_the_command_installs_exactly_thi
     own = zipfile.ZipFile(out)
     assert yaml.safe_load(own.read("competition.yaml"))["docker_image"] == "ghcr.io/org/dialeval-scoring:1"
     assert "docker build -t ghcr.io/org/dialeval-scoring:1 . && docker push" in own.read("README.txt").decode()
+
+
+def test_a_bundle_for_a_built_image_scores_offline_and_never_runs_pip(tmp_path):
+    """--image names an image built from the bundle's Dockerfile (dialeval preinstalled): its scoring program
+    installs nothing, so it works on a Codabench worker without network; an image holding another dialeval (or
+    none) stops with one line naming the image, never another version's numbers."""
+    from dialeval import __version__
+
+    out = tmp_path / "own.zip"
+    r = cli("bundle", "codabench", "--image", "ghcr.io/org/dialeval-scoring:1", "--out", out,
+            env={"DIALEVAL_CHALLENGE": ""})
+    assert r.returncode == 0 and "note:" not in r.stdout, r.stderr
+    z = zipfile.ZipFile(out)
+    command = yaml.safe_load(z.read("scoring_program_0/metadata.yaml"))["command"]
+    assert "pip" not in command
+    script = shlex.split(command)[2]
+    r, calls = run_scoring_script(script, tmp_path / "built", True, pip_works=False)
+    assert r.returncode == 0 and len(calls) == 1 and calls[0].startswith("dialeval bundle codabench-score "), r.stderr
+    r, calls = run_scoring_script(script, tmp_path / "stale", False, pip_works=False)
+    assert r.returncode == 2 and calls == []
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "ghcr.io/org/dialeval-scoring:1 does not hold dialeval==" + __version__ in lines[0]
+    assert "the scoring program installs nothing, so the\n   workers need no network" in z.read("README.txt").decode()
+    default = cli("bundle", "codabench", "--out", tmp_path / "default.zip", env={"DIALEVAL_CHALLENGE": ""})
+    assert default.returncode == 0 and "note: its scoring installs dialeval with pip" in default.stdout
 
 
 def test_a_hidden_phase_keeps_its_scores_from_participants_on_codabench(data, tmp_path, reference_scores):
@@ -374,3 +411,23 @@ def test_a_hidden_phase_keeps_its_scores_from_participants_on_codabench(data, tm
     assert "hidden until it ends (2017-09-15T23:59:59Z)" in details
     for v in scores.values():
         assert f"{v:.4f}" not in details and f"{v:.4f}" not in r.stdout
+
+
+def test_a_challenge_without_a_quota_writes_evalais_documented_no_limit_explicitly(data):
+    """EvalAI documents max_submissions_per_day, max_submissions_per_month and max_submissions as optional
+    positive integers defaulting to 100000 (docs/source/configuration.md): the bundle writes each one, with
+    challenge.toml's quota where it sets one, so the configuration says what EvalAI will enforce."""
+    from dialeval.leaderboard import challenge as challenges
+    from dialeval.leaderboard.hosting import evalai_bundle
+
+    ch = challenges.parse('title = "No quota"\noverview = "O"\n[[phases]]\nname = "test"\nstart = 2017-09-01\n'
+                          'end = 2017-09-15\n')
+    text = evalai_bundle("dstc6", data, ch=ch)["challenge_config.yaml"].decode()
+    phase = yaml.safe_load(text)["challenge_phases"][0]
+    limits = ("max_submissions_per_day", "max_submissions_per_month", "max_submissions")
+    assert [phase[k] for k in limits] == [100000, 100000, 100000]
+    assert "# Submission limits are written for every phase" in text and "default for an omitted limit" in text
+    ch = challenges.parse('title = "Daily"\noverview = "O"\n[quota]\nper_day = 3\n[[phases]]\nname = "test"\n'
+                          'start = 2017-09-01\nend = 2017-09-15\n')
+    phase = yaml.safe_load(evalai_bundle("dstc6", data, ch=ch)["challenge_config.yaml"])["challenge_phases"][0]
+    assert [phase[k] for k in limits] == [3, 100000, 100000]

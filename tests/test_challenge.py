@@ -399,9 +399,9 @@ def test_deadlines_widen_the_progress_axis():
     from dialeval.leaderboard.site import progress_chart
 
     rows = [{"run_id": 1, "team": "t", "system": "s", "kind": "submission", "score": 0.5,
-             "submitted_at": "2017-09-02T00:00:00Z"},
+             "graded_at": "2017-09-02T00:00:00Z"},
             {"run_id": 2, "team": "t", "system": "s", "kind": "submission", "score": 0.6,
-             "submitted_at": "2017-09-04T00:00:00Z"}]
+             "graded_at": "2017-09-04T00:00:00Z"}]
     pc = progress_chart(rows, deadlines=[("test ends", "2017-09-12T00:00:00Z")])
     assert pc["deadlines"][0]["x"] == pc["right"] and pc["points"][1]["x"] < pc["right"]
     assert pc["xticks"][-1]["label"] == "2017-09-12"

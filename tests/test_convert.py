@@ -185,6 +185,14 @@ def test_cli_convert_both_ways(babi_dir, tmp_path):
     )
 
 
+def test_cli_convert_says_one_conversation_in_the_singular(tmp_path):
+    # before: "wrote .../dialog-task5FULL-babi-tst.json (25 items, 1 conversations)"
+    proc = run_cli("convert", "babi-to-dstc6", "--data", "sample:babi", "--task", "5", "--split", "tst", "--out",
+                   tmp_path / "b5")
+    assert proc.returncode == 0, proc.stderr
+    assert "(25 items, 1 conversation)\n" in proc.stdout, proc.stdout
+
+
 @pytest.mark.parametrize(
     "args, needle",
     [

@@ -272,12 +272,14 @@ def test_training_and_dev_evaluation_run_on_the_models_device_without_reading_it
     import torch
 
     from dialeval.baselines._torchutil import (
+        PROFILE_BATCH,
         DeviceSplit,
         DeviceTable,
         EncodedItems,
         UtteranceTable,
         build_vocab,
         training_candidates,
+        training_profile,
     )
 
     model = cls(seed=0, embedding_size=8, negatives=3, grid=None, progress=False) if cls is SupervisedEmbeddings else \
@@ -305,6 +307,14 @@ def test_training_and_dev_evaluation_run_on_the_models_device_without_reading_it
         hits = model._dev_hits(torch, module, split, cand_t, len(cands))
     assert total.device == meta and finite.device == meta and hits.device == meta
     assert seen == len(TRAIN)
+    # what fit trains with on this device: the device profile (one large batch here), still without reading back
+    config, profile = training_profile(model.current_config(), meta, model.device_profile)
+    assert profile["name"] == "device" and config["batch_size"] == PROFILE_BATCH > len(TRAIN)
+    opt = model.make_optimizer(torch, module, config)
+    with _device_checking_mode(torch):
+        total, finite, seen = model._train_epoch(torch, module, opt, config, split, np.arange(len(TRAIN)), cand_t,
+                                                 torch.Generator().manual_seed(0))
+    assert total.device == meta and seen == len(TRAIN)
     assert all(p.device == meta for p in module.parameters())
 
 
@@ -507,3 +517,110 @@ def test_the_vocabulary_holds_the_training_items_candidate_lists_as_its_docstrin
     vocab = build_vocab(train, training_candidates(train))
     assert "zanzibar" in vocab.stoi and "bistro" in vocab.stoi and test_context not in vocab.stoi
     assert "training text only" not in (Vocab.__doc__ or "") and "candidate" in (Vocab.__doc__ or "")
+
+
+@needs_babi
+@pytest.mark.realdata
+def test_the_neural_reproduction_script_writes_the_librarys_records(tmp_path):
+    """benchmarks/reproduce_neural.py builds its records with dialeval.baselines.reproduce.split_record (the record
+    `dialeval reproduce babi` writes, scored by the babi benchmark) plus its own four fields: run here with the
+    TF-IDF baseline on task 1 (seconds, no torch), each record is the library's for the same numbers."""
+    from dialeval.baselines.reproduce import split_record
+
+    records = tmp_path / "r.jsonl"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "reproduce_neural.py"), "run", "--models", "tfidf",
+                           "--tasks", "1", "--data", str(BABI), "--records", str(records)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    recs = [json.loads(line) for line in records.read_text().splitlines()]
+    assert [r["split"] for r in recs] == ["tst", "tst-OOV"]
+    own = {"examples_per_second", "dev_selection", "seed", "torch_threads"}
+    for r in recs:
+        lib = split_record(r["model"], r["task"], r["split"], [], r["per_response"], r["per_dialog"],
+                           r["train_seconds"], r["infer_seconds"], r["config"])
+        # the item counts come from the items, which the script does not write out; wall seconds from unrounded times
+        lib.update(n_items=r["n_items"], n_conversations=r["n_conversations"], wall_seconds=r["wall_seconds"])
+        assert {k: v for k, v in r.items() if k not in own} == lib and set(r) == set(lib) | own
+        assert r["paper_per_response"] is not None and r["meets_target"] is not None and r["n_items"] > 0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the device training profile: large batches and adapted learning rates off the CPU, the CPU setting unchanged
+
+
+@needs_torch
+def test_training_profile_is_applied_off_the_cpu_only_and_an_explicit_batch_wins():
+    from torch import device as Device
+
+    from dialeval.baselines._torchutil import BASE_BATCH, PROFILE_BATCH, training_profile
+
+    adam = {"lr": 0.01, "optimizer": "adam", "batch_size": None}
+    sgd = {"lr": 0.1, "optimizer": "sgd", "batch_size": None}
+    k = PROFILE_BATCH / BASE_BATCH
+    cfg, p = training_profile(adam, Device("cpu"))
+    assert (cfg["batch_size"], cfg["lr"], p["name"]) == (BASE_BATCH, 0.01, "cpu")
+    for dev in ("cuda", "meta", "mps"):
+        cfg, p = training_profile(adam, Device(dev))
+        assert (cfg["batch_size"], cfg["lr"], p["name"], p["lr_rule"]) == (PROFILE_BATCH, 0.01 * k**0.5, "device", "sqrt")
+        assert p["base_lr"] == 0.01 and p["batch_size"] == PROFILE_BATCH and dev in p["why"]
+    cfg, p = training_profile(sgd, Device("cuda"))
+    assert (cfg["lr"], p["lr_rule"], p["lr_scale"]) == (0.1 * k, "linear", k)
+    assert training_profile(sgd, Device("cpu"), forced=True)[0]["batch_size"] == PROFILE_BATCH
+    assert training_profile(sgd, Device("cuda"), forced=False)[0] == {**sgd, "batch_size": BASE_BATCH}
+    for forced in (None, True):  # a batch size the user set is used as given, with the learning rate as given
+        cfg, p = training_profile({**adam, "batch_size": 64}, Device("cuda"), forced)
+        assert (cfg["batch_size"], cfg["lr"], p["name"]) == (64, 0.01, "explicit")
+    assert adam["batch_size"] is None and adam["lr"] == 0.01  # the caller's dict is not changed
+
+
+@needs_torch
+@pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2N, MemN2NMatch])
+def test_fit_records_the_profile_it_trained_with_and_the_cpu_default_is_batch_32(cls):
+    """The CPU default trains exactly as ``batch_size=32`` did (the stored CPU numbers' setting, bit for bit);
+    ``device_profile=true`` (what a GPU gets) trains at the profile's batch and learning rate, and says so in
+    ``describe()`` (the reproduce records' ``config``), grid learning rates scaled too."""
+    from dialeval.baselines._torchutil import BASE_BATCH, PROFILE_BATCH
+
+    small = dict(embedding_size=8, epochs=3, progress=False)
+    small.update(negatives=5, grid=({"lr": 0.05}, {"lr": 0.1})) if cls is SupervisedEmbeddings else \
+        small.update(hops=1, grid=({"hops": 1}, {"hops": 1, "lr": 0.001}))
+    default = cls(seed=2, **small).fit(TRAIN, TRAIN[:3])
+    as_before = cls(seed=2, batch_size=32, **small).fit(TRAIN, TRAIN[:3])
+    assert np.array_equal(default.score_group(CANDS, TRAIN), as_before.score_group(CANDS, TRAIN))
+    d = default.describe()
+    assert d["config"]["batch_size"] == BASE_BATCH and d["training_profile"]["name"] == "cpu"
+    assert as_before.describe()["training_profile"]["name"] == "explicit"
+
+    prof = cls(seed=2, device_profile=True, **small).fit(TRAIN, TRAIN[:3]).describe()
+    p = prof["training_profile"]
+    scale = PROFILE_BATCH / BASE_BATCH if cls is SupervisedEmbeddings else (PROFILE_BATCH / BASE_BATCH) ** 0.5
+    assert prof["config"]["batch_size"] == PROFILE_BATCH == p["batch_size"] and p["name"] == "device"
+    assert p["base_lr"] in (0.05, 0.1, 0.01, 0.001) and prof["config"]["lr"] == pytest.approx(p["base_lr"] * scale)
+    explicit = cls(seed=2, device_profile=True, batch_size=4, **small).fit(TRAIN, TRAIN[:3]).describe()
+    assert explicit["config"]["batch_size"] == 4 and explicit["training_profile"]["name"] == "explicit"
+
+
+@needs_torch
+def test_sort_free_unique_and_negative_sampling_give_the_values_the_cpu_numbers_were_stored_with():
+    """The host-side dedup without a sort (unique_inverse) equals np.unique, and the negative sampling built on it
+    equals the torch.unique version it replaced, draw for draw from the same seeded generator."""
+    import torch
+
+    from dialeval.baselines._torchutil import unique_inverse
+    from dialeval.baselines.embeddings import sample_negatives
+
+    rng = np.random.default_rng(5)
+    for size, n in ((1, 3), (7, 50), (4212, 25_856), (30_000, 64_256)):
+        ids = rng.integers(0, size, n)
+        uniq, inv = unique_inverse(ids, size)
+        ref_u, ref_i = np.unique(ids, return_inverse=True)
+        assert np.array_equal(uniq, ref_u) and np.array_equal(inv, ref_i.ravel())
+    gold = torch.from_numpy(rng.integers(0, 4212, 256))
+    a, b = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    for _ in range(3):
+        uniq, inv = sample_negatives(torch, gold, 4212, 100, a)
+        neg = torch.randint(0, 4212, (256, 100), generator=b)
+        neg = torch.where(neg == gold[:, None], (neg + 1) % 4212, neg)
+        ref_u, ref_i = torch.unique(torch.cat([gold, neg.reshape(-1)]), return_inverse=True)
+        assert np.array_equal(uniq, ref_u.numpy()) and np.array_equal(inv, ref_i.numpy())
+        assert not (uniq[inv[256:]].reshape(256, 100) == gold.numpy()[:, None]).any()  # never the gold

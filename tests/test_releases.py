@@ -487,3 +487,20 @@ def test_identity_reads_no_data_file_twice(tmp_path, monkeypatch):
     monkeypatch.setenv("DIALEVAL_NO_CACHE", "1")
     rep = score(sub.parent, challenge=copy, tasks=[1])
     assert rep.to_json()["data"]["release"] == "dstc6"
+
+
+@pytest.mark.parametrize("doc, message", [
+    ([], 'a JSON object with "format": 1 is needed, not a JSON array'),
+    ({"format": 1, "releases": {"babi": {}}}, "/releases must be an array, not a JSON object"),
+    ({"format": 1, "releases": ["babi"]}, "/releases/0: the entry or one of its fields has the wrong JSON type"),
+    ({"format": 1, "releases": [{"name": "a", "benchmark": "babi", "marker": "m", "files": [1]}]},
+     "/releases/0: the entry or one of its fields has the wrong JSON type"),
+])
+def test_a_registry_of_the_wrong_shape_is_named_in_dialevals_words(tmp_path, doc, message):
+    # before: "not a release registry ('list' object has no attribute 'get')", Python's own wording
+    path = tmp_path / "registry.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UsageError) as e:
+        registry(path)
+    assert str(e.value) == f"release registry {path}: not a release registry ({message})"
+    assert "object" not in str(e.value).replace("JSON object", "")

@@ -124,6 +124,15 @@ def test_data_sample_lists_and_copies(isolated):
     assert res.exit_code == 0 and (isolated / "ubuntu-sample" / "test.csv").is_file()
 
 
+def test_data_sample_out_without_a_name_is_refused_not_ignored(isolated):
+    # before: `dialeval data sample --out foo` listed the samples, exit 0, and copied nothing
+    res = run_cli("data", "sample", "--out", "foo", cwd=isolated)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.startswith("dialeval: error: --out foo: name the sample to copy (dialeval data sample NAME --out "
+                                 "DIR; samples: airdialogue, babi,"), res.stderr
+    assert not (isolated / "foo").exists()
+
+
 def test_sample_names_are_checked(isolated):
     res = run_cli("score", "x.json", "--data", "sample:babi", "--split", "tst1", cwd=isolated)
     assert res.returncode == 2 and "--data sample:babi is the babi sample: add --benchmark babi" in res.stderr

@@ -96,7 +96,7 @@ def test_board_has_a_title_and_a_last_updated_date_from_the_registry(site, tmp_p
     from dialeval.leaderboard.site import build_site
 
     with Registry(site.parent / "registry") as reg:
-        latest = max(r.submitted_at for r in reg.runs())
+        latest = max(r.graded_at for r in reg.runs())
         built = build_site(reg, tmp_path / "titled", title="DSTC6 track 1 — open board").parent
     board = (built / "board-demo.html").read_text(encoding="utf-8")
     assert "<h1>DSTC6 track 1 — open board</h1>" in board
@@ -111,7 +111,7 @@ def test_every_chart_has_axes_and_labels(site):
     assert "p@1 (95 % CI)" in head and head.count('class="axis"') >= 4 and ">0.6<" in head
     for width in ("wide", "narrow"):  # phones get their own drawing, so its text is not shrunk
         progress = board.split(f'<svg class="progress {width}"')[1].split("</svg>")[0]
-        assert "submission date (UTC)" in progress and ">p@1</text>" in progress and '<path d="M' in progress
+        assert "date graded (UTC)" in progress and ">p@1</text>" in progress and '<path d="M' in progress
         assert progress.count("<circle") == board.split('id="ranking"')[1].split("</tbody>")[0].count("data-run=")
     team = next(h for n, h in html.items() if n.startswith("team-") and 'class="bars"' in h)
     bars = team.split('<svg class="bars"')[1].split("</svg>")[0]
@@ -340,3 +340,49 @@ def test_every_benchmark_declares_its_data_and_split_meanings():
     assert [dstc6.group_names[str(t)] for t in range(1, 6)] == ["API", "Refine", "Options", "Infos", "Full"]
     assert "new knowledge base" in dstc6.split_descriptions["tst2"] and "restrictions" in dstc6.split_descriptions["tst3"]
     assert sorted(registry.get("babi").group_names) == ["1", "2", "3", "4", "5", "6"]
+
+
+def test_a_backdated_resubmission_is_still_the_latest_run_everywhere_on_the_site(tmp_path):
+    """team.json's submitted_at is the team's word: the site orders runs by when grade first saw them. Team
+    Backdate sends v1 on 9 September, then v2 on 12 September dated 1 August: v2 is its latest run (ranked), v1
+    is replaced by v2 (never a run replaced by an older one), and v2, tied with the nearest-neighbor baseline it
+    copies, is listed after that baseline (graded first); the chart and "last updated" use the grading times."""
+    pytest.importorskip("jinja2")
+    from dialeval.leaderboard.demo import make_runs
+    from dialeval.leaderboard.grade import grade
+    from dialeval.leaderboard.registry import Registry
+    from dialeval.leaderboard.site import build_site
+    from dialeval.simulator.default import ensure_default_challenge
+
+    challenge, runs = ensure_default_challenge(), tmp_path / "runs"
+
+    def send(folder, system, dated, baseline, seen):
+        d = runs / folder
+        d.mkdir(parents=True)
+        shutil.copyfile(BASELINES / baseline / "submission.tgz", d / "submission.tgz")
+        (d / "team.json").write_text(json.dumps({"team": "Team Backdate", "system": system, "submitted_at": dated}))
+        grade(runs, "dstc6", challenge, tmp_path / "registry", progress=False, board="demo", now=seen)
+
+    make_runs(BASELINES, runs)
+    grade(runs, "dstc6", challenge, tmp_path / "registry", progress=False, board="demo", now="2017-09-05T00:00:00Z")
+    send("zz-v1", "v1", "2017-09-09T00:00:00Z", "tfidf", "2017-09-09T00:00:10Z")
+    send("zz-v2", "v2", "2017-08-01T00:00:00Z", "nearest-neighbor", "2017-09-12T00:00:10Z")
+    with Registry(tmp_path / "registry") as reg:
+        assert [r.system for r in reg.runs() if r.team == "Team Backdate"] == ["v1", "v2"]  # in the order seen
+        site = build_site(reg, tmp_path / "site").parent
+    board = (site / "board-demo.html").read_text(encoding="utf-8")
+    ranking = board.split('id="ranking"')[1].split("</table>")[0]
+    assert ">v2</bdi>" in ranking and ">v1</bdi>" not in ranking
+    old = board.split('id="superseded"')[1].split("</table>")[0]
+    assert ">v1</bdi>" in old and '<bdi class="name" title="v2">v2</bdi> <span class="nowrap">(run ' in old
+    assert ", graded 2017-09-12)" in old
+    rows = _ranking_rows(board)
+    tied = [r for r in rows if 'class="badge tied"' in r]
+    assert [("nearest-neighbor" in r, ">v2</bdi>" in r) for r in tied][-2:] == [(True, False), (False, True)]
+    # shown as information, with the grading time beside it
+    assert '<time datetime="2017-08-01T00:00:00Z" title="2017-08-01T00:00:00Z (team.json); graded 2017-09-12' in ranking
+    assert 'last updated <time datetime="2017-09-12T00:00:10Z"' in board
+    progress = board.split('<svg class="progress wide"')[1].split("</svg>")[0]
+    assert "(2017-09-12T00:00:10Z)</title>" in progress and "2017-08-01" not in progress
+    data = json.loads((site / "board-demo.json").read_text(encoding="utf-8"))
+    assert [r["submitted_at"] for r in data["ranking"] if r["system"] == "v2"] == ["2017-08-01T00:00:00Z"]

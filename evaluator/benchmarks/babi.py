@@ -32,7 +32,7 @@ from dialeval.benchmarks.base import Evaluation, Request, task_numbers
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem
-from dialeval.files.read import os_error
+from dialeval.files.read import not_a_folder, os_error
 from dialeval.formats.convert import BABI_CANDIDATES, BABI_SPLITS, BABI_TASK_FILES, babi_splits
 from dialeval.formats.dstc6 import TASK_DESCRIPTIONS
 
@@ -54,7 +54,7 @@ def present(data: Path) -> dict[str, list[int]]:
     reading it says what it is instead of "no file"."""
     data = Path(data)
     if not data.is_dir():
-        raise UsageError(f"bAbI data directory {data} does not exist")
+        raise not_a_folder(data, "bAbI data directory")
     out: dict[str, list[int]] = {}
     for split in BABI_SPLITS:
         tasks = [t for t in TASKS if split in babi_splits(t) and task_file(data, t, split).exists()]

@@ -9,11 +9,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
 
 from dialeval.core.errors import UnreadableInput, UsageError
+from dialeval.core.problems import counted
 from dialeval.core.termsafe import safe
 from dialeval.files import read
 
@@ -62,10 +64,16 @@ def airdialogue_group():
 @click.option("--split", default="dev", show_default=True)
 @click.option("--setting", type=click.Choice(["in-domain", "ood"]), default="in-domain", show_default=True)
 @click.option("--no-dialogues", is_flag=True, help="Contexts only (intent, KB, actions), as the toolkit's generator.")
-def simulate_cmd(out, seed, n, split, setting, no_dialogues):
-    """Write a simulated AirDialogue split (same seed -> byte-identical files)."""
+@click.option("--force", is_flag=True, help="Replace the split's files when --out already holds them.")
+def simulate_cmd(out, seed, n, split, setting, no_dialogues, force):
+    """Write a simulated AirDialogue split (same seed -> byte-identical files) into --out, beside other splits."""
     from dialeval.simulator.airdialogue import write_airdialogue
 
+    if not split or not all(c.isalnum() or c in "-_." for c in split) or split.startswith("."):
+        raise UsageError(f"--split {safe(split)!r}: a split name is letters, digits, '-', '_' or '.' (dev, test)")
+    held = [p for p in (out / f"{split}_data.json", out / f"{split}_kb.json") if os.path.lexists(p)]
+    if held and not force:  # another run's data (a team's predictions may be scored on it): never replaced silently
+        raise UsageError(f"{safe(str(held[0]))}: exists; give --force to replace the {split} split, or another --out")
     data, kb = write_airdialogue(out, seed=seed, n=n, split=split, setting=setting, dialogues=not no_dialogues)
     click.echo(f"wrote {data} and {kb} ({n} contexts, {setting}, seed {seed})")
     return 0
@@ -100,8 +108,11 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     """Corpus BLEU of PREDICTIONS (one line per target turn) against the split's correct dialogues."""
     from dialeval.core.signature import Signature
     from dialeval.formats.airdialogue import InferLine, decode_lines, split_paths
-    from dialeval.metrics.bleu import corpus_bleu, infer_items
+    from dialeval.metrics.bleu import bleu_class, corpus_bleu, infer_items
 
+    BLEU = bleu_class()  # the optional extra: without it, one line saying how to install it (exit 2), before any work
+    if tokenize not in BLEU.TOKENIZERS:
+        raise UsageError(f"--tokenize must be one of {', '.join(BLEU.TOKENIZERS)}")
     data_path, _ = split_paths(_data_folder(data), split)
     read.check_regular(predictions, what=HYPOTHESES)  # a FIFO or a device is refused before the data is read
     dialogues, correct = [], []
@@ -115,13 +126,9 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
         click.echo(f"{safe(predictions.name)}: error [{e.code}] {safe(e.reason)}", err=True)
         return 1
     if len(hyps) != len(refs):
-        click.echo(f"{predictions.name}: error [line-count] {len(hyps)} lines, but the split has {len(refs)} target "
-                   "turns (turn t >= 1 of every correct dialogue, in order)", err=True)
+        click.echo(f"{safe(predictions.name)}: error [line-count] {counted(len(hyps), 'line')}, but the split has "
+                   f"{counted(len(refs), 'target turn')} (turn t >= 1 of every correct dialogue, in order)", err=True)
         return 1
-    from sacrebleu.metrics import BLEU
-
-    if tokenize not in BLEU.TOKENIZERS:
-        raise UsageError(f"--tokenize must be one of {', '.join(BLEU.TOKENIZERS)}")
     score, bleu_sig = corpus_bleu(hyps, refs, tokenize=tokenize)
     from dialeval.files.identity import data_identity
 
@@ -132,5 +139,5 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     if as_json:
         click.echo(json.dumps({"bleu": score, "n": len(refs), "signature": sig}))
     else:
-        click.echo(f"BLEU {score:.2f} over {len(refs)} turns\nsignature: {sig}")
+        click.echo(f"BLEU {score:.2f} over {counted(len(refs), 'turn')}\nsignature: {sig}")
     return 0

@@ -147,6 +147,7 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
     1 with --check when a target is missed, 2 on usage errors.
     """
     from dialeval.commands.score import resolve_data
+    from dialeval.files.read import not_a_folder
     from dialeval.files.write import atomic_write_text
     from dialeval.formats.jsonio import dump_json_file, load_json_file
 
@@ -155,7 +156,7 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
     overrides = parse_params(params)
     data_dir = resolve_data("babi", data_dir, None)[0]  # a release name (babi-dialog) means its fetched copy
     if not Path(data_dir).is_dir():
-        raise UsageError(f"bAbI data directory {data_dir} does not exist")
+        raise not_a_folder(data_dir, "bAbI data directory")
     command = (
         "dialeval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
         if sys.argv[1:2] == ["reproduce"]

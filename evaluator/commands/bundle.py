@@ -58,9 +58,9 @@ def bundle_group():
 
 @bundle_group.command("codabench")
 @_common
-@click.option("--image", default=None, help="The scoring image in competition.yaml (default: python:3.12-slim, "
-              "into which each scoring installs the pinned dialeval; or an image built from the bundle's Dockerfile "
-              "and pushed, which skips that).")
+@click.option("--image", default=None, help="The scoring image in competition.yaml: an image built from the bundle's "
+              "Dockerfile and pushed (dialeval preinstalled: scores without network). Default: python:3.12-slim, into "
+              "which each scoring installs the pinned dialeval with pip (the worker needs network).")
 def codabench_cmd(benchmark, data, keys, out, challenge_file, image):
     """A Codabench v2 competition bundle: competition.yaml, pages, logo, per phase a task with its reference data
     (test files and answer keys) and a scoring program running `dialeval bundle codabench-score`, and the
@@ -71,6 +71,9 @@ def codabench_cmd(benchmark, data, keys, out, challenge_file, image):
     entries = codabench_bundle(benchmark, root, keys, ch, image=image)
     write_bundle(entries, out)
     click.echo(f"wrote {out} ({len(entries)} files; it holds answer keys: keep it private)")
+    if image is None:
+        click.echo("note: its scoring installs dialeval with pip on the worker (needs network); to score offline, "
+                   "build its Dockerfile, push it and rebuild with --image NAME (see README.txt in the bundle)")
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from dialeval.core.problems import counted
 from dialeval.formats.convert import babi_splits
 
 
@@ -79,7 +80,7 @@ def babi_to_dstc6_cmd(data_dir, task, split, out_dir, candidates, n_candidates, 
         embed_answers=embed_answers,
         max_conversations=max_conversations,
     )
-    click.echo(f"wrote {res.dataset} ({res.items} items, {res.conversations} conversations)")
+    click.echo(f"wrote {res.dataset} ({counted(res.items, 'item')}, {counted(res.conversations, 'conversation')})")
     click.echo(f"wrote {res.answers}")
     return 0
 
@@ -112,6 +113,6 @@ def dstc6_to_babi_cmd(dataset, answers, out_path, candidates_out, force):
             protect(src, "an input of the conversion")
 
     res = dstc6_to_babi(dataset, answers, out_path, candidates_out)
-    click.echo(f"wrote {res.dialogs} ({res.conversations} conversations from {res.items} items)")
+    click.echo(f"wrote {res.dialogs} ({counted(res.conversations, 'conversation')} from {counted(res.items, 'item')})")
     click.echo(f"wrote {res.candidates}")
     return 0

@@ -317,6 +317,9 @@ def sample_cmd(name, out):
     Any command's --data sample:NAME uses a sample in place; copy one to look at or change its files.
     """
     found = samples()
+    if name is None and out is not None:  # never silently ignored: --out copies one sample, which needs its name
+        raise UsageError(f"--out {safe(out)}: name the sample to copy (dialeval data sample NAME --out DIR; samples: "
+                         f"{', '.join(found) or 'none'})")
     if name is None:
         for n, folder in found.items():
             info = sample_info(folder)
@@ -344,9 +347,13 @@ def _copy_tree(src: Path, dest: Path) -> None:
     import tempfile
 
     from dialeval.files.read import read_bytes
+    from dialeval.files.write import cannot_create
 
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    except OSError as e:
+        raise cannot_create(dest, e) from None
     try:
         for path, _ in _walk(src):
             target = tmp / path.relative_to(src)

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from dialeval.core.errors import UsageError
+from dialeval.core.problems import counted
 
 
 @click.command("demo")
@@ -57,7 +58,7 @@ def demo_cmd(out, baseline, seed, organizer):
     v = validate(sub_dir, "all", challenge, options={"embedded_default": True})
     if not v.valid:
         raise UsageError(f"the demo submission is invalid ({len(v.errors)} errors): {v.errors[0].format()}")
-    click.echo(f"3. validate:   valid ({len(v.warnings)} warnings)")
+    click.echo(f"3. validate:   valid ({counted(v.counts['warnings'], 'warning')})")
     report = score(sub_dir, "all", challenge, options={"embedded_default": True})
     report_path = out_dir / "report.json"
     atomic_write_text(report_path, report.to_json_text())

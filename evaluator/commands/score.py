@@ -70,7 +70,9 @@ def common_options(f):
                           "variable names, else its part of the embedded default challenge, else its sample data "
                           "(which one is said on stderr).")(f)
     f = click.option("--challenge", type=click.Path(file_okay=False), default=None,
-                     help="DSTC6 challenge directory (tst1/ ... folders); the same as --data.")(f)
+                     help="Another name for --data, for a folder (or a release name, or sample:NAME), on every "
+                          "benchmark: kept for command lines from the DSTC6-only versions, where the data folder "
+                          "(tst1/ ... tst4/) was the challenge directory.")(f)
     f = click.option("--split", default=None,
                      help="Split(s): tst1, 'tst1,tst2' or 'all'. Default: every split the submission covers; for "
                           "one DSTC6 result file, the challenge's only split.")(f)
@@ -82,7 +84,7 @@ def common_options(f):
                           "such runs.")(f)
     f = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schemas/score-report).")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the report (JSON or CSV) to FILE.")(f)
-    f = click.option("--max-problems", type=int, default=SCREEN_PER_CODE, show_default=True,
+    f = click.option("--max-problems", type=click.IntRange(min=0), default=SCREEN_PER_CODE, show_default=True,
                      help="Problems shown on screen per code (--json holds every problem a reader lists: up to 20 "
                           "of each code, then a note counting the rest).")(f)
     return f
@@ -191,8 +193,9 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: 
     bench = registry.get(benchmark)
     env = os.environ.get(bench.data_env) if bench.data_env else None
     if env:
-        if not os.path.exists(env):  # say where the path came from: the user may not remember setting it
-            raise UsageError(f"{bench.data_env}={env}: no such folder (the environment variable names the {benchmark} "
+        if not os.path.isdir(env):  # say where the path came from: the user may not remember setting it
+            found = "not a folder" if os.path.lexists(env) else "no such folder"
+            raise UsageError(f"{bench.data_env}={env}: {found} (the environment variable names the {benchmark} "
                              f"data; unset it or pass {flag} DIR)")
         return env, False
     real = f"pass {flag} DIR{f' or set {bench.data_env}' if bench.data_env else ''} for real data"
@@ -337,13 +340,13 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
     _emit(report, as_json, False, out)
     if not as_json or (out and out != "-"):
         _print_problems(report.problems, max_problems, benchmark)
-        n = len(report.warnings)
+        n = report.counts
         status = "valid" if report.valid else "INVALID"
-        click.echo(f"{safe(submission)}: {status} ({len(report.errors)} error(s), {n} warning(s); "
+        click.echo(f"{safe(submission)}: {status} ({n['errors']} error(s), {n['warnings']} warning(s); "
                    f"{benchmark} split {', '.join(report.splits)}; mode {'lenient' if opts.get('lenient') else 'strict'})",
                    err=out == "-")
     elif not report.valid:  # the report is on stdout: one line on stderr says why the exit code is 1
-        click.echo(f"{safe(submission)}: INVALID ({len(report.errors)} error(s)); every problem is in the report",
+        click.echo(f"{safe(submission)}: INVALID ({report.counts['errors']} error(s)); every problem is in the report",
                    err=True)
     _warn_data(report)
     return 0 if report.valid else 1
@@ -411,10 +414,10 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
 
             print_table(report)
         else:
-            click.echo(f"{safe(submission)}: INVALID, not scored ({len(report.errors)} error(s)); "
+            click.echo(f"{safe(submission)}: INVALID, not scored ({report.counts['errors']} error(s)); "
                        "see above, or --json for the full list", err=True)
     elif not report.valid:  # the report is on stdout: one line on stderr says why the exit code is 1
-        click.echo(f"{safe(submission)}: INVALID, not scored ({len(report.errors)} error(s)); every problem is in "
+        click.echo(f"{safe(submission)}: INVALID, not scored ({report.counts['errors']} error(s)); every problem is in "
                    "the report", err=True)
     if per_item and report.valid:
         from dialeval.files.write import atomic_write_text

@@ -130,6 +130,14 @@ def os_error(name: str, e: OSError, what: str = "a file") -> UsageError:
     return UsageError(f"{name}: cannot read: {(e.strerror or 'I/O error').lower()}")
 
 
+def not_a_folder(path, what: str) -> UsageError:
+    """``what`` (``challenge directory``) at ``path`` is needed as a folder and is not one: missing, or a file."""
+    import os
+
+    found = "is not a folder" if os.path.lexists(path) else "does not exist"
+    return UsageError(f"{what} {path} {found}")
+
+
 def not_regular(name: str, mode: int, what: str = "a file") -> UsageError:
     if stat.S_ISDIR(mode):
         return UsageError(f"{name}: is a directory, expected {what}")

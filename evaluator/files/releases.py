@@ -162,12 +162,27 @@ def _load(path: Path) -> Registry:
     except (ValueError, UnicodeDecodeError):
         raise UsageError(f"{shown}: not valid JSON") from None
     try:
+        if not isinstance(doc, dict):  # an array, a string, a number: none is a registry
+            raise ValueError(f"a JSON object with \"format\": {REGISTRY_FORMAT} is needed, not a JSON "
+                             f"{_json_kind(doc)}")
         if doc.get("format") != REGISTRY_FORMAT:
             raise ValueError(f"format must be {REGISTRY_FORMAT}")
-        return Registry([_release(r) for r in doc["releases"]], str(path))
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-        what = f"missing field {e}" if isinstance(e, KeyError) else str(e) or type(e).__name__
+        if not isinstance(doc["releases"], list):
+            raise ValueError(f"/releases must be an array, not a JSON {_json_kind(doc['releases'])}")
+        releases = []
+        for i, r in enumerate(doc["releases"]):
+            try:
+                releases.append(_release(r))
+            except (TypeError, AttributeError):  # Python's own words ("'int' object is not subscriptable") say nothing
+                raise ValueError(f"/releases/{i}: the entry or one of its fields has the wrong JSON type") from None
+        return Registry(releases, str(path))
+    except (ValueError, KeyError) as e:
+        what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
         raise UsageError(f"{shown}: not a release registry ({what[:200]})") from None
+
+
+def _json_kind(value) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
 
 
 def _sha(value) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
-from dialeval.files.read import check_regular
+from dialeval.files.read import check_regular, not_a_folder
 from dialeval.files.write import atomic_writer
 from dialeval.formats.dstc6 import (
     TASK_NAMES,
@@ -90,7 +90,7 @@ def babi_path(data_dir: str | Path, task: int, split: str) -> Path:
     if split not in babi_splits(task):
         raise UsageError(f"bAbI task {task} has no split {split!r} (valid: {', '.join(babi_splits(task))})")
     if not data_dir.is_dir():
-        raise UsageError(f"bAbI data directory {data_dir} does not exist")
+        raise not_a_folder(data_dir, "bAbI data directory")
     path = data_dir / f"{BABI_TASK_FILES[task]}-{split}.txt"
     if not path.exists():
         raise UsageError(f"{path}: no such file (is {data_dir} the bAbI dialog data directory?)")
@@ -102,7 +102,7 @@ def babi_candidates_path(data_dir: str | Path, task: int) -> Path:
     _check_task(task)
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
-        raise UsageError(f"bAbI data directory {data_dir} does not exist")
+        raise not_a_folder(data_dir, "bAbI data directory")
     path = data_dir / BABI_CANDIDATES[task]
     if not path.exists():
         raise UsageError(f"{path}: no such file (is {data_dir} the bAbI dialog data directory?)")

@@ -38,7 +38,7 @@ def signature_text(sig) -> str:
     return "sacrebleu," + sig.format().replace("|", ",")
 
 
-def _bleu_class():
+def bleu_class():
     """sacrebleu's BLEU class; without the optional extra, a usage error that says how to install it."""
     try:
         from sacrebleu.metrics import BLEU
@@ -51,7 +51,7 @@ def _bleu_class():
 
 def selfplay_bleu(pred_dialogues: list[list[str]], gold_dialogues: list[list[str]]) -> tuple[np.ndarray, str]:
     """(sentence BLEU ×100 per dialogue, embedded signature). An empty generated dialogue scores 0."""
-    bleu = _bleu_class()(effective_order=True)
+    bleu = bleu_class()(effective_order=True)
     out = np.zeros(len(gold_dialogues))
     for i, (p, g) in enumerate(zip(pred_dialogues, gold_dialogues)):
         hyp, ref = dialogue_text(p), dialogue_text(g)
@@ -64,7 +64,7 @@ def corpus_bleu(hypotheses: list[str], references: list[str], tokenize: str = "1
     """(corpus BLEU-4 ×100, embedded signature); ``tokenize="none"`` for pre-tokenised lines (space split)."""
     if len(hypotheses) != len(references):
         raise ValueError("one hypothesis per reference")
-    bleu = _bleu_class()(tokenize=tokenize)
+    bleu = bleu_class()(tokenize=tokenize)
     score = bleu.corpus_score(list(hypotheses), [list(references)]).score
     return float(score), signature_text(bleu.get_signature())
 

@@ -158,6 +158,13 @@ class ScoreReport:
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "warning" and p.code]
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many errors and warnings there are in all: a summary line stands for the ``count`` it does not list
+        one by one (the 123 missing items behind 20 listed ones and their summary), so the totals agree with the
+        stderr listing's."""
+        return {"errors": sum(p.count for p in self.errors), "warnings": sum(p.count for p in self.warnings)}
+
     def rank_distribution(self) -> list[dict]:
         """Counts of gold ranks per split and group (rank-based benchmarks only)."""
         out = []
@@ -196,7 +203,7 @@ class ScoreReport:
             "groups": self.groups,
             "metrics": self.metrics,
             "valid": self.valid,
-            "counts": {"errors": len(self.errors), "warnings": len(self.warnings)},
+            "counts": self.counts,
             "problems": [p.to_json() for p in self.listed_problems],
             "not_listed": self.not_listed,
             "results": self.records,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem
-from dialeval.files.read import read_bytes
+from dialeval.files.read import not_a_folder, read_bytes
 from dialeval.formats.dstc6 import Challenge, Split
 from dialeval.formats.jsonio import parse_json_bytes
 
@@ -48,10 +48,10 @@ def open_challenge(root: str | Path, keys: str | Path | None = None) -> Challeng
     """A challenge directory in the DSTC6 layout (the caller decides which: no hidden default here)."""
     root = Path(root)
     if not root.is_dir():
-        raise UsageError(f"challenge directory {root} does not exist")
+        raise not_a_folder(root, "challenge directory")
     keys_root = Path(keys) if keys else None
     if keys_root is not None and not keys_root.is_dir():
-        raise UsageError(f"answer-key directory {keys_root} does not exist")
+        raise not_a_folder(keys_root, "answer-key directory")
     return Challenge(root=root, keys_root=keys_root)
 
 
