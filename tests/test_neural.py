@@ -434,6 +434,24 @@ def test_gpu_record_tables_agree_with_the_stored_rows():
         assert float(c_fit) == round(c_row["train_seconds"], 1) and float(c_wall) == round(c_row["wall_seconds"], 1)
 
 
+def test_supervised_embedding_variants_are_dev_selected_and_quoted_in_the_closing_note():
+    """babi-neural-se-variants.json holds the supervised-embeddings variants the closing note of babi-neural.md
+    reports: each record ran with the setting its command states, its chosen epoch is the best dev epoch of its
+    trajectory (never a test number), and its test number is the one the note quotes."""
+    base = REPO / "submissions/baselines"
+    md = (base / "babi-neural.md").read_text(encoding="utf-8")
+    recs = json.loads((base / "babi-neural-se-variants.json").read_text())
+    assert {r["variant"] for r in recs} == {"tied-60ep", "untied-60ep"}
+    for r in recs:
+        cfg, cmd = r["config"]["config"], r["command"]
+        assert f"--tasks {r['task']} " in cmd and f"--epochs {cfg['epochs']} --patience {cfg['patience']}" in cmd
+        assert f"tied={str(cfg['tied']).lower()}" in cmd
+        assert json.loads(re.search(r"grid=(\[.*?\])'", cmd).group(1)) == r["config"]["grid"]
+        devs = [s["dev_per_response"] for s in r["dev_selection"]]
+        assert r["config"]["dev_per_response"] == round(100 * max(devs), 2)
+        assert f"{r['per_response']:.2f}" in md, (r["variant"], r["task"], r["split"])
+
+
 @needs_torch
 @needs_babi
 @pytest.mark.realdata
