@@ -432,3 +432,22 @@ def test_standard_input_for_a_benchmark_that_reads_none_is_said_as_such(name, tm
                        timeout=120)
     assert (r.returncode, r.stderr) == (2, f"dialeval: error: -: standard input is read for dstc6 submissions only; "
                                            f"give the {name} submission as a file\n")
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    # before: "one.csv: 1 lines, but the split has 4 items"
+    one = tmp_path / "one.csv"
+    one.write_text(",".join(str(k / 10) for k in range(10)) + "\n")
+    r = run_cli("score", one, "--benchmark", "ubuntu", "--data", "sample:ubuntu", "--split", "test")
+    assert r.returncode == 1 and "one.csv: 1 line, but the split has 4 items (one line per item, in order)" in r.stderr
+    assert "1 lines" not in r.stderr
+
+
+@pytest.mark.needs("numba")
+def test_embed_says_one_hypothesis_and_one_reference(tmp_path):
+    # before: "1 hypotheses, 1 references; ..."
+    (tmp_path / "h.txt").write_text("a table for two\n")
+    (tmp_path / "r.txt").write_text("table for two please\n")
+    r = run_cli("embed", "--hyp", tmp_path / "h.txt", "--ref", tmp_path / "r.txt")
+    assert r.returncode == 0, r.stderr
+    assert "1 hypothesis, 1 reference; " in r.stdout and "empty (no vector): 0 hypotheses, 0 references" in r.stdout

@@ -343,7 +343,7 @@ def registry_check_cmd(registry_dir):
         click.echo(f"{path}: {line}")
     if found:
         return 1
-    click.echo(f"{path}: ok ({n} runs)")
+    click.echo(f"{path}: ok ({n} run{'s' if n != 1 else ''})")
     return 0
 
 
