@@ -143,6 +143,16 @@ def test_stats_on_a_file_says_it_is_a_file(tmp_path):
                                 "folder (split folders of DSTC6 dataset files), e.g. dialeval stats DIR")
 
 
+def test_stats_takes_the_dstc6_sample_as_every_data_option_does(tmp_path):
+    # before: "dialeval: error: sample:dstc6: no such challenge folder"
+    r = run_cli("stats", "sample:dstc6", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1].split()[:3] == ["trn", "1", "3"]
+    r = run_cli("stats", "sample:babi", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: sample:babi: stats describes DSTC6 challenges; "
+                                           "sample:dstc6 is the DSTC6 sample\n")
+
+
 def test_data_verify_on_only_unknown_files_is_not_a_clean_pass(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "notes.txt").write_text("mine\n")
