@@ -416,3 +416,19 @@ def test_the_baseline_modules_never_write_their_scores_over_the_data(tmp_path):
         assert (r.returncode, r.stderr) == (2, f"error: {data}: is {what}, an input of this run; refusing to "
                                                "overwrite it\n"), args
         assert data.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["babi", "douban", "dstc8"])
+def test_standard_input_for_a_benchmark_that_reads_none_is_said_as_such(name, tmp_path):
+    # before: "dialeval: error: -: no such file", as if '-' were a file name
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, "-c", "from dialeval.cli import run; run()", "score", "-", "--benchmark", name,
+                        "--data", f"sample:{name}"], input="[]", cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: -: standard input is read for dstc6 submissions only; "
+                                           f"give the {name} submission as a file\n")
