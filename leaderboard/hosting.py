@@ -26,6 +26,7 @@ and every install step installs that wheel (its dependencies come from PyPI), ne
 
 from __future__ import annotations
 
+import functools
 import gzip
 import html
 import io
@@ -361,6 +362,15 @@ def zip_bytes(entries: dict[str, bytes], keep_order: bool = False) -> bytes:
     return buf.getvalue()
 
 
+@functools.lru_cache(maxsize=1)
+def dialeval_wheel() -> bytes:
+    """The running dialeval as a wheel (:mod:`dialeval.leaderboard.own_wheel`), zipped as deterministically as
+    the bundles."""
+    from dialeval.leaderboard.own_wheel import wheel_entries
+
+    return zip_bytes(wheel_entries(), keep_order=True)
+
+
 def tgz_bytes(entries: dict[str, bytes]) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tf:
@@ -458,9 +468,9 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
     ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
     metrics = info["default_metrics"]
     image = image or BASE_IMAGE
-    from dialeval.leaderboard.own_wheel import own_wheel, wheel_name
+    from dialeval.leaderboard.own_wheel import wheel_name
 
-    wheel = own_wheel()
+    wheel = dialeval_wheel()
     entries: dict[str, bytes] = {}
     page_md = pages(ch, benchmark, metrics, phase_list, "md")
     from dialeval.benchmarks import registry
@@ -630,10 +640,10 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     }
     entries["challenge_config.yaml"] = (f"# EvalAI challenge configuration written by dialeval {__version__}\n"
                                         + EVALAI_LIMITS_NOTE + _yaml(config) + "\n").encode()
-    from dialeval.leaderboard.own_wheel import own_wheel, wheel_name
+    from dialeval.leaderboard.own_wheel import wheel_name
 
     script = evaluation_script(benchmark, phase_list)
-    script[wheel_name()] = own_wheel()
+    script[wheel_name()] = dialeval_wheel()
     entries["evaluation_script.zip"] = zip_bytes(script)
     entries["logo.png"] = logo_png()
     entries["README.txt"] = (f"EvalAI challenge configuration written by dialeval {__version__}. When the worker lacks "

@@ -17,7 +17,6 @@ builder's machine, recompiled on the worker's first use). Deterministic: sorted 
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -97,11 +96,9 @@ def _record_hash(body: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
 
 
-@functools.lru_cache(maxsize=1)
-def own_wheel() -> bytes:
-    """The wheel's bytes (deterministic: the same package files give the same bytes)."""
-    from dialeval.leaderboard.hosting import zip_bytes
-
+def wheel_entries() -> dict[str, bytes]:
+    """{name: bytes} of the wheel, in archive order: the package files sorted, then the dist-info with RECORD
+    last (PEP 427 asks for the .dist-info at the end). :func:`dialeval.leaderboard.hosting.dialeval_wheel` zips it."""
     metadata, entry_points = _metadata()
     info = f"dialeval-{__version__}.dist-info"
     entries = dict(sorted(package_files().items()))
@@ -111,5 +108,4 @@ def own_wheel() -> bytes:
     entries[f"{info}/top_level.txt"] = b"dialeval\n"
     record = "".join(f"{name},{_record_hash(body)},{len(body)}\n" for name, body in entries.items())
     entries[f"{info}/RECORD"] = (record + f"{info}/RECORD,,\n").encode()
-    # package files sorted, then the dist-info with RECORD last (PEP 427 asks for the .dist-info at the end)
-    return zip_bytes(entries, keep_order=True)
+    return entries

@@ -535,8 +535,8 @@ def test_a_regular_install_makes_the_same_wheel_as_an_editable_one(bundles, whee
     """The wheel comes from the installed package's files: made by a regular install (the one from the wheel:
     everything under site-packages/dialeval) it is byte for byte the one this editable checkout made."""
     _, wheel, _ = wheel_of(bundles)
-    r = subprocess.run([sys.executable, "-c", "import sys; from dialeval.leaderboard.own_wheel import own_wheel; "
-                        "sys.stdout.buffer.write(own_wheel())"], capture_output=True, cwd=tmp_path,
+    r = subprocess.run([sys.executable, "-c", "import sys; from dialeval.leaderboard.hosting import dialeval_wheel; "
+                        "sys.stdout.buffer.write(dialeval_wheel())"], capture_output=True, cwd=tmp_path,
                        env=dict(os.environ, PYTHONPATH=str(wheel_install)))
     assert r.returncode == 0, r.stderr.decode()
     assert r.stdout == wheel
