@@ -340,7 +340,7 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
     """Check SUBMISSION against a benchmark's test files (no answer keys needed).
 
     SUBMISSION is a result JSON, a directory in the official layout, a .tgz of one, or (where the benchmark takes
-    them) a score file. Exit 0 valid, 1 invalid, 2 usage or I/O error.
+    them) a score file. Exit 0 valid, 1 invalid, 2 usage or I/O error, 3 internal error.
     """
     from dialeval.api import validate
 
@@ -401,7 +401,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
     """Validate and score SUBMISSION on a benchmark (default dstc6: P@1, P@2, P@5, MRR per task and split).
 
     Exit 0 scored, 1 invalid (strict mode) or a submission the official scorer would crash on (--lenient),
-    2 usage or I/O error.
+    2 usage or I/O error, 3 internal error (a bug: one line; DIALEVAL_DEBUG=1 adds the traceback).
     """
     from dialeval.api import score
 
