@@ -263,6 +263,7 @@ def test_flags_follow_the_chosen_benchmark_in_either_form(ubuntu_dir, tmp_path, 
 def test_help_lists_every_benchmarks_flags():
     r = run_cli("score", "--help")
     assert r.returncode == 0
+    assert "2 usage or I/O error, 3 internal error" in " ".join(r.stdout.split())  # every exit code the README lists
     for flag in ("--lenient", "--candidate-limit", "--flight-distance", "--exact-name"):
         assert flag in r.stdout
     r = run_cli("validate", "--help")

@@ -143,6 +143,16 @@ def test_stats_on_a_file_says_it_is_a_file(tmp_path):
                                 "folder (split folders of DSTC6 dataset files), e.g. dialeval stats DIR")
 
 
+def test_stats_takes_the_dstc6_sample_as_every_data_option_does(tmp_path):
+    # before: "dialeval: error: sample:dstc6: no such challenge folder"
+    r = run_cli("stats", "sample:dstc6", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1].split()[:3] == ["trn", "1", "3"]
+    r = run_cli("stats", "sample:babi", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: sample:babi: stats describes DSTC6 challenges; "
+                                           "sample:dstc6 is the DSTC6 sample\n")
+
+
 def test_data_verify_on_only_unknown_files_is_not_a_clean_pass(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "notes.txt").write_text("mine\n")
@@ -416,3 +426,38 @@ def test_the_baseline_modules_never_write_their_scores_over_the_data(tmp_path):
         assert (r.returncode, r.stderr) == (2, f"error: {data}: is {what}, an input of this run; refusing to "
                                                "overwrite it\n"), args
         assert data.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["babi", "douban", "dstc8"])
+def test_standard_input_for_a_benchmark_that_reads_none_is_said_as_such(name, tmp_path):
+    # before: "dialeval: error: -: no such file", as if '-' were a file name
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, "-c", "from dialeval.cli import run; run()", "score", "-", "--benchmark", name,
+                        "--data", f"sample:{name}"], input="[]", cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: -: standard input is read for dstc6 submissions only; "
+                                           f"give the {name} submission as a file\n")
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    # before: "one.csv: 1 lines, but the split has 4 items"
+    one = tmp_path / "one.csv"
+    one.write_text(",".join(str(k / 10) for k in range(10)) + "\n")
+    r = run_cli("score", one, "--benchmark", "ubuntu", "--data", "sample:ubuntu", "--split", "test")
+    assert r.returncode == 1 and "one.csv: 1 line, but the split has 4 items (one line per item, in order)" in r.stderr
+    assert "1 lines" not in r.stderr
+
+
+@pytest.mark.needs("numba")
+def test_embed_says_one_hypothesis_and_one_reference(tmp_path):
+    # before: "1 hypotheses, 1 references; ..."
+    (tmp_path / "h.txt").write_text("a table for two\n")
+    (tmp_path / "r.txt").write_text("table for two please\n")
+    r = run_cli("embed", "--hyp", tmp_path / "h.txt", "--ref", tmp_path / "r.txt")
+    assert r.returncode == 0, r.stderr
+    assert "1 hypothesis, 1 reference; " in r.stdout and "empty (no vector): 0 hypotheses, 0 references" in r.stdout

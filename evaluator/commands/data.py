@@ -67,14 +67,17 @@ def samples() -> dict[str, Path]:
     return {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))}
 
 
-def resolve_sample(spec: str, benchmark: str) -> Path:
+def resolve_sample(spec: str, benchmark: str, flag: str = "--data") -> Path:
     """The folder of ``sample:NAME`` (``sample:`` alone: the benchmark's own); a usage error when there is no
-    such sample or it is another benchmark's."""
+    such sample or it is another benchmark's (``flag``: the option it came from, which the message names)."""
     name = spec[len(SAMPLE_PREFIX):] or benchmark
     found = samples()
     if name not in found:
         raise UsageError(f"no sample data named {name[:60]!r}{did_you_mean(name, found)} (samples: "
                          f"{', '.join(found) or 'none'})")
+    if name != benchmark and flag != "--data":  # --challenge: a command of one benchmark, no --benchmark to add
+        raise UsageError(f"{flag} {SAMPLE_PREFIX}{name} is the {name} sample; {flag} takes {benchmark} data "
+                         f"({flag} {SAMPLE_PREFIX}{benchmark} is its sample)")
     if name != benchmark:
         raise UsageError(f"--data {SAMPLE_PREFIX}{name} is the {name} sample: add --benchmark {name}")
     return found[name]

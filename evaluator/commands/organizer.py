@@ -343,7 +343,7 @@ def registry_check_cmd(registry_dir):
         click.echo(f"{path}: {line}")
     if found:
         return 1
-    click.echo(f"{path}: ok ({n} runs)")
+    click.echo(f"{path}: ok ({n} run{'s' if n != 1 else ''})")
     return 0
 
 
@@ -377,10 +377,12 @@ def registry_export_cmd(registry_dir, out, fmt, with_contact):
 def registry_import_cmd(file, registry_dir, board, benchmark, team_prefix):
     """Import reported results (a paper's or an overview's numbers) from CSV or JSON: shown, never re-scored."""
     from dialeval.leaderboard.registry import Registry
-    from dialeval.leaderboard.reported import import_reported
+    from dialeval.leaderboard.reported import import_reported, parse_reported
 
+    teams = parse_reported(Path(file), benchmark, team_prefix)  # a bad file is refused before a registry is made
     with Registry(registry_dir) as reg:
-        created, unchanged = import_reported(reg, Path(file), board=board, benchmark=benchmark, team_prefix=team_prefix)
+        created, unchanged = import_reported(reg, Path(file), board=board, benchmark=benchmark,
+                                             team_prefix=team_prefix, teams=teams)
     click.echo(f"imported {created} reported run(s) into board {board} ({unchanged} already there)")
     return 0
 
