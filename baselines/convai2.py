@@ -17,6 +17,7 @@ SUB --benchmark convai2 --data FILE`` reads. The stored ones, on the constructed
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,9 +91,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, help="folder to write <baseline>/submission.json and report.json into")
     ap.add_argument("--seed", type=int, default=SEED)
     a = ap.parse_args(argv)
-    for name in BASELINES:
-        build(name, Path(a.data), Path(a.out) / name, a.seed)
-        print(Path(a.out) / name)
+    from dialeval.core.errors import DialevalError
+    from dialeval.files.write import protect
+
+    protect(a.data, "the data file")  # an --out holding the data file never replaces it
+    try:
+        for name in BASELINES:
+            build(name, Path(a.data), Path(a.out) / name, a.seed)
+            print(Path(a.out) / name)
+    except DialevalError as e:  # one line and the project's exit code, never a traceback
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
     return 0
 
 

@@ -83,8 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     from dialeval.core.errors import DialevalError
+    from dialeval.files.write import check_output, protect
 
     try:
+        protect(a.data, "the data file")  # --out onto the data would replace it with scores
+        check_output(a.out)  # refused before any work
         print(run(a.baseline, a.data, a.out, a.seed))
     except DialevalError as e:  # one line, never a traceback
         print(f"error: {e}", file=__import__("sys").stderr)

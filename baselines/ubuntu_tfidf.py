@@ -128,7 +128,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {Path(a.data) / 'train.csv'}: no such file (this baseline fits its IDF table on the data's "
               "train.csv)", file=sys.stderr)
         return 2
+    from dialeval.files.write import check_output, protect
+
+    for read in ("train.csv", f"{a.split}.csv"):  # --out onto a data file would replace the data with scores
+        protect(Path(a.data) / read, "a data file")
     try:
+        if a.out is not None:
+            check_output(a.out)  # refused before the fit, not after it
         print(run(a.data, a.split, a.out))
     except DialevalError as e:  # one line and the project's exit code, never a traceback
         print(f"error: {e}", file=sys.stderr)

@@ -74,7 +74,8 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dialeval")
 def main():
-    """Validate and score submissions for end-to-end dialog benchmarks (DSTC6, bAbI, Movie Dialog, Ubuntu v2, AirDialogue)."""
+    """Validate and score submissions for dialog benchmarks (`dialeval benchmarks` lists every one with its splits,
+    metrics and options)."""
 
 
 def run() -> None:
@@ -110,6 +111,9 @@ def run() -> None:
     except click.exceptions.Abort:
         fail("dialeval: aborted", 130)
     except click.ClickException as e:  # bad options: one line, and where to look
+        if type(e).__name__ == "NoArgsIsHelpError":  # `dialeval` or `dialeval data` alone: its help, as click shows
+            click.echo(e.format_message(), err=True)  # it (our own text, many lines; click >= 8.2 raises this)
+            sys.exit(2)
         ctx = getattr(e, "ctx", None)
         hint = ""
         if ctx is not None and isinstance(e, click.UsageError):
@@ -133,9 +137,9 @@ def run() -> None:
     except RecursionError:
         fail("dialeval: internal error: nested too deeply (set DIALEVAL_DEBUG=1 for the traceback, and please "
              "report it)", 3)
-    except OSError as e:  # unwritable cache or output folder, full disk, ...: the OS's own words, one line
-        where = f": {e.filename}" if getattr(e, "filename", None) else ""
-        fail(f"dialeval: error: {e.strerror or e}{where}", 2)
+    except OSError as e:  # unwritable cache or output folder, full disk, ...: the file, then what the OS says
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        fail(f"dialeval: error: {where}{(e.strerror or 'I/O error').lower()}", 2)
     except Exception as e:  # a bug: still one line; DIALEVAL_DEBUG=1 shows the traceback
         text = " ".join(str(e).split())
         if len(text) > 300:

@@ -152,6 +152,10 @@ def _submission_in(folder: Path) -> Path | str:
         return folder
     if not kids:
         return "holds only team.json (no submission)" if (folder / TEAM_FILE).exists() else "is empty (no submission)"
+    if not (archives or jsons or dirs):  # files, none of them a result JSON, an archive or a folder of results
+        shown = ", ".join(sorted(k.name for k in kids)[:3]) + (", ..." if len(kids) > 3 else "")
+        return (f"holds no submission (only {shown}: no result .json, archive or folder; name it submission.json, "
+                "submission.tgz or submission/)")
     return "holds several candidate submissions (name one submission.tgz, submission.json or submission/)"
 
 

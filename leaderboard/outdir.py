@@ -103,9 +103,14 @@ def _umask() -> int:
 
 def new_folder_beside(out: str | Path, prefix: str = ".site-") -> Path:
     """A new folder next to ``out`` (same file system: the swap is a rename), with the umask's permissions."""
+    from dialeval.files.write import cannot_create
+
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=out.parent))
+    except OSError as e:
+        raise cannot_create(out, e) from None
     os.chmod(tmp, 0o777 & ~_umask())
     return tmp
 

@@ -108,13 +108,15 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
     return out
 
 
-def import_reported(reg, path: Path, board: str, benchmark: str = DEFAULT_BENCHMARK, team_prefix: str = "") -> tuple[int, int]:
-    """Record every team of ``path`` as a reported run on ``board``; returns (created, already there)."""
+def import_reported(reg, path: Path, board: str, benchmark: str = DEFAULT_BENCHMARK, team_prefix: str = "",
+                    teams: list[dict] | None = None) -> tuple[int, int]:
+    """Record every team of ``path`` as a reported run on ``board``; returns (created, already there).
+    ``teams``: ``parse_reported(path, ...)`` read already (before the registry was opened)."""
     from dialeval.leaderboard.registry import now_utc
     from dialeval.leaderboard.scoring import Graded
 
     created = unchanged = 0
-    for t in parse_reported(path, benchmark, team_prefix):
+    for t in teams if teams is not None else parse_reported(path, benchmark, team_prefix):
         key = hashlib.sha256(json.dumps(["reported", board, benchmark, t], sort_keys=True).encode()).hexdigest()
         graded = Graded(True, [], t["records"], None, benchmark, t["splits"], t["groups"], t["metrics"], None, None)
         _, new = reg.record_run(team={"team": t["team"], "system": t["system"]}, graded=graded, grading_key=key,

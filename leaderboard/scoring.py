@@ -36,12 +36,16 @@ class Graded:
 
 
 def score_submission(submission: str | Path, benchmark: str, data: str | Path, keys: str | Path | None = None,
-                     split=None, groups: list[str] | None = None, options: dict | None = None) -> Graded:
-    """Validate and score one submission strictly. Usage / I/O faults raise :class:`~dialeval.core.errors.UsageError`."""
+                     split=None, groups: list[str] | None = None, options: dict | None = None,
+                     text_metrics: dict | None = None) -> Graded:
+    """Validate and score one submission strictly. Usage / I/O faults raise :class:`~dialeval.core.errors.UsageError`.
+
+    ``text_metrics``: ``api.score``'s ``metrics``, ``embedding_preset``, ``vectors`` and ``vectors_format``, for
+    a caller that wants the embedding metrics' per-item values in the table (the benchmark's metrics otherwise)."""
     from dialeval import api
 
     report = api.score(str(submission), split, keys=str(keys) if keys else None, tasks=groups or None,
-                       benchmark=benchmark, data=str(data), options=dict(options or {}))
+                       benchmark=benchmark, data=str(data), options=dict(options or {}), **(text_metrics or {}))
     return _from_report(report, benchmark)
 
 

@@ -63,6 +63,12 @@ def stats_cmd(directory: Path, as_json: bool, split: str | None) -> int:
     from dialeval.simulator.stats import challenge_stats
 
     splits = list(dict.fromkeys(s.strip() for s in split.split(",") if s.strip())) if split else None
+    if str(directory).startswith("sample:") and not directory.exists():  # as --data sample:dstc6 elsewhere
+        from dialeval.core.resources import samples_dir
+
+        if str(directory) not in ("sample:", "sample:dstc6"):
+            raise UsageError(f"{directory}: stats describes DSTC6 challenges; sample:dstc6 is the DSTC6 sample")
+        directory = samples_dir() / "dstc6"
     if directory.exists() and not directory.is_dir():  # e.g. a run file: say what is expected instead
         raise UsageError(f"{directory}: is a file; stats describes a challenge folder (split folders of DSTC6 "
                          "dataset files), e.g. dialeval stats DIR")

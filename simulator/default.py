@@ -72,8 +72,10 @@ def ensure_default_challenge(params: dict | None = None, parts=None) -> Path:
     except OSError as e:
         from dialeval.core.errors import UsageError
 
+        why = ("a file is in the way" if isinstance(e, (FileExistsError, NotADirectoryError))
+               else (e.strerror or "I/O error").lower())  # dialeval's words, never Python's "File exists"
         raise UsageError(
-            f"cannot create the cache directory {root} for the embedded default challenge ({e.strerror or e}); "
+            f"cannot create the cache directory {root} for the embedded default challenge ({why}); "
             f"set {CACHE_ENV} to a writable folder, or pass --challenge DIR"
         ) from None
     with FileLock(str(root / f"{name}.lock")):

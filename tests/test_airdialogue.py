@@ -630,3 +630,21 @@ def test_infer_bleu_counts_in_the_right_number(tmp_path):
                              standalone_mode=False)
     assert res.return_value == 1 and "error [line-count] 1 line, but the split has " in res.output, res.output
     assert "1 lines" not in res.output
+
+
+def test_simulate_never_replaces_a_split_silently(tmp_path):
+    # before: a second `airdialogue simulate --out air --n 2` replaced air's 200-context dev split, exit 0
+    from conftest import run_cli
+
+    d = tmp_path / "air"
+    assert run_cli("airdialogue", "simulate", "--out", d, "--n", "5", "--seed", "1").returncode == 0
+    before = (d / "dev_data.json").read_bytes()
+    r = run_cli("airdialogue", "simulate", "--out", d, "--n", "2")
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {d / 'dev_data.json'}: exists; give --force to replace "
+                                           "the dev split, or another --out\n")
+    assert (d / "dev_data.json").read_bytes() == before
+    assert run_cli("airdialogue", "simulate", "--out", d, "--n", "2", "--split", "test").returncode == 0  # beside it
+    assert run_cli("airdialogue", "simulate", "--out", d, "--n", "2", "--force").returncode == 0
+    assert len((d / "dev_data.json").read_text().splitlines()) == 2
+    r = run_cli("airdialogue", "simulate", "--out", d, "--n", "2", "--split", "../escape")
+    assert r.returncode == 2 and not (tmp_path / "escape_data.json").exists()

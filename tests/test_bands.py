@@ -251,3 +251,49 @@ def test_rank_on_a_reported_only_board_lists_the_rows_unbanded(tmp_path):
     assert cli("leaderboard", "build", "--registry", reg, "--out", site).returncode == 0
     page = (site / "board-dstc6-2017.html").read_text()
     assert "on –" not in page and "reported results only" in page
+
+
+def test_compare_on_a_text_metric_counts_the_items_left_out(tiny, tmp_path, chain_registry):
+    """compare scores runs given as files with the embedding metrics asked for (as `score --metrics` does): an item
+    whose top-1 or gold text has no word with a vector is left out by the paper preset (empty:skip) in that run,
+    and compare drops it from both sides and says how many; registry runs keep no texts (one usage line)."""
+    from conftest import ranking, write_json
+
+    items = tiny.all_items()
+    runs = {"a": [], "b": []}
+    texts = {"a": [], "b": []}
+    gold = []
+    for k, it in enumerate(items):
+        text = {c.candidate_id: c.utterance for c in it.candidates}
+        ids = tiny.gold_first(it.dialog_id)
+        gold.append(text[tiny.gold[it.dialog_id]])
+        for name, order in (("a", ids), ("b", ids[1:] + ids[:1] if k % 2 else ids)):
+            runs[name].append(ranking(it.dialog_id, order))
+            texts[name].append(text[order[0]])
+    # vectors for the last word of the first half's gold texts only: other texts have no word with one
+    known = sorted({t.split()[-1] for t in gold[: len(gold) // 2]})
+
+    def empty(t):
+        return not any(w in known for w in t.split())
+
+    left = sum(empty(g) or empty(a) or empty(b) for g, a, b in zip(gold, texts["a"], texts["b"]))
+    assert 0 < left < len(items)
+    rng = np.random.default_rng(7)
+    vec = tmp_path / "vectors.txt"
+    vec.write_text(f"{len(known)} 3\n" + "".join(f"{w} " + " ".join(f"{x:.4f}" for x in rng.normal(size=3)) + "\n"
+                                                for w in known), encoding="utf-8")
+    a = write_json(tmp_path / "a.json", runs["a"])
+    b = write_json(tmp_path / "b.json", runs["b"])
+    common = ["--data", tiny.root, "--split", "tst1", "--metric", "p@1,embedding-average", "--vectors", vec,
+              "--resamples", "200"]
+    r = cli("compare", a, b, *common)
+    assert r.returncode == 0, r.stderr
+    assert (f"embedding-average: {left} item(s) of both runs left out by the metric in either run (an empty text "
+            f"under empty:skip) are not compared: units {len(items) - left}") in r.stdout
+    assert "p@1:" not in r.stdout  # p@1 leaves nothing out
+    res = {x["metric"]: x for x in json.loads(cli("compare", a, b, *common, "--json").stdout)["results"]}
+    assert res["embedding-average"]["left_out"] == left and res["p@1"]["left_out"] == 0
+    assert res["p@1"]["n"] == len(items) and res["embedding-average"]["n"] == len(items) - left
+    r = cli("compare", "1", "2", "--registry", chain_registry, "--metric", "embedding-average")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "the registry keeps no response texts" in r.stderr

@@ -195,6 +195,9 @@ def test_render_markdown_marks_misses():
     ]  # fmt: skip
     md = render_markdown(recs, "dialeval reproduce babi", "abc123")
     assert "✗" in md and "abc123" in md and "Δ +6.4" in md
+    # the sample's candidate file has 75 lines: the report says the release's count as the release's, not as
+    # the number ranked (before: "ranking the full candidate file (4,212 candidates for T1-T5, ...)")
+    assert "ranking the data's whole candidate file (the release's: 4,212 candidates for T1-T5" in md
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -263,10 +263,22 @@ def test_flags_follow_the_chosen_benchmark_in_either_form(ubuntu_dir, tmp_path, 
 def test_help_lists_every_benchmarks_flags():
     r = run_cli("score", "--help")
     assert r.returncode == 0
+    assert "2 usage or I/O error, 3 internal error" in " ".join(r.stdout.split())  # every exit code the README lists
     for flag in ("--lenient", "--candidate-limit", "--flight-distance", "--exact-name"):
         assert flag in r.stdout
     r = run_cli("validate", "--help")
     assert "--lenient" in r.stdout and "--flight-distance" not in r.stdout  # scoring-only options: score only
+
+
+def test_the_top_level_help_points_at_the_benchmark_list_and_names_no_subset():
+    # before: "... end-to-end dialog benchmarks (DSTC6, bAbI, Movie Dialog, Ubuntu v2, AirDialogue)": 5 of 11
+    from dialeval.benchmarks import registry
+
+    r = run_cli("--help")
+    text = " ".join(r.stdout.split())
+    assert r.returncode == 0 and "(`dialeval benchmarks` lists every one with its splits, metrics and options)" in text
+    description = text.split("Options:")[0].lower()
+    assert [n for n in registry.names() if n in description.replace("dialeval benchmarks", "")] == []
 
 
 def test_the_data_option_help_names_no_benchmark():
@@ -279,3 +291,23 @@ def test_the_data_option_help_names_no_benchmark():
         assert help_text and "sample:NAME" in help_text
         named = [n for n in registry.names() if n in help_text.lower()]
         assert named == [], named
+
+
+def test_the_challenge_option_is_data_for_every_benchmark_and_its_help_says_so(tmp_path):
+    """--challenge is resolve_data's other name for --data (any benchmark; a folder, release name or sample:NAME),
+    kept from the DSTC6-only versions: its help must not call it a DSTC6 challenge directory, and it scores a
+    non-DSTC6 benchmark exactly as --data does."""
+    from pathlib import Path
+
+    from dialeval.commands.score import score_cmd, validate_cmd
+
+    for cmd in (score_cmd, validate_cmd):
+        help_text = next(p.help for p in cmd.params if p.name == "challenge")
+        assert help_text.startswith("Another name for --data") and "every benchmark" in help_text
+        assert "DSTC6 challenge directory" not in help_text
+    samples = Path(__file__).resolve().parents[1] / "submissions" / "samples" / "babi"
+    run = samples / "example-run.json"
+    by_data = run_cli("score", run, "--benchmark", "babi", "--data", samples, "--json")
+    by_challenge = run_cli("score", run, "--benchmark", "babi", "--challenge", samples, "--json")
+    assert by_data.returncode == by_challenge.returncode == 0, by_challenge.stderr
+    assert json.loads(by_challenge.stdout)["results"] == json.loads(by_data.stdout)["results"]

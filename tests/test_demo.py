@@ -89,3 +89,17 @@ def test_demo_refuses_a_site_folder_it_cannot_replace_before_writing_anything(tm
     with pytest.raises(UsageError):
         organizer_demo(tmp_path / "no-challenge-needed", out / "organizer")
     assert not (out / "organizer" / "runs").exists() and not (out / "organizer" / "registry").exists()
+
+
+def test_an_unknown_baseline_is_said_before_any_step(tmp_path):
+    # before: "1. challenge: ..." was printed (and the default challenge generated) above the usage error
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "DIALEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "dialeval", "demo", "--out", str(tmp_path / "d"), "--baseline",
+                           "nope"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.startswith("dialeval: error: unknown baseline 'nope' (known: random, ")
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "d").exists()

@@ -833,3 +833,17 @@ def test_vocabulary_rows_equal_the_dict_lookup(whitespace):
     np.testing.assert_array_equal(vocab.rows(kti), want)
     np.testing.assert_array_equal(vocab.rows(kti), want)  # a second call: the vocabulary is unchanged
     np.testing.assert_array_equal(vocab.rows({}), np.full(len(words), -1))
+
+
+def test_the_cli_api_and_text_metric_registration_load_neither_numba_nor_scipy_linalg():
+    """Heavy imports stay lazy: the CLI, the API and the text metrics' registration load neither numba nor
+    scipy.linalg. (The first kernel call makes numba import all of scipy.linalg, numpy.f2py included, about
+    0.35 s on a loaded 2-core machine: numba's own cost, noted in dialeval.metrics.embedding_kernels.)"""
+    code = ("import sys\n"
+            "import dialeval.cli, dialeval.api, dialeval.metrics.embedding\n"
+            "from dialeval.metrics import get\n"
+            "get('embedding-average'), get('greedy-matching'), get('vector-extrema')\n"
+            "print([m for m in ('numba', 'llvmlite', 'scipy.linalg', 'numpy.f2py') if m in sys.modules])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -367,6 +367,14 @@ def test_export_jsonl_matches_the_schema_and_csv_is_formula_safe(demo, tmp_path)
 
 
 # ---- reported results and the site ----------------------------------------------------------------------
+def test_a_reported_file_refused_leaves_no_registry_behind(tmp_path):
+    # before: `registry import empty.csv --registry new` said "no rows" (exit 2) and left new/registry.sqlite
+    (tmp_path / "empty.csv").write_text("")
+    r = cli("registry", "import", tmp_path / "empty.csv", "--registry", tmp_path / "new", "--board", "b")
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {tmp_path / 'empty.csv'}: no rows\n")
+    assert not (tmp_path / "new").exists()
+
+
 def test_reported_dstc6_2017_import_and_page(tmp_path):
     reg_dir = tmp_path / "reg"
     r = cli("registry", "import", REPORTED, "--registry", reg_dir, "--board", "dstc6-2017", "--team-prefix", "team ")

@@ -603,6 +603,10 @@ def test_schema_command_refuses_a_path_for_a_name():
     assert r.returncode == 2 and "unknown schema" in r.stderr and r.stderr.count("\n") == 1
     r = run_cli("schema", "dstc6-result")
     assert r.returncode == 0 and json.loads(r.stdout)["$schema"].startswith("https://json-schema.org/")
+    # before: `schema --list team` printed the list and dropped the name without a word
+    r = run_cli("schema", "--list", "team")
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr == ("dialeval: error: give a schema NAME or --list, not "
+                                                                 "both (dialeval schema team prints it)\n")
 
 
 def test_lenient_reports_non_string_dialog_ids(tmp_path, tiny_shared):

@@ -434,6 +434,24 @@ def test_gpu_record_tables_agree_with_the_stored_rows():
         assert float(c_fit) == round(c_row["train_seconds"], 1) and float(c_wall) == round(c_row["wall_seconds"], 1)
 
 
+def test_supervised_embedding_variants_are_dev_selected_and_quoted_in_the_closing_note():
+    """babi-neural-se-variants.json holds the supervised-embeddings variants the closing note of babi-neural.md
+    reports: each record ran with the setting its command states, its chosen epoch is the best dev epoch of its
+    trajectory (never a test number), and its test number is the one the note quotes."""
+    base = REPO / "submissions/baselines"
+    md = (base / "babi-neural.md").read_text(encoding="utf-8")
+    recs = json.loads((base / "babi-neural-se-variants.json").read_text())
+    assert {r["variant"] for r in recs} == {"tied-60ep", "untied-60ep", "untied-120ep"}
+    for r in recs:
+        cfg, cmd = r["config"]["config"], r["command"]
+        assert f"--tasks {r['task']} " in cmd and f"--epochs {cfg['epochs']} --patience {cfg['patience']}" in cmd
+        assert f"tied={str(cfg['tied']).lower()}" in cmd
+        assert json.loads(re.search(r"grid=(\[.*?\])'", cmd).group(1)) == r["config"]["grid"]
+        devs = [s["dev_per_response"] for s in r["dev_selection"]]
+        assert r["config"]["dev_per_response"] == round(100 * max(devs), 2)
+        assert f"{r['per_response']:.2f}" in md, (r["variant"], r["task"], r["split"])
+
+
 @needs_torch
 @needs_babi
 @pytest.mark.realdata
@@ -499,6 +517,31 @@ def test_the_vocabulary_holds_the_training_items_candidate_lists_as_its_docstrin
     vocab = build_vocab(train, training_candidates(train))
     assert "zanzibar" in vocab.stoi and "bistro" in vocab.stoi and test_context not in vocab.stoi
     assert "training text only" not in (Vocab.__doc__ or "") and "candidate" in (Vocab.__doc__ or "")
+
+
+@needs_babi
+@pytest.mark.realdata
+def test_the_neural_reproduction_script_writes_the_librarys_records(tmp_path):
+    """benchmarks/reproduce_neural.py builds its records with dialeval.baselines.reproduce.split_record (the record
+    `dialeval reproduce babi` writes, scored by the babi benchmark) plus its own four fields: run here with the
+    TF-IDF baseline on task 1 (seconds, no torch), each record is the library's for the same numbers."""
+    from dialeval.baselines.reproduce import split_record
+
+    records = tmp_path / "r.jsonl"
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "reproduce_neural.py"), "run", "--models", "tfidf",
+                           "--tasks", "1", "--data", str(BABI), "--records", str(records)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    recs = [json.loads(line) for line in records.read_text().splitlines()]
+    assert [r["split"] for r in recs] == ["tst", "tst-OOV"]
+    own = {"examples_per_second", "dev_selection", "seed", "torch_threads"}
+    for r in recs:
+        lib = split_record(r["model"], r["task"], r["split"], [], r["per_response"], r["per_dialog"],
+                           r["train_seconds"], r["infer_seconds"], r["config"])
+        # the item counts come from the items, which the script does not write out; wall seconds from unrounded times
+        lib.update(n_items=r["n_items"], n_conversations=r["n_conversations"], wall_seconds=r["wall_seconds"])
+        assert {k: v for k, v in r.items() if k not in own} == lib and set(r) == set(lib) | own
+        assert r["paper_per_response"] is not None and r["meets_target"] is not None and r["n_items"] > 0
 
 
 # ---------------------------------------------------------------------------------------------------------------

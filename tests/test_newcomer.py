@@ -68,6 +68,19 @@ def test_a_tie_policy_on_a_dstc6_rank_file_is_refused_not_ignored():
     assert run_cli("score", run, "--split", "tst1").returncode == 0
 
 
+@pytest.mark.parametrize("name", ["babi", "movie-dialog", "convai2"])
+def test_a_tie_policy_on_an_item_ranking_is_refused_not_signed(name):
+    # before: exit 0 and "ties:expected" in the signature, though a ranking has no ties and the numbers were the
+    # default's (--protocols itself said "no tie policy changes its numbers")
+    sample = REPO / "submissions" / "samples" / name
+    args = ("--benchmark", name, "--data", f"sample:{name}")
+    r = run_cli("score", sample / "example-run.json", *args, "--ties", "expected")
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: --ties expected does not apply to a dstc6-result "
+                                           "submission: a ranking orders the candidates it lists, so there are no "
+                                           "ties to break\n")
+    assert run_cli("score", sample / "example-run.json", *args).returncode == 0
+
+
 def test_the_warning_count_is_every_missing_item_not_the_listed_ones(tmp_path):
     from conftest import REPO
 
@@ -88,6 +101,13 @@ def test_an_empty_run_folder_is_called_empty(tmp_path):
     assert _submission_in(tmp_path / "run") == "is empty (no submission)"
     (tmp_path / "run" / TEAM_FILE).write_text("{}")
     assert _submission_in(tmp_path / "run") == "holds only team.json (no submission)"
+    # before: one notes file beside team.json was "several candidate submissions"
+    (tmp_path / "run" / "notes.txt").write_text("our system")
+    assert _submission_in(tmp_path / "run") == ("holds no submission (only notes.txt: no result .json, archive or "
+                                                "folder; name it submission.json, submission.tgz or submission/)")
+    (tmp_path / "run" / "a.json").write_text("[]")
+    (tmp_path / "run" / "b.json").write_text("[]")
+    assert _submission_in(tmp_path / "run").startswith("holds several candidate submissions")
 
 
 def test_a_csv_with_a_header_row_says_the_matrix_is_headerless(tmp_path):
@@ -123,6 +143,16 @@ def test_stats_on_a_file_says_it_is_a_file(tmp_path):
                                 "folder (split folders of DSTC6 dataset files), e.g. dialeval stats DIR")
 
 
+def test_stats_takes_the_dstc6_sample_as_every_data_option_does(tmp_path):
+    # before: "dialeval: error: sample:dstc6: no such challenge folder"
+    r = run_cli("stats", "sample:dstc6", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1].split()[:3] == ["trn", "1", "3"]
+    r = run_cli("stats", "sample:babi", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: sample:babi: stats describes DSTC6 challenges; "
+                                           "sample:dstc6 is the DSTC6 sample\n")
+
+
 def test_data_verify_on_only_unknown_files_is_not_a_clean_pass(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "notes.txt").write_text("mine\n")
@@ -142,12 +172,20 @@ def test_typos_of_metric_release_benchmark_sample_and_split_names_get_a_suggesti
         (("--benchmark", "bab"), "unknown benchmark 'bab' (did you mean 'babi'?)"),
         (("--benchmark", "ubuntu", "--data", "sample:ubunt"), "no sample data named 'ubunt' (did you mean 'ubuntu'?)"),
         (("--split", "tst11"), "(did you mean 'tst1'?)"),
+        (("--benchmark", "DSTC6"), "unknown benchmark 'DSTC6' (did you mean 'dstc6'?)"),  # before: no suggestion
+        (("--split", "TST1"), "(did you mean 'tst1'?)"),
     ]
     for args, said in cases:
         r = run_cli("score", run, *args, cwd=tmp_path)
         assert r.returncode == 2 and said in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
     r = run_cli("score", run, "--split", "tst1", "--metrics", "zzz")
     assert "did you mean" not in r.stderr and "(known: " in r.stderr  # nothing close: the list instead
+
+
+def test_a_negative_problem_count_is_a_usage_error(tmp_path):
+    # before: --max-problems -1 listed nothing and said "... and 2 more" of a file with one problem
+    r = run_cli("score", _empty_run(tmp_path), "--split", "tst1", "--max-problems", "-1")
+    assert r.returncode == 2 and "'--max-problems': -1 is not in the range x>=0" in r.stderr
 
 
 def test_piped_tables_do_not_wrap_inside_a_word(tmp_path):
@@ -249,3 +287,177 @@ def test_a_data_path_that_is_a_file_is_called_a_file_not_missing(tmp_path):
     assert (r.returncode, r.stderr) == (2, f"dialeval: error: bAbI data directory {run} is not a folder\n")
     r = run_cli("score", run, "--data", tmp_path / "nope", "--split", "tst1")
     assert r.stderr == f"dialeval: error: challenge directory {tmp_path / 'nope'} does not exist\n"
+
+
+@pytest.mark.parametrize("args", [
+    ["simulate", "--out", "{out}", "--train", "0", "--test", "2"],
+    ["data", "sample", "babi", "--out", "{out}"],
+    ["leaderboard", "build", "--registry", "{tmp}/reg", "--out", "{out}"],
+])
+def test_an_output_folder_that_cannot_be_made_is_named_never_its_temporary_twin(tmp_path, args):
+    # before: "dialeval: error: No such file or directory: /proc/.x.tmp-dv5vvwk6" (Python's words, a private name)
+    for out, why in ((Path("/proc/dialeval-newcomer"), "cannot create it: no such file or directory"),
+                     (tmp_path / "a-file" / "x", "a parent of it is a file, not a folder")):
+        (tmp_path / "a-file").write_text("")
+        argv = [a.format(out=out, tmp=tmp_path) for a in args]
+        if args[0] == "leaderboard":
+            assert run_cli("registry", "import", REPO / "submissions" / "reported" / "dstc6-2017.csv", "--registry",
+                           tmp_path / "reg", "--board", "b").returncode == 0
+        r = run_cli(*argv, cwd=tmp_path)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.splitlines()[-1] in (f"dialeval: error: {out}: {why}",
+                                             f"dialeval: error: --out {out}: cannot use it (not a directory)"), r.stderr
+        assert ".tmp-" not in r.stderr and ".site-" not in r.stderr and "Errno" not in r.stderr
+
+
+def test_an_output_file_on_a_full_disk_is_named_in_one_line(tmp_path):
+    # before: "dialeval: error: No space left on device", without the file
+    r = run_cli("score", REPO / "submissions" / "samples" / "dstc6" / "example-run.json", "--data", "sample:dstc6",
+                "--out", "/dev/full")
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (2, "dialeval: error: /dev/full: cannot write: no space left "
+                                                             "on device"), r.stderr
+
+
+def test_the_convai2_baselines_module_says_one_line_not_a_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    data = REPO / "submissions" / "samples" / "convai2" / "valid_self_original.txt"
+    for args, line in (([tmp_path / "nope.txt", "--out", tmp_path / "o"], f"error: {tmp_path / 'nope.txt'}: no such file"),
+                       ([data, "--out", tmp_path / "a-file" / "o"],
+                        f"error: {tmp_path / 'a-file' / 'o' / 'random' / 'submission.json'}: a parent of it is a file, "
+                        "not a folder")):
+        (tmp_path / "a-file").write_text("")
+        r = subprocess.run([sys.executable, "-m", "dialeval.baselines.convai2", *map(str, args)], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert (r.returncode, r.stderr) == (2, line + "\n")
+
+
+def test_the_dstc7_sample_writer_takes_help_and_never_writes_into_an_installed_package(tmp_path, monkeypatch, capsys):
+    # before: `python -m dialeval.baselines.dstc7 --help` ignored its argument, exited 0 and wrote sample and run
+    # files into site-packages/dialeval/submissions/
+    from dialeval.baselines import dstc7
+
+    with pytest.raises(SystemExit) as e:
+        dstc7.main(["--help"])
+    assert e.value.code == 0 and "Rewrite the DSTC7/DSTC8 sample data" in capsys.readouterr().out
+    installed = tmp_path / "site-packages" / "dialeval" / "baselines" / "dstc7.py"
+    installed.parent.mkdir(parents=True)
+    monkeypatch.setattr(dstc7, "__file__", str(installed))
+    assert dstc7.main([]) == 2
+    assert "is an installed package, not a source checkout" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "site-packages" / "dialeval").iterdir()) == ["baselines"]
+
+
+def test_compare_takes_a_data_file_says_the_default_once_and_scores_files_on_the_split_given(tmp_path):
+    douban = REPO / "submissions" / "samples" / "douban"
+    tfidf = REPO / "submissions" / "baselines" / "samples" / "douban" / "tfidf" / "scores.txt"
+    # before: "Invalid value for '--data': Directory '.../test.txt' is a file", though score takes the file
+    r = run_cli("compare", douban / "example-scores.txt", tfidf, "--benchmark", "douban", "--data",
+                douban / "test.txt")
+    assert r.returncode == 0, r.stderr
+    assert "scope: test (the items both runs have)" in r.stdout and "signature: douban|data:test#" in r.stdout
+    # before: the embedded default's notice twice (once per file)
+    run = REPO / "submissions" / "samples" / "dstc6" / "example-run.json"
+    r = run_cli("compare", run, run, "--data", "sample:dstc6")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    empty = _empty_run(tmp_path)
+    r = run_cli("compare", empty, empty, "--split", "tst1")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("using the embedded default dstc6 data") == 1
+    # before: "give --split for a single result file" although --split was given; and "(1 errors)"
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'[{"dialog_id": "caf\xe9"}]')
+    r = run_cli("compare", empty, bad, "--split", "tst1")
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (
+        2, f"dialeval: error: {bad}: invalid submission (1 error); see `dialeval validate {bad}`"), r.stderr
+
+
+def test_a_cache_folder_that_is_a_file_is_said_in_dialevals_words(tmp_path):
+    # before: "... for the embedded default challenge (File exists); ...", Python's wording
+    run = _empty_run(tmp_path)
+    r = run_cli("score", run, "--split", "tst1", env={"DIALEVAL_CACHE_DIR": str(run)})
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: cannot create the cache directory {run} for the embedded "
+                                           "default challenge (a file is in the way); set DIALEVAL_CACHE_DIR to a "
+                                           "writable folder, or pass --challenge DIR\n")
+
+
+@pytest.mark.parametrize("args", [[], ["data"], ["baseline"], ["registry"]])
+def test_a_command_group_typed_alone_shows_its_help_not_an_escaped_line(args):
+    # before: `dialeval` alone printed "dialeval: error: Usage: dialeval [OPTIONS] COMMAND [ARGS]...\n\n  Validate..."
+    # as one line with the newlines escaped
+    r = run_cli(*args)
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("Usage: ") and lines[0].endswith(f"{' '.join(args)} [OPTIONS] COMMAND [ARGS]...".strip())
+    assert "Commands:" in lines and "\\n" not in r.stderr and len(lines) > 5
+
+
+def test_the_baseline_modules_never_write_their_scores_over_the_data(tmp_path):
+    # before: `python -m dialeval.baselines.ubuntu_tfidf DIR --out DIR/test.csv` replaced the test set with an .npy,
+    # and `python -m dialeval.baselines.selection tfidf test.txt --out test.txt` replaced the data with its scores
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    ubuntu = tmp_path / "ubuntu"
+    shutil.copytree(REPO / "submissions" / "samples" / "ubuntu", ubuntu)
+    douban = tmp_path / "test.txt"
+    shutil.copy(REPO / "submissions" / "samples" / "douban" / "test.txt", douban)
+    convai2 = tmp_path / "c" / "random" / "submission.json"  # where the module writes its random run
+    convai2.parent.mkdir(parents=True)
+    shutil.copy(REPO / "submissions" / "samples" / "convai2" / "valid_self_original.txt", convai2)
+    runs = [(["dialeval.baselines.ubuntu_tfidf", ubuntu, "--split", "test", "--out", ubuntu / "test.csv"],
+             ubuntu / "test.csv", "a data file"),
+            (["dialeval.baselines.ubuntu_tfidf", ubuntu, "--split", "test", "--out", ubuntu / "train.csv"],
+             ubuntu / "train.csv", "a data file"),
+            (["dialeval.baselines.selection", "tfidf", douban, "--out", douban], douban, "the data file"),
+            (["dialeval.baselines.convai2", convai2, "--out", tmp_path / "c"], convai2, "the data file")]
+    for args, data, what in runs:
+        before = data.read_bytes()
+        r = subprocess.run([sys.executable, "-m", *map(str, args)], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert (r.returncode, r.stderr) == (2, f"error: {data}: is {what}, an input of this run; refusing to "
+                                               "overwrite it\n"), args
+        assert data.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["babi", "douban", "dstc8"])
+def test_standard_input_for_a_benchmark_that_reads_none_is_said_as_such(name, tmp_path):
+    # before: "dialeval: error: -: no such file", as if '-' were a file name
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, "-c", "from dialeval.cli import run; run()", "score", "-", "--benchmark", name,
+                        "--data", f"sample:{name}"], input="[]", cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: -: standard input is read for dstc6 submissions only; "
+                                           f"give the {name} submission as a file\n")
+
+
+def test_counts_of_one_are_singular(tmp_path):
+    # before: "one.csv: 1 lines, but the split has 4 items"
+    one = tmp_path / "one.csv"
+    one.write_text(",".join(str(k / 10) for k in range(10)) + "\n")
+    r = run_cli("score", one, "--benchmark", "ubuntu", "--data", "sample:ubuntu", "--split", "test")
+    assert r.returncode == 1 and "one.csv: 1 line, but the split has 4 items (one line per item, in order)" in r.stderr
+    assert "1 lines" not in r.stderr
+
+
+@pytest.mark.needs("numba")
+def test_embed_says_one_hypothesis_and_one_reference(tmp_path):
+    # before: "1 hypotheses, 1 references; ..."
+    (tmp_path / "h.txt").write_text("a table for two\n")
+    (tmp_path / "r.txt").write_text("table for two please\n")
+    r = run_cli("embed", "--hyp", tmp_path / "h.txt", "--ref", tmp_path / "r.txt")
+    assert r.returncode == 0, r.stderr
+    assert "1 hypothesis, 1 reference; " in r.stdout and "empty (no vector): 0 hypotheses, 0 references" in r.stdout

@@ -124,7 +124,22 @@ def test_data_sample_lists_and_copies(isolated):
     assert res.exit_code == 0 and (isolated / "ubuntu-sample" / "test.csv").is_file()
 
 
+def test_data_sample_out_without_a_name_is_refused_not_ignored(isolated):
+    # before: `dialeval data sample --out foo` listed the samples, exit 0, and copied nothing
+    res = run_cli("data", "sample", "--out", "foo", cwd=isolated)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.startswith("dialeval: error: --out foo: name the sample to copy (dialeval data sample NAME --out "
+                                 "DIR; samples: airdialogue, babi,"), res.stderr
+    assert not (isolated / "foo").exists()
+
+
 def test_sample_names_are_checked(isolated):
+    # before: `baseline run ... --challenge sample:babi` said "add --benchmark babi", an option baseline run lacks
+    res = run_cli("baseline", "run", "random", "--split", "tst1", "--out", "r.json", "--challenge", "sample:babi",
+                  cwd=isolated)
+    assert (res.returncode, res.stderr) == (2, "dialeval: error: --challenge sample:babi is the babi sample; "
+                                               "--challenge takes dstc6 data (--challenge sample:dstc6 is its "
+                                               "sample)\n")
     res = run_cli("score", "x.json", "--data", "sample:babi", "--split", "tst1", cwd=isolated)
     assert res.returncode == 2 and "--data sample:babi is the babi sample: add --benchmark babi" in res.stderr
     res = run_cli("score", "x.json", "--benchmark", "babi", "--data", "sample:babl", cwd=isolated)

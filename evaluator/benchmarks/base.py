@@ -115,6 +115,7 @@ class Benchmark:
     submission_formats: ClassVar[tuple[str, ...]] = ("dstc6-result",)
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)
     separate_keys: ClassVar[bool] = False  # answer keys may sit in their own folder (``--keys``)
+    reads_stdin: ClassVar[bool] = False  # a submission may be ``-`` (standard input)
     problem_codes: ClassVar[dict[str, str]] = {}  # this benchmark's own problem codes -> meaning
     one_split: ClassVar[bool] = False  # a submission file answers one split (several are refused)
     split_folders: ClassVar[bool] = False  # each split is a folder of the data named after it (hosting ships those)

@@ -52,7 +52,7 @@ import numpy as np
 from dialeval.benchmarks.base import TIE_POLICIES
 from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, OtherSplitIds, check_ranked_items, other_split_hint
 from dialeval.core.errors import UnreadableInput, UsageError
-from dialeval.core.problems import Capped, Problem, json_type, pointer, short
+from dialeval.core.problems import Capped, Problem, counted, json_type, pointer, short
 from dialeval.core.ranks import LineIds
 from dialeval.files.read import SNIFF_BYTES, check_regular, file_sha256, read_bytes, sniff
 from dialeval.formats.scores import fold_ties, rank_in_vector
@@ -591,7 +591,8 @@ def _read_matrix(path: Path, fmt: str, sets, out: _Out, problems: list[Problem],
     n = k if n is None else n
     unit = "lines" if fmt == "csv" else "rows"
     if rows != total:
-        problems.append(Problem("wrong-shape", "", f"{rows} {unit}, but the split has {total} items (one {unit[:-1]} per item, in order)", file=file))
+        problems.append(Problem("wrong-shape", "", f"{counted(rows, unit[:-1])}, but the split has {counted(total, 'item')} "
+                                f"(one {unit[:-1]} per item, in order)", file=file))
         return
     if k > n or k < 2:
         problems.append(Problem("wrong-shape", "", f"{k} scores per {unit[:-1]}, but each item has {n} candidates"

@@ -67,7 +67,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from dialeval.benchmarks.base import TIE_POLICIES, Benchmark, Evaluation, Option, Request
+from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES, Benchmark, Evaluation, Option, Request
 from dialeval.core.errors import UsageError
 from dialeval.files.identity import DataIdentity, data_identity
 from dialeval.files.read import file_sha256
@@ -221,6 +221,11 @@ class ItemSetBenchmark(Benchmark):
                 translated or sub, sets, benchmark=self.name, split=",".join(splits), ties=request.ties,
                 scoring=request.scoring, nested=self.nested, other_splits=others,
             )
+            fmt = info.get("format")
+            if request.ties != DEFAULT_TIES and fmt is not None and fmt not in SCORED_FORMATS:
+                # a ranking has no scores to tie: the policy would be signed but change nothing (as for dstc6)
+                raise UsageError(f"--ties {request.ties} does not apply to a {fmt} submission: a ranking orders the "
+                                 "candidates it lists, so there are no ties to break")
             by_policy = {request.ties: table}
             if request.options.get("protocols") and table is not None and info.get("format") in SCORED_FORMATS:
                 for ties in TIE_POLICIES:  # the same file under every policy (its problems are the same)

@@ -164,11 +164,12 @@ class LabelledBenchmark(ItemSetBenchmark):
             seen[at[0]][at[1]] = True
         missing = sum(int((~m).sum()) for m in seen.values())
         if missing:
-            found.append(Problem("missing-dialog", "", f"{missing:,} contexts are not in the submission: each "
-                                 "scores 0 on every metric", "warning", file))
+            found.append(Problem("missing-dialog", "", f"{missing:,} {'context is' if missing == 1 else 'contexts are'} "
+                                 "not in the submission: each scores 0 on every metric", "warning", file))
         if partial:
-            found.append(Problem("unscored-candidate", "", f"{partial:,} contexts do not score every candidate: the "
-                                 "unscored ones rank below the scored ones, tied", "warning", file))
+            found.append(Problem("unscored-candidate", "", f"{partial:,} {'context does' if partial == 1 else 'contexts do'} "
+                                 "not score every candidate: the unscored ones rank below the scored ones, tied",
+                                 "warning", file))
         problems.extend(found.close())
         return (None, None) if any(p.severity == "error" for p in found) else (scores, seen)
 

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -63,10 +64,16 @@ def airdialogue_group():
 @click.option("--split", default="dev", show_default=True)
 @click.option("--setting", type=click.Choice(["in-domain", "ood"]), default="in-domain", show_default=True)
 @click.option("--no-dialogues", is_flag=True, help="Contexts only (intent, KB, actions), as the toolkit's generator.")
-def simulate_cmd(out, seed, n, split, setting, no_dialogues):
-    """Write a simulated AirDialogue split (same seed -> byte-identical files)."""
+@click.option("--force", is_flag=True, help="Replace the split's files when --out already holds them.")
+def simulate_cmd(out, seed, n, split, setting, no_dialogues, force):
+    """Write a simulated AirDialogue split (same seed -> byte-identical files) into --out, beside other splits."""
     from dialeval.simulator.airdialogue import write_airdialogue
 
+    if not split or not all(c.isalnum() or c in "-_." for c in split) or split.startswith("."):
+        raise UsageError(f"--split {safe(split)!r}: a split name is letters, digits, '-', '_' or '.' (dev, test)")
+    held = [p for p in (out / f"{split}_data.json", out / f"{split}_kb.json") if os.path.lexists(p)]
+    if held and not force:  # another run's data (a team's predictions may be scored on it): never replaced silently
+        raise UsageError(f"{safe(str(held[0]))}: exists; give --force to replace the {split} split, or another --out")
     data, kb = write_airdialogue(out, seed=seed, n=n, split=split, setting=setting, dialogues=not no_dialogues)
     click.echo(f"wrote {data} and {kb} ({n} contexts, {setting}, seed {seed})")
     return 0

@@ -67,14 +67,17 @@ def samples() -> dict[str, Path]:
     return {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith((".", "_"))}
 
 
-def resolve_sample(spec: str, benchmark: str) -> Path:
+def resolve_sample(spec: str, benchmark: str, flag: str = "--data") -> Path:
     """The folder of ``sample:NAME`` (``sample:`` alone: the benchmark's own); a usage error when there is no
-    such sample or it is another benchmark's."""
+    such sample or it is another benchmark's (``flag``: the option it came from, which the message names)."""
     name = spec[len(SAMPLE_PREFIX):] or benchmark
     found = samples()
     if name not in found:
         raise UsageError(f"no sample data named {name[:60]!r}{did_you_mean(name, found)} (samples: "
                          f"{', '.join(found) or 'none'})")
+    if name != benchmark and flag != "--data":  # --challenge: a command of one benchmark, no --benchmark to add
+        raise UsageError(f"{flag} {SAMPLE_PREFIX}{name} is the {name} sample; {flag} takes {benchmark} data "
+                         f"({flag} {SAMPLE_PREFIX}{benchmark} is its sample)")
     if name != benchmark:
         raise UsageError(f"--data {SAMPLE_PREFIX}{name} is the {name} sample: add --benchmark {name}")
     return found[name]
@@ -317,6 +320,9 @@ def sample_cmd(name, out):
     Any command's --data sample:NAME uses a sample in place; copy one to look at or change its files.
     """
     found = samples()
+    if name is None and out is not None:  # never silently ignored: --out copies one sample, which needs its name
+        raise UsageError(f"--out {safe(out)}: name the sample to copy (dialeval data sample NAME --out DIR; samples: "
+                         f"{', '.join(found) or 'none'})")
     if name is None:
         for n, folder in found.items():
             info = sample_info(folder)
@@ -344,9 +350,13 @@ def _copy_tree(src: Path, dest: Path) -> None:
     import tempfile
 
     from dialeval.files.read import read_bytes
+    from dialeval.files.write import cannot_create
 
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    except OSError as e:
+        raise cannot_create(dest, e) from None
     try:
         for path, _ in _walk(src):
             target = tmp / path.relative_to(src)

@@ -36,13 +36,13 @@ def demo_cmd(out, baseline, seed, organizer):
     from dialeval.simulator.default import ensure_default_challenge
 
     t0 = time.perf_counter()
+    registry.get_spec(baseline)  # unknown name: its one-line error before any work or output
     if organizer:  # a site folder the build would refuse is refused now, before anything is written
         from dialeval.leaderboard.demo import check_site_folder
 
         check_site_folder(Path(out) / "organizer")
     challenge = ensure_default_challenge()
     click.echo(f"1. challenge:  {challenge}  (embedded default, simulated; keys beside the test files)")
-    registry.get_spec(baseline)  # unknown name: one-line error before any work
     out_dir = Path(out)
     sub_dir = out_dir / "submission"
     splits = [s for s in Challenge(challenge).splits if s.startswith("tst")]

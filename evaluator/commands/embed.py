@@ -456,8 +456,14 @@ def _table(result, hyp, refs, stderr: bool = False) -> None:
     console = table_console(stderr=stderr)  # piped: the counts line is never cut mid-sentence (COLUMNS still respected)
     console.print(t)
     c = result.counts
-    console.print(f"{c['hypotheses']} hypotheses, {c['references']} references; {c['oov_tokens']} of {c['tokens']} "
-                  f"tokens without a vector; empty (no vector): {c['empty_hypotheses']} hypotheses, "
-                  f"{c['empty_references']} references", highlight=False)
+    def hyps(n: int) -> str:
+        return f"{n} hypothes{'is' if n == 1 else 'es'}"
+
+    def refs(n: int) -> str:
+        return f"{n} reference{'s' if n != 1 else ''}"
+
+    console.print(f"{hyps(c['hypotheses'])}, {refs(c['references'])}; {c['oov_tokens']} of {c['tokens']} "
+                  f"tokens without a vector; empty (no vector): {hyps(c['empty_hypotheses'])}, "
+                  f"{refs(c['empty_references'])}", highlight=False)
     for rec in result.records():
         console.print(rec["signature"], highlight=False, soft_wrap=True)

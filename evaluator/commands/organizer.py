@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
+from dialeval.commands.embed import vectors_options
 from dialeval.core.errors import UsageError
 
 REGISTRY_HELP = "Folder holding registry.sqlite (default: submissions/)."
@@ -99,11 +100,17 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
 
 
 # ---- compare ----------------------------------------------------------------------------------------------
-def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys, split):
-    """(label, table, records) for a run id in the registry or a submission file scored on the fly."""
+def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, text_metrics=None):
+    """(label, table, records) for a run id in the registry or a submission file scored on the fly (on
+    ``data_root()``: the data folder, resolved once for both runs, so a default's notice is said once).
+    ``text_metrics`` (embedding metrics asked for: see :func:`score_submission`) need the file: the registry keeps
+    each run's gold ranks, not its response texts."""
     if ref.isdigit() and not Path(ref).exists():
         from dialeval.leaderboard.registry import Registry
 
+        if text_metrics:
+            raise UsageError(f"run {ref}: the registry keeps no response texts, so the embedding metrics "
+                             f"({text_metrics['metrics']}) need the submission files (and --data)")
         with Registry(reg_dir, create=False) as reg:
             row = reg.run(int(ref))
             if row.status != "valid":
@@ -112,13 +119,13 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
             if table is None:
                 raise UsageError(f"run {ref} has no per-item results (a reported result?)")
             return f"run {row.run_id} ({row.team} / {row.system})", table, reg.records(row.run_id)
-    from dialeval.commands.score import resolve_data
+    from dialeval.core.problems import counted
     from dialeval.leaderboard.scoring import score_submission
 
-    g = score_submission(ref, benchmark, resolve_data(benchmark, data_dir, None)[0], keys, split)
+    g = score_submission(ref, benchmark, data_root(), keys, split, text_metrics=text_metrics)
     if not g.valid:
-        raise UsageError(f"{ref}: invalid submission ({sum(p['severity'] == 'error' for p in g.problems)} errors); "
-                         f"see `dialeval validate {ref}`")
+        n = sum(p["severity"] == "error" for p in g.problems)
+        raise UsageError(f"{ref}: invalid submission ({counted(n, 'error')}); see `dialeval validate {ref}`")
     return ref, g.table, g.records
 
 
@@ -131,10 +138,16 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_dir: str | None, keys
 @click.option("--seed", type=int, default=12345, show_default=True)
 @_registry_option
 @click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="For runs given as files.")
-@click.option("--data", type=click.Path(file_okay=False), default=None, help="For runs given as files.")
-@click.option("--keys", type=click.Path(file_okay=False), default=None)
+@click.option("--data", type=click.Path(), default=None,
+              help="For runs given as files: the benchmark's data, as for score --data.")
+@click.option("--keys", type=click.Path(), default=None, help="For runs given as files: as for score --keys.")
+@click.option("--embedding-preset", type=click.Choice(("paper", "hed-dlg", "nlg-eval")), default=None,
+              help="Text metrics (embedding-average, greedy-matching, vector-extrema; runs given as files only): "
+                   "as `score --embedding-preset`.")
+@vectors_options
 @click.option("--json", "as_json", is_flag=True)
-def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, benchmark, data, keys, as_json):
+def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, benchmark, data, keys, embedding_preset,
+                vectors, vformat, as_json):
     """Paired tests of RUN_A against RUN_B (run ids or submission files) on the items both have.
 
     Per metric: the difference A - B with its paired-bootstrap 95 % interval, the approximate-randomization and
@@ -142,13 +155,26 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     resample was as extreme and the true value may be far smaller), and for 0/1 metrics on independent items
     (P@1, hits@1, accuracy) McNemar's exact p-value. Other metrics, or turns clustered in conversations, have no
     exact test: there the randomization test (exact up to Monte Carlo error) stands. The signature starts with
-    the benchmark and the data identity and names the split scope (split:tst1, split:all).
+    the benchmark and the data identity and names the split scope (split:tst1, split:all). Embedding metrics
+    (runs given as files) leave out an item whose top-1 or gold text has no word with a vector in either run; those
+    items are dropped from both sides and counted.
     """
+    from functools import cache
+
+    from dialeval.commands.score import _check_text_options, resolve_data
     from dialeval.leaderboard.bands import compare_runs
+    from dialeval.metrics import resolve
     from dialeval.results.stats import ar_floor, format_p
 
-    la, ta, ra = _load_run(run_a, registry_dir, benchmark, data, keys, None)
-    lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data, keys, None)
+    _check_text_options(metrics, vectors, vformat, embedding_preset)
+    text = None
+    if metrics and any(m.needs == "texts" for m in resolve(metrics)):  # scored from the files' texts
+        text = {"metrics": metrics, "embedding_preset": embedding_preset, "vectors": vectors,
+                "vectors_format": vformat}
+    data_root = cache(lambda: resolve_data(benchmark, data, None)[0])
+    one = scope if scope not in (None, "all") else None  # a file is scored on the split compared, as score --split
+    la, ta, ra = _load_run(run_a, registry_dir, benchmark, data_root, keys, one, text)
+    lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one, text)
     names = metrics or ",".join(dict.fromkeys(r["metric"] for r in ra if r["metric"] in {x["metric"] for x in rb}))
     if not names:
         raise UsageError("the two runs share no metric; give --metric")
@@ -317,7 +343,7 @@ def registry_check_cmd(registry_dir):
         click.echo(f"{path}: {line}")
     if found:
         return 1
-    click.echo(f"{path}: ok ({n} runs)")
+    click.echo(f"{path}: ok ({n} run{'s' if n != 1 else ''})")
     return 0
 
 
@@ -351,10 +377,12 @@ def registry_export_cmd(registry_dir, out, fmt, with_contact):
 def registry_import_cmd(file, registry_dir, board, benchmark, team_prefix):
     """Import reported results (a paper's or an overview's numbers) from CSV or JSON: shown, never re-scored."""
     from dialeval.leaderboard.registry import Registry
-    from dialeval.leaderboard.reported import import_reported
+    from dialeval.leaderboard.reported import import_reported, parse_reported
 
+    teams = parse_reported(Path(file), benchmark, team_prefix)  # a bad file is refused before a registry is made
     with Registry(registry_dir) as reg:
-        created, unchanged = import_reported(reg, Path(file), board=board, benchmark=benchmark, team_prefix=team_prefix)
+        created, unchanged = import_reported(reg, Path(file), board=board, benchmark=benchmark,
+                                             team_prefix=team_prefix, teams=teams)
     click.echo(f"imported {created} reported run(s) into board {board} ({unchanged} already there)")
     return 0
 

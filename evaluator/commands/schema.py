@@ -12,6 +12,10 @@ from dialeval.core.resources import schema_names, schema_path, schemas_dir  # no
 @click.option("--list", "list_", is_flag=True, help="List the schema names.")
 def schema_cmd(name, list_):
     """Print the JSON Schema NAME (2020-12), or list them with --list."""
+    if list_ and name:  # never silently ignored: the list or one schema
+        from dialeval.core.errors import UsageError
+
+        raise UsageError(f"give a schema NAME or --list, not both (dialeval schema {name} prints it)")
     if list_ or not name:
         for n in schema_names():
             click.echo(n)

@@ -70,7 +70,9 @@ def common_options(f):
                           "variable names, else its part of the embedded default challenge, else its sample data "
                           "(which one is said on stderr).")(f)
     f = click.option("--challenge", type=click.Path(file_okay=False), default=None,
-                     help="DSTC6 challenge directory (tst1/ ... folders); the same as --data.")(f)
+                     help="Another name for --data, for a folder (or a release name, or sample:NAME), on every "
+                          "benchmark: kept for command lines from the DSTC6-only versions, where the data folder "
+                          "(tst1/ ... tst4/) was the challenge directory.")(f)
     f = click.option("--split", default=None,
                      help="Split(s): tst1, 'tst1,tst2' or 'all'. Default: every split the submission covers; for "
                           "one DSTC6 result file, the challenge's only split.")(f)
@@ -82,7 +84,7 @@ def common_options(f):
                           "such runs.")(f)
     f = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (schemas/score-report).")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write the report (JSON or CSV) to FILE.")(f)
-    f = click.option("--max-problems", type=int, default=SCREEN_PER_CODE, show_default=True,
+    f = click.option("--max-problems", type=click.IntRange(min=0), default=SCREEN_PER_CODE, show_default=True,
                      help="Problems shown on screen per code (--json holds every problem a reader lists: up to 20 "
                           "of each code, then a note counting the rest).")(f)
     return f
@@ -187,7 +189,7 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: 
         raise UsageError("give --data or --challenge, not both")
     chosen = data or challenge
     if chosen:
-        return _folder_or_release(benchmark, chosen), False
+        return _folder_or_release(benchmark, chosen, "--data" if data else flag), False
     bench = registry.get(benchmark)
     env = os.environ.get(bench.data_env) if bench.data_env else None
     if env:
@@ -214,7 +216,7 @@ def resolve_data(benchmark: str, data: str | None, challenge: str | None, flag: 
     return str(root), True
 
 
-def _folder_or_release(benchmark: str, chosen: str) -> str:
+def _folder_or_release(benchmark: str, chosen: str, flag: str = "--data") -> str:
     """``--data``: a folder as given, ``sample:NAME`` (dialeval's sample data), or a known release's name
     (``babi-dialog``) resolved to its fetched copy.
 
@@ -226,7 +228,7 @@ def _folder_or_release(benchmark: str, chosen: str) -> str:
     from dialeval.commands.data import SAMPLE_PREFIX, resolve_release, resolve_sample
 
     if chosen.startswith(SAMPLE_PREFIX):
-        return str(resolve_sample(chosen, benchmark))
+        return str(resolve_sample(chosen, benchmark, flag))
     if "/" in chosen or os.sep in chosen:
         return chosen
     found = resolve_release(chosen, benchmark)
@@ -275,6 +277,18 @@ def _print_problems(problems: list[Problem], per_code: int, benchmark: str) -> N
         write(f"  {p.file + ': ' if p.file else ''}{p.message}")
 
 
+
+
+def _check_stdin(submission: str, benchmark: str) -> None:
+    """``-`` for a benchmark that reads no standard input: said as such, not "-: no such file"."""
+    if submission != "-":
+        return
+    from dialeval.benchmarks import registry
+
+    if not registry.get(benchmark).reads_stdin:
+        readers = [n for n in registry.names() if registry.get(n).reads_stdin]
+        raise UsageError(f"-: standard input is read for {', '.join(readers)} submissions only; give the {benchmark} "
+                         "submission as a file")
 
 
 def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, as_csv: bool, *outs) -> None:
@@ -326,10 +340,11 @@ def validate_cmd(submission, benchmark, data, challenge, split, task, ties, as_j
     """Check SUBMISSION against a benchmark's test files (no answer keys needed).
 
     SUBMISSION is a result JSON, a directory in the official layout, a .tgz of one, or (where the benchmark takes
-    them) a score file. Exit 0 valid, 1 invalid, 2 usage or I/O error.
+    them) a score file. Exit 0 valid, 1 invalid, 2 usage or I/O error, 3 internal error.
     """
     from dialeval.api import validate
 
+    _check_stdin(submission, benchmark)
     root, embedded = resolve_data(benchmark, data, challenge, split=split)
     _guard_outputs(submission, root, None, as_json, False, out)
     opts = given_options(bench_opts)
@@ -386,7 +401,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
     """Validate and score SUBMISSION on a benchmark (default dstc6: P@1, P@2, P@5, MRR per task and split).
 
     Exit 0 scored, 1 invalid (strict mode) or a submission the official scorer would crash on (--lenient),
-    2 usage or I/O error.
+    2 usage or I/O error, 3 internal error (a bug: one line; DIALEVAL_DEBUG=1 adds the traceback).
     """
     from dialeval.api import score
 
@@ -395,6 +410,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         from dialeval.files.read import check_regular
 
         check_regular(vectors, what="a word-vectors file")
+    _check_stdin(submission, benchmark)
     root, embedded = resolve_data(benchmark, data, challenge, split=split)
     _guard_outputs(submission, root, keys, as_json, as_csv, out, per_item)
     options = {"embedded_default": embedded, **given_options(bench_opts)}

@@ -40,5 +40,7 @@ def did_you_mean(name: str, choices) -> str:
     """`` (did you mean 'x'?)`` when one of ``choices`` is close to ``name`` (a typo), else ``""``."""
     import difflib
 
-    close = difflib.get_close_matches(str(name)[:100], [str(c) for c in choices], n=1, cutoff=0.8)
+    choices = [str(c) for c in choices]
+    same_but_case = [c for c in choices if c.lower() == str(name).lower()]  # DSTC6 for dstc6, TST4 for tst4
+    close = same_but_case or difflib.get_close_matches(str(name)[:100], choices, n=1, cutoff=0.8)
     return f" (did you mean {close[0]!r}?)" if close else ""

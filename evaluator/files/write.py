@@ -11,6 +11,7 @@ removed after use), and stale ones left by a killed run are swept on the next wr
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import shutil
@@ -217,21 +218,33 @@ def atomic_writer(path: str | Path, mode: str = "wb", *, parents: bool = True):
     st = _write_target(path)
     if st is not None:
         if not stat.S_ISREG(st.st_mode):  # /dev/stdout, a FIFO, /dev/null: write through, never replace
-            with open(path, mode, **({"encoding": "utf-8"} if text else {})) as f:
-                yield f
+            try:
+                with open(path, mode, **({"encoding": "utf-8"} if text else {})) as f:
+                    yield f
+            except OSError as e:
+                raise _write_failed(path, e) from None
             return
         if path.is_symlink():
             path = Path(os.path.realpath(path))
     elif _new_target_parent(path, parents):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise cannot_create(path, e) from None
     parent = path.parent
     sweep_stale(parent, f".{path.name}.*.tmp")  # left beside the target by earlier versions
-    fd, tmp, tmpdir = _mkstemp(parent, path.name)
+    try:
+        fd, tmp, tmpdir = _mkstemp(parent, path.name)
+    except OSError as e:
+        raise cannot_create(path, e) from None
     try:
         # mkstemp creates 0600 files; give the result the permissions a plain open() would (0666 & ~umask).
         os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, mode, **({"encoding": "utf-8"} if text else {})) as f:
-            yield f
+        try:
+            with os.fdopen(fd, mode, **({"encoding": "utf-8"} if text else {})) as f:
+                yield f
+        except OSError as e:
+            raise _write_failed(path, e) from None
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -245,6 +258,17 @@ def atomic_writer(path: str | Path, mode: str = "wb", *, parents: bool = True):
                 os.rmdir(tmpdir)  # fails (and stays) while another run writes beside us
             except OSError:
                 pass
+
+
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def _write_failed(path: Path, e: OSError) -> Exception:
+    """A full disk (or quota, or file-size limit) while writing ``path``: one line naming ``path``, never the
+    temporary file written first; any other error is raised as it was."""
+    if e.errno in FULL_DISK:
+        return UsageError(f"{path}: cannot write: {(e.strerror or 'I/O error').lower()}")
+    return e
 
 
 def _mkstemp(parent: Path, name: str) -> tuple[int, str, Path | None]:
@@ -308,6 +332,14 @@ def atomic_write_text(path: str | Path, text: str, *, parents: bool = True) -> N
 
 
 # ---- output folders ---------------------------------------------------------------------------------------
+def cannot_create(out: str | Path, e: OSError) -> UsageError:
+    """Making output ``out`` (or the private temporary folder beside it that becomes ``out``) failed: one line that
+    names ``out`` in dialeval's words, never the temporary name nor Python's ("[Errno 2] ...")."""
+    if isinstance(e, (FileExistsError, NotADirectoryError)):  # mkdir(parents=True) met a file on the way
+        return UsageError(f"{out}: a parent of it is a file, not a folder")
+    return UsageError(f"{out}: cannot create it: {(e.strerror or 'I/O error').lower()}")
+
+
 def make_temp_dir(parent: Path, prefix: str) -> Path:
     """A fresh temp dir in ``parent`` with the usual permissions (``mkdtemp`` makes it private, 0700, which
     would leak into the final directory once renamed)."""
@@ -330,8 +362,11 @@ def atomic_output_dir(out_dir: str | Path, force: bool = False) -> Iterator[Path
         raise UsageError(f"--out {out} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()) and not force:
         raise UsageError(f"--out {out} is not empty (use --force to replace it)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
+    except OSError as e:
+        raise cannot_create(out_dir, e) from None
     try:
         yield tmp
         old = None

@@ -29,5 +29,5 @@ def read_replies(path: str | Path, n: int, max_chars: int, too_long: str, *, sho
     except UnreadableInput as e:
         problems.append(Problem(e.code, "", e.reason))
     if not problems and len(replies) < n:
-        problems.append(Problem("wrong-shape", "", f"{len(replies)} lines, but {shape}"))
+        problems.append(Problem("wrong-shape", "", f"{len(replies)} line{'s' if len(replies) != 1 else ''}, but {shape}"))
     return replies, problems

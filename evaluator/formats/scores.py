@@ -34,7 +34,7 @@ import numpy as np
 
 from dialeval.core.errors import UnreadableInput
 from dialeval.core.problems import MAX_LISTED as MAX_FAULTS
-from dialeval.core.problems import Capped, Problem, pointer, short
+from dialeval.core.problems import Capped, Problem, counted, pointer, short
 from dialeval.core.problems import json_type as _json_type
 from dialeval.files.read import SNIFF_BYTES, iter_bounded_lines, iter_byte_lines, open_input, os_error, sniff
 
@@ -480,8 +480,8 @@ def read_csv_matrix(path: str | Path, *, shown: str | None = None, max_columns: 
                             "the file is empty: expected one row of scores per item" if lines == 0
                             else "the file holds only blank lines: expected one row of scores per item")]
     if max_rows is not None and rows > max_rows:
-        faults.append(Problem("wrong-shape", "", f"{rows} lines, but the split has {max_rows} items (one line "
-                            "per item, in order)"))
+        faults.append(Problem("wrong-shape", "", f"{counted(rows, 'line')}, but the split has "
+                            f"{counted(max_rows, 'item')} (one line per item, in order)"))
     elif too_wide:
         faults.append(Problem("wrong-shape", "", f"{width} scores per line, but each item has {max_columns} candidates"))
     if faults:
@@ -812,7 +812,7 @@ def _scores_line_by_line(path: str | Path, n_lines: int, shown: str | None
             else:
                 labels[lines - 1] = label
     if lines != n_lines:
-        what = "empty" if not lines else f"{lines:,} score lines"
+        what = "empty" if not lines else f"{lines:,} score line{'s' if lines != 1 else ''}"
         faults.append(Problem("empty-file" if not lines else "wrong-shape", "", f"{what}, but the data has "
                             f"{n_lines:,} lines (one score per data line, in the data's order)"))
     listed = faults.close()

@@ -71,6 +71,7 @@ class DSTC6(Benchmark):
         "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     }
     separate_keys = True
+    reads_stdin = True  # a result file or a .tgz on standard input (benchmarks/dstc6/submission.py)
     split_folders = True  # tst1/ ... tst4/
     data_env = "DIALEVAL_CHALLENGE"
     embedded_folder = ""  # the embedded default challenge's split folders are DSTC6's
