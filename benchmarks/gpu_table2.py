@@ -17,7 +17,8 @@ Nothing is installed: wheels in ``.whl/`` (if any) are unpacked into /tmp/site, 
 the source tree through a folder of symlinks that maps the package names to the repository folders as
 pyproject.toml's ``package-dir`` does.
 
-Environment: ``OUT`` (results folder, default /tmp/gpu_table2), ``DATA`` (default .devdata/babi-dialog),
+Environment: ``OUT`` (results folder, default /tmp/gpu_table2), ``DATA`` (default .devdata/babi-dialog; unpacked
+from ``$DATA.tar.gz`` when only that is there),
 ``DEADLINE_S`` (default 420: jobs still running then are stopped and listed, finished rows are still written),
 ``JOBS`` (default 6: worker processes per table), ``TASKS`` (default 1-6), ``MAX_CONVERSATIONS`` (unset = the full
 data; a small number for a smoke test, e.g. on a machine without a GPU), ``BASELINE``, ``VARIANTS`` (0 skips them).
@@ -244,9 +245,23 @@ def by_key(recs: list[dict]) -> dict:
     return {(r["model"], r["task"], r["split"]): r for r in recs}
 
 
+def unpack_data() -> None:
+    """``$DATA`` from ``$DATA.tar.gz`` when only the archive is there (how the data travels to a device machine:
+    ``tar czf .devdata/babi-dialog.tar.gz -C ../shared/data babi-dialog``, carried as ``.devdata``)."""
+    import tarfile
+
+    data = ROOT / os.environ.get("DATA", ".devdata/babi-dialog")
+    archive = data.with_name(data.name + ".tar.gz")
+    if not data.is_dir() and archive.is_file():
+        with tarfile.open(archive) as tar:
+            tar.extractall(data.parent, filter="data")
+        log(f"unpacked {archive.name}")
+
+
 def main() -> int:
     out = Path(os.environ.get("OUT") or "/tmp/gpu_table2")
     out.mkdir(parents=True, exist_ok=True)
+    unpack_data()
     deadline = float(os.environ.get("DEADLINE_S", "420"))
     jobs = int(os.environ.get("JOBS", "6"))
     env = environment()
