@@ -7,7 +7,7 @@ configuration, built from the benchmark's data and (optionally) the organizer's 
   phase, one leaderboard whose column keys are the metric names, its submission rule from ``counts``), the
   pages, a logo, per task the reference data (the phase's test files and answer keys) and a scoring program
   whose ``metadata.yaml`` command is ``dialeval bundle codabench-score /app/input/res /app/input/ref
-  /app/output``: the worker runs it in the scoring image (the ``Dockerfile`` pins this dialeval version); it
+  /app/output``: the worker runs it in the scoring image (the ``Dockerfile`` installs this very dialeval); it
   writes ``/app/output/scores.json`` (``{metric: value}``) and ``detailed_results.html``.
 * **EvalAI**: ``challenge_config.yaml`` (phases, dataset splits named after dialeval's splits, one leaderboard
   whose labels are the metric names), the HTML templates, per phase an annotation archive (its test files and
@@ -18,10 +18,15 @@ Both score through :func:`dialeval.api.score`, the path ``dialeval score`` takes
 ``dialeval score``'s. A submission that is not valid gives one line on stderr and no scores. Answer keys are
 only ever in the reference data (Codabench) or the annotation archives (EvalAI), never in a page.
 Bundles are deterministic: sorted entries, fixed timestamps and modes, no clock.
+
+dialeval is not on PyPI: each bundle carries a wheel of the dialeval that made it
+(:mod:`dialeval.leaderboard.own_wheel`), in every Codabench scoring program and in EvalAI's evaluation script,
+and every install step installs that wheel (its dependencies come from PyPI), never a ``dialeval==`` download.
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import html
 import io
@@ -343,17 +348,27 @@ def _scalar(v) -> str:
     return json.dumps(str(v), ensure_ascii=False)
 
 
-def zip_bytes(entries: dict[str, bytes]) -> bytes:
-    """A deterministic ZIP: sorted names, one fixed time, mode 0644, deflated."""
+def zip_bytes(entries: dict[str, bytes], keep_order: bool = False) -> bytes:
+    """A deterministic ZIP: sorted names (or the entries' own order, ``keep_order``), one fixed time, mode 0644,
+    deflated."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
-        for name in sorted(entries):
+        for name in (entries if keep_order else sorted(entries)):
             info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             info.create_system = 3  # Unix: the mode above is read
             z.writestr(info, entries[name], compresslevel=6)
     return buf.getvalue()
+
+
+@functools.lru_cache(maxsize=1)
+def dialeval_wheel() -> bytes:
+    """The running dialeval as a wheel (:mod:`dialeval.leaderboard.own_wheel`), zipped as deterministically as
+    the bundles."""
+    from dialeval.leaderboard.own_wheel import wheel_entries
+
+    return zip_bytes(wheel_entries(), keep_order=True)
 
 
 def tgz_bytes(entries: dict[str, bytes]) -> bytes:
@@ -378,38 +393,47 @@ def logo_png(size: int = 64) -> bytes:
 
 BASE_IMAGE = "python:3.12-slim"
 """The scoring image by default (Docker Hub's official Python image, what the Dockerfile builds on): the scoring
-program installs the pinned dialeval into it when it is not there (:func:`scoring_command`)."""
+program installs the bundle's own dialeval wheel into it when it is not there (:func:`scoring_command`)."""
 
 
-def dockerfile(version: str = __version__) -> str:
-    return ("# The scoring image: the exact dialeval version that made this bundle (numbers depend on it).\n"
+def dockerfile(wheel_path: str) -> str:
+    """The scoring image: Docker Hub's Python with the bundle's own dialeval wheel (``wheel_path``, in the bundle)
+    installed, its dependencies from PyPI at build time."""
+    wheel = wheel_path.rpartition("/")[2]
+    return ("# The scoring image: the exact dialeval that made this bundle (numbers depend on it), installed from the\n"
+            "# wheel in the bundle (dialeval is not on PyPI); pip fetches its dependencies (numpy, scipy, pandas...).\n"
             f"FROM {BASE_IMAGE}\n"
-            f"RUN pip install --no-cache-dir \"dialeval=={version}\"\n"
+            f"COPY {wheel_path} /tmp/{wheel}\n"
+            f"RUN pip install --no-cache-dir /tmp/{wheel} && rm /tmp/{wheel}\n"
             "WORKDIR /app/program\n")
 
 
 def scoring_command(args: str, version: str = __version__, image: str | None = None) -> str:
     """The metadata.yaml command: ``dialeval bundle codabench-score ARGS`` run by ``sh -c`` (Codabench's worker
-    hands the command to Docker, which runs no shell), once the image is known to hold ``dialeval==VERSION`` (never
+    hands the command to Docker, which runs no shell), once the image is known to hold dialeval VERSION (never
     another version's numbers).
 
     * ``image`` given (built from the bundle's Dockerfile, dialeval preinstalled): nothing is installed, so the
       scoring works on a worker without network; an image holding another version or none stops with one line.
-    * the default image (Docker Hub's Python image): the pinned dialeval is installed with pip when it is not
-      there, which needs the network on the worker (Codabench's worker gives the container network unless its
-      organizer set COMPETITION_CONTAINER_NETWORK_DISABLED); a failed install stops with one line saying so.
+    * the default image (Docker Hub's Python image): the scoring program's own dialeval wheel
+      (``/app/program/dialeval-VERSION-py3-none-any.whl``, never a download of dialeval) is installed with pip
+      when the image holds another version or none; pip fetches its dependencies from PyPI, which needs the
+      network on the worker (Codabench's worker gives the container network unless its organizer set
+      COMPETITION_CONTAINER_NETWORK_DISABLED); a failed install stops with one line saying so.
     """
+    from dialeval.leaderboard.own_wheel import wheel_name
+
     check = f"import dialeval, sys; sys.exit(dialeval.__version__ != {version!r})"
     if image is not None:
-        missing = (f"dialeval: the scoring image {image} does not hold dialeval=={version}: rebuild it from the "
+        missing = (f"dialeval: the scoring image {image} does not hold dialeval {version}: rebuild it from the "
                    "bundle's Dockerfile and push it")
         return "sh -c " + shlex.quote(f'python3 -c "{check}" 2>/dev/null || {{ echo {shlex.quote(missing)} >&2; '
                                       f"exit 2; }} && exec dialeval bundle codabench-score {args}")
-    failed = (f"dialeval: could not install dialeval=={version} into the scoring image (does this worker reach "
-              "PyPI?): for scoring without network, build the bundle's Dockerfile, push it and rebuild the bundle "
-              "with --image NAME")
+    failed = (f"dialeval: could not install the bundled dialeval {version} into the scoring image: its dependencies "
+              "(numpy, scipy, pandas...) come from PyPI, does this worker reach it? For scoring without network, "
+              "build the bundle's Dockerfile, push it and rebuild the bundle with --image NAME")
     install = (f"python3 -m pip install -qq --no-cache-dir --disable-pip-version-check --root-user-action=ignore "
-               f"dialeval=={version} >/dev/null 2>&1")
+               f"/app/program/{wheel_name(version)} >/dev/null 2>&1")
     return "sh -c " + shlex.quote(f'python3 -c "{check}" 2>/dev/null || {{ {install} || {{ echo {shlex.quote(failed)} '
                                   f">&2; exit 2; }}; }} && exec dialeval bundle codabench-score {args}")
 
@@ -444,6 +468,9 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
     ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
     metrics = info["default_metrics"]
     image = image or BASE_IMAGE
+    from dialeval.leaderboard.own_wheel import wheel_name
+
+    wheel = dialeval_wheel()
     entries: dict[str, bytes] = {}
     page_md = pages(ch, benchmark, metrics, phase_list, "md")
     from dialeval.benchmarks import registry
@@ -465,6 +492,8 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
             f"# dialeval {__version__} scores /app/input/res against /app/input/ref into /app/output/{SCORES_FILE}\n"
             + _yaml({"command": scoring_command(args, image=None if image == BASE_IMAGE else image)})
             + "\n").encode()
+        # each scoring program is mounted alone on the worker, so each carries the wheel
+        entries[f"scoring_program_{i}/{wheel_name()}"] = wheel
         tasks.append({"index": i, "name": f"{ch.title[:80]}: {p['name']}", "description": p["description"],
                       "scoring_program": f"scoring_program_{i}", "reference_data": f"reference_data_{i}"})
         phase = {"index": i, "name": p["name"], "description": p["description"], "start": p["start"]}
@@ -502,7 +531,7 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
     entries["competition.yaml"] = (f"# Codabench competition bundle (v2) written by dialeval {__version__}\n"
                                    + _yaml(competition) + "\n").encode()
     entries["logo.png"] = logo_png()
-    entries["Dockerfile"] = dockerfile().encode()
+    entries["Dockerfile"] = dockerfile(f"scoring_program_0/{wheel_name()}").encode()
     entries["README.txt"] = _readme_codabench(image, phase_list).encode()
     return entries
 
@@ -517,6 +546,8 @@ def _sorting(metric: str) -> str:
 
 
 def _readme_codabench(image: str, phase_list: list[dict]) -> str:
+    from dialeval.leaderboard.own_wheel import wheel_name
+
     hidden = [p for p in phase_list if p["hidden"]]
     note = ""
     if hidden:
@@ -534,12 +565,15 @@ def _readme_codabench(image: str, phase_list: list[dict]) -> str:
             "  - at the hidden phase's end, un-hide it: that is the reveal (what `leaderboard build --reveal` does on\n"
             "    a dialeval site).\n")
     built = image != BASE_IMAGE
-    step1 = (f"1. The scoring image is {image}" + (":\n   build it from the Dockerfile here and push it:\n"
+    step1 = (f"1. The scoring image is {image}" + (":\n   build it from the Dockerfile here (it installs scoring_program_0's dialeval wheel)\n"
+                                                  "   and push it:\n"
                                                   f"   docker build -t {image} . && docker push {image}\n"
                                                   "   dialeval is preinstalled there: the scoring program installs nothing, so the\n"
                                                   "   workers need no network.\n" if built else
                                                   f" (Docker Hub's Python image): each submission's scoring first installs\n"
-                                                  f"   dialeval=={__version__} with pip (about a minute), which needs the network on the worker:\n"
+                                                  f"   the dialeval wheel its scoring program carries, {wheel_name()} (the exact\n"
+                                                  f"   dialeval that made this bundle; dialeval is not on PyPI), with pip, which fetches its\n"
+                                                  f"   dependencies (numpy, scipy, pandas...) from PyPI (about a minute), so it needs the network:\n"
                                                   f"   Codabench's compute worker gives the container network by default, but a worker whose\n"
                                                   f"   organizer set COMPETITION_CONTAINER_NETWORK_DISABLED=True (or behind a proxy) has none.\n"
                                                   f"   For a bundle that scores offline, build the Dockerfile here, push it and rebuild the\n"
@@ -606,11 +640,17 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     }
     entries["challenge_config.yaml"] = (f"# EvalAI challenge configuration written by dialeval {__version__}\n"
                                         + EVALAI_LIMITS_NOTE + _yaml(config) + "\n").encode()
-    entries["evaluation_script.zip"] = zip_bytes(evaluation_script(benchmark, phase_list))
+    from dialeval.leaderboard.own_wheel import wheel_name
+
+    script = evaluation_script(benchmark, phase_list)
+    script[wheel_name()] = dialeval_wheel()
+    entries["evaluation_script.zip"] = zip_bytes(script)
     entries["logo.png"] = logo_png()
-    entries["README.txt"] = (f"EvalAI challenge configuration written by dialeval {__version__}. The evaluation "
-                             f"script installs dialeval=={__version__} when the worker lacks it. annotations/ holds "
-                             "each phase's test files and answer keys: keep this zip private.\n").encode()
+    entries["README.txt"] = (f"EvalAI challenge configuration written by dialeval {__version__}. When the worker lacks "
+                             f"dialeval {__version__}, the evaluation script installs the wheel it carries "
+                             f"({wheel_name()}, the exact dialeval that made this zip; dialeval is not on PyPI) with "
+                             "pip, which fetches its dependencies (numpy, scipy, pandas...) from PyPI. annotations/ "
+                             "holds each phase's test files and answer keys: keep this zip private.\n").encode()
     return entries
 
 
@@ -625,15 +665,19 @@ def _evalai_date(ts: str) -> str:
 
 
 def evaluation_script(benchmark: str, phase_list: list[dict]) -> dict[str, bytes]:
-    """The files of EvalAI's evaluation script package: ``__init__.py`` (pins dialeval) and ``main.py``."""
+    """The files of EvalAI's evaluation script package: ``__init__.py`` (installs the wheel the caller adds beside
+    it when the worker lacks this version) and ``main.py``."""
+    from dialeval.leaderboard.own_wheel import wheel_name
+
     split_map = {p["codename"]: p["splits"] for p in phase_list}
     init = (f'"""EvalAI evaluation script written by dialeval {__version__}: scores with that exact version."""\n'
-            "import importlib.metadata\nimport subprocess\nimport sys\n\n"
+            "import importlib.metadata\nimport subprocess\nimport sys\nfrom pathlib import Path\n\n"
             f'VERSION = "{__version__}"\n'
+            f'WHEEL = Path(__file__).with_name("{wheel_name()}")  # the dialeval that wrote this script (not on PyPI)\n'
             "try:\n    INSTALLED = importlib.metadata.version(\"dialeval\")\n"
             "except importlib.metadata.PackageNotFoundError:\n    INSTALLED = None\n"
-            "if INSTALLED != VERSION:  # the worker installs the pinned scorer once\n"
-            "    subprocess.check_call([sys.executable, \"-m\", \"pip\", \"install\", f\"dialeval=={VERSION}\"])\n\n"
+            "if INSTALLED != VERSION:  # the worker installs the bundled scorer once (its dependencies from PyPI)\n"
+            "    subprocess.check_call([sys.executable, \"-m\", \"pip\", \"install\", str(WHEEL)])\n\n"
             "from .main import evaluate  # noqa: E402,F401\n")
     main = (f'"""evaluate() for EvalAI\'s worker: dialeval {__version__} on benchmark {benchmark}."""\n\n'
             f"BENCHMARK = {benchmark!r}\n"

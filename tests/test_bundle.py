@@ -107,7 +107,8 @@ def test_codabench_bundle_has_what_the_v2_unpacker_reads(bundles, data):
     assert (phase["max_submissions_per_day"], phase["max_submissions"]) == (5, 20)
     board = comp["leaderboards"][0]
     assert [c["key"] for c in board["columns"]] == ["p@1", "p@2", "p@5", "mrr"] and board["submission_rule"] == "Force_Last"
-    assert f'dialeval=={__version__}"' in z.read("Dockerfile").decode()
+    wheel = f"scoring_program_0/dialeval-{__version__}-py3-none-any.whl"
+    assert wheel in names and f"COPY {wheel} " in z.read("Dockerfile").decode()
     # answer keys only in the reference data
     golds = gold_ids(data)
     for n in names:
@@ -121,6 +122,8 @@ def test_codabench_bundle_has_what_the_v2_unpacker_reads(bundles, data):
 def test_bundles_are_deterministic_and_never_written_over_an_input(bundles, data, tmp_path):
     r = cli("bundle", "codabench", "--out", tmp_path / "again.zip", env={"DIALEVAL_CHALLENGE": ""})
     assert r.returncode == 0 and (tmp_path / "again.zip").read_bytes() == (bundles / "codabench.zip").read_bytes()
+    r = cli("bundle", "evalai", "--out", tmp_path / "again-evalai.zip", env={"DIALEVAL_CHALLENGE": ""})
+    assert r.returncode == 0 and (tmp_path / "again-evalai.zip").read_bytes() == (bundles / "evalai.zip").read_bytes()
     key = next((data / "tst1").glob("*.answers.json"))
     before = key.read_bytes()
     for out in (key, data / "tst1" / "new.zip"):
@@ -133,7 +136,8 @@ def test_bundles_are_deterministic_and_never_written_over_an_input(bundles, data
     assert r.returncode == 2 and challenge.read_text().startswith("title")
 
 
-def run_as_codabench_worker(bundle_dir: Path, task: int, submission: Path, app: Path) -> subprocess.CompletedProcess:
+def run_as_codabench_worker(bundle_dir: Path, task: int, submission: Path, app: Path,
+                            env: dict[str, str] | None = None, bin_dir: Path | None = None) -> subprocess.CompletedProcess:
     """What the compute worker does for the scoring step: program/ = the task's scoring program, input/ref = its
     reference data, input/res = the unpacked submission, output/ empty; run metadata.yaml's command in program/."""
     import shutil
@@ -150,8 +154,9 @@ def run_as_codabench_worker(bundle_dir: Path, task: int, submission: Path, app: 
     command = yaml.safe_load((app / "program" / "metadata.yaml").read_text())["command"]
     argv = [a.replace("/app/", f"{app}/") for a in shlex.split(command)]
     assert argv[:2] == ["sh", "-c"] and "exec dialeval bundle codabench-score " in argv[2]
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-               PYTHONUNBUFFERED="1", PIP_NO_INDEX="1")  # this dialeval is the pinned one: never a download here
+    bin_dir = bin_dir or Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYTHONUNBUFFERED="1", PIP_NO_INDEX="1", **(env or {}))  # never a download of dialeval here
     return subprocess.run(argv, cwd=app / "program", capture_output=True, text=True, env=env, timeout=300)
 
 
@@ -337,8 +342,9 @@ def test_codabench_default_image_is_pythons_and_the_command_installs_exactly_thi
     z = zipfile.ZipFile(bundles / "codabench.zip")
     comp = yaml.safe_load(z.read("competition.yaml"))
     assert comp["docker_image"] == BASE_IMAGE == "python:3.12-slim"
-    assert z.read("Dockerfile").decode().splitlines()[1] == f"FROM {BASE_IMAGE}"
-    assert f"dialeval=={__version__}" in z.read("README.txt").decode()
+    assert f"FROM {BASE_IMAGE}" in z.read("Dockerfile").decode().splitlines()
+    assert f"the dialeval wheel its scoring program carries, dialeval-{__version__}-py3-none-any.whl" in \
+        z.read("README.txt").decode()
     script = shlex.split(yaml.safe_load(z.read("scoring_program_0/metadata.yaml"))["command"])[2]
     # the same script in an image without dialeval (python3 -c fails) and in one with it (python3 -c succeeds)
     for has_it in (False, True):
@@ -347,12 +353,14 @@ def test_codabench_default_image_is_pythons_and_the_command_installs_exactly_thi
         assert calls[-1].startswith("dialeval bundle codabench-score /app/input/res /app/input/ref /app/output")
         assert (len(calls) == 1) == has_it
         if not has_it:
-            assert calls[0].startswith("pip -m pip install") and calls[0].endswith(f" dialeval=={__version__}")
+            assert calls[0].startswith("pip -m pip install")
+            assert calls[0].endswith(f" /app/program/dialeval-{__version__}-py3-none-any.whl")
     # a worker without network: pip fails, and the scoring stops with one line saying what to do (exit 2)
     r, calls = run_scoring_script(script, tmp_path / "offline", False, pip_works=False)
     assert r.returncode == 2 and len(calls) == 1 and calls[0].startswith("pip ")
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"could not install dialeval=={__version__}" in lines[0] and "--image NAME" in lines[0]
+    assert len(lines) == 1 and f"could not install the bundled dialeval {__version__}" in lines[0]
+    assert "come from PyPI" in lines[0] and "--image NAME" in lines[0]
     out = tmp_path / "own.zip"
     r = cli("bundle", "codabench", "--image", "ghcr.io/org/dialeval-scoring:1", "--out", out,
             env={"DIALEVAL_CHALLENGE": ""})
@@ -381,7 +389,7 @@ def test_a_bundle_for_a_built_image_scores_offline_and_never_runs_pip(tmp_path):
     r, calls = run_scoring_script(script, tmp_path / "stale", False, pip_works=False)
     assert r.returncode == 2 and calls == []
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "ghcr.io/org/dialeval-scoring:1 does not hold dialeval==" + __version__ in lines[0]
+    assert len(lines) == 1 and "ghcr.io/org/dialeval-scoring:1 does not hold dialeval " + __version__ in lines[0]
     assert "the scoring program installs nothing, so the\n   workers need no network" in z.read("README.txt").decode()
     default = cli("bundle", "codabench", "--out", tmp_path / "default.zip", env={"DIALEVAL_CHALLENGE": ""})
     assert default.returncode == 0 and "note: its scoring installs dialeval with pip" in default.stdout
@@ -431,3 +439,151 @@ def test_a_challenge_without_a_quota_writes_evalais_documented_no_limit_explicit
                           'start = 2017-09-01\nend = 2017-09-15\n')
     phase = yaml.safe_load(evalai_bundle("dstc6", data, ch=ch)["challenge_config.yaml"])["challenge_phases"][0]
     assert [phase[k] for k in limits] == [3, 100000, 100000]
+
+
+# ---- the dialeval the bundles install: their own wheel, never PyPI's (dialeval is not published there) ---------
+def wheel_of(bundles: Path) -> tuple[str, bytes, bytes]:
+    """(file name, the Codabench scoring program's wheel, the EvalAI evaluation script's wheel)."""
+    from dialeval import __version__
+
+    name = f"dialeval-{__version__}-py3-none-any.whl"
+    codabench = zipfile.ZipFile(bundles / "codabench.zip").read(f"scoring_program_0/{name}")
+    script = zipfile.ZipFile(io.BytesIO(zipfile.ZipFile(bundles / "evalai.zip").read("evaluation_script.zip")))
+    return name, codabench, script.read(name)
+
+
+def test_bundles_carry_this_dialeval_as_a_wheel_and_never_ask_pypi_for_it(bundles, data):
+    """Both bundles hold the same wheel of the running dialeval: a valid PEP 427 wheel (RECORD hashes, the
+    console script, the requirements pip needs to fetch numpy & co.), package code and data only (no cache, no
+    answer key), and no generated install step names a `dialeval==` requirement (that would ask PyPI)."""
+    import base64
+    import hashlib
+
+    from dialeval import __version__
+
+    name, wheel, same = wheel_of(bundles)
+    assert wheel == same
+    z = zipfile.ZipFile(io.BytesIO(wheel))
+    names = z.namelist()
+    info = f"dialeval-{__version__}.dist-info"
+    assert names[-1] == f"{info}/RECORD" and all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in z.infolist())
+    for want in ("dialeval/__init__.py", "dialeval/cli.py", "dialeval/leaderboard/hosting.py", "dialeval/baselines/__init__.py",
+                 "dialeval/schemas/dstc6-result.schema.json", "dialeval/files/releases.json",
+                 "dialeval/reference_runs/tfidf/submission.tgz", "dialeval/samples/babi/sample.json"):
+        assert want in names, want
+    assert not [n for n in names if "__pycache__" in n or "_kernel_cache" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
+    assert "Tag: py3-none-any" in z.read(f"{info}/WHEEL").decode()
+    assert "dialeval = dialeval.cli:run" in z.read(f"{info}/entry_points.txt").decode()
+    meta = z.read(f"{info}/METADATA").decode()
+    assert f"Version: {__version__}\n" in meta and "Requires-Dist: numpy" in meta and "Requires-Dist: scipy" in meta
+    rows = [line.split(",") for line in z.read(f"{info}/RECORD").decode().splitlines()]
+    assert sorted(r[0] for r in rows) == sorted(names)
+    for path, digest, size in rows:
+        if path != f"{info}/RECORD":
+            body = z.read(path)
+            assert digest == "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
+            assert int(size) == len(body)
+    # package code only: no answer key of the challenge in it
+    golds = gold_ids(data)
+    keys = {k.read_bytes() for k in data.glob("tst*/*.answers.json")}
+    for n in names:
+        body = z.read(n)
+        assert body not in keys and not any(g.encode() in body for g in golds), n
+    # every install step of both bundles uses the wheel, none a PyPI requirement on dialeval
+    c = zipfile.ZipFile(bundles / "codabench.zip")
+    script = zipfile.ZipFile(io.BytesIO(zipfile.ZipFile(bundles / "evalai.zip").read("evaluation_script.zip")))
+    steps = {"Dockerfile": c.read("Dockerfile"), "metadata.yaml": c.read("scoring_program_0/metadata.yaml"),
+             "codabench README.txt": c.read("README.txt"), "__init__.py": script.read("__init__.py"),
+             "evalai README.txt": zipfile.ZipFile(bundles / "evalai.zip").read("README.txt")}
+    for what, text in steps.items():
+        assert "dialeval==" not in text.decode() and name in text.decode(), what
+    assert f"RUN pip install --no-cache-dir /tmp/{name}" in steps["Dockerfile"].decode()
+
+
+@pytest.fixture(scope="module")
+def wheel_install(bundles, tmp_path_factory):
+    """The bundle's wheel installed (no dependencies: they are this Python's) into a folder of its own: put on
+    PYTHONPATH it is the dialeval imported, ahead of this checkout's editable install."""
+    name, wheel, _ = wheel_of(bundles)
+    tmp = tmp_path_factory.mktemp("wheel")
+    (tmp / name).write_bytes(wheel)
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-qq", "--no-deps", "--no-index", "--target",
+                        tmp / "site", tmp / name], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return tmp / "site"
+
+
+def test_the_bundled_wheel_installs_a_dialeval_that_scores_the_bundle_exactly(bundles, wheel_install, tmp_path,
+                                                                             reference_scores):
+    """Installed from the wheel alone, dialeval reports its version, is imported from the install (not the
+    checkout) and, run as the Codabench worker runs the scoring program, gives exactly `dialeval score`'s numbers."""
+    from dialeval import __version__
+
+    env = {"PYTHONPATH": str(wheel_install)}
+    r = cli("--version", cwd=tmp_path, env=env)
+    assert r.returncode == 0 and __version__ in r.stdout, r.stderr
+    r = subprocess.run([sys.executable, "-c", "import dialeval.leaderboard.hosting as h; print(h.__file__)"],
+                       capture_output=True, text=True, cwd=tmp_path, env=dict(os.environ, **env))
+    assert Path(r.stdout.strip()).is_relative_to(wheel_install), r.stdout + r.stderr
+    bundle = unzip(bundles / "codabench.zip", tmp_path / "bundle")
+    r = run_as_codabench_worker(bundle, 0, BASELINE, tmp_path / "app", env=env, bin_dir=wheel_install / "bin")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == reference_scores["all"]
+
+
+def test_a_regular_install_makes_the_same_wheel_as_an_editable_one(bundles, wheel_install, tmp_path):
+    """The wheel comes from the installed package's files: made by a regular install (the one from the wheel:
+    everything under site-packages/dialeval) it is byte for byte the one this editable checkout made."""
+    _, wheel, _ = wheel_of(bundles)
+    r = subprocess.run([sys.executable, "-c", "import sys; from dialeval.leaderboard.hosting import dialeval_wheel; "
+                        "sys.stdout.buffer.write(dialeval_wheel())"], capture_output=True, cwd=tmp_path,
+                       env=dict(os.environ, PYTHONPATH=str(wheel_install)))
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout == wheel
+
+
+@pytest.fixture()
+def bare_python(tmp_path):
+    """A Python environment without dialeval (a virtual environment over the base interpreter's packages), as
+    a worker's image is before the scoring program installs it; skipped where those packages lack pip or
+    dialeval's dependencies (they cannot be downloaded here)."""
+    env_dir = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", env_dir], check=True)
+    python = env_dir / "bin" / "python3"
+    r = subprocess.run([python, "-c", "import pip, numpy, scipy, pandas, jsonschema, msgspec, click, rich, pooch, "
+                        "platformdirs, filelock, jinja2, threadpoolctl"], capture_output=True, cwd=tmp_path)
+    if r.returncode != 0:
+        pytest.skip("the base Python lacks pip or dialeval's dependencies: no environment to install the wheel into")
+    r = subprocess.run([python, "-c", "import dialeval"], capture_output=True, cwd=tmp_path)
+    assert r.returncode != 0, "the base Python already has a dialeval"
+    return env_dir
+
+
+def test_codabench_default_command_installs_the_bundled_wheel_offline_and_scores(bundles, bare_python, tmp_path,
+                                                                                   reference_scores):
+    """The metadata.yaml command, verbatim, in an image without dialeval and with pip's index switched off: it
+    installs the scoring program's own wheel (so never a download of dialeval) and scores exactly."""
+    bundle = unzip(bundles / "codabench.zip", tmp_path / "bundle")
+    r = run_as_codabench_worker(bundle, 0, BASELINE, tmp_path / "app", bin_dir=bare_python / "bin")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == reference_scores["all"]
+    assert list((bare_python / "lib").glob("python3*/site-packages/dialeval/leaderboard/own_wheel.py"))
+
+
+def test_evalai_script_installs_its_wheel_where_the_worker_lacks_dialeval(bundles, bare_python, tmp_path,
+                                                                         reference_scores):
+    """EvalAI's worker imports the unpacked evaluation script: in a Python without dialeval it installs the wheel
+    it carries (pip's index off) and evaluate() gives exactly `dialeval score`'s numbers."""
+    bundle = unzip(bundles / "evalai.zip", tmp_path / "bundle")
+    config = yaml.safe_load((bundle / "challenge_config.yaml").read_text())
+    unzip(bundle / config["evaluation_script"], tmp_path / "challenge_data" / "challenge_1")
+    phase = config["challenge_phases"][0]
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import challenge_1; "
+            "print(json.dumps(challenge_1.evaluate(sys.argv[2], sys.argv[3], sys.argv[4])['submission_result']))")
+    r = subprocess.run([bare_python / "bin" / "python3", "-c", code, tmp_path / "challenge_data",
+                        bundle / phase["test_annotation_file"], BASELINE, phase["codename"]], capture_output=True,
+                       text=True, cwd=tmp_path, env=dict(os.environ, PIP_NO_INDEX="1", DIALEVAL_NO_PROGRESS="1"),
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out == {s: reference_scores[s] for s in ("tst1", "tst2", "tst3", "tst4")}

@@ -60,11 +60,12 @@ def bundle_group():
 @_common
 @click.option("--image", default=None, help="The scoring image in competition.yaml: an image built from the bundle's "
               "Dockerfile and pushed (dialeval preinstalled: scores without network). Default: python:3.12-slim, into "
-              "which each scoring installs the pinned dialeval with pip (the worker needs network).")
+              "which each scoring installs the bundle's own dialeval wheel with pip (its dependencies come from PyPI: the "
+              "worker needs network).")
 def codabench_cmd(benchmark, data, keys, out, challenge_file, image):
     """A Codabench v2 competition bundle: competition.yaml, pages, logo, per phase a task with its reference data
     (test files and answer keys) and a scoring program running `dialeval bundle codabench-score`, and the
-    Dockerfile of the scoring image (pinned to this dialeval version)."""
+    Dockerfile of the scoring image (installing this very dialeval from the wheel each scoring program carries)."""
     from dialeval.leaderboard.hosting import codabench_bundle, write_bundle
 
     root, keys, ch = _inputs(benchmark, data, keys, challenge_file, out)
@@ -72,7 +73,8 @@ def codabench_cmd(benchmark, data, keys, out, challenge_file, image):
     write_bundle(entries, out)
     click.echo(f"wrote {out} ({len(entries)} files; it holds answer keys: keep it private)")
     if image is None:
-        click.echo("note: its scoring installs dialeval with pip on the worker (needs network); to score offline, "
+        click.echo("note: its scoring installs dialeval with pip on the worker (the bundle's own wheel; its dependencies "
+                   "come from PyPI: needs network); to score offline, "
                    "build its Dockerfile, push it and rebuild with --image NAME (see README.txt in the bundle)")
     return 0
 
