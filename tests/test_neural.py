@@ -441,7 +441,7 @@ def test_supervised_embedding_variants_are_dev_selected_and_quoted_in_the_closin
     base = REPO / "submissions/baselines"
     md = (base / "babi-neural.md").read_text(encoding="utf-8")
     recs = json.loads((base / "babi-neural-se-variants.json").read_text())
-    assert {r["variant"] for r in recs} == {"tied-60ep", "untied-60ep", "untied-120ep"}
+    assert {r["variant"] for r in recs} == {"tied-60ep", "untied-60ep", "untied-120ep", "tied-low-lr-60ep"}
     for r in recs:
         cfg, cmd = r["config"]["config"], r["command"]
         assert f"--tasks {r['task']} " in cmd and f"--epochs {cfg['epochs']} --patience {cfg['patience']}" in cmd
