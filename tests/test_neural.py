@@ -664,3 +664,25 @@ def test_the_device_script_compares_profile_rows_with_the_stored_cpu_and_batch32
     md = (tmp_path / "compare.md").read_text()
     assert md.count("\n") == len(rows) + 2 and "| memn2n-match | T4 | device 256, 0.01 | 100.00 | 100.0 |" in md
     assert (tmp_path / "timing.md").read_text().count("| device 256 |") == len({(r["model"], r["task"]) for r in recs})
+
+
+def test_the_device_scripts_variants_train_at_batch_32_like_the_cpu_records_they_extend():
+    """benchmarks/gpu_table2.py's supervised-embeddings variants extend CPU records made at batch 32 with the grid's
+    own learning rates; on the GPU the device profile would otherwise train them at batch 256 with lr x 8, and their
+    rows could not be set beside those records."""
+    import importlib.util
+
+    import torch
+
+    from dialeval.baselines._torchutil import training_profile
+    from dialeval.baselines.embeddings import SupervisedEmbeddings
+    from dialeval.baselines.reproduce import parse_params
+
+    spec = importlib.util.spec_from_file_location("gpu_table2", REPO / "benchmarks" / "gpu_table2.py")
+    g = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(g)
+    assert g.VARIANTS
+    for name, params, _tasks in g.VARIANTS:
+        model = SupervisedEmbeddings(**parse_params(params))
+        config, profile = training_profile(model.current_config(), torch.device("cuda"), model.device_profile)
+        assert (profile["name"], config["batch_size"], config["lr"]) == ("cpu", 32, model.lr), name
