@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import SHARED, run_cli
+from conftest import REPO, SHARED, run_cli
 
 from dialeval.core.signature import Signature
 
@@ -192,6 +192,16 @@ def test_an_option_of_another_benchmark_is_refused_not_ignored(ubuntu_dir, tmp_p
     assert r.returncode == 2, r.stderr
     line = r.stderr.strip().splitlines()[-1]
     assert f"{flag} does not apply to benchmark ubuntu" in line and "Traceback" not in r.stderr
+
+
+def test_candidate_limit_without_lenient_is_refused_not_ignored():
+    # before: `score ... --candidate-limit 5` in strict mode exited 0 and signed nc:all: the option did nothing
+    run = REPO / "submissions" / "samples" / "dstc6" / "example-run.json"
+    r = run_cli("score", run, "--data", "sample:dstc6", "--candidate-limit", "5")
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: --candidate-limit applies with --lenient only (the "
+                                           "official scorer's slots per dialog); strict mode ranks every candidate\n")
+    r = run_cli("score", run, "--data", "sample:dstc6", "--candidate-limit", "5", "--lenient")
+    assert r.returncode == 0 and "|mode:lenient|nc:5|" in r.stdout, r.stderr
 
 
 def test_the_api_checks_options_against_the_benchmark(ubuntu_dir, tmp_path):

@@ -441,7 +441,7 @@ def test_supervised_embedding_variants_are_dev_selected_and_quoted_in_the_closin
     base = REPO / "submissions/baselines"
     md = (base / "babi-neural.md").read_text(encoding="utf-8")
     recs = json.loads((base / "babi-neural-se-variants.json").read_text())
-    assert {r["variant"] for r in recs} == {"tied-60ep", "untied-60ep"}
+    assert {r["variant"] for r in recs} == {"tied-60ep", "untied-60ep", "untied-120ep", "tied-low-lr-60ep"}
     for r in recs:
         cfg, cmd = r["config"]["config"], r["command"]
         assert f"--tasks {r['task']} " in cmd and f"--epochs {cfg['epochs']} --patience {cfg['patience']}" in cmd
@@ -561,10 +561,10 @@ def test_training_profile_is_applied_off_the_cpu_only_and_an_explicit_batch_wins
     assert (cfg["batch_size"], cfg["lr"], p["name"]) == (BASE_BATCH, 0.01, "cpu")
     for dev in ("cuda", "meta", "mps"):
         cfg, p = training_profile(adam, Device(dev))
-        assert (cfg["batch_size"], cfg["lr"], p["name"], p["lr_rule"]) == (PROFILE_BATCH, 0.01 * k**0.5, "device", "sqrt")
+        assert (cfg["batch_size"], cfg["lr"], p["name"], p["lr_rule"]) == (PROFILE_BATCH, 0.01, "device", "none")
         assert p["base_lr"] == 0.01 and p["batch_size"] == PROFILE_BATCH and dev in p["why"]
-    cfg, p = training_profile(sgd, Device("cuda"))
-    assert (cfg["lr"], p["lr_rule"], p["lr_scale"]) == (0.1 * k, "linear", k)
+        cfg, p = training_profile(sgd, Device(dev))
+        assert (cfg["batch_size"], cfg["lr"], p["lr_rule"], p["lr_scale"]) == (PROFILE_BATCH, 0.1 * k, "linear", k)
     assert training_profile(sgd, Device("cpu"), forced=True)[0]["batch_size"] == PROFILE_BATCH
     assert training_profile(sgd, Device("cuda"), forced=False)[0] == {**sgd, "batch_size": BASE_BATCH}
     for forced in (None, True):  # a batch size the user set is used as given, with the learning rate as given
@@ -593,7 +593,7 @@ def test_fit_records_the_profile_it_trained_with_and_the_cpu_default_is_batch_32
 
     prof = cls(seed=2, device_profile=True, **small).fit(TRAIN, TRAIN[:3]).describe()
     p = prof["training_profile"]
-    scale = PROFILE_BATCH / BASE_BATCH if cls is SupervisedEmbeddings else (PROFILE_BATCH / BASE_BATCH) ** 0.5
+    scale = PROFILE_BATCH / BASE_BATCH if cls is SupervisedEmbeddings else 1.0  # SGD: linear rule; Adam: as it is
     assert prof["config"]["batch_size"] == PROFILE_BATCH == p["batch_size"] and p["name"] == "device"
     assert p["base_lr"] in (0.05, 0.1, 0.01, 0.001) and prof["config"]["lr"] == pytest.approx(p["base_lr"] * scale)
     explicit = cls(seed=2, device_profile=True, batch_size=4, **small).fit(TRAIN, TRAIN[:3]).describe()
@@ -624,3 +624,65 @@ def test_sort_free_unique_and_negative_sampling_give_the_values_the_cpu_numbers_
         ref_u, ref_i = torch.unique(torch.cat([gold, neg.reshape(-1)]), return_inverse=True)
         assert np.array_equal(uniq, ref_u.numpy()) and np.array_equal(inv, ref_i.numpy())
         assert not (uniq[inv[256:]].reshape(256, 100) == gold.numpy()[:, None]).any()  # never the gold
+
+
+def test_the_report_shows_the_device_profile_beside_the_device():
+    from dialeval.baselines.reproduce import render_markdown
+
+    rec = {"model": "supervised-embeddings", "task": 4, "split": "tst", "per_response": 57.0, "per_dialog": 0.0,
+           "paper_per_response": 57.2, "paper_per_dialog": 0.0, "train_seconds": 3.0, "infer_seconds": 0.5,
+           "n_items": 10, "meets_target": True, "device": "cuda",
+           "config": {"config": {"batch_size": 256, "lr": 0.8}, "training_profile": {
+               "name": "device", "batch_size": 256, "lr": 0.8, "lr_rule": "linear", "lr_scale": 8.0}}}
+    cpu = {**rec, "device": "cpu", "config": {"config": {"batch_size": 32}, "training_profile": {"name": "cpu"}}}
+    md = render_markdown([rec], "dialeval reproduce babi", "abc")
+    assert "| supervised-embeddings | T4 | tst | cuda (profile: batch 256, lr × 8) |" in md
+    assert "| supervised-embeddings | T4 | tst | cpu |" in render_markdown([cpu], "dialeval reproduce babi", "abc")
+
+
+def test_the_device_script_compares_profile_rows_with_the_stored_cpu_and_batch32_rows(tmp_path):
+    """benchmarks/gpu_table2.py's comparison, fed the CPU-validated profile records (what the device run will
+    write, apart from the device): every row gets its profile, the stored CPU and batch-32 GPU numbers and the
+    difference; the tables are written. A crash here would cost a device session."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_table2", REPO / "benchmarks" / "gpu_table2.py")
+    g = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(g)
+    base = REPO / "submissions/baselines"
+    load = lambda name: g.by_key(json.loads((base / name).read_text()))  # noqa: E731
+    recs = json.loads((base / "babi-neural-profile-cpu.json").read_text())
+    stored, gpu32 = load("babi-neural.json"), load("babi-neural-gpu.json")
+    rows = g.compare_rows(recs, stored, gpu32, gpu32)  # the stored H200 rows stand in for this run's batch 32
+    assert len(rows) == len(recs) >= 12
+    for r, c in zip(recs, rows, strict=True):
+        key = (r["model"], r["task"], r["split"])
+        assert (c["profile"], c["batch_size"]) == ("device", 256)
+        assert c["delta"] == round(r["per_response"] - stored[key]["per_response"], 2)
+        assert c["batch32"] == c["stored_gpu32"] == gpu32[key]["per_response"]
+    g.write_compare(tmp_path, rows)
+    md = (tmp_path / "compare.md").read_text()
+    assert md.count("\n") == len(rows) + 2 and "| memn2n-match | T4 | device 256, 0.01 | 100.00 | 100.0 |" in md
+    assert (tmp_path / "timing.md").read_text().count("| device 256 |") == len({(r["model"], r["task"]) for r in recs})
+
+
+def test_the_device_scripts_variants_train_at_batch_32_like_the_cpu_records_they_extend():
+    """benchmarks/gpu_table2.py's supervised-embeddings variants extend CPU records made at batch 32 with the grid's
+    own learning rates; on the GPU the device profile would otherwise train them at batch 256 with lr x 8, and their
+    rows could not be set beside those records."""
+    import importlib.util
+
+    import torch
+
+    from dialeval.baselines._torchutil import training_profile
+    from dialeval.baselines.embeddings import SupervisedEmbeddings
+    from dialeval.baselines.reproduce import parse_params
+
+    spec = importlib.util.spec_from_file_location("gpu_table2", REPO / "benchmarks" / "gpu_table2.py")
+    g = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(g)
+    assert g.VARIANTS
+    for name, params, _tasks in g.VARIANTS:
+        model = SupervisedEmbeddings(**parse_params(params))
+        config, profile = training_profile(model.current_config(), torch.device("cuda"), model.device_profile)
+        assert (profile["name"], config["batch_size"], config["lr"]) == ("cpu", 32, model.lr), name

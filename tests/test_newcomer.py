@@ -453,6 +453,15 @@ def test_counts_of_one_are_singular(tmp_path):
     assert "1 lines" not in r.stderr
 
 
+def test_one_movie_dialog_item_given_as_text_is_counted_in_the_singular(tmp_path):
+    # before: "1 items give candidates that are neither ids nor exact candidate texts"
+    run = json.loads((REPO / "submissions" / "samples" / "movie-dialog" / "example-run.json").read_text())
+    run[0]["lst_candidate_id"][0]["candidate_id"] = "No Such Film"
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    r = run_cli("score", tmp_path / "run.json", "--benchmark", "movie-dialog", "--data", "sample:movie-dialog")
+    assert r.returncode == 1 and "1 item gives candidates that are neither ids nor exact" in r.stderr, r.stderr
+
+
 @pytest.mark.needs("numba")
 def test_embed_says_one_hypothesis_and_one_reference(tmp_path):
     # before: "1 hypotheses, 1 references; ..."

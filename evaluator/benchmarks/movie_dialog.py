@@ -39,7 +39,7 @@ import numpy as np
 from dialeval.benchmarks.base import Evaluation, Request, task_numbers
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
-from dialeval.core.problems import Problem
+from dialeval.core.problems import Problem, counted
 from dialeval.files.read import os_error
 from dialeval.formats import movie
 
@@ -456,7 +456,8 @@ def translate_texts(sub: Path, loaded: list[_TaskData], data: Path, tmp: Path, p
             if ids != strings:
                 n_text_items += 1
             apply([c if c is not None else s for c, s in zip(ids, strings, strict=True)])
-        notes.append(f"candidates given as text in {n_text_items} items were matched to ids by their exact text")
+        notes.append(f"candidates given as text in {counted(n_text_items, 'item')} were matched to ids by their "
+                     "exact text")
     else:
         golds_done: set[int] = set()
         for ((k, i), strings, apply) in entries:
@@ -469,7 +470,8 @@ def translate_texts(sub: Path, loaded: list[_TaskData], data: Path, tmp: Path, p
                 s_.gold = [frozenset(c for g in gs if (c := m.canonical(j, g)) is not None) for j, gs in enumerate(s_.gold)]
         notes.append("candidates were compared as normalised text (lower-case, punctuation -> space, a/an/the dropped, "
                      "spaces collapsed): candidates whose texts normalise alike count as one")
-        problems.append(Problem("text-normalised", "", f"{n_text_items} items give candidates that are neither ids nor "
+        gives = "item gives" if n_text_items == 1 else "items give"
+        problems.append(Problem("text-normalised", "", f"{n_text_items} {gives} candidates that are neither ids nor "
                                 "exact candidate texts: the whole submission was compared as normalised text",
                                 "warning", sub.name))
     out = tmp / sub.name

@@ -136,6 +136,9 @@ class DSTC6(Benchmark):
         candidate_limit = opts.get("candidate_limit", DEFAULT_CANDIDATE_LIMIT)
         if lenient and (not isinstance(candidate_limit, int) or candidate_limit < 1):
             raise UsageError("--candidate-limit must be at least 1")
+        if "candidate_limit" in opts and not lenient:  # strict mode ranks every candidate: never silently ignored
+            raise UsageError("--candidate-limit applies with --lenient only (the official scorer's slots per dialog); "
+                             "strict mode ranks every candidate")
         if request.ties != DEFAULT_TIES:  # a rank list orders every candidate: a policy would be silently ignored
             raise UsageError(f"--ties {request.ties} does not apply to dstc6: a rank file orders every candidate, "
                              "so there are no ties to break")
