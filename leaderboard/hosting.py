@@ -408,34 +408,37 @@ def dockerfile(wheel_path: str) -> str:
             "WORKDIR /app/program\n")
 
 
-def scoring_command(args: str, version: str = __version__, image: str | None = None) -> str:
+def scoring_command(args: str, version: str = __version__, image: str | None = None, build: str | None = None) -> str:
     """The metadata.yaml command: ``dialeval bundle codabench-score ARGS`` run by ``sh -c`` (Codabench's worker
-    hands the command to Docker, which runs no shell), once the image is known to hold dialeval VERSION (never
-    another version's numbers).
+    hands the command to Docker, which runs no shell), once the image is known to hold this very dialeval (the
+    bundle wheel's ``build``, not just its version: never another build's numbers).
 
     * ``image`` given (built from the bundle's Dockerfile, dialeval preinstalled): nothing is installed, so the
-      scoring works on a worker without network; an image holding another version or none stops with one line.
+      scoring works on a worker without network; an image holding another build or none stops with one line.
     * the default image (Docker Hub's Python image): the scoring program's own dialeval wheel
       (``/app/program/dialeval-VERSION-py3-none-any.whl``, never a download of dialeval) is installed with pip
-      when the image holds another version or none; pip fetches its dependencies from PyPI, which needs the
-      network on the worker (Codabench's worker gives the container network unless its organizer set
+      when the image holds another build or none (first alone, replacing a same-version build pip would keep,
+      then again for its dependencies); pip fetches the dependencies from PyPI, which needs the network on the
+      worker (Codabench's worker gives the container network unless its organizer set
       COMPETITION_CONTAINER_NETWORK_DISABLED); a failed install stops with one line saying so.
     """
-    from dialeval.leaderboard.own_wheel import wheel_name
+    from dialeval.leaderboard.own_wheel import build_id, installed_build_check, wheel_name
 
-    check = f"import dialeval, sys; sys.exit(dialeval.__version__ != {version!r})"
+    build = build or build_id()
+    check = installed_build_check(build)
     if image is not None:
-        missing = (f"dialeval: the scoring image {image} does not hold dialeval {version}: rebuild it from the "
-                   "bundle's Dockerfile and push it")
+        missing = (f"dialeval: the scoring image {image} does not hold this bundle's dialeval {version} (build "
+                   f"{build[:12]}): rebuild it from the bundle's Dockerfile and push it")
         return "sh -c " + shlex.quote(f'python3 -c "{check}" 2>/dev/null || {{ echo {shlex.quote(missing)} >&2; '
                                       f"exit 2; }} && exec dialeval bundle codabench-score {args}")
     failed = (f"dialeval: could not install the bundled dialeval {version} into the scoring image: its dependencies "
               "(numpy, scipy, pandas...) come from PyPI, does this worker reach it? For scoring without network, "
               "build the bundle's Dockerfile, push it and rebuild the bundle with --image NAME")
-    install = (f"python3 -m pip install -qq --no-cache-dir --disable-pip-version-check --root-user-action=ignore "
-               f"/app/program/{wheel_name(version)} >/dev/null 2>&1")
-    return "sh -c " + shlex.quote(f'python3 -c "{check}" 2>/dev/null || {{ {install} || {{ echo {shlex.quote(failed)} '
-                                  f">&2; exit 2; }}; }} && exec dialeval bundle codabench-score {args}")
+    pip = "python3 -m pip install -qq --no-cache-dir --disable-pip-version-check --root-user-action=ignore"
+    wheel = f"/app/program/{wheel_name(version)}"
+    install = f"{pip} --force-reinstall --no-deps {wheel} >/dev/null 2>&1 && {pip} {wheel} >/dev/null 2>&1"
+    return "sh -c " + shlex.quote(f'python3 -c "{check}" 2>/dev/null || {{ {{ {install}; }} || {{ echo '
+                                  f"{shlex.quote(failed)} >&2; exit 2; }}; }} && exec dialeval bundle codabench-score {args}")
 
 
 def _prepare(benchmark: str, data: Path, keys: Path | None, ch):
@@ -647,7 +650,7 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     entries["evaluation_script.zip"] = zip_bytes(script)
     entries["logo.png"] = logo_png()
     entries["README.txt"] = (f"EvalAI challenge configuration written by dialeval {__version__}. When the worker lacks "
-                             f"dialeval {__version__}, the evaluation script installs the wheel it carries "
+                             f"this build of dialeval {__version__}, the evaluation script installs the wheel it carries "
                              f"({wheel_name()}, the exact dialeval that made this zip; dialeval is not on PyPI) with "
                              "pip, which fetches its dependencies (numpy, scipy, pandas...) from PyPI. annotations/ "
                              "holds each phase's test files and answer keys: keep this zip private.\n").encode()
@@ -667,17 +670,21 @@ def _evalai_date(ts: str) -> str:
 def evaluation_script(benchmark: str, phase_list: list[dict]) -> dict[str, bytes]:
     """The files of EvalAI's evaluation script package: ``__init__.py`` (installs the wheel the caller adds beside
     it when the worker lacks this version) and ``main.py``."""
-    from dialeval.leaderboard.own_wheel import wheel_name
+    from dialeval.leaderboard.own_wheel import BUILD_FILE, build_id, wheel_name
 
     split_map = {p["codename"]: p["splits"] for p in phase_list}
     init = (f'"""EvalAI evaluation script written by dialeval {__version__}: scores with that exact version."""\n'
             "import importlib.metadata\nimport subprocess\nimport sys\nfrom pathlib import Path\n\n"
             f'VERSION = "{__version__}"\n'
             f'WHEEL = Path(__file__).with_name("{wheel_name()}")  # the dialeval that wrote this script (not on PyPI)\n'
-            "try:\n    INSTALLED = importlib.metadata.version(\"dialeval\")\n"
+            f'BUILD = "{build_id()}"  # the wheel\'s {BUILD_FILE}: another build of VERSION is replaced\n'
+            f"try:\n    INSTALLED = (importlib.metadata.distribution(\"dialeval\").read_text(\"{BUILD_FILE}\") or \"\").strip()\n"
             "except importlib.metadata.PackageNotFoundError:\n    INSTALLED = None\n"
-            "if INSTALLED != VERSION:  # the worker installs the bundled scorer once (its dependencies from PyPI)\n"
-            "    subprocess.check_call([sys.executable, \"-m\", \"pip\", \"install\", str(WHEEL)])\n\n"
+            "if INSTALLED != BUILD:  # the worker installs the bundled scorer once: alone (replacing a same-version\n"
+            "    # build, which pip would keep), then again for its dependencies (from PyPI)\n"
+            "    PIP = [sys.executable, \"-m\", \"pip\", \"install\"]\n"
+            "    subprocess.check_call(PIP + [\"--force-reinstall\", \"--no-deps\", str(WHEEL)])\n"
+            "    subprocess.check_call(PIP + [str(WHEEL)])\n\n"
             "from .main import evaluate  # noqa: E402,F401\n")
     main = (f'"""evaluate() for EvalAI\'s worker: dialeval {__version__} on benchmark {benchmark}."""\n\n'
             f"BENCHMARK = {benchmark!r}\n"

@@ -17,6 +17,7 @@ builder's machine, recompiled on the worker's first use). Deterministic: sorted 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -33,6 +34,10 @@ DATA_PACKAGES = {"schemas": "schemas_dir", "reference_runs": "reference_runs_dir
 does not import mapped namespace packages)."""
 SKIPPED_DIRS = {"__pycache__", "_kernel_cache"}
 SKIPPED_SUFFIXES = (".pyc", ".pyo", ".nbi", ".nbc")  # bytecode, numba's cache index and machine code
+BUILD_FILE = "DIALEVAL_BUILD"
+"""A dist-info file of the wheel: sha256 of its package files' RECORD lines. Installed, it says which build of a
+version is there (a checkout stays at one version through many changes), so the install steps replace another
+build of the same version instead of keeping it."""
 WHEEL_TAG = "py3-none-any"
 WHEEL_FILE = (f"Wheel-Version: 1.0\nGenerator: dialeval {__version__} (bundle)\nRoot-Is-Purelib: true\n"
               f"Tag: {WHEEL_TAG}\n")
@@ -96,12 +101,15 @@ def _record_hash(body: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
 
 
+@functools.cache
 def wheel_entries() -> dict[str, bytes]:
     """{name: bytes} of the wheel, in archive order: the package files sorted, then the dist-info with RECORD
     last (PEP 427 asks for the .dist-info at the end). :func:`dialeval.leaderboard.hosting.dialeval_wheel` zips it."""
     metadata, entry_points = _metadata()
     info = f"dialeval-{__version__}.dist-info"
     entries = dict(sorted(package_files().items()))
+    files = "".join(f"{name},{_record_hash(body)},{len(body)}\n" for name, body in entries.items())
+    entries[f"{info}/{BUILD_FILE}"] = (hashlib.sha256(files.encode()).hexdigest() + "\n").encode()
     entries[f"{info}/METADATA"] = metadata.encode()
     entries[f"{info}/WHEEL"] = WHEEL_FILE.encode()
     entries[f"{info}/entry_points.txt"] = entry_points.encode()
@@ -109,3 +117,14 @@ def wheel_entries() -> dict[str, bytes]:
     record = "".join(f"{name},{_record_hash(body)},{len(body)}\n" for name, body in entries.items())
     entries[f"{info}/RECORD"] = (record + f"{info}/RECORD,,\n").encode()
     return entries
+
+
+def build_id() -> str:
+    """The wheel's build: what :data:`BUILD_FILE` says."""
+    return wheel_entries()[f"dialeval-{__version__}.dist-info/{BUILD_FILE}"].decode().strip()
+
+
+def installed_build_check(build: str) -> str:
+    """Python code exiting 0 when the dialeval installed is that build, else non-zero (not installed included)."""
+    return (f"import importlib.metadata as m, sys; sys.exit((m.distribution('dialeval').read_text('{BUILD_FILE}') "
+            f"or '').strip() != '{build}')")

@@ -10,6 +10,7 @@ one line on stderr and no scores.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import io
 import json
 import os
@@ -136,10 +137,13 @@ def test_bundles_are_deterministic_and_never_written_over_an_input(bundles, data
     assert r.returncode == 2 and challenge.read_text().startswith("title")
 
 
-def run_as_codabench_worker(bundle_dir: Path, task: int, submission: Path, app: Path,
-                            env: dict[str, str] | None = None, bin_dir: Path | None = None) -> subprocess.CompletedProcess:
+def run_as_codabench_worker(bundle_dir: Path, task: int, submission: Path, app: Path, site: Path | None = None,
+                            python_env: Path | None = None) -> subprocess.CompletedProcess:
     """What the compute worker does for the scoring step: program/ = the task's scoring program, input/ref = its
-    reference data, input/res = the unpacked submission, output/ empty; run metadata.yaml's command in program/."""
+    reference data, input/res = the unpacked submission, output/ empty; run metadata.yaml's command in program/.
+    The image's Python: ``site``, a folder holding the bundle's wheel installed (put on PYTHONPATH), or
+    ``python_env``, a Python environment; never this checkout's editable install, which the command would
+    replace with the wheel (it is not the wheel's build)."""
     import shutil
 
     (app / "input").mkdir(parents=True)
@@ -154,15 +158,19 @@ def run_as_codabench_worker(bundle_dir: Path, task: int, submission: Path, app: 
     command = yaml.safe_load((app / "program" / "metadata.yaml").read_text())["command"]
     argv = [a.replace("/app/", f"{app}/") for a in shlex.split(command)]
     assert argv[:2] == ["sh", "-c"] and "exec dialeval bundle codabench-score " in argv[2]
-    bin_dir = bin_dir or Path(sys.executable).parent
+    assert (site is None) != (python_env is None)
+    bin_dir = site / "bin" if site else python_env / "bin"
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-               PYTHONUNBUFFERED="1", PIP_NO_INDEX="1", **(env or {}))  # never a download of dialeval here
+               PYTHONUNBUFFERED="1", PIP_NO_INDEX="1")  # never a download of dialeval here
+    if site:
+        env["PYTHONPATH"] = str(site)
     return subprocess.run(argv, cwd=app / "program", capture_output=True, text=True, env=env, timeout=300)
 
 
-def test_codabench_scoring_program_gives_exactly_dialeval_scores_numbers(bundles, tmp_path, reference_scores, data):
+def test_codabench_scoring_program_gives_exactly_dialeval_scores_numbers(bundles, tmp_path, reference_scores, data,
+                                                                        wheel_install):
     bundle = unzip(bundles / "codabench.zip", tmp_path / "bundle")
-    r = run_as_codabench_worker(bundle, 0, BASELINE, tmp_path / "app")
+    r = run_as_codabench_worker(bundle, 0, BASELINE, tmp_path / "app", wheel_install)
     assert r.returncode == 0, r.stderr
     scores = json.loads((tmp_path / "app" / "output" / "scores.json").read_text())
     assert scores == reference_scores["all"]  # exactly, float for float
@@ -171,9 +179,9 @@ def test_codabench_scoring_program_gives_exactly_dialeval_scores_numbers(bundles
     assert not any(g in details for g in gold_ids(data))
 
 
-def test_codabench_scoring_program_on_a_bad_submission_says_one_line_and_scores_nothing(bundles, tmp_path):
+def test_codabench_scoring_program_on_a_bad_submission_says_one_line_and_scores_nothing(bundles, tmp_path, wheel_install):
     bundle = unzip(bundles / "codabench.zip", tmp_path / "bundle")
-    r = run_as_codabench_worker(bundle, 0, broken_run(tmp_path / "bad"), tmp_path / "app")
+    r = run_as_codabench_worker(bundle, 0, broken_run(tmp_path / "bad"), tmp_path / "app", wheel_install)
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "invalid submission, not scored" in lines[0] and "rank" in lines[0], r.stderr
@@ -182,18 +190,24 @@ def test_codabench_scoring_program_on_a_bad_submission_says_one_line_and_scores_
 
 # ---- EvalAI ---------------------------------------------------------------------------------------------------
 @pytest.fixture()
-def evalai(bundles, tmp_path):
-    """The challenge as EvalAI's worker loads it: evaluation_script.zip unpacked as a package and imported."""
+def evalai(bundles, tmp_path, wheel_install):
+    """The challenge as EvalAI's worker loads it: evaluation_script.zip unpacked as a package and imported. The
+    worker's dialeval is the wheel's (its metadata first on sys.path), so the script installs nothing into this
+    checkout's environment (the code that runs is the same)."""
     bundle = unzip(bundles / "evalai.zip", tmp_path / "bundle")
     config = yaml.safe_load((bundle / "challenge_config.yaml").read_text())
     package = tmp_path / "challenge_data" / "challenge_1"
     unzip(bundle / config["evaluation_script"], package)
-    sys.path.insert(0, str(package.parent))
+    sys.path[:0] = [str(wheel_install), str(package.parent)]
     try:
+        from dialeval.leaderboard.own_wheel import BUILD_FILE, build_id
+
+        assert importlib.metadata.distribution("dialeval").read_text(BUILD_FILE).strip() == build_id()
         module = importlib.import_module("challenge_1")
         yield bundle, config, module
     finally:
         sys.path.remove(str(package.parent))
+        sys.path.remove(str(wheel_install))
         for name in [n for n in sys.modules if n == "challenge_1" or n.startswith("challenge_1.")]:
             del sys.modules[name]
 
@@ -283,7 +297,7 @@ def test_a_challenge_without_a_quota_is_unlimited_on_codabench_too(data):
     assert [(p["max_submissions_per_day"], p["max_submissions"]) for p in comp["phases"]] == [(0, 0)]
 
 
-def test_a_bundle_for_another_benchmark_scores_like_dialeval_score(tmp_path):
+def test_a_bundle_for_another_benchmark_scores_like_dialeval_score(tmp_path, wheel_install):
     """bAbI's shipped sample data: the whole data folder is the reference data; the worker's numbers are
     `dialeval score`'s."""
     samples = REPO / "submissions" / "samples" / "babi"
@@ -299,19 +313,19 @@ def test_a_bundle_for_another_benchmark_scores_like_dialeval_score(tmp_path):
     bundle = unzip(tmp_path / "babi.zip", tmp_path / "bundle")
     (tmp_path / "res").mkdir()
     (tmp_path / "res" / run.name).write_bytes(run.read_bytes())  # the participant's zip held one result file
-    r = run_as_codabench_worker(bundle, 0, tmp_path / "res", tmp_path / "app")
+    r = run_as_codabench_worker(bundle, 0, tmp_path / "res", tmp_path / "app", wheel_install)
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == expected
 
 
-def test_a_run_zipped_with_its_folder_scores_the_same(bundles, tmp_path, reference_scores):
+def test_a_run_zipped_with_its_folder_scores_the_same(bundles, tmp_path, reference_scores, wheel_install):
     """Participants often zip the folder holding their run: Codabench unpacks it as res/<folder>/tst1/..."""
     bundle = unzip(bundles / "codabench.zip", tmp_path / "bundle")
     wrapped = tmp_path / "res" / "my-run"
     wrapped.mkdir(parents=True)
     with tarfile.open(BASELINE) as tf:
         tf.extractall(wrapped, filter="data")
-    r = run_as_codabench_worker(bundle, 0, tmp_path / "res", tmp_path / "app")
+    r = run_as_codabench_worker(bundle, 0, tmp_path / "res", tmp_path / "app", wheel_install)
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == reference_scores["all"]
 
@@ -351,10 +365,11 @@ def test_codabench_default_image_is_pythons_and_the_command_installs_exactly_thi
         r, calls = run_scoring_script(script, tmp_path / f"image{has_it}", has_it)
         assert r.returncode == 0, r.stderr
         assert calls[-1].startswith("dialeval bundle codabench-score /app/input/res /app/input/ref /app/output")
-        assert (len(calls) == 1) == has_it
-        if not has_it:
-            assert calls[0].startswith("pip -m pip install")
-            assert calls[0].endswith(f" /app/program/dialeval-{__version__}-py3-none-any.whl")
+        assert len(calls) == (1 if has_it else 3)
+        if not has_it:  # the wheel alone (replacing another build of the version), then for its dependencies
+            wheel = f" /app/program/dialeval-{__version__}-py3-none-any.whl"
+            assert calls[0].startswith("pip -m pip install") and " --force-reinstall --no-deps " in calls[0]
+            assert calls[0].endswith(wheel) and calls[1].endswith(wheel) and "--force-reinstall" not in calls[1]
     # a worker without network: pip fails, and the scoring stops with one line saying what to do (exit 2)
     r, calls = run_scoring_script(script, tmp_path / "offline", False, pip_works=False)
     assert r.returncode == 2 and len(calls) == 1 and calls[0].startswith("pip ")
@@ -389,13 +404,13 @@ def test_a_bundle_for_a_built_image_scores_offline_and_never_runs_pip(tmp_path):
     r, calls = run_scoring_script(script, tmp_path / "stale", False, pip_works=False)
     assert r.returncode == 2 and calls == []
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "ghcr.io/org/dialeval-scoring:1 does not hold dialeval " + __version__ in lines[0]
+    assert len(lines) == 1 and "ghcr.io/org/dialeval-scoring:1 does not hold this bundle's dialeval " + __version__ in lines[0]
     assert "the scoring program installs nothing, so the\n   workers need no network" in z.read("README.txt").decode()
     default = cli("bundle", "codabench", "--out", tmp_path / "default.zip", env={"DIALEVAL_CHALLENGE": ""})
     assert default.returncode == 0 and "note: its scoring installs dialeval with pip" in default.stdout
 
 
-def test_a_hidden_phase_keeps_its_scores_from_participants_on_codabench(data, tmp_path, reference_scores):
+def test_a_hidden_phase_keeps_its_scores_from_participants_on_codabench(data, tmp_path, reference_scores, wheel_install):
     """Per phase, what Codabench supports: hide_output on the hidden phase, and a scoring program that puts no
     number where participants see it (log, detailed results). The one leaderboard serves every phase and hides
     without a date: it starts hidden, and README.txt says what to switch by hand and why (with the sources)."""
@@ -411,7 +426,7 @@ def test_a_hidden_phase_keeps_its_scores_from_participants_on_codabench(data, tm
     assert "Final Test (ends 2017-09-15T23:59:59Z)" in readme and "base_unpacker.py" in readme and "1777" in readme
     dev = yaml.safe_load((bundle / "scoring_program_0" / "metadata.yaml").read_text())["command"]
     assert "--hidden-until" not in dev
-    r = run_as_codabench_worker(bundle, 1, BASELINE, tmp_path / "app")
+    r = run_as_codabench_worker(bundle, 1, BASELINE, tmp_path / "app", wheel_install)
     assert r.returncode == 0, r.stderr
     scores = json.loads((tmp_path / "app" / "output" / "scores.json").read_text())
     assert scores == reference_scores["tst4"]  # the leaderboard still gets the phase's exact numbers
@@ -526,7 +541,7 @@ def test_the_bundled_wheel_installs_a_dialeval_that_scores_the_bundle_exactly(bu
                        capture_output=True, text=True, cwd=tmp_path, env=dict(os.environ, **env))
     assert Path(r.stdout.strip()).is_relative_to(wheel_install), r.stdout + r.stderr
     bundle = unzip(bundles / "codabench.zip", tmp_path / "bundle")
-    r = run_as_codabench_worker(bundle, 0, BASELINE, tmp_path / "app", env=env, bin_dir=wheel_install / "bin")
+    r = run_as_codabench_worker(bundle, 0, BASELINE, tmp_path / "app", wheel_install)
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == reference_scores["all"]
 
@@ -562,12 +577,25 @@ def bare_python(tmp_path):
 def test_codabench_default_command_installs_the_bundled_wheel_offline_and_scores(bundles, bare_python, tmp_path,
                                                                                    reference_scores):
     """The metadata.yaml command, verbatim, in an image without dialeval and with pip's index switched off: it
-    installs the scoring program's own wheel (so never a download of dialeval) and scores exactly."""
+    installs the scoring program's own wheel (so never a download of dialeval) and scores exactly; in an image
+    holding another build of the same version it replaces that build (pip alone would keep it)."""
+    from dialeval.leaderboard.own_wheel import BUILD_FILE, build_id
+
     bundle = unzip(bundles / "codabench.zip", tmp_path / "bundle")
-    r = run_as_codabench_worker(bundle, 0, BASELINE, tmp_path / "app", bin_dir=bare_python / "bin")
+    r = run_as_codabench_worker(bundle, 0, BASELINE, tmp_path / "app", python_env=bare_python)
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == reference_scores["all"]
-    assert list((bare_python / "lib").glob("python3*/site-packages/dialeval/leaderboard/own_wheel.py"))
+    site, = (bare_python / "lib").glob("python3*/site-packages")
+    build = next(site.glob(f"dialeval-*.dist-info/{BUILD_FILE}"))
+    assert build.read_text().strip() == build_id()
+    init = site / "dialeval" / "__init__.py"
+    original = init.read_bytes()
+    init.write_bytes(original + b"raise SystemExit('a stale build ran')\n")  # another build of the same version
+    build.write_text("0" * 64 + "\n")
+    r = run_as_codabench_worker(bundle, 0, BASELINE, tmp_path / "again", python_env=bare_python)
+    assert r.returncode == 0, r.stderr
+    assert init.read_bytes() == original and build.read_text().strip() == build_id()
+    assert json.loads((tmp_path / "again" / "output" / "scores.json").read_text()) == reference_scores["all"]
 
 
 def test_evalai_script_installs_its_wheel_where_the_worker_lacks_dialeval(bundles, bare_python, tmp_path,
