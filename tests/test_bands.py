@@ -253,6 +253,21 @@ def test_rank_on_a_reported_only_board_lists_the_rows_unbanded(tmp_path):
     assert "on –" not in page and "reported results only" in page
 
 
+def test_a_site_title_with_control_characters_is_refused_before_anything_is_written(tmp_path):
+    """--title is every page's heading: an escape sequence or bidi override in it is refused in one line (exit 2),
+    shown escaped, and no site folder is made; plain non-ASCII text is accepted."""
+    reg = tmp_path / "reg"
+    assert cli("registry", "import", REPORTED, "--registry", reg, "--board", "dstc6-2017").returncode == 0
+    for bad in ("Board\x1b[31m", "Board \u202eevil"):
+        r = cli("leaderboard", "build", "--registry", reg, "--out", tmp_path / "site", "--title", bad)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "--title" in r.stderr and "\x1b" not in r.stderr and "\u202e" not in r.stderr
+        assert not (tmp_path / "site").exists()
+    r = cli("leaderboard", "build", "--registry", reg, "--out", tmp_path / "site", "--title", "Défi · 2017")
+    assert r.returncode == 0, r.stderr
+    assert "Défi · 2017" in (tmp_path / "site" / "index.html").read_text()
+
+
 def test_compare_on_a_text_metric_counts_the_items_left_out(tiny, tmp_path, chain_registry):
     """compare scores runs given as files with the embedding metrics asked for (as `score --metrics` does): an item
     whose top-1 or gold text has no word with a vector is left out by the paper preset (empty:skip) in that run,

@@ -416,8 +416,10 @@ def _check_site_folder(out: Path, registry_dir: Path) -> None:
 def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title, all_runs, reveal, now):
     """Render the registry as a static site (no server, no CDN; opens from file://)."""
     from dialeval.leaderboard.registry import Registry
-    from dialeval.leaderboard.site import build_site
+    from dialeval.leaderboard.site import build_site, visible
 
+    if visible(title) != title:  # a control or invisible character would be published in every page's heading
+        raise UsageError(f"--title \"{visible(title)}\" holds control or invisible characters; give plain text")
     hidden = [s.strip() for s in hidden_splits.split(",") if s.strip()]
     _check_site_folder(Path(out), Path(registry_dir))
     with Registry(registry_dir, create=False) as reg:
