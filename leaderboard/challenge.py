@@ -255,9 +255,14 @@ def paragraphs(text: str) -> list[str]:
 
 
 def submit_commands(ch: Challenge, version: str) -> list[str]:
-    """The exact commands a team runs before sending a run: the pinned scorer, then the same checks grading makes."""
+    """The exact commands a team runs before sending a run: the pinned scorer, then the same checks grading makes.
+
+    The scorer is the wheel published beside the instructions (:mod:`dialeval.leaderboard.own_wheel`), never
+    ``dialeval==VERSION``: dialeval is not on PyPI, where that name would fetch nothing, or a stranger's package."""
+    from dialeval.leaderboard.own_wheel import wheel_name
+
     return [
-        f"pip install dialeval=={version}",
+        f"pip install ./{wheel_name(version)}",
         "dialeval --version",
         f"dialeval validate RUN --benchmark {ch.benchmark} --data DATA",
     ]

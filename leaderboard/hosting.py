@@ -259,10 +259,14 @@ def _paras_md(text: str) -> str:
     return "\n\n".join(paragraphs(text))
 
 
-def pages(ch, benchmark: str, metrics: list[str], phase_list: list[dict], fmt: str = "md") -> dict[str, str]:
+def pages(ch, benchmark: str, metrics: list[str], phase_list: list[dict], fmt: str = "md",
+          wheel_at: str = "") -> dict[str, str]:
     """The challenge's pages, as Markdown (Codabench) or HTML (EvalAI): overview, evaluation, phases, how to
-    submit, terms. Public contacts only; nothing of the answer keys."""
+    submit, terms. Public contacts only; nothing of the answer keys. ``wheel_at``: where the bundle holds the
+    dialeval wheel that the submit page tells teams to install (dialeval is not on PyPI; the platforms have no
+    documented bundle entry that hands a file to participants, so the organizers publish it)."""
     from dialeval.leaderboard.challenge import paragraphs, submit_commands
+    from dialeval.leaderboard.own_wheel import wheel_name
 
     def para(text: str) -> str:
         if fmt == "md":
@@ -305,7 +309,11 @@ def pages(ch, benchmark: str, metrics: list[str], phase_list: list[dict], fmt: s
                                items([f"Quota: {', '.join(quota)} per team."]) if quota else ""]).strip(),
         "submit": "\n\n".join(x for x in [h("How to submit"), para(ch.submit) if ch.submit else "",
                                             para("Check a submission with the scorer's exact version before sending "
-                                                 "it (RUN: your run, DATA: the test files):"),
+                                                 f"it. dialeval is not on PyPI: the organizers publish that exact "
+                                                 f"dialeval as the wheel {wheel_name()} (found in this competition's "
+                                                 f"bundle{', ' + wheel_at if wheel_at else ''}) with the data; "
+                                                 "download it into the folder where you run these (RUN: your run, "
+                                                 "DATA: the test files):"),
                                             code(submit_commands(ch, __version__))] if x),
         "terms": "\n\n".join([h("Terms"), para(ch.licence or "See the rules."), para(ch.rules) if ch.rules else ""]),
     }
@@ -475,7 +483,7 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
 
     wheel = dialeval_wheel()
     entries: dict[str, bytes] = {}
-    page_md = pages(ch, benchmark, metrics, phase_list, "md")
+    page_md = pages(ch, benchmark, metrics, phase_list, "md", wheel_at=f"scoring_program_0/{wheel_name()}")
     from dialeval.benchmarks import registry
 
     split_folders = registry.get(benchmark).split_folders
@@ -593,7 +601,8 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
     metrics = info["default_metrics"]
     entries: dict[str, bytes] = {}
-    page_html = pages(ch, benchmark, metrics, phase_list, "html")
+    page_html = pages(ch, benchmark, metrics, phase_list, "html",
+                      wheel_at="inside evaluation_script.zip")
     templates = {"description": page_html["overview"], "evaluation_details": page_html["evaluation"] + page_html["phases"],
                  "terms_and_conditions": page_html["terms"], "submission_guidelines": page_html["submit"]}
     for name, text in templates.items():

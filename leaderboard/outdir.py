@@ -26,7 +26,8 @@ from dialeval.core.errors import UsageError
 SITE_MARKER = ".dialeval-site"
 # Every name a site build writes at the top of its folder: a marked folder holding anything else is refused,
 # so a file an organizer put there by hand is never deleted by the next build.
-SITE_NAMES = re.compile(r"^(\.dialeval-site|index\.html|static|(board|challenge)-[^/]+\.(html|csv|json)|team-\d+\.html)$")
+SITE_NAMES = re.compile(r"^(\.dialeval-site|index\.html|static|(board|challenge)-[^/]+\.(html|csv|json)|team-\d+\.html"
+                        r"|dialeval-[^/]+-py3-none-any\.whl)$")  # the wheel a challenge page links
 
 
 def _same(a: os.stat_result, b: os.stat_result) -> bool:

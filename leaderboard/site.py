@@ -665,6 +665,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
     ``DIALEVAL_NOW``, else the clock) and ``reveal`` is given.
     """
     from dialeval.leaderboard import challenge as challenges
+    from dialeval.leaderboard.hosting import dialeval_wheel
     from dialeval.leaderboard.outdir import (
         SITE_MARKER,
         check_out_folder,
@@ -672,6 +673,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
         new_folder_beside,
         replace_folder,
     )
+    from dialeval.leaderboard.own_wheel import wheel_name
 
     hidden = set(hidden_splits or [])
     boards = reg.boards()
@@ -709,8 +711,11 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
                                                      deadlines=view["deadlines"])
             views.append(view)
             if ch is not None:
+                if not (tmp / wheel_name()).exists():  # the scorer the page tells teams to install (not on PyPI)
+                    (tmp / wheel_name()).write_bytes(dialeval_wheel())
                 _write(tmp / view["challenge_page"], env.get_template("challenge.html").render(
                     board=view, ch=ch, paragraphs=challenges.paragraphs, commands=challenges.submit_commands(ch, __version__),
+                    wheel=wheel_name(),
                     hidden_now=sorted(board_hidden[b]) if not private else [],
                     page_title=f"{ch.title} · {title}", **common))
             _write(tmp / f"board-{view['slug']}.html",

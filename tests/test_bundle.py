@@ -117,7 +117,10 @@ def test_codabench_bundle_has_what_the_v2_unpacker_reads(bundles, data):
             text = z.read(n).decode("utf-8", "replace")
             assert not any(g in text for g in golds), n
     # the pages say how to submit with the exact version
-    assert f"pip install dialeval=={__version__}" in z.read("pages/submit.md").decode()
+    # dialeval is not on PyPI: the participants' page names the bundle's wheel, never a `dialeval==` requirement
+    submit = z.read("pages/submit.md").decode()
+    assert f"pip install ./dialeval-{__version__}-py3-none-any.whl" in submit and wheel in submit
+    assert not any("dialeval==" in z.read(n).decode() for n in names if n.startswith("pages/"))
 
 
 def test_bundles_are_deterministic_and_never_written_over_an_input(bundles, data, tmp_path):
@@ -513,6 +516,11 @@ def test_bundles_carry_this_dialeval_as_a_wheel_and_never_ask_pypi_for_it(bundle
     for what, text in steps.items():
         assert "dialeval==" not in text.decode() and name in text.decode(), what
     assert f"RUN pip install --no-cache-dir /tmp/{name}" in steps["Dockerfile"].decode()
+    # and the participants' pages tell teams to install that wheel too (EvalAI's: HTML templates)
+    e = zipfile.ZipFile(bundles / "evalai.zip")
+    guide = e.read("templates/submission_guidelines.html").decode()
+    assert f"pip install ./{name}" in guide and "inside evaluation_script.zip" in guide
+    assert not any("dialeval==" in e.read(n).decode() for n in e.namelist() if n.startswith("templates/"))
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -353,9 +354,19 @@ def test_a_hidden_phase_stays_hidden_until_its_end_and_then_until_reveal(phased,
     tst2 = {i["dialog_id"] for f in (data / "tst2").glob("*.json") if not f.name.endswith(".answers.json")
             for i in json.loads(f.read_text())}
 
+    keys = {f.read_bytes() for f in (data / "tst2").glob("*.answers.json")}
+
     def leaks(site: Path) -> list[str]:
-        return [p.name for p in site.rglob("*") if p.is_file() and ("tst2" in p.read_text(errors="replace")
-                or any(i in p.read_text(errors="replace") for i in list(tst2)[:50]))]
+        pages = {p.name: p.read_text(errors="replace") for p in site.rglob("*") if p.is_file() and p.suffix != ".whl"}
+        # the dialeval wheel the challenge page links, read unpacked: package code and data only, which name the
+        # benchmark's splits (tst2 too) but hold none of the challenge's answer keys or gold ids
+        wheel = {}
+        for w in site.glob("*.whl"):
+            with zipfile.ZipFile(w) as z:
+                assert not keys & {z.read(n) for n in z.namelist()}, w.name
+                wheel.update({f"{w.name}/{n}": z.read(n).decode(errors="replace") for n in z.namelist()})
+        return ([n for n, t in pages.items() if "tst2" in t or any(i in t for i in list(tst2)[:50])]
+                + [n for n, t in wheel.items() if any(i in t for i in tst2)])
 
     during = build(phased, tmp_path / "during", now="2017-09-15T00:00:00Z")
     assert leaks(during) == []
@@ -372,7 +383,7 @@ def test_a_hidden_phase_stays_hidden_until_its_end_and_then_until_reveal(phased,
     assert "published after the phase ended" in (tmp_path / "revealed" / "challenge-b.html").read_text()
     # "now" decides, the clock does not: the same registry and now build the same bytes
     again = build(phased, tmp_path / "again", now="2017-09-15T00:00:00Z")
-    for p in during.glob("*.html"):
+    for p in [*during.glob("*.html"), *during.glob("*.whl")]:
         assert (again / p.name).read_bytes() == p.read_bytes()
 
 
@@ -381,9 +392,13 @@ def test_the_challenge_page_and_the_board_show_rules_phases_submission_and_count
 
     site = build(phased, tmp_path / "site", now="2017-09-15T00:00:00Z")
     page = (site / "challenge-b.html").read_text()
+    wheel = f"dialeval-{__version__}-py3-none-any.whl"
     for text in ("Be kind.", "final test", "2017-09-20", "hidden until the phase ends", "Public Person",
-                 f"pip install dialeval=={__version__}", "dialeval validate RUN --benchmark dstc6 --data DATA"):
+                 f"pip install ./{wheel}", f'href="{wheel}"', "dialeval validate RUN --benchmark dstc6 --data DATA"):
         assert text in page, text
+    # dialeval is not on PyPI: no page asks for it there, the site serves the wheel it names
+    assert (site / wheel).is_file() and not any("dialeval==" in p.read_text(errors="replace")
+                                                for p in site.rglob("*") if p.is_file())
     for p in site.rglob("*"):
         if p.is_file():
             assert "secret-organizer@example.org" not in p.read_text(errors="replace") and "Private Person" not in \
@@ -411,6 +426,8 @@ def test_deadlines_widen_the_progress_axis():
 def test_challenge_page_and_deadlines_in_a_browser(phased, tmp_path, width):
     """Headless Chromium (Debian's, driven by Playwright; skipped without them): the challenge page and the board
     fit the window, the deadline lines are drawn, nothing errors and nothing is fetched from outside."""
+    from dialeval import __version__
+
     chromium = Path("/usr/bin/chromium")
     if not chromium.exists():
         pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
@@ -432,7 +449,7 @@ def test_challenge_page_and_deadlines_in_a_browser(phased, tmp_path, width):
                               ".width > 0).map(s => s.querySelectorAll('line.deadline').length)")
         assert shown == [2]  # the chart drawn for this width marks both deadlines
         page.goto((site / "challenge-b.html").as_uri())
-        assert "pip install dialeval==" in page.text_content("pre")
+        assert f"pip install ./dialeval-{__version__}-py3-none-any.whl" in page.text_content("pre")
         browser.close()
     assert errors == [] and outside == []
 

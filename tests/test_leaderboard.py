@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -408,10 +409,15 @@ def test_public_site_holds_no_keys_contacts_or_hidden_splits(demo, challenge, tm
 
         build_site(reg, tmp_path / "public", hidden_splits=["tst4"])
         build_site(reg, tmp_path / "private", private=True, hidden_splits=["tst4"])
-    text = "\n".join(p.read_text() for p in (tmp_path / "public").rglob("*") if p.is_file())
+    files = [p for p in (tmp_path / "public").rglob("*") if p.is_file()]
+    text = "\n".join(p.read_text() for p in files if p.suffix != ".whl")
     assert "@example.org" not in text  # contact addresses never published
     golds = gold_ids(challenge)
     assert golds and not any(g in text for g in golds)
+    # the dialeval wheel the challenge page links: package code and data, none of the challenge's gold ids
+    for w in (p for p in files if p.suffix == ".whl"):
+        with zipfile.ZipFile(w) as z:
+            assert not any(g.encode() in z.read(n) for n in z.namelist() for g in golds), w.name
     items = {json.loads(k.read_text())[0]["dialog_id"] for k in challenge.glob("tst*/*.answers.json")}
     assert not any(i in text for i in items)  # no per-item results
     assert "tst4" not in text and "PRIVATE" not in text
