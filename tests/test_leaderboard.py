@@ -376,6 +376,56 @@ def test_a_reported_file_refused_leaves_no_registry_behind(tmp_path):
     assert not (tmp_path / "new").exists()
 
 
+def test_reported_columns_that_are_no_metric_of_the_benchmark_are_refused_all_at_once(tmp_path):
+    # the DSTC6 overview's table as an organizer might type it: P@1 in capitals (fine), a typo, a name no
+    # dialeval benchmark uses, a misspelt meta column; and one row with a number that is not one
+    lines = REPORTED.read_text().splitlines()
+    header = "team,split,task,P@1,mrrr,precision@5,Source,published_band"
+    bad = tmp_path / "dstc6-typed.csv"
+    bad.write_text("\n".join([header, *lines[1:3], lines[3].replace(",1.0,", ",1.O,", 1), *lines[4:]]) + "\n")
+    r = cli("registry", "import", bad, "--registry", tmp_path / "reg", "--board", "dstc6-2017")
+    # before: exit 0, "mrrr", "precision@5" and "Source" imported as three more metrics of every team
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"{bad}:1:5: column 'mrrr' is not a metric of dstc6 nor a column of reported results (did you mean 'mrr'?)",
+        f"{bad}:1:6: column 'precision@5' is not a metric of dstc6 nor a column of reported results",
+        f"{bad}:1:7: column 'Source' is not a metric of dstc6 nor a column of reported results (did you mean "
+        "'source'?)",
+        f"{bad}:4:4: column P@1: '1.O' is not a number",
+        f"dialeval: error: {bad}: 4 problems, nothing imported (dstc6's metrics: p@1, p@2, p@5, mrr (any k of p@K); "
+        "other columns: group, note, published_band, source, split, system, task, team)"]
+    assert not (tmp_path / "reg").exists()
+    # JSON: the same check, each problem at its JSON pointer
+    rows = [dict(zip(header.split(","), line.split(","), strict=True)) for line in lines[1:3]]
+    rows[1]["mrr/at 10"] = 0.5
+    (tmp_path / "r.json").write_text(json.dumps(rows))
+    r = cli("registry", "import", tmp_path / "r.json", "--registry", tmp_path / "reg", "--board", "b")
+    assert r.returncode == 1
+    assert [line.split(": column")[0] for line in r.stderr.splitlines()[:-1]] == [
+        f"{tmp_path / 'r.json'}#/0/{k}" for k in ("mrrr", "precision@5", "Source")] + [
+        f"{tmp_path / 'r.json'}#/1/mrr~1at 10"]
+    # metric names in any case are the registered names: P@1 imports as p@1, numbers unchanged
+    upper = tmp_path / "upper.csv"
+    upper.write_text(REPORTED.read_text().replace("p@1,p@2,p@5", "P@1,P@2,p@5", 1))
+    r = cli("registry", "import", upper, "--registry", tmp_path / "reg", "--board", "dstc6-2017")
+    assert r.returncode == 0 and "imported 10" in r.stdout, r.stderr
+    with Registry(tmp_path / "reg") as reg:
+        assert {rec["metric"] for x in reg.runs() for rec in reg.records(run_id=x.run_id)} == {"p@1", "p@2", "p@5"}
+
+
+def test_reported_airdialogue_columns_are_its_own_metrics(tmp_path):
+    f = tmp_path / "air.csv"
+    f.write_text("team,split,task,score,exact,name,flight,status,bleu,exactt,source\n"
+                 "AirDialogue paper,dev,state,0.5,0.3,0.9,0.4,0.7,0.2,0.3,Wei et al. 2018\n")
+    r = cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "air", "--benchmark", "airdialogue")
+    assert r.returncode == 1 and r.stderr.splitlines()[0] == (
+        f"{f}:1:10: column 'exactt' is not a metric of airdialogue nor a column of reported results (did you mean "
+        "'exact'?)")
+    f.write_text(f.read_text().replace(",exactt", "").replace(",0.3,Wei", ",Wei"))
+    r = cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "air", "--benchmark", "airdialogue")
+    assert r.returncode == 0 and "imported 1" in r.stdout, r.stderr
+
+
 def test_reported_dstc6_2017_import_and_page(tmp_path):
     reg_dir = tmp_path / "reg"
     r = cli("registry", "import", REPORTED, "--registry", reg_dir, "--board", "dstc6-2017", "--team-prefix", "team ")
