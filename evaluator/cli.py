@@ -107,6 +107,8 @@ def run() -> None:
         rv = main.main(standalone_mode=False)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handlers
     except DialevalError as e:
+        for line in e.details:
+            click.echo(safe(line), err=True)
         fail(f"dialeval: error: {e}", e.exit_code)
     except click.exceptions.Abort:
         fail("dialeval: aborted", 130)

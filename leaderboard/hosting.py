@@ -22,6 +22,11 @@ Bundles are deterministic: sorted entries, fixed timestamps and modes, no clock.
 dialeval is not on PyPI: each bundle carries a wheel of the dialeval that made it
 (:mod:`dialeval.leaderboard.own_wheel`), in every Codabench scoring program and in EvalAI's evaluation script,
 and every install step installs that wheel (its dependencies come from PyPI), never a ``dialeval==`` download.
+Participants install the same wheel: the Codabench bundle's ``starting_kit/`` (every phase's starting kit, which
+Codabench offers on the competition page) holds it; for EvalAI, whose configuration has no such entry, README.txt
+tells the organizer to publish it.
+
+The keys written are the ones the platforms document (tests/test_bundle.py lists them with their sources).
 """
 
 from __future__ import annotations
@@ -46,6 +51,12 @@ SCORES_FILE = "scores.json"
 DETAILS_FILE = "detailed_results.html"
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a ZIP entry can carry: no clock in the bundle
 SUBMISSION_RULES = {"latest": "Force_Last", "best-public": "Force_Best", "chosen": "Add_And_Delete"}
+PRECISION = 4
+"""Decimals the leaderboards show: Codabench's column ``precision`` and EvalAI's ``leaderboard_decimal_precision``
+both default to 2, too coarse for P@1 over a few hundred items (0.962 and 0.958 would tie at 0.96)."""
+STARTING_KIT = "starting_kit"
+"""The Codabench bundle's folder that every phase names as its ``starting_kit``: Codabench zips it and offers it
+to participants on the competition page (Files), so it carries the wheel they install."""
 EVALAI_NO_LIMIT = 100000
 """EvalAI's documented default for a phase's max_submissions_per_day, max_submissions_per_month and
 max_submissions ("optional, default 100000"; each "a positive integer": EvalAI has no 0-means-unlimited, unlike
@@ -260,11 +271,11 @@ def _paras_md(text: str) -> str:
 
 
 def pages(ch, benchmark: str, metrics: list[str], phase_list: list[dict], fmt: str = "md",
-          wheel_at: str = "") -> dict[str, str]:
+          wheel_where: str = "") -> dict[str, str]:
     """The challenge's pages, as Markdown (Codabench) or HTML (EvalAI): overview, evaluation, phases, how to
-    submit, terms. Public contacts only; nothing of the answer keys. ``wheel_at``: where the bundle holds the
-    dialeval wheel that the submit page tells teams to install (dialeval is not on PyPI; the platforms have no
-    documented bundle entry that hands a file to participants, so the organizers publish it)."""
+    submit, terms. Public contacts only; nothing of the answer keys. ``wheel_where``: where participants download
+    the dialeval wheel that the submit page tells them to install (dialeval is not on PyPI): Codabench serves it
+    in each phase's starting kit; EvalAI has no such entry, so its organizers publish it and link it."""
     from dialeval.leaderboard.challenge import paragraphs, submit_commands
     from dialeval.leaderboard.own_wheel import wheel_name
 
@@ -310,8 +321,8 @@ def pages(ch, benchmark: str, metrics: list[str], phase_list: list[dict], fmt: s
         "submit": "\n\n".join(x for x in [h("How to submit"), para(ch.submit) if ch.submit else "",
                                             para("Check a submission with the scorer's exact version before sending "
                                                  f"it. dialeval is not on PyPI: the organizers publish that exact "
-                                                 f"dialeval as the wheel {wheel_name()} (found in this competition's "
-                                                 f"bundle{', ' + wheel_at if wheel_at else ''}) with the data; "
+                                                 f"dialeval as the wheel {wheel_name()}"
+                                                 f"{' (' + wheel_where + ')' if wheel_where else ''}; "
                                                  "download it into the folder where you run these (RUN: your run, "
                                                  "DATA: the test files):"),
                                             code(submit_commands(ch, __version__))] if x),
@@ -483,7 +494,8 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
 
     wheel = dialeval_wheel()
     entries: dict[str, bytes] = {}
-    page_md = pages(ch, benchmark, metrics, phase_list, "md", wheel_at=f"scoring_program_0/{wheel_name()}")
+    page_md = pages(ch, benchmark, metrics, phase_list, "md",
+                    wheel_where="on this competition's Files tab, in the starting kit")
     from dialeval.benchmarks import registry
 
     split_folders = registry.get(benchmark).split_folders
@@ -507,9 +519,9 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         entries[f"scoring_program_{i}/{wheel_name()}"] = wheel
         tasks.append({"index": i, "name": f"{ch.title[:80]}: {p['name']}", "description": p["description"],
                       "scoring_program": f"scoring_program_{i}", "reference_data": f"reference_data_{i}"})
-        phase = {"index": i, "name": p["name"], "description": p["description"], "start": p["start"]}
+        phase = {"index": i, "name": p["name"], "description": p["description"], "start": _utc_date(p["start"])}
         if p["end"]:
-            phase["end"] = p["end"]
+            phase["end"] = _utc_date(p["end"])
         # Always written: Codabench's v2 importer (src/apps/competitions/unpackers/v2.py) gives a phase that omits
         # them 5 a day and 100 in all. 0 is "no limit": the Phase fields are PositiveIntegerFields, and
         # Phase.can_user_make_submissions (src/apps/competitions/models.py) skips a limit that is falsy.
@@ -517,6 +529,7 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         phase["max_submissions"] = ch.total or 0
         if p["hidden"]:  # the phase's own switch: its submissions' outputs and scores kept from participants
             phase["hide_output"] = True
+        phase["starting_kit"] = STARTING_KIT
         phase["tasks"] = [i]
         comp_phases.append(phase)
     competition = {
@@ -536,11 +549,14 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
             # one leaderboard for every phase (Codabench attaches each phase to the first one), its hiding
             # undated: hidden while any phase must be (see _readme_codabench)
             "hidden": any(p["hidden"] for p in phase_list),
-            "columns": [{"title": m, "key": m, "index": j, "sorting": _sorting(m)} for j, m in enumerate(metrics)],
+            "columns": [{"title": m, "key": m, "index": j, "sorting": _sorting(m), "precision": PRECISION}
+                        for j, m in enumerate(metrics)],
         }],
     }
     entries["competition.yaml"] = (f"# Codabench competition bundle (v2) written by dialeval {__version__}\n"
                                    + _yaml(competition) + "\n").encode()
+    entries[f"{STARTING_KIT}/{wheel_name()}"] = wheel
+    entries[f"{STARTING_KIT}/README.md"] = starting_kit_readme(ch).encode()
     entries["logo.png"] = logo_png()
     entries["Dockerfile"] = dockerfile(f"scoring_program_0/{wheel_name()}").encode()
     entries["README.txt"] = _readme_codabench(image, phase_list).encode()
@@ -589,10 +605,29 @@ def _readme_codabench(image: str, phase_list: list[dict]) -> str:
                                                   f"   organizer set COMPETITION_CONTAINER_NETWORK_DISABLED=True (or behind a proxy) has none.\n"
                                                   f"   For a bundle that scores offline, build the Dockerfile here, push it and rebuild the\n"
                                                   f"   bundle with --image NAME: that scoring program installs nothing.\n"))
+    step3 = (f"3. Participants install the dialeval that scores them, and dialeval is not on PyPI: the file to\n"
+             f"   publish is {STARTING_KIT}/{wheel_name()} (the same wheel as the scoring programs').\n"
+             f"   Every phase in competition.yaml names {STARTING_KIT}/ as its starting_kit, so Codabench publishes it:\n"
+             f"   it zips the folder and offers it to participants on the competition page (Files tab), with\n"
+             f"   {STARTING_KIT}/README.md (pip install ./{wheel_name()}, then dialeval validate). Nothing else\n"
+             f"   to publish; the pages' \"How to submit\" sends teams there. (A dialeval leaderboard site built\n"
+             f"   by this same dialeval serves this wheel too, beside its challenge page.)\n")
     return (f"Codabench competition bundle written by dialeval {__version__}.\n\n" + step1 +
-            "2. Upload this zip on Codabench (Benchmarks > Management > Upload).\n\n"
+            "2. Upload this zip on Codabench (Benchmarks > Management > Upload).\n" + step3 + "\n"
             "Each task's reference_data_N holds that phase's test files and answer keys: keep the bundle private.\n"
             + note)
+
+
+def starting_kit_readme(ch) -> str:
+    """README.md of the Codabench starting kit: what the wheel beside it is and the commands to check a run."""
+    from dialeval.leaderboard.challenge import submit_commands
+    from dialeval.leaderboard.own_wheel import wheel_name
+
+    return (f"# Checking a run with dialeval {__version__}\n\n"
+            f"{wheel_name()} is the exact dialeval that scores this competition (dialeval is not on PyPI).\n"
+            "In the folder holding it (RUN: your run, DATA: the test files):\n\n```sh\n"
+            + "\n".join(submit_commands(ch, __version__)) + "\n```\n\n"
+            "`dialeval validate` makes the checks the scoring program makes; a run it rejects is not scored.\n")
 
 
 def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = None, ch=None) -> dict[str, bytes]:
@@ -601,8 +636,7 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
     metrics = info["default_metrics"]
     entries: dict[str, bytes] = {}
-    page_html = pages(ch, benchmark, metrics, phase_list, "html",
-                      wheel_at="inside evaluation_script.zip")
+    page_html = pages(ch, benchmark, metrics, phase_list, "html", wheel_where="linked from this page")
     templates = {"description": page_html["overview"], "evaluation_details": page_html["evaluation"] + page_html["phases"],
                  "terms_and_conditions": page_html["terms"], "submission_guidelines": page_html["submit"]}
     for name, text in templates.items():
@@ -615,9 +649,11 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
         entries[f"annotations/{p['codename']}.tgz"] = tgz_bytes(ref)
         entries[f"templates/challenge_phase_{pid}_description.html"] = (
             f"<p>{html.escape(p['description'])}</p>\n").encode()
+        # is_submission_public with is_restricted_to_select_one_submission is refused by EvalAI's config check
+        # (apps/challenges/challenge_config_utils.py, "is_submission_public_restricted")
         phase = {"id": pid, "name": p["name"], "description": f"templates/challenge_phase_{pid}_description.html",
-                 "leaderboard_public": True, "is_public": True, "is_submission_public": True,
-                 "start_date": _evalai_date(p["start"]), "end_date": _evalai_date(p["end"] or "2099-12-31T23:59:59Z"),
+                 "leaderboard_public": True, "is_public": True, "is_submission_public": ch.counts != "chosen",
+                 "start_date": _utc_date(p["start"]), "end_date": _utc_date(p["end"] or "2099-12-31T23:59:59Z"),
                  "test_annotation_file": f"annotations/{p['codename']}.tgz", "codename": p["codename"],
                  "is_restricted_to_select_one_submission": ch.counts == "chosen",
                  "is_partial_submission_evaluation_enabled": False,
@@ -629,8 +665,10 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
         cfg_phases.append(phase)
         for s in p["splits"]:
             phase_splits.append({"challenge_phase_id": pid, "leaderboard_id": 1, "dataset_split_id": split_ids[s],
-                                 "visibility": 1 if p["hidden"] else 3, "leaderboard_decimal_precision": 4,
-                                 "is_leaderboard_order_descending": _sorting(metrics[0]) == "desc"})
+                                 "visibility": 1 if p["hidden"] else 3, "leaderboard_decimal_precision": PRECISION,
+                                 "is_leaderboard_order_descending": _sorting(metrics[0]) == "desc",
+                                 # False: EvalAI ranks each team's best submission; counts = latest wants the last
+                                 "show_leaderboard_by_latest_submission": ch.counts == "latest"})
     config = {
         "title": ch.title,
         "short_description": _first_paragraph(ch)[:140],
@@ -642,8 +680,8 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
         "leaderboard_description": f"{', '.join(metrics)} by dialeval {__version__}",
         "evaluation_script": "evaluation_script.zip",
         "remote_evaluation": False,
-        "start_date": _evalai_date(phase_list[0]["start"]),
-        "end_date": _evalai_date(phase_list[-1]["end"] or "2099-12-31T23:59:59Z"),
+        "start_date": _utc_date(phase_list[0]["start"]),
+        "end_date": _utc_date(phase_list[-1]["end"] or "2099-12-31T23:59:59Z"),
         "published": False,
         "leaderboard": [{"id": 1, "schema": {"labels": metrics, "default_order_by": metrics[0]}}],
         "challenge_phases": cfg_phases,
@@ -658,12 +696,26 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     script[wheel_name()] = dialeval_wheel()
     entries["evaluation_script.zip"] = zip_bytes(script)
     entries["logo.png"] = logo_png()
-    entries["README.txt"] = (f"EvalAI challenge configuration written by dialeval {__version__}. When the worker lacks "
-                             f"this build of dialeval {__version__}, the evaluation script installs the wheel it carries "
-                             f"({wheel_name()}, the exact dialeval that made this zip; dialeval is not on PyPI) with "
-                             "pip, which fetches its dependencies (numpy, scipy, pandas...) from PyPI. annotations/ "
-                             "holds each phase's test files and answer keys: keep this zip private.\n").encode()
+    entries["README.txt"] = _readme_evalai().encode()
     return entries
+
+
+def _readme_evalai() -> str:
+    from dialeval.leaderboard.own_wheel import wheel_name
+
+    wheel = wheel_name()
+    return (f"EvalAI challenge configuration written by dialeval {__version__}.\n\n"
+            f"Scoring: when the worker lacks this build of dialeval {__version__}, the evaluation script installs the\n"
+            f"wheel it carries ({wheel}, the exact dialeval that made this zip; dialeval is not on PyPI)\n"
+            "with pip, which fetches its dependencies (numpy, scipy, pandas...) from PyPI.\n\n"
+            f"Participants install that same wheel to check their runs, and EvalAI's challenge configuration has no\n"
+            "entry that hands a file to participants, so publish it yourself before uploading this zip:\n"
+            f"1. take it out of the evaluation script: unzip evaluation_script.zip {wheel}\n"
+            "2. put it at a public URL: your challenge website, or a dialeval leaderboard site built by this same\n"
+            "   dialeval (`dialeval leaderboard build`: its challenge page serves this wheel);\n"
+            "3. link that URL in templates/submission_guidelines.html, whose \"How to submit\" names the file;\n"
+            f"   participants download it and run: pip install ./{wheel}\n\n"
+            "annotations/ holds each phase's test files and answer keys: keep this zip private.\n")
 
 
 def _first_paragraph(ch) -> str:
@@ -672,7 +724,9 @@ def _first_paragraph(ch) -> str:
     return (paragraphs(ch.overview) or [ch.title])[0]
 
 
-def _evalai_date(ts: str) -> str:
+def _utc_date(ts: str) -> str:
+    """challenge.toml's RFC 3339 UTC time (``2017-09-01T00:00:00Z``) in the form both platforms document for
+    their dates, ``YYYY-MM-DD HH:MM:SS`` in UTC."""
     return ts.replace("T", " ").replace("Z", "")
 
 

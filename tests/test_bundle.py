@@ -104,7 +104,7 @@ def test_codabench_bundle_has_what_the_v2_unpacker_reads(bundles, data):
         assert f"{t['scoring_program']}/metadata.yaml" in names
         assert any(n.startswith(f"{t['reference_data']}/tst4/") and n.endswith(".answers.json") for n in names)
     phase = comp["phases"][0]
-    assert phase["tasks"] == [0] and phase["start"] == "2017-09-01T00:00:00Z"
+    assert phase["tasks"] == [0] and phase["start"] == "2017-09-01 00:00:00"
     assert (phase["max_submissions_per_day"], phase["max_submissions"]) == (5, 20)
     board = comp["leaderboards"][0]
     assert [c["key"] for c in board["columns"]] == ["p@1", "p@2", "p@5", "mrr"] and board["submission_rule"] == "Force_Last"
@@ -119,7 +119,7 @@ def test_codabench_bundle_has_what_the_v2_unpacker_reads(bundles, data):
     # the pages say how to submit with the exact version
     # dialeval is not on PyPI: the participants' page names the bundle's wheel, never a `dialeval==` requirement
     submit = z.read("pages/submit.md").decode()
-    assert f"pip install ./dialeval-{__version__}-py3-none-any.whl" in submit and wheel in submit
+    assert f"pip install ./dialeval-{__version__}-py3-none-any.whl" in submit and "Files tab, in the starting kit" in submit
     assert not any("dialeval==" in z.read(n).decode() for n in names if n.startswith("pages/"))
 
 
@@ -177,6 +177,9 @@ def test_codabench_scoring_program_gives_exactly_dialeval_scores_numbers(bundles
     assert r.returncode == 0, r.stderr
     scores = json.loads((tmp_path / "app" / "output" / "scores.json").read_text())
     assert scores == reference_scores["all"]  # exactly, float for float
+    # Codabench reads scores.json by the leaderboard's column keys (Competition-Bundle-Structure.md)
+    columns = yaml.safe_load((bundle / "competition.yaml").read_text())["leaderboards"][0]["columns"]
+    assert set(scores) == {c["key"] for c in columns}
     details = (tmp_path / "app" / "output" / "detailed_results.html").read_text()
     assert "tst4" in details and f"{reference_scores['tst4']['p@1']:.4f}" in details
     assert not any(g in details for g in gold_ids(data))
@@ -271,7 +274,7 @@ def test_phases_become_tasks_with_only_their_own_reference_data(data, tmp_path):
         assert r.returncode == 0, r.stderr
     z = zipfile.ZipFile(tmp_path / "codabench.zip")
     comp = yaml.safe_load(z.read("competition.yaml"))
-    assert [p["name"] for p in comp["phases"]] == ["dev", "Final Test"] and comp["phases"][1]["end"] == "2017-09-15T23:59:59Z"
+    assert [p["name"] for p in comp["phases"]] == ["dev", "Final Test"] and comp["phases"][1]["end"] == "2017-09-15 23:59:59"
     assert comp["leaderboards"][0]["submission_rule"] == "Add_And_Delete" and comp["phases"][0]["max_submissions"] == 7
     assert [p["max_submissions_per_day"] for p in comp["phases"]] == [0, 0]  # no daily limit: Codabench's 0, not its 5
     tops = {n.split("/")[1] for n in z.namelist() if n.startswith("reference_data_1/")}
@@ -281,6 +284,9 @@ def test_phases_become_tasks_with_only_their_own_reference_data(data, tmp_path):
     config = yaml.safe_load(e.read("challenge_config.yaml"))
     assert [p["codename"] for p in config["challenge_phases"]] == ["dev", "final-test"]
     assert all(p["is_restricted_to_select_one_submission"] for p in config["challenge_phases"])
+    # EvalAI refuses a phase restricted to one chosen submission that also makes submissions public
+    assert not any(p["is_submission_public"] for p in config["challenge_phases"])
+    assert not any(s["show_leaderboard_by_latest_submission"] for s in config["challenge_phase_splits"])
     vis = {(s["challenge_phase_id"], s["dataset_split_id"]): s["visibility"] for s in config["challenge_phase_splits"]}
     assert vis == {(1, 1): 3, (1, 2): 3, (1, 3): 3, (2, 4): 1}  # the hidden phase: host only
     with tarfile.open(fileobj=io.BytesIO(e.read("annotations/final-test.tgz"))) as tf:
@@ -519,7 +525,7 @@ def test_bundles_carry_this_dialeval_as_a_wheel_and_never_ask_pypi_for_it(bundle
     # and the participants' pages tell teams to install that wheel too (EvalAI's: HTML templates)
     e = zipfile.ZipFile(bundles / "evalai.zip")
     guide = e.read("templates/submission_guidelines.html").decode()
-    assert f"pip install ./{name}" in guide and "inside evaluation_script.zip" in guide
+    assert f"pip install ./{name}" in guide and "linked from this page" in guide
     assert not any("dialeval==" in e.read(n).decode() for n in e.namelist() if n.startswith("templates/"))
 
 
@@ -623,3 +629,159 @@ def test_evalai_script_installs_its_wheel_where_the_worker_lacks_dialeval(bundle
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out == {s: reference_scores[s] for s in ("tst1", "tst2", "tst3", "tst4")}
+
+
+# ---- the platforms' documented formats --------------------------------------------------------------------------
+# Codabench v2 competition.yaml, from github.com/codalab/codabench:
+#   documentation/docs/Organizers/Benchmark_Creation/Yaml-Structure.md (https://docs.codabench.org/latest/
+#   Organizers/Benchmark_Creation/Yaml-Structure/) and the importer src/apps/competitions/unpackers/v2.py
+#   (raises without title's image, terms, tasks, phases, leaderboards; phases need tasks; tasks a scoring_program);
+#   leaderboard/column fields: src/apps/api/serializers/leaderboards.py, src/apps/leaderboards/models.py.
+CODABENCH_TOP = {"version", "title", "image", "terms", "description", "registration_auto_approve", "docker_image",
+                 "make_programs_available", "make_input_data_available", "queue", "enable_detailed_results",
+                 "show_detailed_results_in_submission_panel", "show_detailed_results_in_leaderboard", "contact_email",
+                 "reward", "auto_run_submissions", "can_participants_make_submissions_public", "forum_enabled",
+                 "competition_type", "fact_sheet", "pages", "phases", "tasks", "solutions", "leaderboards"}
+CODABENCH_TOP_REQUIRED = {"version", "title", "image", "terms", "pages", "phases", "tasks", "leaderboards"}
+CODABENCH_PAGE = {"title", "file"}
+CODABENCH_PHASE = {"index", "name", "description", "start", "end", "tasks", "max_submissions", "max_submissions_per_day",
+                   "auto_migrate_to_this_phase", "execution_time_limit", "hide_output", "hide_prediction_output",
+                   "hide_score_output", "starting_kit", "public_data", "accepts_only_result_submissions"}
+CODABENCH_PHASE_REQUIRED = {"name", "start", "tasks"}
+CODABENCH_TASK = {"index", "key", "name", "description", "scoring_program", "reference_data", "input_data",
+                  "ingestion_program", "ingestion_only_during_scoring"}
+CODABENCH_TASK_REQUIRED = {"index", "name", "scoring_program"}
+CODABENCH_LEADERBOARD = {"id", "primary_index", "title", "key", "columns", "hidden", "submission_rule"}
+CODABENCH_LEADERBOARD_REQUIRED = {"title", "key", "columns"}
+CODABENCH_RULES = {"Add", "Add_And_Delete", "Add_And_Delete_Multiple", "Force_Last", "Force_Latest_Multiple", "Force_Best"}
+CODABENCH_COLUMN = {"id", "title", "key", "index", "sorting", "computation", "computation_indexes", "precision", "hidden"}
+CODABENCH_COLUMN_REQUIRED = {"title", "key", "index"}
+CODABENCH_METADATA = {"command"}  # the scoring program's metadata.yaml (Competition-Bundle-Structure.md)
+# EvalAI challenge_config.yaml, from github.com/Cloud-CV/EvalAI: docs/source/02-for-challenge-hosts/configuration/
+#   yaml-reference.md and challenge-phases-setup.md (https://evalai.readthedocs.io), and the upload check
+#   apps/challenges/challenge_config_utils.py (what it refuses: the *_REQUIRED sets, expected_keys of a phase split,
+#   is_submission_public with is_restricted_to_select_one_submission, an evaluation_script that is not a .zip).
+EVALAI_TOP = {"title", "short_description", "description", "evaluation_details", "terms_and_conditions", "image",
+              "submission_guidelines", "leaderboard_description", "evaluation_script", "remote_evaluation",
+              "is_docker_based", "start_date", "end_date", "published", "tags", "domain", "sponsors", "prizes",
+              "leaderboard", "challenge_phases", "dataset_splits", "challenge_phase_splits"}
+EVALAI_TOP_REQUIRED = {"title", "description", "evaluation_details", "terms_and_conditions", "submission_guidelines",
+                       "evaluation_script", "start_date", "end_date", "leaderboard", "challenge_phases",
+                       "dataset_splits", "challenge_phase_splits"}
+EVALAI_LEADERBOARD = {"id", "schema"}
+EVALAI_SCHEMA = {"labels", "default_order_by", "metadata"}
+EVALAI_PHASE = {"id", "name", "description", "leaderboard_public", "is_public", "challenge", "is_active",
+                "max_concurrent_submissions_allowed", "allowed_email_ids", "disable_logs", "is_submission_public",
+                "start_date", "end_date", "test_annotation_file", "codename", "max_submissions_per_day",
+                "max_submissions_per_month", "max_submissions", "default_submission_meta_attributes",
+                "submission_meta_attributes", "is_restricted_to_select_one_submission",
+                "is_partial_submission_evaluation_enabled", "allowed_submission_file_types"}
+EVALAI_PHASE_REQUIRED = {"id", "name", "description", "codename", "start_date", "end_date", "test_annotation_file"}
+EVALAI_SPLIT = {"id", "name", "codename"}
+EVALAI_PHASE_SPLIT = {"challenge_phase_id", "leaderboard_id", "dataset_split_id", "visibility",
+                      "leaderboard_decimal_precision", "is_leaderboard_order_descending", "show_execution_time",
+                      "show_leaderboard_by_latest_submission"}
+EVALAI_PHASE_SPLIT_REQUIRED = {"challenge_phase_id", "leaderboard_id", "dataset_split_id", "visibility",
+                               "leaderboard_decimal_precision", "is_leaderboard_order_descending"}
+DATE = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"  # both document YYYY-MM-DD HH:MM:SS, in UTC
+
+
+def keys_ok(obj: dict, documented: set[str], required: set[str], what: str) -> None:
+    assert set(obj) <= documented, f"{what}: undocumented {sorted(set(obj) - documented)}"
+    assert required <= set(obj), f"{what}: missing {sorted(required - set(obj))}"
+
+
+@pytest.mark.parametrize("challenge", ["default", "phased"])
+def test_codabench_competition_yaml_uses_only_documented_keys(data, tmp_path, challenge):
+    import re
+
+    from dialeval.leaderboard import challenge as challenges
+    from dialeval.leaderboard.hosting import codabench_bundle
+    from dialeval.leaderboard.own_wheel import wheel_name
+
+    ch = challenges.load(challenges.DEFAULT_FILE) if challenge == "default" else challenges.parse(PHASED)
+    entries = codabench_bundle("dstc6", data, ch=ch)
+    names = set(entries)
+
+    def exists(path: str) -> bool:  # a file of the bundle, or a folder of it (Codabench zips folders)
+        return path in names or any(n.startswith(path.rstrip("/") + "/") for n in names)
+
+    comp = yaml.safe_load(entries["competition.yaml"])
+    keys_ok(comp, CODABENCH_TOP, CODABENCH_TOP_REQUIRED, "competition")
+    assert comp["version"] == 2 and exists(comp["image"]) and exists(comp["terms"])
+    for page in comp["pages"]:
+        keys_ok(page, CODABENCH_PAGE, CODABENCH_PAGE, "page")
+        assert exists(page["file"])
+    for t in comp["tasks"]:
+        keys_ok(t, CODABENCH_TASK, CODABENCH_TASK_REQUIRED, "task")
+        assert exists(t["scoring_program"]) and exists(t["reference_data"]) and len(t["name"]) <= 256
+        metadata = yaml.safe_load(entries[f"{t['scoring_program']}/metadata.yaml"])
+        keys_ok(metadata, CODABENCH_METADATA, CODABENCH_METADATA, "metadata.yaml")
+    for p in comp["phases"]:
+        keys_ok(p, CODABENCH_PHASE, CODABENCH_PHASE_REQUIRED, "phase")
+        assert all(re.fullmatch(DATE, p[k]) for k in ("start", "end") if k in p)
+        # the starting kit every phase offers participants holds the wheel they install (dialeval is not on PyPI)
+        assert entries[f"{p['starting_kit']}/{wheel_name()}"] == entries[f"scoring_program_0/{wheel_name()}"]
+    (board,) = comp["leaderboards"]
+    keys_ok(board, CODABENCH_LEADERBOARD, CODABENCH_LEADERBOARD_REQUIRED, "leaderboard")
+    assert board["submission_rule"] in CODABENCH_RULES
+    for c in board["columns"]:
+        keys_ok(c, CODABENCH_COLUMN, CODABENCH_COLUMN_REQUIRED, "column")
+        assert c["sorting"] in ("asc", "desc") and len(c["key"]) <= 36 and len(c["title"]) <= 36
+        assert c["precision"] == 4  # Codabench's default, 2, would tie 0.962 with 0.958
+
+
+@pytest.mark.parametrize("challenge", ["default", "phased"])
+def test_evalai_challenge_config_uses_only_documented_keys(data, challenge):
+    import re
+
+    from dialeval.leaderboard import challenge as challenges
+    from dialeval.leaderboard.hosting import evalai_bundle
+
+    ch = challenges.load(challenges.DEFAULT_FILE) if challenge == "default" else challenges.parse(PHASED)
+    entries = evalai_bundle("dstc6", data, ch=ch)
+    config = yaml.safe_load(entries["challenge_config.yaml"])
+    keys_ok(config, EVALAI_TOP, EVALAI_TOP_REQUIRED, "challenge")
+    for k in ("description", "evaluation_details", "terms_and_conditions", "submission_guidelines"):
+        assert config[k].endswith(".html") and config[k] in entries
+    assert config["evaluation_script"].endswith(".zip") and config["evaluation_script"] in entries
+    assert all(re.fullmatch(DATE, config[k]) for k in ("start_date", "end_date"))
+    (board,) = config["leaderboard"]
+    keys_ok(board, EVALAI_LEADERBOARD, EVALAI_LEADERBOARD, "leaderboard")
+    keys_ok(board["schema"], EVALAI_SCHEMA, {"labels", "default_order_by"}, "leaderboard schema")
+    assert board["schema"]["default_order_by"] in board["schema"]["labels"]
+    for p in config["challenge_phases"]:
+        keys_ok(p, EVALAI_PHASE, EVALAI_PHASE_REQUIRED, "phase")
+        assert p["description"] in entries and p["test_annotation_file"] in entries
+        assert all(re.fullmatch(DATE, p[k]) for k in ("start_date", "end_date"))
+        assert not (p["is_submission_public"] and p["is_restricted_to_select_one_submission"])
+    for s in config["dataset_splits"]:
+        keys_ok(s, EVALAI_SPLIT, EVALAI_SPLIT, "dataset split")
+    for s in config["challenge_phase_splits"]:
+        keys_ok(s, EVALAI_PHASE_SPLIT, EVALAI_PHASE_SPLIT_REQUIRED, "challenge phase split")
+        assert s["leaderboard_decimal_precision"] == 4
+        # EvalAI ranks each team's best submission unless told to rank the latest, as counts = "latest" asks
+        assert s["show_leaderboard_by_latest_submission"] == (ch.counts == "latest")
+
+
+def test_the_readmes_say_which_wheel_participants_get_and_where(bundles):
+    """README.txt tells the organizer exactly which file participants install, where it is in the bundle and how
+    participants get it: Codabench serves the starting kit; EvalAI has no such entry, so the organizer publishes
+    the wheel taken out of the evaluation script and links it from the submission guidelines."""
+    from dialeval import __version__
+
+    wheel = f"dialeval-{__version__}-py3-none-any.whl"
+    z = zipfile.ZipFile(bundles / "codabench.zip")
+    readme = " ".join(z.read("README.txt").decode().split())
+    assert f"the file to publish is starting_kit/{wheel}" in readme
+    assert "names starting_kit/ as its starting_kit" in readme and "(Files tab)" in readme
+    assert z.read(f"starting_kit/{wheel}") == z.read(f"scoring_program_0/{wheel}")
+    kit = z.read("starting_kit/README.md").decode()
+    assert f"pip install ./{wheel}" in kit and "dialeval validate RUN --benchmark dstc6 --data DATA" in kit
+    e = zipfile.ZipFile(bundles / "evalai.zip")
+    readme = " ".join(e.read("README.txt").decode().split())
+    assert f"unzip evaluation_script.zip {wheel}" in readme and "public URL" in readme
+    assert "templates/submission_guidelines.html" in readme and f"pip install ./{wheel}" in readme
+    script = zipfile.ZipFile(io.BytesIO(e.read("evaluation_script.zip")))
+    assert wheel in script.namelist() and "templates/submission_guidelines.html" in e.namelist()
+    assert "linked from this page" in e.read("templates/submission_guidelines.html").decode()

@@ -71,6 +71,7 @@ from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES, Benchmark, Eval
 from dialeval.core.errors import UsageError
 from dialeval.files.identity import DataIdentity, data_identity
 from dialeval.files.read import file_sha256
+from dialeval.metrics import label as metric_label
 
 if TYPE_CHECKING:
     from dialeval.benchmarks.items import ItemSet
@@ -98,7 +99,7 @@ def protocol_lines(title: str, heads: list[str], names: list[str], rows) -> list
         return lead + " ".join([*(x.ljust(w) for x, w in zip(labels, widths, strict=True)),
                                 *(v.rjust(w) for v, w in zip(values, cells, strict=True)), f"{n:>6}"])
 
-    out = [line(heads, [m.upper() for m in names], "n")]
+    out = [line(heads, [metric_label(m) for m in names], "n")]
     lead = " " * len(lead)
     out += [line(labels, [f"{vals[m]:.4f}" for m in names], f"{n:,}") for labels, vals, n in rows]
     return out

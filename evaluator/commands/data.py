@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from dialeval.core.errors import UsageError, did_you_mean
-from dialeval.core.termsafe import safe, table_console
+from dialeval.core.termsafe import print_table, safe, table_console
 
 MAX_VERIFY_FILES = 100_000
 MAX_VERIFY_DEPTH = 6
@@ -195,7 +195,7 @@ def list_cmd(folder, as_json):
         table.add_row(r["release"], r["benchmark"], " ".join(r["splits"]) or "-", str(r["files_known"]),
                       escape(present), _size(r["size"]) if r["size"] is not None else "-", source)
     console = table_console()
-    console.print(table)
+    print_table(console, table)
     console.print(f"cache: {escape(str(root))} (dialeval data fetch NAME; dialeval data verify DIR checks content)",
                   soft_wrap=True)
     return 0
@@ -204,13 +204,15 @@ def list_cmd(folder, as_json):
 @data_group.command("verify")
 @click.argument("folder", type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the result per file as JSON.")
-@click.option("--all", "show_all", is_flag=True, help="List unknown files too (by default only counted).")
+@click.option("--all", "show_all", is_flag=True,
+              help="List every file: unknown ones too (by default only counted); in a sample folder, matching ones too.")
 def verify_cmd(folder, as_json, show_all):
     """Check every file under FOLDER against the published releases: matches, modified or unknown.
 
     A file is recognised by name and sha256. Exit 0 when nothing is modified, 1 when a file carries a published
     name with other content (numbers on it are not comparable with published ones), 2 on usage errors. A folder
-    of dialeval's sample data (it holds sample.json) is compared with the shipped sample instead (exit 0).
+    of dialeval's sample data (it holds sample.json; sample:NAME is the shipped one) is compared with the shipped
+    sample instead (exit 0).
     """
     import json
 
@@ -218,10 +220,12 @@ def verify_cmd(folder, as_json, show_all):
     from dialeval.files.releases import registry
 
     root = Path(folder)
+    if not root.exists() and folder.startswith(SAMPLE_PREFIX):  # addressed as --data addresses it
+        root = resolve_sample(folder, folder[len(SAMPLE_PREFIX):])
     if not root.is_dir():
         raise UsageError(f"{folder}: {'not a folder' if root.exists() else 'no such folder'}")
     if (root / "sample.json").is_file():  # dialeval's constructed data, whatever release names its files carry
-        return _verify_sample(root, as_json)
+        return _verify_sample(root, as_json, show_all)
     reg = registry()
     checks = []
     for path, _size_bytes in _walk(root):
@@ -262,7 +266,7 @@ def verify_cmd(folder, as_json, show_all):
                 continue
             status = c.status if c.status != "match" else "matches"
             table.add_row(escape(safe(r)), f"[{styles[c.status]}]{status}[/]", c.release or "-", c.split or "-")
-        console.print(table)
+        print_table(console, table)
         for name, (ok, bad) in sorted(per_release.items()):
             total = len(reg.releases[name].files) if name in reg.releases else ok + bad
             verdict = "the published release" if not bad else f"MODIFIED ({bad} file(s) differ)"
@@ -276,9 +280,10 @@ def verify_cmd(folder, as_json, show_all):
     return 1 if counts["modified"] else 0
 
 
-def _verify_sample(root: Path, as_json: bool) -> int:
+def _verify_sample(root: Path, as_json: bool, show_all: bool = False) -> int:
     """A folder marked by ``sample.json`` (a sample, in place or copied out by ``data sample --out``) is compared
-    with the shipped sample it names, file by file: never with a release, whose names its files borrow."""
+    with the shipped sample it names, file by file: never with a release, whose names its files borrow. A file
+    that differs is always listed; ``show_all`` lists the matching ones too."""
     import json
 
     from dialeval.files.read import file_sha256
@@ -303,7 +308,7 @@ def _verify_sample(root: Path, as_json: bool) -> int:
                               indent=2))
         return 0
     for rel, v in status.items():
-        if v != "matches":
+        if show_all or v != "matches":
             click.echo(f"{safe(rel)}: {v}")
     table_console().print(f"{safe(str(root))}: {what}: {counts['matches']} file(s) match, {counts['changed']} "
                           f"changed, {counts['unknown']} not in it", soft_wrap=True, markup=False)

@@ -441,7 +441,7 @@ def _version() -> str:
 def _table(result, hyp, refs, stderr: bool = False) -> None:
     from rich.table import Table
 
-    from dialeval.core.termsafe import table_console
+    from dialeval.core.termsafe import print_table, table_console
 
     t = Table(title=f"{Path(hyp).name} vs {', '.join(Path(r).name for r in refs)}  (preset {result.options.preset})")
     for col in ("metric", "value", "95% CI", "std", "n", "skipped"):
@@ -454,7 +454,7 @@ def _table(result, hyp, refs, stderr: bool = False) -> None:
         t.add_row(rec["metric"], f"{rec['value']:.4f}", f"{lo:.4f}-{hi:.4f}", f"{rec['std']:.4f}",
                   str(rec["n"]), str(rec["skipped"]))
     console = table_console(stderr=stderr)  # piped: the counts line is never cut mid-sentence (COLUMNS still respected)
-    console.print(t)
+    print_table(console, t)
     c = result.counts
     def hyps(n: int) -> str:
         return f"{n} hypothes{'is' if n == 1 else 'es'}"

@@ -80,7 +80,7 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
         return summary.exit_code
     from rich.table import Table
 
-    from dialeval.core.termsafe import table_console
+    from dialeval.core.termsafe import print_table, table_console
 
     t = Table(title=f"graded into {_safe(summary.registry)}", title_justify="left")
     for col in ("entry", "team", "system", "status", "run", summary.metric, "problems"):
@@ -89,7 +89,7 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
         style = {"valid": "green", "rejected": "red", "skipped": "red", "unchanged": "dim", "outside": "dim"}.get(o.status, "")
         t.add_row(_safe(o.entry), _safe(o.team), _safe(o.system), f"[{style}]{o.status}[/]",
                   str(o.run_id or "-"), _fmt(o.headline), _safe(o.message), style=None)
-    table_console(markup=True, soft_wrap=False).print(t)
+    print_table(table_console(markup=True, soft_wrap=False), t)
     if summary.challenge:
         which = _safe(challenge_file) if summary.challenge == "given" else "the board's kept challenge.toml"
         click.echo(f"challenge: {which} enforced (phases, quotas)")

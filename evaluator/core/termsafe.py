@@ -101,3 +101,36 @@ def table_console(stderr: bool = False, **kwargs):
     if not console.is_terminal and not os.environ.get("COLUMNS"):
         console = Console(stderr=stderr, highlight=False, width=PIPE_WIDTH, **kwargs)
     return console
+
+
+def print_table(console, table) -> None:
+    """Print a rich ``Table`` on ``console`` without ever breaking a cell inside a word, at any width.
+
+    Rich narrows a table that is wider than the console by shrinking its widest columns, down into their
+    words ("organiz" / "ers"). Here each column keeps at least its longest word (a ``no_wrap`` column its
+    whole text); the widest columns give up their room first, so cells wrap between words only. When even
+    that is wider than the console, the table is drawn wider than it (uncropped) rather than cut.
+    """
+    from rich.measure import Measurement
+
+    unbounded = console.options.update_width(10**6)
+    ranges = []  # per column (narrowest without breaking a word, natural width), both without padding
+    for column in table.columns:
+        sizes = [Measurement.get(console, unbounded, cell) for cell in (column.header, *column.cells)]
+        widest = max(m.maximum for m in sizes)
+        ranges.append((widest if column.no_wrap else max(m.minimum for m in sizes), widest))
+    padding_and_rules = Measurement.get(console, unbounded, table).maximum - sum(hi for _, hi in ranges)
+    room = console.width - padding_and_rules
+    if sum(hi for _, hi in ranges) <= room:  # its natural width fits: nothing to narrow
+        console.print(table)
+        return
+    cap = max(hi for _, hi in ranges)
+    widths = [hi for _, hi in ranges]
+    while cap > 1 and sum(widths) > room:  # lower the widest columns first, never below a column's longest word
+        cap -= 1
+        widths = [max(lo, min(hi, cap)) for lo, hi in ranges]
+    for column, width in zip(table.columns, widths, strict=True):
+        column.width = width
+    if sum(widths) > room:
+        table.width = sum(widths) + padding_and_rules
+    console.print(table, crop=False)

@@ -200,6 +200,24 @@ def get(name: str) -> Metric:
     raise UsageError(f"unknown metric {name!r}{hint or ' (known: ' + ', '.join(known_names()) + ')'}")
 
 
+_ABBREVIATIONS = frozenset({"mrr", "map", "f1", "bleu"})
+
+
+def label(name: str) -> str:
+    """A metric's column header in every table: an abbreviation in capitals (P@1, HITS@10, R10@2, MRR, MAP, F1,
+    BLEU), a word as registered, in lower case (per-response-accuracy, noesis-score, score, name-exact); the
+    JSON, CSV and signatures keep the registered name."""
+    return name.upper() if name in _ABBREVIATIONS or _FAMILY.match(name) else name
+
+
+def family(name: str) -> str:
+    """``p@K`` for p@1, p@10, ...; ``hits@K``, ``r@K`` and ``rN@K`` likewise; any other name is its own family."""
+    m = _FAMILY.match(name)
+    if m is None:
+        return name
+    return f"{m.group('kind')}@K" if m.group("kind") else "rN@K"
+
+
 def known_names() -> list[str]:
     return ["hits@K", "p@K", "r@K", "mrr", "map", "noesis-score", "rN@K", "per-response-accuracy", "per-dialog-accuracy",
             *sorted(set(_FIXED) | set(TEXT_METRICS))]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from dialeval.metrics import label as _label
+
 if TYPE_CHECKING:
     from dialeval.results.report import ScoreReport
 
@@ -17,26 +19,16 @@ def _fmt(v) -> str:
     return "-" if v is None else f"{v:.4f}"
 
 
-def _label(m: str) -> str:
-    return m.upper() if len(m) <= 5 else m
-
-
 def print_table(report: ScoreReport, console=None) -> None:
     """A table per split (a row per group, its subsets, and the micro/macro aggregates) + the signature."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    from dialeval.core.termsafe import table_console
+    from dialeval.core.termsafe import print_table, table_console
 
     metrics = report.metrics
     has_subsets = any(r["subset"] for r in report.records)
-    if console is None:
-        console = table_console()  # piped: as wide as the lines, unless COLUMNS says otherwise
-        # Not a terminal (a log, a pipe): never wrap a number or a metric name, whatever the width.
-        needed = 16 + (18 if has_subsets else 0) + sum(max(9, len(_label(m)) + 3) for m in metrics) + 10
-        if not console.is_terminal and needed > console.width:
-            console = Console(highlight=False, width=needed)
+    console = console or table_console()  # piped: as wide as the lines, unless COLUMNS says otherwise
     for split in report.splits + (["all"] if len(report.splits) > 1 else []):
         table = Table(title=f"{escape(split)}" + (" (all splits)" if split == "all" else ""), title_justify="left")
         table.add_column(report.group_label, no_wrap=True)
@@ -58,7 +50,7 @@ def print_table(report: ScoreReport, console=None) -> None:
             n = next(iter(vals.values()))["n"]
             table.add_row(*lead, *(_fmt(vals[m]["value"]) if m in vals else "-" for m in metrics), str(n),
                           end_section=(group == "all" and avg == "micro") or False)
-        console.print(table)
+        print_table(console, table)  # never a number or a metric name cut, whatever the width
     print_footer(report, console)
 
 
@@ -90,7 +82,7 @@ def print_summary(report: ScoreReport, console=None) -> None:
     """One compact table: a row per split (micro over its groups) and the overall micro/macro rows."""
     from rich.table import Table
 
-    from dialeval.core.termsafe import table_console
+    from dialeval.core.termsafe import print_table, table_console
 
     console = console or table_console()
     metrics = report.metrics
@@ -106,5 +98,5 @@ def print_summary(report: ScoreReport, console=None) -> None:
             continue
         n = next(iter(vals.values()))["n"]
         table.add_row(split, avg, *(_fmt(vals[m]["value"]) if m in vals else "-" for m in metrics), str(n))
-    console.print(table)
+    print_table(console, table)
     print_footer(report, console)
