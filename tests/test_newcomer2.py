@@ -153,3 +153,23 @@ def test_an_unknown_airdialogue_baseline_names_the_argument_not_a_brace_list():
     r = run_cli("airdialogue", "baseline", "nope", "--data", "sample:airdialogue", "--out", "x.jsonl")
     assert r.returncode == 2 and "'NAME': 'nope' is not one of 'random', 'cheapest-flight', 'rule-based'" in r.stderr
     assert "{" not in r.stderr
+
+
+@pytest.mark.parametrize("line, said", [
+    (b'{"kb": [{"price": 1', "dev_kb.json line 2: not valid JSON: the line ends before the JSON value does (truncated?) "
+                           "at column 20"),
+    (b'{"kb": [1], "reservation": 0}', "dev_kb.json line 2: not an AirDialogue KB line (a value has the wrong type "
+                                       "at /kb/0)"),
+    (b"{}", "dev_kb.json line 2: not an AirDialogue KB line (a required field is missing at /)"),
+    (b'{"kb": xyz}', "dev_kb.json line 2: not valid JSON at column 8: unexpected character"),
+])
+def test_a_broken_airdialogue_data_line_is_said_in_our_words(tmp_path, line, said):
+    # before: msgspec's own words: "dev_kb.json line 2: Input data was truncated", "Expected object, got int - at
+    # $.kb[0]", "JSON is malformed: invalid character (byte 7)"
+    data = tmp_path / "air"
+    shutil.copytree(SAMPLES / "airdialogue", data)
+    lines = (data / "dev_kb.json").read_bytes().split(b"\n")
+    lines[1] = line
+    (data / "dev_kb.json").write_bytes(b"\n".join(lines))
+    r = run_cli("score", data / "example-run.jsonl", "--benchmark", "airdialogue", "--data", data)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {said}\n")
