@@ -173,3 +173,19 @@ def test_a_broken_airdialogue_data_line_is_said_in_our_words(tmp_path, line, sai
     (data / "dev_kb.json").write_bytes(b"\n".join(lines))
     r = run_cli("score", data / "example-run.jsonl", "--benchmark", "airdialogue", "--data", data)
     assert (r.returncode, r.stderr) == (2, f"dialeval: error: {said}\n")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["score", "{run}", "--data", "sample:dstc6", "--task", ""], "--task is empty (leave it out to take every task)"),
+    (["validate", "{run}", "--data", "sample:dstc6", "--task", ","], "--task is empty (leave it out to take every task)"),
+    (["score", "{run}", "--data", "sample:dstc6", "--metrics", ""],
+     "--metrics is empty (leave it out for the benchmark's own metrics)"),
+    (["compare", "{run}", "{run}", "--data", "sample:dstc6", "--metric", " "],
+     "--metric is empty (leave it out for the runs' metrics)"),
+    (["rank", "--registry", "{tmp}", "--metric", ""], "--metric is empty (leave it out for the benchmark's first metric)"),
+])
+def test_an_empty_list_option_is_refused_not_taken_as_its_default(tmp_path, args, said):
+    # before: `--task "$TASKS"` with the variable empty scored every task, `--metrics ""` the default metrics (exit 0)
+    fill = {"run": SAMPLES / "dstc6" / "example-run.json", "tmp": tmp_path}
+    r = run_cli(*[a.format(**fill) for a in args])
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {said}\n")
