@@ -189,3 +189,15 @@ def test_an_empty_list_option_is_refused_not_taken_as_its_default(tmp_path, args
     fill = {"run": SAMPLES / "dstc6" / "example-run.json", "tmp": tmp_path}
     r = run_cli(*[a.format(**fill) for a in args])
     assert (r.returncode, r.stderr) == (2, f"dialeval: error: {said}\n")
+
+
+@pytest.mark.parametrize("name, run, data, group", [
+    ("dstc7", "dstc7/Ubuntu_subtask_1.json", "dstc7/ubuntu_dev_subtask_1.json", "ubuntu-1"),
+    ("dstc8", "dstc8/example-run.json", "dstc8", "ubuntu-1"),
+], ids=["dstc7", "dstc8"])
+def test_a_pool_given_for_data_without_one_is_refused_not_ignored(tmp_path, name, run, data, group):
+    # before: --pool nope.json on subtask 1 data was never read (not even found missing) and the run scored, exit 0
+    r = run_cli("score", SAMPLES / run, "--benchmark", name, "--data", SAMPLES / data, "--pool", tmp_path / "nope")
+    assert r.returncode == 2
+    assert r.stderr.startswith("dialeval: error: --pool: only subtask 2 ranks a shared candidate pool; ") and \
+        f"is {group} data" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
