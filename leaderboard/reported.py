@@ -7,12 +7,17 @@ one run of kind ``reported`` on the given board: its records are the published p
 plus macro averages (mean over the files, as overviews report them; there are no item counts to pool).
 They are shown with a "reported" badge and never re-scored or banded. Importing the same file again
 changes nothing (the grading key is a hash of the team's rows).
+
+Every other column must be a metric of the benchmark (:meth:`Benchmark.own_metric`; any case, stored under its
+registered name): a typo is never imported as one more metric. All problems of a file are said at once, each at
+its ``file:line:column`` (JSON: ``file#/pointer``), and nothing is imported (exit 1).
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import math
 from collections import defaultdict
@@ -20,12 +25,30 @@ from pathlib import Path
 
 from dialeval import __version__
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
-from dialeval.core.errors import UsageError
+from dialeval.core.errors import DialevalError, UsageError
+from dialeval.core.problems import counted
 
 META_COLUMNS = {"team", "system", "split", "task", "group", "source", "published_band", "note"}
 
 
-def _rows(path: Path) -> list[dict]:
+class InvalidReportedFile(DialevalError):
+    """A reported-results file with wrong rows or columns: every problem, one line each (``file:line:column`` in
+    a CSV, ``file#/pointer`` in JSON), said at once before this error; nothing is imported (exit 1)."""
+
+    exit_code = 1
+
+    def __init__(self, path: Path, problems: list[str], columns: str = ""):
+        self.details = tuple(problems)
+        super().__init__(f"{path}: {counted(len(problems), 'problem')}, nothing imported{columns}")
+
+
+def _pointer_token(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")  # RFC 6901
+
+
+def _table(path: Path) -> tuple[list[str], list[tuple[str, dict]], list[tuple[str, str]], list[str]]:
+    """``(column names, [(where, row)], [(where, name)] per column, problems)`` of a CSV or JSON file; ``where``
+    is ``file:line`` (a row) / ``file:line:column`` (a column) in a CSV, a JSON pointer in JSON."""
     from dialeval.files.read import read_text
 
     text = read_text(path, what="a CSV or JSON file of reported results")
@@ -36,38 +59,110 @@ def _rows(path: Path) -> list[dict]:
             raise UsageError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno})") from None
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise UsageError(f"{path}: expected a JSON list of objects")
-        return rows
-    rows = list(csv.DictReader(text.splitlines()))
-    if not rows:
+        if not rows:
+            raise UsageError(f"{path}: no rows")
+        columns: dict[str, str] = {}
+        for i, r in enumerate(rows):
+            for k in r:
+                columns.setdefault(k, f"{path}#/{i}/{_pointer_token(k)}")
+        return (list(columns), [(f"{path}#/{i}", r) for i, r in enumerate(rows)],
+                [(where, k) for k, where in columns.items()], [])
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    while header == []:  # blank lines before the header
+        header = next(reader, None)
+    if header is None:
         raise UsageError(f"{path}: no rows")
-    return rows
+    head_line = reader.line_num
+    names = [h.strip() for h in header]
+    out, problems = [], []
+    for cells in reader:
+        if not cells:
+            continue
+        where = f"{path}:{reader.line_num}"
+        if len(cells) > len(names):
+            problems.append(f"{where}: {len(cells)} cells, the header (line {head_line}) names {len(names)} columns")
+        out.append((where, dict(zip(names, cells + [""] * (len(names) - len(cells)), strict=False))))
+    if not out:
+        raise UsageError(f"{path}: no rows")
+    return names, out, [(f"{path}:{head_line}:{j}", n) for j, n in enumerate(names, 1)], problems
 
 
-def _number(v, where: str) -> float:
+def _metric_columns(columns: list[tuple[str, str]], benchmark: str) -> tuple[dict[str, str], list[str]]:
+    """``{column: registered metric name}`` and the problems: a column neither of :data:`META_COLUMNS` nor a
+    metric of ``benchmark`` (with a "did you mean"), or a second column of the same metric."""
+    from dialeval.benchmarks import registry
+    from dialeval.core.errors import did_you_mean
+
+    bench = registry.get(benchmark)
+    known = [*bench.default_metrics, *bench.extra_metrics, *sorted(META_COLUMNS)]
+    metric_of, first, problems = {}, {}, []
+    for where, name in columns:
+        if name in META_COLUMNS or not name:  # an unnamed column (a trailing comma) holds nothing to import
+            continue
+        metric = bench.own_metric(name)
+        if metric is None:
+            problems.append(f"{where}: column {name[:60]!r} is not a metric of {benchmark} nor a column of reported "
+                            f"results{did_you_mean(name, known)}")
+        elif metric in first:
+            problems.append(f"{where}: column {name[:60]!r} is {metric} again (first at {first[metric]})")
+        else:
+            metric_of[name], first[metric] = metric, where
+    return metric_of, problems
+
+
+def _number(v, where: str, problems: list[str]) -> float | None:
     try:
         x = float(v)
     except (TypeError, ValueError):
-        raise UsageError(f"{where}: {str(v)[:30]!r} is not a number") from None
+        problems.append(f"{where}: {str(v)[:30]!r} is not a number")
+        return None
     if not math.isfinite(x):
-        raise UsageError(f"{where}: not a finite number")
+        problems.append(f"{where}: not a finite number")
+        return None
     return x
 
 
 def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[dict]:
-    """One dict per team: team, system, source, note, records (tidy, with signatures)."""
-    rows = _rows(path)
+    """One dict per team: team, system, source, note, records (tidy, with signatures). Every problem of the file
+    (unknown columns, rows without team/split/task, cells that are not numbers) is raised at once:
+    :class:`InvalidReportedFile`."""
+    from dialeval import metrics
+    from dialeval.benchmarks import registry
+
+    names, rows, columns, problems = _table(path)
+    metric_of, column_problems = _metric_columns(columns, benchmark)
+    problems = column_problems + problems
+    is_json = path.suffix.lower() == ".json"
+    column_no = {name: j for j, name in enumerate(names, 1)}
     by_team: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for i, r in enumerate(rows, 2):
+    for where, r in rows:
         team = str(r.get("team", "")).strip()
         split = str(r.get("split", "")).strip()
         group = str(r.get("task", r.get("group", ""))).strip()
         if not team or not split or not group:
-            raise UsageError(f"{path}: row {i}: needs team, split and task (or group)")
-        by_team[(team, str(r.get("system") or "reported").strip())].append({**r, "_split": split, "_group": group,
-                                                                           "_line": i})
+            problems.append(f"{where}: needs team, split and task (or group)")
+            continue
+        values = {}
+        for k, metric in metric_of.items():
+            if str(r.get(k, "")).strip() != "":
+                at = f"{where}/{_pointer_token(k)}" if is_json else f"{where}:{column_no[k]}: column {k[:60]}"
+                values[metric] = _number(r.get(k), at, problems)
+        by_team[(team, str(r.get("system") or "reported").strip())].append(
+            {**r, "_split": split, "_group": group, "_values": values,
+             "_metrics": [metric_of[k] for k in r if k in metric_of]})
+    if problems:
+        columns = ""
+        if any(" is not a metric of " in p for p in column_problems):  # which names would have done
+            bench = registry.get(benchmark)
+            families = sorted({metrics.family(m) for m in bench.default_metrics} - set(bench.default_metrics))
+            columns = (f" ({benchmark}'s metrics: {', '.join((*bench.default_metrics, *bench.extra_metrics))}"
+                       f"{' (any k of ' + ', '.join(families) + ')' if families else ''}; other columns: "
+                       f"{', '.join(sorted(META_COLUMNS))})")
+        raise InvalidReportedFile(path, problems, columns)
     out = []
     for (team, system), trs in by_team.items():
-        metrics = [k for k in trs[0] if k not in META_COLUMNS and not k.startswith("_") and k]
+        metrics = trs[0]["_metrics"]
         sources = sorted({str(r.get("source") or "").strip() for r in trs} - {""})
         source = "; ".join(sources) or path.name
         bands = sorted({str(r.get("published_band") or "").strip() for r in trs} - {""})
@@ -78,8 +173,7 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
             if key in seen:  # a table that repeats rows: the overview's team-1 table lists tst1 rows twice
                 continue
             seen.add(key)
-            per[key] = {m: _number(r.get(m), f"{path}: row {r['_line']} column {m}") for m in metrics
-                        if str(r.get(m, "")).strip() != ""}
+            per[key] = r["_values"]
         records = []
         src_field = hashlib.sha256(source.encode()).hexdigest()[:8]
 

@@ -376,6 +376,56 @@ def test_a_reported_file_refused_leaves_no_registry_behind(tmp_path):
     assert not (tmp_path / "new").exists()
 
 
+def test_reported_columns_that_are_no_metric_of_the_benchmark_are_refused_all_at_once(tmp_path):
+    # the DSTC6 overview's table as an organizer might type it: P@1 in capitals (fine), a typo, a name no
+    # dialeval benchmark uses, a misspelt meta column; and one row with a number that is not one
+    lines = REPORTED.read_text().splitlines()
+    header = "team,split,task,P@1,mrrr,precision@5,Source,published_band"
+    bad = tmp_path / "dstc6-typed.csv"
+    bad.write_text("\n".join([header, *lines[1:3], lines[3].replace(",1.0,", ",1.O,", 1), *lines[4:]]) + "\n")
+    r = cli("registry", "import", bad, "--registry", tmp_path / "reg", "--board", "dstc6-2017")
+    # before: exit 0, "mrrr", "precision@5" and "Source" imported as three more metrics of every team
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        f"{bad}:1:5: column 'mrrr' is not a metric of dstc6 nor a column of reported results (did you mean 'mrr'?)",
+        f"{bad}:1:6: column 'precision@5' is not a metric of dstc6 nor a column of reported results",
+        f"{bad}:1:7: column 'Source' is not a metric of dstc6 nor a column of reported results (did you mean "
+        "'source'?)",
+        f"{bad}:4:4: column P@1: '1.O' is not a number",
+        f"dialeval: error: {bad}: 4 problems, nothing imported (dstc6's metrics: p@1, p@2, p@5, mrr (any k of p@K); "
+        "other columns: group, note, published_band, source, split, system, task, team)"]
+    assert not (tmp_path / "reg").exists()
+    # JSON: the same check, each problem at its JSON pointer
+    rows = [dict(zip(header.split(","), line.split(","), strict=True)) for line in lines[1:3]]
+    rows[1]["mrr/at 10"] = 0.5
+    (tmp_path / "r.json").write_text(json.dumps(rows))
+    r = cli("registry", "import", tmp_path / "r.json", "--registry", tmp_path / "reg", "--board", "b")
+    assert r.returncode == 1
+    assert [line.split(": column")[0] for line in r.stderr.splitlines()[:-1]] == [
+        f"{tmp_path / 'r.json'}#/0/{k}" for k in ("mrrr", "precision@5", "Source")] + [
+        f"{tmp_path / 'r.json'}#/1/mrr~1at 10"]
+    # metric names in any case are the registered names: P@1 imports as p@1, numbers unchanged
+    upper = tmp_path / "upper.csv"
+    upper.write_text(REPORTED.read_text().replace("p@1,p@2,p@5", "P@1,P@2,p@5", 1))
+    r = cli("registry", "import", upper, "--registry", tmp_path / "reg", "--board", "dstc6-2017")
+    assert r.returncode == 0 and "imported 10" in r.stdout, r.stderr
+    with Registry(tmp_path / "reg") as reg:
+        assert {rec["metric"] for x in reg.runs() for rec in reg.records(run_id=x.run_id)} == {"p@1", "p@2", "p@5"}
+
+
+def test_reported_airdialogue_columns_are_its_own_metrics(tmp_path):
+    f = tmp_path / "air.csv"
+    f.write_text("team,split,task,score,exact,name,flight,status,bleu,exactt,source\n"
+                 "AirDialogue paper,dev,state,0.5,0.3,0.9,0.4,0.7,0.2,0.3,Wei et al. 2018\n")
+    r = cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "air", "--benchmark", "airdialogue")
+    assert r.returncode == 1 and r.stderr.splitlines()[0] == (
+        f"{f}:1:10: column 'exactt' is not a metric of airdialogue nor a column of reported results (did you mean "
+        "'exact'?)")
+    f.write_text(f.read_text().replace(",exactt", "").replace(",0.3,Wei", ",Wei"))
+    r = cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "air", "--benchmark", "airdialogue")
+    assert r.returncode == 0 and "imported 1" in r.stdout, r.stderr
+
+
 def test_reported_dstc6_2017_import_and_page(tmp_path):
     reg_dir = tmp_path / "reg"
     r = cli("registry", "import", REPORTED, "--registry", reg_dir, "--board", "dstc6-2017", "--team-prefix", "team ")
@@ -564,3 +614,25 @@ def test_rank_ranks_the_runs_the_site_ranks(tmp_path, challenge):
     assert [r["run_id"] for r in site["ranking"]] == [r["run_id"] for r in ranked["runs"]]
     every = json.loads(cli("rank", "--registry", tmp_path / "reg", "--json", "--all-runs").stdout)
     assert len(every["runs"]) == 3
+
+
+# ---- determinism -------------------------------------------------------------------------------------------
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_two_demos_write_byte_identical_registries_and_sites(tmp_path, challenge):
+    """The demo pins its grader's clock to its runs' own dates: the registry's creation, each team's and the
+    kept challenge's timestamps are the grading time, never the wall clock, so two demos (seconds apart) write
+    the same bytes, registry.sqlite included."""
+    for d in ("a", "b"):
+        organizer_demo(challenge, tmp_path / d, BASELINES)
+    a, b = _tree_bytes(tmp_path / "a"), _tree_bytes(tmp_path / "b")
+    assert "registry/registry.sqlite" in a and sorted(a) == sorted(b)
+    assert [name for name in a if a[name] != b[name]] == []
+    with Registry(tmp_path / "a" / "registry") as reg:
+        first = min(r.graded_at for r in reg.runs())
+        assert first == "2017-09-01T00:00:30Z"  # the baselines' date plus the demo's grading delay
+        assert reg.db.execute("SELECT value FROM meta WHERE key = 'created_at'").fetchone()[0] == first
+        team_times = {row[0] for row in reg.db.execute("SELECT created_at FROM teams")}
+        assert team_times <= {r.graded_at for r in reg.runs()}

@@ -632,6 +632,7 @@ class AirDialogue(Benchmark):
     group_descriptions: ClassVar[dict[str, str]] = {
         "state": "the dialog's final state: action, customer name and flight"}
     default_metrics: ClassVar[tuple[str, ...]] = METRICS
+    extra_metrics: ClassVar[tuple[str, ...]] = tuple(EXTRA_DESCRIPTIONS)
     submission_formats: ClassVar[tuple[str, ...]] = ("airdialogue-prediction",)
     problem_codes: ClassVar[dict[str, str]] = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
         "blank-line": "a blank line in a JSON-lines file (one prediction per data line, in order)",

@@ -112,6 +112,7 @@ class Benchmark:
     group_names: ClassVar[dict[str, str]] = {}  # short names shown beside a group's number ("1" -> "API")
     group_descriptions: ClassVar[dict[str, str]] = {}
     default_metrics: ClassVar[tuple[str, ...]] = ("hits@1", "mrr")
+    extra_metrics: ClassVar[tuple[str, ...]] = ()  # computed numbers it reports only when asked (AirDialogue's bleu)
     submission_formats: ClassVar[tuple[str, ...]] = ("dstc6-result",)
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)
     separate_keys: ClassVar[bool] = False  # answer keys may sit in their own folder (``--keys``)
@@ -158,6 +159,22 @@ class Benchmark:
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         """Default metrics for this evaluation (e.g. per-dialog accuracy only where conversations exist)."""
         return list(self.default_metrics)
+
+    def own_metric(self, name: str) -> str | None:
+        """The registered name of metric ``name`` (any case, aliases) when this benchmark reports it, else None:
+        its default and extra metrics, any other k of their families (p@10 where p@1 is one: the benchmark's own
+        name for hits@k), and the text metrics where it gives response texts."""
+        from dialeval import metrics
+
+        try:
+            metric = metrics.get(name)
+        except UsageError:
+            return None
+        if metrics.family(metric.name) in {metrics.family(m) for m in (*self.default_metrics, *self.extra_metrics)}:
+            return metric.name
+        if metric.needs == "texts" and type(self).texts is not Benchmark.texts:
+            return metric.name
+        return None
 
     def texts(self, request: Request, evaluation: Evaluation) -> tuple[list[str], list[str]]:
         """``(top-1 response text, gold response text)`` per row of ``evaluation.table``, for text metrics.

@@ -83,6 +83,7 @@ class ConvAI2(ItemSetBenchmark):
                                    "none, original or revised; a folder's train_self_original.txt)",
                           "valid": "the released validation dialogs (the test set was never released)"}
     default_metrics = ("hits@1", "hits@5", "hits@10")
+    extra_metrics = ("f1",)
     problem_codes = {"line-too-long": "a generated reply of more than 1,048,576 characters"}
     submission_formats = ("dstc6-result keyed by <file stem>:<dialog>:<line ID>, candidates by position 1-20 or text",
                           "scores (JSON, same names)", ".npy / .csv matrix (a row per turn, 20 columns)",

@@ -80,13 +80,14 @@ def simulate_cmd(out, seed, n, split, setting, no_dialogues, force):
 
 
 @airdialogue_group.command("baseline")
-@click.argument("name", type=click.Choice(["random", "cheapest-flight", "rule-based"]))
+@click.argument("name", metavar="NAME", type=click.Choice(["random", "cheapest-flight", "rule-based"]))
 @click.option("--data", type=click.Path(file_okay=False), required=True, help=DATA_HELP)
 @click.option("--split", default="dev", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 def baseline_cmd(name, data, split, out, seed):
-    """Write baseline NAME's submission for a split (one JSON line per data line)."""
+    """Write baseline NAME's submission for a split (one JSON line per data line); NAME is random, cheapest-flight
+    or rule-based."""
     from dialeval.baselines.airdialogue import write_submission
     from dialeval.files.write import protect
 

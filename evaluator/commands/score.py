@@ -293,13 +293,12 @@ def _check_stdin(submission: str, benchmark: str) -> None:
 
 def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, as_csv: bool, *outs) -> None:
     """Refuse option combinations and outputs that would clobber an input, before any work."""
-    from dialeval.files.write import check_output, protect
+    from dialeval.files.write import check_output, protect, refuse_shared_outputs
 
     if as_json and as_csv:
         raise UsageError("give --json or --csv, not both")
     named = [o for o in outs if o and o != "-"]
-    if len(set(named)) < len(named):
-        raise UsageError("--out and --per-item name the same file")
+    refuse_shared_outputs(dict(zip(("--out", "--per-item"), outs)))
     if submission != "-":
         protect(submission, "the submission")
     for folder in (data, keys):

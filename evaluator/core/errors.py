@@ -4,9 +4,11 @@ from __future__ import annotations
 
 
 class DialevalError(Exception):
-    """Base class: ``exit_code`` is what the CLI exits with."""
+    """Base class: ``exit_code`` is what the CLI exits with; ``details``: lines said before the error's own line
+    (each problem of a file, one line each, when the error stands for several)."""
 
     exit_code = 2
+    details: tuple[str, ...] = ()
 
 
 class UsageError(DialevalError):

@@ -210,6 +210,14 @@ def label(name: str) -> str:
     return name.upper() if name in _ABBREVIATIONS or _FAMILY.match(name) else name
 
 
+def family(name: str) -> str:
+    """``p@K`` for p@1, p@10, ...; ``hits@K``, ``r@K`` and ``rN@K`` likewise; any other name is its own family."""
+    m = _FAMILY.match(name)
+    if m is None:
+        return name
+    return f"{m.group('kind')}@K" if m.group("kind") else "rN@K"
+
+
 def known_names() -> list[str]:
     return ["hits@K", "p@K", "r@K", "mrr", "map", "noesis-score", "rN@K", "per-response-accuracy", "per-dialog-accuracy",
             *sorted(set(_FIXED) | set(TEXT_METRICS))]
