@@ -104,7 +104,8 @@ def baseline_cmd(name, data, split, out, seed):
 @click.option("--split", default="dev", show_default=True)
 @click.option("--tokenize", default="13a", show_default=True,
               help="sacrebleu tokenizer ('none' for pre-tokenised lines split on spaces).")
-@click.option("--json", "as_json", is_flag=True, help="Print {bleu, n, signature} as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print {bleu, n, signature, predictions: {file, sha256}} as JSON.")
 def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     """Corpus BLEU of PREDICTIONS (one line per target turn) against the split's correct dialogues."""
     from dialeval.core.signature import Signature
@@ -137,8 +138,9 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     ident = data_identity([data_path], data_path.parent, splits={split: [data_path]})
     sig = Signature("airdialogue").with_fields(data=ident.label(split), task="infer", split=split,
                                                bleu=bleu_sig).format()
-    if as_json:
-        click.echo(json.dumps({"bleu": score, "n": len(refs), "signature": sig}))
+    if as_json:  # the predictions' identity beside the signature, as score reports its submission's sha256
+        predicted = {"file": str(predictions), "sha256": read.file_sha256(predictions)}
+        click.echo(json.dumps({"bleu": score, "n": len(refs), "signature": sig, "predictions": predicted}))
     else:
         click.echo(f"BLEU {score:.2f} over {counted(len(refs), 'turn')}\nsignature: {sig}")
     return 0
