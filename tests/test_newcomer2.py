@@ -153,3 +153,51 @@ def test_an_unknown_airdialogue_baseline_names_the_argument_not_a_brace_list():
     r = run_cli("airdialogue", "baseline", "nope", "--data", "sample:airdialogue", "--out", "x.jsonl")
     assert r.returncode == 2 and "'NAME': 'nope' is not one of 'random', 'cheapest-flight', 'rule-based'" in r.stderr
     assert "{" not in r.stderr
+
+
+@pytest.mark.parametrize("line, said", [
+    (b'{"kb": [{"price": 1', "dev_kb.json line 2: not valid JSON: the line ends before the JSON value does (truncated?) "
+                           "at column 20"),
+    (b'{"kb": [1], "reservation": 0}', "dev_kb.json line 2: not an AirDialogue KB line (a value has the wrong type "
+                                       "at /kb/0)"),
+    (b"{}", "dev_kb.json line 2: not an AirDialogue KB line (a required field is missing at /)"),
+    (b'{"kb": xyz}', "dev_kb.json line 2: not valid JSON at column 8: unexpected character"),
+])
+def test_a_broken_airdialogue_data_line_is_said_in_our_words(tmp_path, line, said):
+    # before: msgspec's own words: "dev_kb.json line 2: Input data was truncated", "Expected object, got int - at
+    # $.kb[0]", "JSON is malformed: invalid character (byte 7)"
+    data = tmp_path / "air"
+    shutil.copytree(SAMPLES / "airdialogue", data)
+    lines = (data / "dev_kb.json").read_bytes().split(b"\n")
+    lines[1] = line
+    (data / "dev_kb.json").write_bytes(b"\n".join(lines))
+    r = run_cli("score", data / "example-run.jsonl", "--benchmark", "airdialogue", "--data", data)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {said}\n")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["score", "{run}", "--data", "sample:dstc6", "--task", ""], "--task is empty (leave it out to take every task)"),
+    (["validate", "{run}", "--data", "sample:dstc6", "--task", ","], "--task is empty (leave it out to take every task)"),
+    (["score", "{run}", "--data", "sample:dstc6", "--metrics", ""],
+     "--metrics is empty (leave it out for the benchmark's own metrics)"),
+    (["compare", "{run}", "{run}", "--data", "sample:dstc6", "--metric", " "],
+     "--metric is empty (leave it out for the runs' metrics)"),
+    (["rank", "--registry", "{tmp}", "--metric", ""], "--metric is empty (leave it out for the benchmark's first metric)"),
+])
+def test_an_empty_list_option_is_refused_not_taken_as_its_default(tmp_path, args, said):
+    # before: `--task "$TASKS"` with the variable empty scored every task, `--metrics ""` the default metrics (exit 0)
+    fill = {"run": SAMPLES / "dstc6" / "example-run.json", "tmp": tmp_path}
+    r = run_cli(*[a.format(**fill) for a in args])
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {said}\n")
+
+
+@pytest.mark.parametrize("name, run, data, group", [
+    ("dstc7", "dstc7/Ubuntu_subtask_1.json", "dstc7/ubuntu_dev_subtask_1.json", "ubuntu-1"),
+    ("dstc8", "dstc8/example-run.json", "dstc8", "ubuntu-1"),
+], ids=["dstc7", "dstc8"])
+def test_a_pool_given_for_data_without_one_is_refused_not_ignored(tmp_path, name, run, data, group):
+    # before: --pool nope.json on subtask 1 data was never read (not even found missing) and the run scored, exit 0
+    r = run_cli("score", SAMPLES / run, "--benchmark", name, "--data", SAMPLES / data, "--pool", tmp_path / "nope")
+    assert r.returncode == 2
+    assert r.stderr.startswith("dialeval: error: --pool: only subtask 2 ranks a shared candidate pool; ") and \
+        f"is {group} data" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr

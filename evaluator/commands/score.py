@@ -22,6 +22,13 @@ MAX_TASK = 1000
 """Task numbers are small: a range past this is refused before it is expanded (1-20000000 is a typo)."""
 
 
+def refuse_empty(flag: str, value: str | None, instead: str) -> None:
+    """An option given an empty list (``--metrics "$METRICS"`` with the variable unset) is a usage error, never
+    silently its default: the user asked for something and would get something else."""
+    if value is not None and not value.replace(",", "").strip():
+        raise UsageError(f"{flag} is empty (leave it out {instead})")
+
+
 def _tasks(values: tuple[str, ...]) -> list[int | str] | None:
     """``--task`` values: numbers and number ranges (``1,3-5``) expanded and bounded here; any other name
     (``test.csv``, a benchmark's string group) is passed on as it is, for the benchmark to accept or refuse."""
@@ -57,6 +64,8 @@ def _tasks(values: tuple[str, ...]) -> list[int | str] | None:
                 out.update(range(lo, hi + 1))
             else:
                 out.add(number(part, part))
+    if values and not (out or names):
+        refuse_empty("--task", "", "to take every task")
     return [*sorted(out), *names] or None
 
 
@@ -404,6 +413,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
     """
     from dialeval.api import score
 
+    refuse_empty("--metrics", metrics, "for the benchmark's own metrics")
     _check_text_options(metrics, vectors, vformat, embedding_preset)
     if vectors != "default" and vformat != "default":  # a missing or special file is refused before any work
         from dialeval.files.read import check_regular
