@@ -201,3 +201,17 @@ def test_a_pool_given_for_data_without_one_is_refused_not_ignored(tmp_path, name
     assert r.returncode == 2
     assert r.stderr.startswith("dialeval: error: --pool: only subtask 2 ranks a shared candidate pool; ") and \
         f"is {group} data" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_simulate_force_never_replaces_the_current_folder_or_one_holding_it(tmp_path):
+    # before: `dialeval simulate --out . --force` swapped the working folder for the challenge: keep.txt was gone
+    here = tmp_path / "work"
+    here.mkdir()
+    (here / "keep.txt").write_text("precious")
+    for out in (".", "..", here):
+        r = run_cli("simulate", "--out", out, "--force", "--train", "0", "--test", "1", cwd=here)
+        assert (r.returncode, r.stderr) == (2, f"dialeval: error: --out {out}: is the current folder or holds it; the "
+                                               "folder is replaced as a whole: give a folder of its own\n")
+    assert sorted(p.name for p in here.iterdir()) == ["keep.txt"]
+    r = run_cli("simulate", "--out", "sim", "--force", "--train", "0", "--test", "1", cwd=here)
+    assert r.returncode == 0 and (here / "sim" / "tst1").is_dir(), r.stderr
