@@ -215,3 +215,18 @@ def test_simulate_force_never_replaces_the_current_folder_or_one_holding_it(tmp_
     assert sorted(p.name for p in here.iterdir()) == ["keep.txt"]
     r = run_cli("simulate", "--out", "sim", "--force", "--train", "0", "--test", "1", cwd=here)
     assert r.returncode == 0 and (here / "sim" / "tst1").is_dir(), r.stderr
+
+
+@pytest.mark.parametrize("args, said", [
+    (["score", "{babi_run}"], "give --split for a single result file (one of: trn, tst1, tst2, tst3, tst4): none of "
+     "its dialog ids is an item of the data, or it is no result file (another benchmark's run? give --benchmark)"),
+    (["score", "{dstc6_run}", "--benchmark", "babi", "--data", "sample:babi"],
+     "babi: give --split (one of: trn, dev, tst, tst-OOV): none of the submission's item ids is one of the data's "
+     "(another benchmark's run? give --benchmark)"),
+])
+def test_a_run_for_another_benchmark_is_pointed_at_benchmark_not_only_at_split(args, said):
+    # before: only "give --split ...", and with --split a page of unknown-dialog errors: the --benchmark forgotten
+    # was never named
+    fill = {"babi_run": SAMPLES / "babi" / "example-run.json", "dstc6_run": SAMPLES / "dstc6" / "example-run.json"}
+    r = run_cli(*[a.format(**fill) for a in args])
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (2, f"dialeval: error: {said}"), r.stderr
