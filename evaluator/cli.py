@@ -11,6 +11,7 @@ import sys
 import click
 
 from dialeval import __version__
+from dialeval.commands.wording import Group, reword
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("dialeval.commands.score", "validate_cmd", "Check a submission against a split; exit 1 if invalid."),
@@ -35,8 +36,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
-    """A click group whose sub-commands are imported on first use."""
+class LazyGroup(Group):
+    """A click group whose sub-commands are imported on first use (and given dialeval's wording for bad values)."""
 
     def list_commands(self, ctx):
         return sorted(COMMANDS)
@@ -48,7 +49,9 @@ class LazyGroup(click.Group):
         import importlib
 
         module = importlib.import_module(spec[0])
-        return getattr(module, spec[1])
+        command = getattr(module, spec[1])
+        reword(command)
+        return command
 
     def invoke(self, ctx):
         # Notices the command queued (which default data it used) are said once it ends, unless it ends in a usage
@@ -121,7 +124,9 @@ def run() -> None:
         if ctx is not None and isinstance(e, click.UsageError):
             sub = ctx.command_path.split(" ", 1)[1:]  # the program name differs under `python -m`
             hint = f" (see 'dialeval {sub[0] + ' ' if sub else ''}--help')"
-        fail(f"dialeval: error: {e.format_message()}{hint}", 2 if e.exit_code == 1 else e.exit_code)
+        from dialeval.commands.wording import message
+
+        fail(f"dialeval: error: {message(e)}{hint}", 2 if e.exit_code == 1 else e.exit_code)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
