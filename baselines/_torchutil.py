@@ -488,6 +488,17 @@ PROFILE_BATCH = 256
 """The device profile's training batch (see :func:`training_profile`)."""
 
 
+def profile_on(config: dict, device, forced: bool | None = None) -> bool:
+    """Whether :func:`training_profile` applies the device profile to ``config`` (see there)."""
+    if config.get("batch_size") is not None:
+        return False
+    return forced if forced is not None else device.type != "cpu"
+
+
+PROFILE_SETTINGS_KEYS = ("grid", "epochs", "patience")
+"""What a model's ``profile_settings`` may replace when the device profile is on."""
+
+
 def training_profile(config: dict, device, forced: bool | None = None) -> tuple[dict, dict]:
     """(the configuration a training run uses, the record of how its batch size and learning rate were chosen).
 
@@ -495,7 +506,8 @@ def training_profile(config: dict, device, forced: bool | None = None) -> tuple[
     - The device profile, when the model's device is not the CPU (``forced=None``) or always (``forced=True``;
       ``forced=False`` never): batch :data:`PROFILE_BATCH` (256); with SGD the learning rate × 8 (256 / 32, the
       linear rule; grid entries' rates too), with Adam the learning rate as it is. The epoch cap, patience and dev
-      selection are unchanged.
+      selection are unchanged, unless the model's ``profile_settings`` replace them for the profile (grid, epochs,
+      patience: memn2n-match T2, whose stored 6-epoch lr 0.01 setting stalls at 93 % dev at batch 256).
     - Otherwise batch :data:`BASE_BATCH`, the learning rate unchanged (``cpu``): the stored CPU numbers' setting.
 
     Why. At batch 32 a training step is a few small kernels, so on a GPU its time is kernel launches and host-side
@@ -513,8 +525,7 @@ def training_profile(config: dict, device, forced: bool | None = None) -> tuple[
     cfg = dict(config)
     if cfg.get("batch_size") is not None:
         return cfg, {"name": "explicit", "batch_size": cfg["batch_size"], "lr": cfg["lr"], "lr_scale": 1.0}
-    on = forced if forced is not None else device.type != "cpu"
-    if not on:
+    if not profile_on(cfg, device, forced):
         cfg["batch_size"] = BASE_BATCH
         return cfg, {"name": "cpu", "batch_size": BASE_BATCH, "lr": cfg["lr"], "lr_scale": 1.0}
     k = PROFILE_BATCH / BASE_BATCH
@@ -613,8 +624,19 @@ class TorchRanker(ScoringMixin, Baseline):
         dv = (DeviceSplit(torch, enc_dev, dtable, [cset.match_pairs(it, self.lexicon) for it in dev] if self.match else None)
               if dev else None)
 
-        grid = list(self.grid) if (self.grid and dev) else [{}]
         base = self.current_config()
+        grid_setting = self.grid
+        # Settings a (model, task) needs only at the profile's batch (e.g. memn2n-match T2: a smaller learning rate
+        # and more epochs, as its batch-32 run needs neither); the CPU path never sees them.
+        extra = getattr(self, "profile_settings", None) or {}
+        unknown = sorted(set(extra) - set(PROFILE_SETTINGS_KEYS)) if isinstance(extra, dict) else ["(not an object)"]
+        if unknown:
+            raise UsageError(f"baseline {self.name!r}: profile_settings takes {', '.join(PROFILE_SETTINGS_KEYS)}; "
+                             f"not {', '.join(unknown)}")
+        if extra and profile_on(base, device, getattr(self, "device_profile", None)):
+            grid_setting = extra.get("grid", grid_setting)
+            base.update({k: extra[k] for k in ("epochs", "patience") if k in extra})
+        grid = list(grid_setting) if (grid_setting and dev) else [{}]
         best = None  # (key, config, state, epoch, acc, profile)
         self.selection = []
         t_start = time.perf_counter()
@@ -824,6 +846,7 @@ class TorchRanker(ScoringMixin, Baseline):
             "seed": self.seed,
             "config": self.config or self.current_config(),
             "grid": list(self.grid or []),
+            **({"profile_settings": self.profile_settings} if getattr(self, "profile_settings", None) else {}),
             "dev_selection": self.selection,
             "match_features": list(ENTITY_TYPES) if self.match else [],
             **self.train_stats,

@@ -37,19 +37,55 @@ def pack_directory(src: Path) -> bytes:
     return gzip.compress(raw.getvalue(), compresslevel=9, mtime=0)
 
 
+def _test_splits(challenge: Path) -> list[str]:
+    from dialeval.formats.dstc6 import Challenge
+
+    return [s for s in Challenge(challenge).splits if s.startswith("tst")]
+
+
+def build_submission(name: str, challenge: Path, out: Path, seed: int = SEED) -> None:
+    """Run baseline ``name`` on every test split of ``challenge`` and write the packed run to ``out``."""
+    from dialeval.baselines.run import run_baseline
+
+    with tempfile.TemporaryDirectory(prefix="dialeval-ref-") as tmp:
+        sub = Path(tmp) / "submission"
+        for split in _test_splits(challenge):
+            run_baseline(name, challenge, split, sub, seed=seed, top_k=TOP_K)
+        atomic_write_bytes(out, pack_directory(sub))
+
+
+def demo_runs(challenge: Path, names=REFERENCE_BASELINES) -> Path:
+    """A folder of ``<baseline>/submission.tgz`` on the embedded default ``challenge``, for ``dialeval demo``.
+
+    ``pip install`` and a source checkout have them stored (:func:`dialeval.core.resources.reference_runs_dir`);
+    the wheel that bundles, starting kits and sites hand to workers and participants leaves them out (3 MB that
+    only the demo reads, :mod:`dialeval.leaderboard.own_wheel`), so there the demo makes them once into the
+    cache folder, byte-identical to the stored ones (tests/test_reference.py regenerates them bit for bit), and
+    reuses them."""
+    from dialeval import __version__
+    from dialeval.core.resources import reference_runs_dir
+    from dialeval.core.termsafe import progress
+    from dialeval.files.cache import cache_root
+
+    stored = reference_runs_dir()
+    if all((stored / n / "submission.tgz").is_file() for n in names):
+        return stored
+    root = cache_root() / "reference-runs" / f"{__version__}-{challenge.name}"
+    missing = [n for n in names if not (root / n / "submission.tgz").is_file()]
+    with progress("reference baselines (once; cached)", total=len(missing)) as bar:
+        for name in missing:
+            bar.describe(f"reference baseline {name} (once; cached)")
+            build_submission(name, challenge, root / name / "submission.tgz")
+            bar.advance()
+    return root
+
+
 def build_reference(name: str, challenge: Path, out_dir: Path, seed: int = SEED, embedded_default: bool = True) -> dict:
     """Run baseline ``name`` on every test split of ``challenge``; write the archive and the report."""
     from dialeval.api import score
-    from dialeval.baselines.run import run_baseline
-    from dialeval.formats.dstc6 import Challenge
 
-    splits = [s for s in Challenge(challenge).splits if s.startswith("tst")]
-    with tempfile.TemporaryDirectory(prefix="dialeval-ref-") as tmp:
-        sub = Path(tmp) / "submission"
-        for split in splits:
-            run_baseline(name, challenge, split, sub, seed=seed, top_k=TOP_K)
-        archive = pack_directory(sub)
-        atomic_write_bytes(out_dir / "submission.tgz", archive)
+    splits = _test_splits(challenge)
+    build_submission(name, challenge, out_dir / "submission.tgz", seed)
     report = score(out_dir / "submission.tgz", "all", challenge, options={"embedded_default": embedded_default})
     if not report.valid:
         raise RuntimeError(f"reference submission of {name} is invalid: {report.errors[0].format()}")

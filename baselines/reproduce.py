@@ -281,7 +281,11 @@ TABLE2_SETTINGS: dict[tuple[str, int], dict] = {
     # memn2n + match (entity types from the bAbI KB file on every task, T6 included, as stored): T1/T4 hops 1 | 3 with
     # the class defaults (<= 8 epochs, patience 2); T2/T6 the default hops 3 only, <= 6 epochs; T3/T5 as memn2n
     **{("memn2n-match", t): {"grid": HOPS_GRID, "epochs": 8, "patience": 2, "kb": KB_ALL} for t in (1, 4)},
-    **{("memn2n-match", t): {"grid": None, "epochs": 6, "patience": 2, "kb": KB_ALL} for t in (2, 6)},
+    ("memn2n-match", 6): {"grid": None, "epochs": 6, "patience": 2, "kb": KB_ALL},
+    # T2: at the device profile's batch (256), lr 0.01 tops out at 93.9 % dev (the paper: 98.3 test) and needs
+    # more than 6 epochs: lr 0.01 | 0.003 (hops 3), <= 20 epochs, patience 4; dev picks lr 0.003 (99.5 % dev)
+    ("memn2n-match", 2): {"grid": None, "epochs": 6, "patience": 2, "kb": KB_ALL,
+                          "profile_settings": {"grid": ({"lr": 0.01}, {"lr": 0.003}), "epochs": 20, "patience": 4}},
     **{("memn2n-match", t): {"grid": HOPS_GRID, "epochs": 20, "patience": 6, "kb": KB_ALL} for t in (3, 5)},
 }
 """(model, task) -> constructor parameters behind the stored neural Table 2 rows, used by ``dialeval reproduce

@@ -25,6 +25,7 @@ def run_baseline(
     """
     from dialeval.baselines.data import load_challenge_split_items, top_k_ids
     from dialeval.baselines.registry import create, needs_training
+    from dialeval.files.write import check_output
     from dialeval.formats.dstc6 import Challenge, read_dataset, write_results
 
     echo = echo or (lambda s: None)
@@ -32,10 +33,13 @@ def run_baseline(
     if not root.is_dir():
         raise UsageError(f"challenge directory {root} does not exist")
     sp = Challenge(root).split(split)
+    single = str(out).endswith(".json")
+    targets = [Path(out)] if single else [Path(out) / split / tf.answers_name for _, tf in sorted(sp.files.items())]
+    for target in targets:  # before any training: a refused output costs no work
+        check_output(target, parents=True)
     model0 = create(name, seed=seed)
     train = load_challenge_split_items(root, "trn", require_answers=True) if split != "trn" else {}
     dev_all = load_challenge_split_items(root, "dev", require_answers=False) if split != "dev" else {}
-    single = str(out).endswith(".json")
     all_rankings: list[tuple[str, list[str]]] = []
     seen: dict[str, str] = {}
     written: list[Path] = []

@@ -4,7 +4,7 @@
 
 1. Runs ``dialeval reproduce babi --models supervised-embeddings,memn2n,memn2n-match --tasks 1-6 --jobs N`` (the
    stored table's settings, every row dev-selected) on ``$DATA``. On a GPU that trains with the device profile
-   (``training_profile`` in ``baselines/_torchutil.py``: batch 256, learning rate × 8 for SGD, × √8 for Adam):
+   (``training_profile`` in ``baselines/_torchutil.py``: batch 256, learning rate × 8 for SGD, as it is for Adam):
    the time of the whole table and every row against its target, the stored CPU row and the stored batch-32 GPU
    row (``babi-neural-gpu.json``, an H200).
 2. With the time left (``BASELINE=0`` skips it), the same table at batch 32 on this GPU

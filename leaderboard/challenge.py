@@ -180,9 +180,11 @@ def _schema_problems(data) -> list[str]:
         at = pointer(*e.absolute_path) or "/"
         schema = e.schema if isinstance(e.schema, dict) else {}
         v = e.validator
-        if v == "required":
-            missing = [k for k in e.validator_value if k not in (e.instance or {})]
-            out.append(f"{at}: \"{missing[0] if missing else '?'}\" is required")
+        if v == "required":  # one error per missing key, each listing every required one: say them all once
+            missing = [f'"{k}"' for k in e.validator_value if k not in (e.instance or {})] or ['"?"']
+            line = f"{at}: {' and '.join(missing)} {'are' if len(missing) > 1 else 'is'} required"
+            if line not in out:
+                out.append(line)
         elif v == "additionalProperties":
             known = sorted(schema.get("properties", {}))
             extra = sorted(set(e.instance) - set(known))

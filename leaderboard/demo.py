@@ -116,8 +116,9 @@ def organizer_demo(challenge_dir: str | Path, out_dir: str | Path, baselines_dir
     """Grade baselines + simulated teams on ``challenge_dir`` into ``out_dir/registry`` and build ``out_dir/site``.
 
     Returns the path of the site's ``index.html``; the board carries the shipped challenge.toml's pages (a copy is
-    written to ``out_dir/challenge.toml``). ``baselines_dir`` defaults to the shipped
-    ``submissions/baselines/default`` (found beside the package in a source checkout).
+    written to ``out_dir/challenge.toml``). ``baselines_dir`` defaults to the installed reference runs
+    (``submissions/baselines/default`` in a checkout; ``dialeval demo`` passes
+    :func:`dialeval.baselines.reference.demo_runs`, which remakes them where the install lacks them).
     """
     from dialeval.leaderboard import challenge
     from dialeval.leaderboard.grade import grade

@@ -410,7 +410,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     # (a run graded earlier, with or without --split, is "unchanged"); {"split": None} keeps older keys valid.
     options = {"split": None}
     summary = GradeSummary(metric=metric)
-    with Registry(registry_dir) as reg:
+    with Registry(registry_dir, now=seen_at) as reg:  # teams, the kept challenge: first seen by this grader too
         summary.registry = reg.path
         if challenge is None:  # the board's kept challenge.toml still holds: leaving the option out dodges nothing
             from dialeval.leaderboard.challenge import parse

@@ -26,10 +26,14 @@ from pathlib import Path
 from dialeval import __version__
 from dialeval.core.errors import UsageError
 
-MAPPED_SUBPACKAGES = ("schemas", "baselines", "simulator", "leaderboard", "reference_runs", "samples")
+MAPPED_SUBPACKAGES = ("schemas", "baselines", "simulator", "leaderboard", "samples")
+LEFT_OUT = ("reference_runs",)
+"""Sub-packages the wheel leaves out: the reference runs (3 MB of archives) are read by ``dialeval demo`` only,
+which remakes them (:func:`dialeval.baselines.reference.demo_runs`); scoring workers and participants' checks never
+read them, and every bundle carries the wheel once per phase plus its starting kit."""
 """dialeval's sub-packages that pyproject.toml maps from folders outside ``evaluator/`` (its package-dir): in an
 editable install they are not below ``dialeval``'s own folder."""
-DATA_PACKAGES = {"schemas": "schemas_dir", "reference_runs": "reference_runs_dir", "samples": "samples_dir"}
+DATA_PACKAGES = {"schemas": "schemas_dir", "samples": "samples_dir"}
 """The data-only (namespace) ones, found through :mod:`dialeval.core.resources` (setuptools' editable finder
 does not import mapped namespace packages)."""
 SKIPPED_DIRS = {"__pycache__", "_kernel_cache"}
@@ -75,6 +79,8 @@ def package_files() -> dict[str, bytes]:
     root = _folder("dialeval")
     files: dict[str, bytes] = {}
     _walk(root, "dialeval", files)
+    left_out = tuple(f"dialeval/{name}/" for name in LEFT_OUT)  # below dialeval's folder in a regular install
+    files = {k: v for k, v in files.items() if not k.startswith(left_out)}
     for name in MAPPED_SUBPACKAGES:
         folder = _folder(f"dialeval.{name}")
         if not folder.is_relative_to(root):  # an editable install: the sub-package is another folder

@@ -21,7 +21,6 @@ One file, ``<registry dir>/registry.sqlite``, written only through :class:`Regis
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import hashlib
 import json
 import os
@@ -120,7 +119,11 @@ class RegistryError(UsageError):
 
 
 def now_utc() -> str:
-    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    """The registry's clock: ``DIALEVAL_NOW`` when set (the clock grade and the site already honour, so a pinned
+    run writes byte-identical registries), else the system clock."""
+    from dialeval.leaderboard.challenge import now
+
+    return now()
 
 
 # ---- per-item blobs (no pickle) ---------------------------------------------------------------------------
@@ -258,9 +261,13 @@ def registry_path(registry_dir: str | Path) -> Path:
 class Registry:
     """Open (creating or migrating) the registry at ``<dir>/registry.sqlite``. Use as a context manager."""
 
-    def __init__(self, registry_dir: str | Path, create: bool = True, readonly: bool = False):
+    def __init__(self, registry_dir: str | Path, create: bool = True, readonly: bool = False,
+                 now: str | None = None):
+        """``now``: the time every timestamp this connection writes carries (the registry's creation, a new
+        team, a kept challenge, a run's default ``graded_at``); default :func:`now_utc` at each write."""
         self.path = registry_path(registry_dir)
         self.readonly = readonly
+        self.now = now
         if not self.path.exists():
             if not create or readonly:
                 raise RegistryError(f"{self.path}: no registry here (grade runs into it first)")
@@ -297,6 +304,9 @@ class Registry:
             with contextlib.suppress(Exception):
                 self.db.close()
             raise RegistryError(f"{self.path}: unusable registry database ({_sql_msg(e)})") from None
+
+    def _now(self) -> str:
+        return self.now or now_utc()
 
     # -- lifecycle --
     def close(self) -> None:
@@ -360,7 +370,7 @@ class Registry:
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 if new:
-                    db.execute("INSERT OR REPLACE INTO meta VALUES ('created_at', ?)", (now_utc(),))
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('created_at', ?)", (self._now(),))
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(Exception):
@@ -392,7 +402,7 @@ class Registry:
                        (team.get("url"), team.get("contact"), team.get("team_description"), row[0]))
             return row[0]
         cur = db.execute("INSERT INTO teams (name, url, contact, description, created_at) VALUES (?, ?, ?, ?, ?)",
-                         (name, team.get("url"), team.get("contact"), team.get("team_description"), now_utc()))
+                         (name, team.get("url"), team.get("contact"), team.get("team_description"), self._now()))
         return cur.lastrowid
 
     def record_run(self, *, team: dict, graded, grading_key: str | None, kind: str, board: str,
@@ -405,7 +415,7 @@ class Registry:
         ``quota``: checked again inside the transaction (another grader may have recorded a run of the team
         meanwhile); a run over it is recorded as rejected, its scores dropped.
         """
-        graded_at = graded_at or now_utc()
+        graded_at = graded_at or self._now()
         from collections import Counter
 
         set_digest = blob = blob_digest = None
@@ -538,7 +548,7 @@ class Registry:
             row = db.execute("SELECT sha256 FROM challenges WHERE board = ?", (board,)).fetchone()
             if row and row[0] == digest:
                 return False
-            db.execute("INSERT OR REPLACE INTO challenges VALUES (?, ?, ?, ?)", (board, source, digest, now_utc()))
+            db.execute("INSERT OR REPLACE INTO challenges VALUES (?, ?, ?, ?)", (board, source, digest, self._now()))
         return True
 
     def challenge_source(self, board: str) -> str | None:

@@ -587,6 +587,10 @@ def test_cli_simulate_baseline_score_and_infer_bleu(tmp_path):
     out = json.loads(res.output)
     assert out["bleu"] == pytest.approx(100) and out["n"] == len(refs) and "|bleu:sacrebleu," in out["signature"]
     assert re.match(r"airdialogue\|data:dev#[0-9a-f]{8}\|task:infer\|split:dev\|", out["signature"])  # the data's identity
+    import hashlib
+
+    assert out["predictions"] == {"file": str(tmp_path / "h.txt"),
+                                  "sha256": hashlib.sha256((tmp_path / "h.txt").read_bytes()).hexdigest()}
     (tmp_path / "s.txt").write_text("hello\n")
     res = r.invoke(main, ["airdialogue", "infer-bleu", str(tmp_path / "s.txt"), "--data", str(d)],
                    standalone_mode=False)

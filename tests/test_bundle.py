@@ -493,8 +493,10 @@ def test_bundles_carry_this_dialeval_as_a_wheel_and_never_ask_pypi_for_it(bundle
     assert names[-1] == f"{info}/RECORD" and all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in z.infolist())
     for want in ("dialeval/__init__.py", "dialeval/cli.py", "dialeval/leaderboard/hosting.py", "dialeval/baselines/__init__.py",
                  "dialeval/schemas/dstc6-result.schema.json", "dialeval/files/releases.json",
-                 "dialeval/reference_runs/tfidf/submission.tgz", "dialeval/samples/babi/sample.json"):
+                 "dialeval/samples/babi/sample.json"):
         assert want in names, want
+    # the reference runs (3 MB) stay out: only `dialeval demo` reads them, and it remakes them
+    assert not [n for n in names if "reference_runs" in n or n.endswith("submission.tgz")]
     assert not [n for n in names if "__pycache__" in n or "_kernel_cache" in n or n.endswith((".pyc", ".nbi", ".nbc"))]
     assert "Tag: py3-none-any" in z.read(f"{info}/WHEEL").decode()
     assert "dialeval = dialeval.cli:run" in z.read(f"{info}/entry_points.txt").decode()

@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -469,3 +470,35 @@ def test_rank_ranks_the_run_the_boards_counting_rule_picks(tmp_path, data):
     assert cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", tmp_path / "site").returncode == 0
     site = json.loads((tmp_path / "site" / "board-b.json").read_text())
     assert [x["run_id"] for x in site["ranking"]] == [x["run_id"] for x in ranked["runs"]]
+
+
+def test_grading_with_a_pinned_clock_writes_byte_identical_registries_and_sites(tmp_path, data, monkeypatch):
+    """DIALEVAL_NOW pins every timestamp the registry writes (its creation, a new team, the kept challenge.toml,
+    graded_at), so the same runs graded twice give the same bytes. Every run shares one graded_at: the site then
+    orders by run id, which follows the entry names (a team's later-named run is its latest)."""
+    from dialeval.leaderboard.site import build_site
+
+    ch = challenges.load(write_challenge(tmp_path / "challenge.toml", QUOTA))
+    runs = tmp_path / "runs"
+    add_run(runs, "a1", data, "Team A", "2017-09-05T08:00:00Z", quality=0.5, seed=1)
+    add_run(runs, "a2", data, "Team A", "2017-09-05T09:00:00Z", quality=0.7, seed=2)
+    add_run(runs, "b1", data, "Team B", "2017-09-05T08:30:00Z", quality=0.9, seed=3)
+    monkeypatch.setenv("DIALEVAL_NOW", "2017-09-12T10:00:00Z")
+    out = {}
+    for d in ("one", "two"):
+        grade(runs, "dstc6", data, tmp_path / d / "reg", progress=False, board="b", challenge=ch)
+        with Registry(tmp_path / d / "reg") as reg:
+            build_site(reg, tmp_path / d / "site")
+        out[d] = {p.relative_to(tmp_path / d).as_posix(): p.read_bytes()
+                  for p in sorted((tmp_path / d).rglob("*")) if p.is_file()}
+        time.sleep(1.1)  # the wall clock moves on between the two; the registry must not notice
+    assert "reg/registry.sqlite" in out["one"] and sorted(out["one"]) == sorted(out["two"])
+    assert [name for name in out["one"] if out["one"][name] != out["two"][name]] == []
+    with Registry(tmp_path / "one" / "reg") as reg:
+        stamps = {*(r.graded_at for r in reg.runs()),
+                  *(row[0] for row in reg.db.execute("SELECT created_at FROM teams")),
+                  *(row[0] for row in reg.db.execute("SELECT stored_at FROM challenges")),
+                  reg.db.execute("SELECT value FROM meta WHERE key = 'created_at'").fetchone()[0]}
+        assert stamps == {"2017-09-12T10:00:00Z"}
+    board = json.loads(out["one"]["site/board-b.json"])
+    assert [(r["team"], r["system"]) for r in board["ranking"]] == [("Team B", "b1"), ("Team A", "a2")]

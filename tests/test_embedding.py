@@ -663,6 +663,50 @@ def test_cli_reads_hypotheses_or_references_from_standard_input(tmp_path):
     assert "Traceback" not in p.stderr
 
 
+def test_cli_signs_the_references_it_scored_by_content(tmp_path):
+    """Every signature leads with the references' identity (data:refs#<short hash of their contents>), and the
+    JSON report gives each file's sha256, the hypotheses' too: another reference text changes the signature; the
+    same texts under another path and name, or given in another order, do not."""
+    import hashlib
+
+    pytest.importorskip("gensim")
+    files = _write_formats(tmp_path)
+    (tmp_path / "h.txt").write_text("a b\nA\n\nd\n", encoding="utf-8")
+    (tmp_path / "r.txt").write_text("c\na\nb\na\n", encoding="utf-8")
+    (tmp_path / "r2.txt").write_text("q\nb\nb\nd\n", encoding="utf-8")
+    vec = ["--vectors", str(files["word2vec-bin"]), "--json"]
+
+    def report(*refs):
+        p = _run("--hyp", "h.txt", *(x for r in refs for x in ("--ref", r)), *vec, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    def sigs(doc):
+        return [r["signature"] for r in doc["results"]]
+
+    def sha(name):
+        return hashlib.sha256((tmp_path / name).read_bytes()).hexdigest()
+
+    first = report("r.txt")
+    label = first["data"]["label"]
+    assert all(s.startswith(f"embed|data:{label}|metric:") for s in sigs(first)) and len(label) == len("refs#") + 8
+    assert first["data"]["hypotheses"] == {"file": "h.txt", "sha256": sha("h.txt")}
+    assert first["data"]["references"] == [{"file": "r.txt", "sha256": sha("r.txt")}]
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "gold.txt").write_bytes((tmp_path / "r.txt").read_bytes())
+    moved = report("elsewhere/gold.txt")
+    assert sigs(moved) == sigs(first) and moved["data"]["label"] == label
+    (tmp_path / "r.txt").write_text("c\na\nb\nq\n", encoding="utf-8")  # one reference line changed
+    changed = report("r.txt")
+    assert changed["data"]["label"] != label and not set(sigs(changed)) & set(sigs(first))
+    assert report("r.txt", "r2.txt")["data"]["label"] == report("r2.txt", "r.txt")["data"]["label"]
+    p = subprocess.run([sys.executable, "-m", "dialeval", "embed", "--hyp", "-", "--ref", "r.txt", *vec], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120, input=(tmp_path / "h.txt").read_text())
+    assert json.loads(p.stdout)["data"]["hypotheses"] == {"file": "-", "sha256": sha("h.txt")}
+    table = _run("--hyp", "h.txt", "--ref", "r.txt", "--vectors", str(files["word2vec-bin"]), cwd=tmp_path)
+    assert table.stdout.count(f"embed|data:{changed['data']['label']}|metric:") == 3
+
+
 @pytest.mark.needs("numba")
 def test_a_pair_too_long_to_compare_is_refused(monkeypatch, toy):
     """Greedy matching compares every token of a pair with every other: a pair over MAX_TOKEN_PAIRS is one usage

@@ -614,3 +614,25 @@ def test_rank_ranks_the_runs_the_site_ranks(tmp_path, challenge):
     assert [r["run_id"] for r in site["ranking"]] == [r["run_id"] for r in ranked["runs"]]
     every = json.loads(cli("rank", "--registry", tmp_path / "reg", "--json", "--all-runs").stdout)
     assert len(every["runs"]) == 3
+
+
+# ---- determinism -------------------------------------------------------------------------------------------
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_two_demos_write_byte_identical_registries_and_sites(tmp_path, challenge):
+    """The demo pins its grader's clock to its runs' own dates: the registry's creation, each team's and the
+    kept challenge's timestamps are the grading time, never the wall clock, so two demos (seconds apart) write
+    the same bytes, registry.sqlite included."""
+    for d in ("a", "b"):
+        organizer_demo(challenge, tmp_path / d, BASELINES)
+    a, b = _tree_bytes(tmp_path / "a"), _tree_bytes(tmp_path / "b")
+    assert "registry/registry.sqlite" in a and sorted(a) == sorted(b)
+    assert [name for name in a if a[name] != b[name]] == []
+    with Registry(tmp_path / "a" / "registry") as reg:
+        first = min(r.graded_at for r in reg.runs())
+        assert first == "2017-09-01T00:00:30Z"  # the baselines' date plus the demo's grading delay
+        assert reg.db.execute("SELECT value FROM meta WHERE key = 'created_at'").fetchone()[0] == first
+        team_times = {row[0] for row in reg.db.execute("SELECT created_at FROM teams")}
+        assert team_times <= {r.graded_at for r in reg.runs()}

@@ -601,6 +601,38 @@ def test_fit_records_the_profile_it_trained_with_and_the_cpu_default_is_batch_32
 
 
 @needs_torch
+@pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2NMatch])
+def test_profile_settings_replace_grid_and_epochs_under_the_profile_only(cls):
+    """``profile_settings`` (memn2n-match T2's lr 0.01 | 0.003 grid, <= 20 epochs at batch 256) is used only when the
+    device profile is on: the CPU default trains exactly as without it, bit for bit, so the stored CPU rows stay."""
+    from dialeval.core.errors import UsageError
+
+    small = dict(embedding_size=8, epochs=3, patience=3, progress=False, grid=({"lr": 0.05},))
+    small.update(negatives=5) if cls is SupervisedEmbeddings else small.update(hops=1)
+    extra = {"grid": ({"lr": 0.02}, {"lr": 0.01}), "epochs": 2, "patience": 1}
+    plain = cls(seed=1, **small).fit(TRAIN, TRAIN[:3])
+    cpu = cls(seed=1, profile_settings=extra, **small).fit(TRAIN, TRAIN[:3])
+    assert np.array_equal(plain.score_group(CANDS, TRAIN), cpu.score_group(CANDS, TRAIN))
+    assert [s["config"] for s in cpu.selection] == [{"lr": 0.05}] * 3
+    prof = cls(seed=1, device_profile=True, profile_settings=extra, **small).fit(TRAIN, TRAIN[:3])
+    assert {(tuple(s["config"].items()), s["epoch"]) for s in prof.selection} <= {
+        ((("lr", 0.02),), 1), ((("lr", 0.02),), 2), ((("lr", 0.01),), 1), ((("lr", 0.01),), 2)}
+    assert {s["config"]["lr"] for s in prof.selection} == {0.02, 0.01}
+    d = prof.describe()
+    assert d["profile_settings"] == extra and d["config"]["epochs"] == 2 and d["config"]["patience"] == 1
+    with pytest.raises(UsageError, match="profile_settings takes grid, epochs, patience; not lr"):
+        cls(seed=1, device_profile=True, profile_settings={"lr": 0.1}, **small).fit(TRAIN, TRAIN[:3])
+
+
+def test_memn2n_match_t2_has_profile_settings_and_the_other_rows_do_not():
+    from dialeval.baselines.reproduce import TABLE2_SETTINGS, model_params
+
+    assert model_params("memn2n-match", 2, BABI)["profile_settings"] == {
+        "grid": ({"lr": 0.01}, {"lr": 0.003}), "epochs": 20, "patience": 4}
+    assert [k for k, v in TABLE2_SETTINGS.items() if "profile_settings" in v] == [("memn2n-match", 2)]
+
+
+@needs_torch
 def test_sort_free_unique_and_negative_sampling_give_the_values_the_cpu_numbers_were_stored_with():
     """The host-side dedup without a sort (unique_inverse) equals np.unique, and the negative sampling built on it
     equals the torch.unique version it replaced, draw for draw from the same seeded generator."""

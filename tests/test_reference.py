@@ -91,3 +91,25 @@ def test_reference_numbers_make_sense(rescored):
     for name in REFERENCE_BASELINES:  # the stored numbers are the ones scored now
         assert p1(name) == next(r["value"] for r in _stored(name)["results"]
                                 if r["split"] == "all" and r["metric"] == "p@1" and r["average"] == "micro")
+
+
+def test_an_installed_demo_remakes_the_runs_the_wheel_leaves_out(default_challenge, tmp_path, monkeypatch):
+    """The wheel ships no reference runs (3 MB only `dialeval demo` reads): without a checkout's stored ones,
+    demo_runs makes them once into the cache, byte-identical to the stored archives, and then reuses them."""
+    from dialeval.baselines import reference
+    from dialeval.core import resources
+
+    names = ("random", "nearest-neighbor")
+    assert reference.demo_runs(default_challenge, names) == STORED  # a checkout: the stored runs
+    monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(resources, "reference_runs_dir", lambda: tmp_path / "installed-wheel-has-none")
+    made = reference.demo_runs(default_challenge, names)
+    assert made.is_relative_to(tmp_path / "cache")
+    for name in names:
+        assert (made / name / "submission.tgz").read_bytes() == (STORED / name / "submission.tgz").read_bytes()
+
+    def no_rebuild(*args, **kwargs):
+        raise AssertionError("rebuilt a cached run")
+
+    monkeypatch.setattr(reference, "build_submission", no_rebuild)
+    assert reference.demo_runs(default_challenge, names) == made

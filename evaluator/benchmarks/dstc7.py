@@ -99,6 +99,9 @@ class DSTC7(ItemSetBenchmark):
 
     def load(self, data, split, group, with_gold, problems) -> ItemSet:
         df, request, none_ok = self.df, self.request, self.subtask in self.none_subtasks
+        if request.options.get("pool") and self.subtask != 2:  # given, so expected to count: never ignored
+            raise UsageError(f"--pool: only subtask 2 ranks a shared candidate pool; {df.path.name} is {self.group} "
+                             "data, whose examples list their own candidates")
         pool, pool_file = self._pool(df, none_ok) if self.subtask == 2 else (None, None)
         allowed = [pool or frozenset((*o, NONE) if none_ok else o) for o in df.options]
         gold, ids = self._gold(df, allowed, none_ok, bool(request.options.get("lenient"))) if with_gold else (None, df.ids)

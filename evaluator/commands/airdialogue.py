@@ -80,13 +80,14 @@ def simulate_cmd(out, seed, n, split, setting, no_dialogues, force):
 
 
 @airdialogue_group.command("baseline")
-@click.argument("name", type=click.Choice(["random", "cheapest-flight", "rule-based"]))
+@click.argument("name", metavar="NAME", type=click.Choice(["random", "cheapest-flight", "rule-based"]))
 @click.option("--data", type=click.Path(file_okay=False), required=True, help=DATA_HELP)
 @click.option("--split", default="dev", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 def baseline_cmd(name, data, split, out, seed):
-    """Write baseline NAME's submission for a split (one JSON line per data line)."""
+    """Write baseline NAME's submission for a split (one JSON line per data line); NAME is random, cheapest-flight
+    or rule-based."""
     from dialeval.baselines.airdialogue import write_submission
     from dialeval.files.write import protect
 
@@ -103,7 +104,8 @@ def baseline_cmd(name, data, split, out, seed):
 @click.option("--split", default="dev", show_default=True)
 @click.option("--tokenize", default="13a", show_default=True,
               help="sacrebleu tokenizer ('none' for pre-tokenised lines split on spaces).")
-@click.option("--json", "as_json", is_flag=True, help="Print {bleu, n, signature} as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print {bleu, n, signature, predictions: {file, sha256}} as JSON.")
 def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     """Corpus BLEU of PREDICTIONS (one line per target turn) against the split's correct dialogues."""
     from dialeval.core.signature import Signature
@@ -136,8 +138,9 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
     ident = data_identity([data_path], data_path.parent, splits={split: [data_path]})
     sig = Signature("airdialogue").with_fields(data=ident.label(split), task="infer", split=split,
                                                bleu=bleu_sig).format()
-    if as_json:
-        click.echo(json.dumps({"bleu": score, "n": len(refs), "signature": sig}))
+    if as_json:  # the predictions' identity beside the signature, as score reports its submission's sha256
+        predicted = {"file": str(predictions), "sha256": read.file_sha256(predictions)}
+        click.echo(json.dumps({"bleu": score, "n": len(refs), "signature": sig, "predictions": predicted}))
     else:
         click.echo(f"BLEU {score:.2f} over {counted(len(refs), 'turn')}\nsignature: {sig}")
     return 0

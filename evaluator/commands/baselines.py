@@ -89,9 +89,11 @@ def run_cmd(name, challenge, split, out, seed, top_k):
     """Run baseline NAME on every dataset file of a challenge split and write a standard result file (top-k ranks)."""
     from dialeval.baselines.registry import get_spec
     from dialeval.commands.score import resolve_data
+    from dialeval.files.write import protect
 
     get_spec(name)
     challenge = resolve_data("dstc6", None, challenge, flag="--challenge")[0]
+    protect(challenge, "a file of the challenge")  # --out into the challenge must never replace its answer keys
     from dialeval.core.termsafe import progress
 
     with progress(f"baseline {name} on {split}") as bar:

@@ -102,15 +102,18 @@ def dstc6_to_babi_cmd(dataset, answers, out_path, candidates_out, force):
     """Write a DSTC6 dataset as FB dialogs (items with conversation_id regrouped) plus a candidates file."""
     from pathlib import Path
 
-    from dialeval.files.write import protect
+    from dialeval.files.write import check_output, protect, refuse_shared_outputs
     from dialeval.formats.convert import dstc6_to_babi
 
     out = Path(out_path)
     cand = Path(candidates_out) if candidates_out else out.with_name(out.stem + "-candidates.txt")
+    refuse_shared_outputs({"--out": out, "--candidates-out": cand})
+    for src, what in ((dataset, "the dataset"), (answers, "the answer key")):  # even with --force, never write
+        if src:                                                               # over an input
+            protect(src, what)
+    for target in (out, cand):  # an input is refused as such, never as a file that --force would replace
+        check_output(target, parents=True)
     _refuse_overwrite([out, cand], force)
-    for src in (dataset, answers):  # even with --force, never write over an input
-        if src:
-            protect(src, "an input of the conversion")
 
     res = dstc6_to_babi(dataset, answers, out_path, candidates_out)
     click.echo(f"wrote {res.dialogs} ({counted(res.conversations, 'conversation')} from {counted(res.items, 'item')})")

@@ -65,10 +65,10 @@ def demo_cmd(out, baseline, seed, organizer):
     click.echo(f"4. score:      {report_path}")
     render_summary(report)
     if organizer:
-        from dialeval.core.resources import reference_runs_dir
+        from dialeval.baselines.reference import demo_runs
         from dialeval.leaderboard.demo import organizer_demo
 
-        site = organizer_demo(challenge, out_dir / "organizer", baselines_dir=reference_runs_dir(), seed=seed,
+        site = organizer_demo(challenge, out_dir / "organizer", baselines_dir=demo_runs(challenge), seed=seed,
                               progress=True)
         click.echo(f"5. organizer:  graded the reference baselines and simulated teams into "
                    f"{out_dir / 'organizer' / 'registry'}; leaderboard site: open {site.resolve().as_uri()}")

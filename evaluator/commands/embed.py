@@ -128,8 +128,8 @@ def _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov
         vec = load_vectors(vectors, fmt=vformat, limit=limit, words=words, need_mean=opts.oov == "mean")
         del words
         _give_back_freed_memory()
-        # Pass 2: score block by block; memory follows the block, not the files.
-        result = _score_blocks(hyp, refs, opts, vec, n_lines, per_pair)
+        # Pass 2: score block by block; memory follows the block, not the files. It also hashes what it scores.
+        result, digests = _score_blocks(hyp, refs, opts, vec, n_lines, per_pair)
     finally:
         if gc_was_on:
             gc.enable()
@@ -140,12 +140,14 @@ def _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov
             f"no pair could be scored: every pair has a side without any word vector ({c['oov_tokens']} of "
             f"{c['tokens']} tokens unknown; try --lowercase, another --tokenizer or other --vectors)")
 
+    data = _sign_with_data(result, hyp, refs, digests)
     if as_json:
         doc = {
             "dialeval_version": _version(),
             "command": "embed",
             "hypotheses": hyp,
             "references": list(refs),
+            "data": data,
             "vectors": result.vectors,
             "options": opts.to_json(),
             "counts": result.counts,
@@ -155,6 +157,21 @@ def _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov
     else:
         _table(result, hyp, refs, stderr=per_pair == "-")  # stdout holds the per-pair lines alone
     return 0
+
+
+def _sign_with_data(result, hyp: str, refs: tuple[str, ...], digests: list[str]) -> dict:
+    """Lead every signature with the identity of the references scored against (``data:refs#<8 hex>``, a short
+    hash of their contents, as ``score`` leads with its test data's); returns the JSON report's ``data``: that
+    label and each file's sha256, the hypotheses' too (like ``score``'s submission, in the report, not in the
+    signature: numbers of two systems on the same references stay comparable)."""
+    from dialeval.core.signature import Signature
+    from dialeval.files.identity import texts_hash
+
+    label = f"refs#{texts_hash(digests[1:])}"
+    for m, sig in result.signatures.items():
+        result.signatures[m] = Signature(sig.benchmark, (("data", label), *sig.fields), sig.version)
+    return {"label": label, "hypotheses": {"file": hyp, "sha256": digests[0]},
+            "references": [{"file": r, "sha256": d} for r, d in zip(refs, digests[1:], strict=True)]}
 
 
 def _give_back_freed_memory() -> None:
@@ -211,10 +228,13 @@ class _TextLines:
     Bytes are read :data:`_CHUNK` at a time and decoded and split whole, so a line costs no Python step of its
     own; :meth:`available` and :meth:`take` let several files advance in step."""
 
-    def __init__(self, path: str, stack):
+    def __init__(self, path: str, stack, digest: bool = False):
+        import hashlib
+
         from dialeval.files.read import open_input
 
         self.path = path
+        self.sha256 = hashlib.sha256() if digest else None  # of the bytes read (the whole file, once at its end)
         source = _stdin_copy if path == "-" and _stdin_copy is not None else path
         self._f = stack.enter_context(open_input(source, shown=path, what="a text file (one text per line)")).file
         self._pending: list[str] = []
@@ -234,6 +254,8 @@ class _TextLines:
                 data = self._f.read(_CHUNK)
             except OSError as e:
                 raise os_error(self.path, e) from None
+            if self.sha256 is not None:
+                self.sha256.update(data)
             if self._first:
                 self._first = False
                 bad = sniff(data[:SNIFF_BYTES], expect="UTF-8 text, one text per line", bom_ok=True)
@@ -311,20 +333,24 @@ class _TextLines:
         return n
 
 
-def _line_blocks(hyp: str, refs: tuple[str, ...]) -> Iterator[tuple[int, list[str], list[list[str]]]]:
+def _line_blocks(hyp: str, refs: tuple[str, ...],
+                 digests: list[str] | None = None) -> Iterator[tuple[int, list[str], list[list[str]]]]:
     """``(first line number, hypotheses, [references per hypothesis])`` in blocks of at most
     :data:`BLOCK_LINES` lines or about :data:`BLOCK_BYTES` characters per file; files of different lengths are
-    refused (both counts named), and so is a pair over :data:`MAX_PAIR_BYTES`."""
+    refused (both counts named), and so is a pair over :data:`MAX_PAIR_BYTES`. ``digests``: filled, once every
+    file is read to its end, with the sha256 of each file's bytes (the hypotheses first)."""
     from contextlib import ExitStack
 
     with ExitStack() as stack:
-        streams = [_TextLines(hyp, stack), *(_TextLines(r, stack) for r in refs)]
+        streams = [_TextLines(p, stack, digest=digests is not None) for p in (hyp, *refs)]
         first = 1
         while True:
             counts = [s.available(BLOCK_LINES, BLOCK_BYTES) for s in streams]
             k = min(counts)
             if k == 0:
                 if max(counts) == 0:
+                    if digests is not None:
+                        digests[:] = [s.sha256.hexdigest() for s in streams]
                     return
                 _count_mismatch(hyp, refs, streams)
             hyps = streams[0].take(k)
@@ -373,7 +399,8 @@ def _score_blocks(hyp: str, refs: tuple[str, ...], opts, vec, n_lines: int, per_
     """Score block by block; per-pair values go to anonymous temporary files (8 bytes a value) and, with
     ``per_pair``, to that file as JSON lines, so memory holds one block, then one metric's column.
     Each pair's numbers depend on that pair alone and the summaries are computed over the whole column:
-    the results are those of one :func:`~dialeval.metrics.embedding.score_pairs` call over all lines."""
+    the results are those of one :func:`~dialeval.metrics.embedding.score_pairs` call over all lines.
+    Returns the result and the sha256 of each file as scored (the hypotheses first)."""
     import tempfile
     from contextlib import ExitStack
 
@@ -384,6 +411,7 @@ def _score_blocks(hyp: str, refs: tuple[str, ...], opts, vec, n_lines: int, per_
     counts: dict[str, int] = {}
     first_result = None
     scored = 0
+    digests: list[str] = []
     with ExitStack() as stack:
         spill = {m: stack.enter_context(tempfile.TemporaryFile(prefix="dialeval-")) for m in METRICS}
         out = None
@@ -391,7 +419,7 @@ def _score_blocks(hyp: str, refs: tuple[str, ...], opts, vec, n_lines: int, per_
             from dialeval.files.write import atomic_writer
 
             out = stack.enter_context(atomic_writer(per_pair, "w"))
-        for first, hyps, ref_rows in _line_blocks(hyp, refs):
+        for first, hyps, ref_rows in _line_blocks(hyp, refs, digests):
             r = score_pairs(hyps, ref_rows, opts, vec, first_line=first)  # a reference's line is its hypothesis's
             for k, v in r.counts.items():
                 counts[k] = counts.get(k, 0) + v
@@ -412,7 +440,7 @@ def _score_blocks(hyp: str, refs: tuple[str, ...], opts, vec, n_lines: int, per_
             values = np.fromfile(f, np.float64)
             summaries[m] = summarize(m, values)
             del values
-    return EmbeddingResult(opts, {}, summaries, counts, first_result.signatures, first_result.vectors)
+    return EmbeddingResult(opts, {}, summaries, counts, first_result.signatures, first_result.vectors), digests
 
 
 def _write_per_pair(out, first: int, per_pair: dict) -> None:

@@ -161,11 +161,12 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     """
     from functools import cache
 
-    from dialeval.commands.score import _check_text_options, resolve_data
+    from dialeval.commands.score import _check_text_options, refuse_empty, resolve_data
     from dialeval.leaderboard.bands import compare_runs
     from dialeval.metrics import resolve
     from dialeval.results.stats import ar_floor, format_p
 
+    refuse_empty("--metric", metrics, "for the runs' metrics")
     _check_text_options(metrics, vectors, vformat, embedding_preset)
     text = None
     if metrics and any(m.needs == "texts" for m in resolve(metrics)):  # scored from the files' texts
@@ -241,10 +242,12 @@ def _rank_help() -> str:
               "are left out (superseded) and only the run that counts is ranked.")
 @click.option("--json", "as_json", is_flag=True)
 def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, seed, all_runs, as_json):
+    from dialeval.commands.score import refuse_empty
     from dialeval.leaderboard.bands import rank_board
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.scoring import benchmark_info
 
+    refuse_empty("--metric", metric, "for the benchmark's first metric")
     with Registry(registry_dir, create=False) as reg:
         board = _pick_board(reg, board)
         runs = reg.runs(board=board)

@@ -23,6 +23,13 @@ MAX_TASK = 1000
 """Task numbers are small: a range past this is refused before it is expanded (1-20000000 is a typo)."""
 
 
+def refuse_empty(flag: str, value: str | None, instead: str) -> None:
+    """An option given an empty list (``--metrics "$METRICS"`` with the variable unset) is a usage error, never
+    silently its default: the user asked for something and would get something else."""
+    if value is not None and not value.replace(",", "").strip():
+        raise UsageError(f"{flag} is empty (leave it out {instead})")
+
+
 def _tasks(values: tuple[str, ...]) -> list[int | str] | None:
     """``--task`` values: numbers and number ranges (``1,3-5``) expanded and bounded here; any other name
     (``test.csv``, a benchmark's string group) is passed on as it is, for the benchmark to accept or refuse."""
@@ -58,6 +65,8 @@ def _tasks(values: tuple[str, ...]) -> list[int | str] | None:
                 out.update(range(lo, hi + 1))
             else:
                 out.add(number(part, part))
+    if values and not (out or names):
+        refuse_empty("--task", "", "to take every task")
     return [*sorted(out), *names] or None
 
 
@@ -296,13 +305,12 @@ def _check_stdin(submission: str, benchmark: str) -> None:
 
 def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, as_csv: bool, *outs) -> None:
     """Refuse option combinations and outputs that would clobber an input, before any work."""
-    from dialeval.files.write import check_output, protect
+    from dialeval.files.write import check_output, protect, refuse_shared_outputs
 
     if as_json and as_csv:
         raise UsageError("give --json or --csv, not both")
     named = [o for o in outs if o and o != "-"]
-    if len(set(named)) < len(named):
-        raise UsageError("--out and --per-item name the same file")
+    refuse_shared_outputs(dict(zip(("--out", "--per-item"), outs)))
     if submission != "-":
         protect(submission, "the submission")
     for folder in (data, keys):
@@ -408,6 +416,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
     """
     from dialeval.api import score
 
+    refuse_empty("--metrics", metrics, "for the benchmark's own metrics")
     _check_text_options(metrics, vectors, vformat, embedding_preset)
     if vectors != "default" and vformat != "default":  # a missing or special file is refused before any work
         from dialeval.files.read import check_regular

@@ -3,8 +3,9 @@
 Click words a bad value its own way ("Invalid value for 'FILE': File 'x' does not exist.", "'x' is not a valid
 integer range.", "No such option '--frob'."). :func:`reword` gives each command's parameters types that say
 what is wrong as the rest of dialeval does (``x: no such file``, ``--jobs: must be a whole number, got 'x'``,
-did-you-mean for a choice), once when the command is loaded; :func:`message` words the errors Click raises
-before any value is converted (an unknown option or command, a missing argument, an option without its value).
+did-you-mean for a choice; a dialeval usage error, the value named), once when the command is loaded;
+:func:`message` words the errors Click raises before any value is converted (an unknown option or command, a
+missing argument, an option without its value: these keep the pointer to ``--help``).
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from __future__ import annotations
 import copy
 import os
 import re
-import stat
 
 import click
 
-from dialeval.core.errors import did_you_mean
+from dialeval.core.errors import UsageError, did_you_mean
 from dialeval.core.termsafe import safe
 
 
@@ -34,26 +34,30 @@ def _shown(value) -> str:
 
 
 class _Path(click.Path):
+    """Refusals said as every other dialeval message is ("--out x: is a directory, not a file"), not in Click's
+    words ("Invalid value for '--out': File 'x' is a directory.", where "Directory 'x' is a file" left a newcomer
+    guessing which was wrong)."""
+
     def convert(self, value, param, ctx):
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter:
             pass
-        kind = "file" if not self.dir_okay else "folder" if not self.file_okay else "file or folder"
-        try:
-            mode = os.stat(value).st_mode
-        except OSError:
-            why = f"no such {kind}"
+        path = os.fsdecode(value)
+        if os.path.islink(path) and not os.path.exists(path):
+            why = "is a symbolic link to nothing"
+        elif not os.path.lexists(path):
+            why = "no such folder" if not self.file_okay else "no such file" if not self.dir_okay else \
+                "no such file or folder"
+        elif os.path.isdir(path) and not self.dir_okay:
+            why = "is a directory, not a file"
+        elif not os.path.isdir(path) and not self.file_okay:
+            why = "is a file, not a folder"
         else:
-            if not self.file_okay and not stat.S_ISDIR(mode):
-                why = "not a folder"
-            elif not self.dir_okay and stat.S_ISDIR(mode):
-                why = "a folder, not a file"
-            else:
-                why = "permission denied"
+            why = "cannot use it (permission denied)"
         # an argument's value is a file name that says itself; an option's is named with its flag
-        where = _shown(value) if getattr(param, "param_type_name", "") != "option" else f"{_name(param)} {_shown(value)}"
-        raise click.UsageError(f"{where}: {why}", ctx) from None
+        named = f"{_name(param)} {safe(path)}" if isinstance(param, click.Option) else safe(path)
+        raise UsageError(f"{named}: {why}") from None
 
 
 class _Choice(click.Choice):
@@ -64,8 +68,8 @@ class _Choice(click.Choice):
             pass
         choices = [str(c) for c in self.choices]
         hint = did_you_mean(str(value), choices)
-        raise click.UsageError(f"{_name(param)}: unknown value {_shown(value)[:60]!r}"
-                               f"{hint or ' (one of: ' + ', '.join(choices) + ')'}", ctx) from None
+        raise UsageError(f"{_name(param)}: unknown value {_shown(value)[:60]!r}"
+                         f"{hint or ' (one of: ' + ', '.join(choices) + ')'}") from None
 
 
 def _range(t) -> str:
@@ -91,9 +95,9 @@ def _number_convert(base, whole: bool):
         try:
             number = (int if whole else float)(value)
         except (TypeError, ValueError):
-            raise click.UsageError(f"{_name(param)}: must be {'a whole number' if whole else 'a number'}, "
-                                   f"got {_shown(value)[:60]!r}", ctx) from None
-        raise click.UsageError(f"{_name(param)}: must be {_range(self)}, got {number}", ctx) from None
+            raise UsageError(f"{_name(param)}: must be {'a whole number' if whole else 'a number'}, "
+                             f"got {_shown(value)[:60]!r}") from None
+        raise UsageError(f"{_name(param)}: must be {_range(self)}, got {number}") from None
 
     return convert
 

@@ -28,7 +28,9 @@ def _data_package_dir(name: str, marker: str, fallback: Path) -> Path:
 
 @cache
 def reference_runs_dir() -> Path:
-    """The reference baselines' submissions on the embedded default challenge (``<name>/submission.tgz``)."""
+    """The reference baselines' submissions on the embedded default challenge (``<name>/submission.tgz``), as
+    installed (pip's wheel) or in the checkout. The wheel bundles carry leaves them out:
+    :func:`dialeval.baselines.reference.demo_runs` remakes them there."""
     return _data_package_dir("dialeval.reference_runs", "*/submission.tgz", _REPO / "submissions" / "baselines" / "default")
 
 

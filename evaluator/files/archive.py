@@ -115,6 +115,7 @@ def safe_extract(archive: Path, dest: Path, shown: Path | None = None, limit: in
 
     ``limit`` bounds the unpacked bytes (default :func:`archive_limit`; published data releases are larger);
     ``zip_ok``: a zip is unpacked too (data releases; a submission is a tar)."""
+    import lzma
     import tarfile  # only archives need it (keeps plain-file scoring start-up short)
     import zlib
 
@@ -126,7 +127,7 @@ def safe_extract(archive: Path, dest: Path, shown: Path | None = None, limit: in
             f.seek(0)
             return _extract_zip(f, dest, shown, limit)
         f.seek(0)
-        bad = (tarfile.TarError, EOFError, OSError, zlib.error, ValueError)
+        bad = (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
         try:
             # Headers and block padding add to the members' sizes; past that slack the stream is hostile.
             stream = _Capped(_decompressed(f, shown), limit + 64 * MAX_ARCHIVE_MEMBERS * 1024, shown)
@@ -134,7 +135,7 @@ def safe_extract(archive: Path, dest: Path, shown: Path | None = None, limit: in
         except UsageError:
             raise
         except bad as e:
-            raise UsageError(f"{shown}: not a readable tar/tgz archive ({_one_line(e)})") from None
+            raise UsageError(f"{shown}: not a readable tar/tgz archive ({_damage(e)})") from None
         with tf:
             total = 0
             names: set[str] = set()
@@ -167,7 +168,7 @@ def safe_extract(archive: Path, dest: Path, shown: Path | None = None, limit: in
             except UsageError:
                 raise
             except bad as e:
-                raise UsageError(f"{shown}: corrupt archive ({_one_line(e)})") from None
+                raise UsageError(f"{shown}: corrupt archive ({_damage(e)})") from None
 
 
 def _extract_zip(f, dest: Path, shown: Path, limit: int) -> None:
@@ -175,12 +176,13 @@ def _extract_zip(f, dest: Path, shown: Path, limit: int) -> None:
     paths without ``..``, no duplicates, the member count and total size), then copied with its bytes capped."""
     import stat
     import zipfile
+    import zlib
 
     try:
         zf = zipfile.ZipFile(f)
         infos = zf.infolist()
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
-        raise UsageError(f"{shown}: not a readable zip archive ({_one_line(e)})") from None
+        raise UsageError(f"{shown}: not a readable zip archive ({_damage(e)})") from None
     if len(infos) > MAX_ARCHIVE_MEMBERS:
         raise UsageError(f"{shown}: more than {MAX_ARCHIVE_MEMBERS} members; refusing to unpack")
     names: set[str] = set()
@@ -214,8 +216,8 @@ def _extract_zip(f, dest: Path, shown: Path, limit: int) -> None:
                         out.write(chunk)
             except UsageError:
                 raise
-            except (zipfile.BadZipFile, OSError, ValueError, RuntimeError, EOFError) as e:  # CRC, encryption
-                raise UsageError(f"{shown}: corrupt archive at member {i.filename!r} ({_one_line(e)})") from None
+            except (zipfile.BadZipFile, OSError, ValueError, RuntimeError, EOFError, zlib.error) as e:  # CRC, encryption
+                raise UsageError(f"{shown}: corrupt archive at member {i.filename!r} ({_damage(e)})") from None
 
 
 class _ZipMember:
@@ -241,6 +243,24 @@ def _skipped_member(name: str) -> bool:
     """macOS tar's AppleDouble files (``._x``) and ``__MACOSX/``: metadata, never results."""
     parts = PurePosixPath(name).parts
     return any(p == "__MACOSX" for p in parts) or (bool(parts) and parts[-1].startswith("._"))
+
+
+def _damage(e: BaseException) -> str:
+    """What is wrong with an archive that cannot be read, in our words: tarfile's, gzip's and zlib's own ("Compressed
+    file ended before the end-of-stream marker was reached", "Error -3 while decompressing data") are theirs."""
+    import tarfile
+
+    if isinstance(e, EOFError):
+        return "it ends early: truncated?"
+    if isinstance(e, tarfile.ReadError):
+        return "the file is empty" if "empty" in str(e) else "no tar member header where one should be"
+    if "encrypted" in str(e):
+        return "a member is encrypted"
+    if "not a zip file" in str(e):
+        return "no zip central directory at its end: truncated or not a zip"
+    if "CRC" in str(e) or "length" in str(e).lower():
+        return "its checksum does not match its content: damaged"
+    return "its compressed data is damaged"
 
 
 def _one_line(e: BaseException) -> str:

@@ -96,6 +96,25 @@ def _write_target(path: Path) -> os.stat_result | None:
     return st
 
 
+def refuse_shared_outputs(outputs: dict[str, str | Path | None]) -> None:
+    """Refuse two outputs of one run that reach the same file (option name -> path; None and ``-`` skipped): the
+    second write would silently replace the first. Compared as the file system sees them (``x`` and ``./x``, a
+    link and its target, a hard link), not as spelled."""
+    seen: dict[object, str] = {}
+    for flag, path in outputs.items():
+        if path is None or str(path) == "-":
+            continue
+        try:
+            st = os.stat(path)
+            keys = [(st.st_dev, st.st_ino), os.path.realpath(path)]
+        except OSError:  # not there yet: its folder and name say where it will be
+            keys = [os.path.realpath(path)]
+        other = next((seen[k] for k in keys if k in seen), None)
+        if other is not None:
+            raise UsageError(f"{other} and {flag} name the same file ({path}); give each its own file")
+        seen.update(dict.fromkeys(keys, flag))
+
+
 def check_output(path: str | Path, *, parents: bool = False) -> None:
     """Refuse an output target before any work: an input of the run, a folder, a missing parent folder.
 

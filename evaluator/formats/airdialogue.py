@@ -121,10 +121,26 @@ def iter_raw_lines(path: Path, max_line: int = MAX_DATA_LINE_BYTES, what: str = 
 
 
 def _decode_error(path: Path, lineno: int, line: bytes, e: Exception) -> UsageError:
+    """What is wrong with a data line, in our words (msgspec's own, "Input data was truncated" or "Expected
+    `object`, got `array` - at `$.kb[0]`", are the library's)."""
+    from dialeval.core.errors import UnreadableJSON
+    from dialeval.formats.jsonio import _msgspec_path, parse_json_bytes
+
+    where = f"{path.name} line {lineno}"
     if not line.strip():
-        return UsageError(f"{path.name} line {lineno}: blank line (lines of the two files must align)")
-    text = str(e).replace("`", "")
-    return UsageError(f"{path.name} line {lineno}: {text[:200]}")
+        return UsageError(f"{where}: blank line (lines of the two files must align)")
+    if isinstance(e, msgspec.ValidationError):
+        wrong = "a required field is missing" if "missing required field" in str(e) else "a value has the wrong type"
+        return UsageError(f"{where}: not an AirDialogue {'KB' if path.name.endswith(KB_SUFFIX) else 'data'} line "
+                          f"({wrong} at {_msgspec_path(str(e))[:100]})")
+    try:
+        parse_json_bytes(line, where)
+    except UnreadableJSON as u:
+        reason = u.reason.replace(" at line 1 column ", " at column ").replace("the file ends", "the line ends")
+        return UsageError(f"{where}: {reason}")
+    except RecursionError:
+        pass
+    return UsageError(f"{where}: not a readable JSON line")
 
 
 def decode_lines(path: Path, typ) -> Iterator[tuple[int, object]]:

@@ -1,0 +1,203 @@
+"""A second newcomer's stumbles (hostile and careless commands): each as typed, the wrong outcome before, the right
+one now."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import re
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_cli
+
+SAMPLES = REPO / "submissions" / "samples"
+PYTHON_OR_CLICK = re.compile(r"Invalid value for|Directory '|File '|Compressed file ended|end-of-stream|"
+                             r"Unknown compression|truncated header|invalid header|CRC check|Error -\d|internal error")
+
+
+def _dstc6_copy(tmp_path: Path) -> Path:
+    data = tmp_path / "challenge"
+    shutil.copytree(SAMPLES / "dstc6", data)
+    return data
+
+
+def _contents(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_baseline_run_never_writes_over_the_challenges_answer_keys(tmp_path):
+    # before: `baseline run random --challenge DIR --split tst1 --out DIR/tst1/<stem>.answers.json` (or `--out DIR`)
+    # replaced the answer key with the baseline's ranking, exit 0
+    data = _dstc6_copy(tmp_path)
+    before = _contents(data)
+    key = sorted((data / "tst1").glob("*.answers.json"))[0]
+    for out in (key, data):
+        r = run_cli("baseline", "run", "random", "--challenge", data, "--split", "tst1", "--out", out)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr == (f"dialeval: error: {key}: is a file of the challenge, an input of this run; refusing to "
+                            "overwrite it\n")
+    assert _contents(data) == before
+    r = run_cli("baseline", "run", "random", "--challenge", data, "--split", "tst1", "--out", tmp_path / "new" / "r.json")
+    assert r.returncode == 0 and (tmp_path / "new" / "r.json").is_file(), r.stderr  # a new folder is still made
+
+
+def test_two_outputs_spelled_differently_are_still_one_file(tmp_path):
+    # before: `--out o.json --per-item ./o.json` wrote the report, then the per-item lines over it, and said
+    # "report written to ./o.json" (exit 0); dstc6-to-babi's --out and --candidates-out likewise
+    run = SAMPLES / "dstc6" / "example-run.json"
+    r = run_cli("score", run, "--data", "sample:dstc6", "--out", "o.json", "--per-item", "./o.json", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: --out and --per-item name the same file (./o.json); give "
+                                           "each its own file\n")
+    (tmp_path / "real.json").write_text("")
+    (tmp_path / "link.json").symlink_to("real.json")
+    r = run_cli("score", run, "--data", "sample:dstc6", "--out", "real.json", "--per-item", "link.json", cwd=tmp_path)
+    assert r.returncode == 2 and "name the same file" in r.stderr
+    assert (tmp_path / "real.json").read_text() == ""
+    dataset = sorted((SAMPLES / "dstc6" / "tst1").glob("*task1*.json"))
+    r = run_cli("convert", "dstc6-to-babi", "--dataset", dataset[1], "--answers", dataset[0], "--out", "y.txt",
+                "--candidates-out", "./y.txt", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: --out and --candidates-out name the same file (y.txt); "
+                                           "give each its own file\n")
+    assert not (tmp_path / "y.txt").exists()
+
+
+def test_converting_onto_an_input_says_it_is_the_input_not_to_pass_force(tmp_path):
+    # before: "<dataset> already exists; pass --force to replace it", and with --force: "is an input of the
+    # conversion, an input of this run"
+    data = _dstc6_copy(tmp_path)
+    answers, dataset = sorted((data / "tst1").glob("*task1*.json"))
+    for out, what in ((dataset, "the dataset"), (answers, "the answer key")):
+        for force in ([], ["--force"]):
+            r = run_cli("convert", "dstc6-to-babi", "--dataset", dataset, "--answers", answers, "--out", out, *force)
+            assert (r.returncode, r.stderr) == (2, f"dialeval: error: {out}: is {what}, an input of this run; "
+                                                   "refusing to overwrite it\n")
+    r = run_cli("convert", "dstc6-to-babi", "--dataset", dataset, "--answers", answers, "--out", tmp_path / "n" / "t.txt")
+    assert r.returncode == 0 and (tmp_path / "n" / "t-candidates.txt").is_file(), r.stderr
+
+
+@pytest.mark.parametrize("args, said", [
+    (["score", "{run}", "--data", "sample:dstc6", "--out", "{dir}"], "--out {dir}: is a directory, not a file"),
+    (["score", "{run}", "--challenge", "{run}"], "--challenge {run}: is a file, not a folder"),
+    (["grade", "{tmp}/nope", "--registry", "{tmp}/reg"], "{tmp}/nope: no such folder"),
+    (["grade", "{run}", "--registry", "{tmp}/reg"], "{run}: is a file, not a folder"),
+    (["rank", "--registry", "{run}"], "--registry {run}: is a file, not a folder"),
+    (["data", "verify", "{run}"], "{run}: is a file, not a folder"),
+    (["airdialogue", "infer-bleu", "{tmp}/nope.txt", "--data", "sample:airdialogue"], "{tmp}/nope.txt: no such file"),
+    (["airdialogue", "infer-bleu", "{tmp}/link.txt", "--data", "sample:airdialogue"],
+     "{tmp}/link.txt: is a symbolic link to nothing"),
+])
+def test_path_options_are_refused_in_dialevals_words(tmp_path, args, said):
+    # before: click's "Invalid value for '--challenge': Directory 'run.json' is a file." (which one is wrong?)
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "link.txt").symlink_to("missing.txt")
+    fill = {"run": SAMPLES / "dstc6" / "example-run.json", "dir": tmp_path / "dir", "tmp": tmp_path}
+    r = run_cli(*[a.format(**fill) for a in args])
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {said.format(**fill)}\n")
+
+
+def _tar_gz(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_unreadable_archives_are_described_in_our_words(tmp_path):
+    # before: "(Compressed file ended before the end-of-stream marker was reached)", "(truncated header)",
+    # "(CRC check failed 0x... != 0x...)": Python's words; a damaged .xz was "internal error: LZMAError" (exit 3)
+    run = (SAMPLES / "dstc6" / "example-run.json").read_bytes()
+    tgz = _tar_gz({"tst1/" + p.name: run for p in sorted((SAMPLES / "dstc6" / "tst1").glob("*.answers.json"))})
+    crc = bytearray(tgz)
+    crc[-6] ^= 0xFF
+    cases = {
+        "truncated.tgz": (tgz[: len(tgz) // 2], "it ends early: truncated?"),
+        "crc.tgz": (bytes(crc), "its checksum does not match its content: damaged"),
+        "hello.tgz": (gzip.compress(b"hello"), "no tar member header where one should be"),
+        "garbage.tgz": (b"\x1f\x8b" + bytes(range(256)) * 8, "its compressed data is damaged"),
+        "bad-xz.tgz": (b"\xfd7zXZ\x00" + bytes(range(256)) * 8, "its compressed data is damaged"),
+        "cut-bz2.tgz": (bz2.compress(gzip.decompress(tgz))[:400], "it ends early: truncated?"),
+        "text.tar": (b"not an archive\n" * 100, "no tar member header where one should be"),
+        "cut-xz.tgz": (lzma.compress(gzip.decompress(tgz))[:300], "it ends early: truncated?"),
+    }
+    for name, (data, why) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        r = run_cli("score", tmp_path / name, "--data", "sample:dstc6", "--split", "tst1")
+        assert r.returncode == 2, (name, r.stderr)
+        assert r.stderr.endswith(f"({why})\n") and len(r.stderr.splitlines()) == 1, (name, r.stderr)
+        assert not PYTHON_OR_CLICK.search(r.stderr), (name, r.stderr)
+        assert os.fspath(tmp_path / name) in r.stderr
+
+
+def test_a_challenge_file_missing_keys_names_each_missing_key_once():
+    # before: '/phases/0: "start" is required; /phases/0: "start" is required' for a phase without start and end
+    from dialeval.core.errors import UsageError
+    from dialeval.leaderboard.challenge import parse
+
+    with pytest.raises(UsageError) as e:
+        parse('title = "x"\n[[phases]]\nname = 3\n', "c.toml")
+    assert str(e.value) == ('c.toml: /: "overview" is required; /phases/0: "start" and "end" are required; '
+                            '/phases/0/name: must be text')
+
+
+def test_an_unknown_airdialogue_baseline_names_the_argument_not_a_brace_list():
+    # before: "Invalid value for '{random|cheapest-flight|rule-based}': 'nope' is not one of ..."
+    r = run_cli("airdialogue", "baseline", "nope", "--data", "sample:airdialogue", "--out", "x.jsonl")
+    assert r.returncode == 2 and "NAME: unknown value 'nope' (one of: random, cheapest-flight, rule-based)" in r.stderr
+    assert "{" not in r.stderr
+
+
+@pytest.mark.parametrize("line, said", [
+    (b'{"kb": [{"price": 1', "dev_kb.json line 2: not valid JSON: the line ends before the JSON value does (truncated?) "
+                           "at column 20"),
+    (b'{"kb": [1], "reservation": 0}', "dev_kb.json line 2: not an AirDialogue KB line (a value has the wrong type "
+                                       "at /kb/0)"),
+    (b"{}", "dev_kb.json line 2: not an AirDialogue KB line (a required field is missing at /)"),
+    (b'{"kb": xyz}', "dev_kb.json line 2: not valid JSON at column 8: unexpected character"),
+])
+def test_a_broken_airdialogue_data_line_is_said_in_our_words(tmp_path, line, said):
+    # before: msgspec's own words: "dev_kb.json line 2: Input data was truncated", "Expected object, got int - at
+    # $.kb[0]", "JSON is malformed: invalid character (byte 7)"
+    data = tmp_path / "air"
+    shutil.copytree(SAMPLES / "airdialogue", data)
+    lines = (data / "dev_kb.json").read_bytes().split(b"\n")
+    lines[1] = line
+    (data / "dev_kb.json").write_bytes(b"\n".join(lines))
+    r = run_cli("score", data / "example-run.jsonl", "--benchmark", "airdialogue", "--data", data)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {said}\n")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["score", "{run}", "--data", "sample:dstc6", "--task", ""], "--task is empty (leave it out to take every task)"),
+    (["validate", "{run}", "--data", "sample:dstc6", "--task", ","], "--task is empty (leave it out to take every task)"),
+    (["score", "{run}", "--data", "sample:dstc6", "--metrics", ""],
+     "--metrics is empty (leave it out for the benchmark's own metrics)"),
+    (["compare", "{run}", "{run}", "--data", "sample:dstc6", "--metric", " "],
+     "--metric is empty (leave it out for the runs' metrics)"),
+    (["rank", "--registry", "{tmp}", "--metric", ""], "--metric is empty (leave it out for the benchmark's first metric)"),
+])
+def test_an_empty_list_option_is_refused_not_taken_as_its_default(tmp_path, args, said):
+    # before: `--task "$TASKS"` with the variable empty scored every task, `--metrics ""` the default metrics (exit 0)
+    fill = {"run": SAMPLES / "dstc6" / "example-run.json", "tmp": tmp_path}
+    r = run_cli(*[a.format(**fill) for a in args])
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {said}\n")
+
+
+@pytest.mark.parametrize("name, run, data, group", [
+    ("dstc7", "dstc7/Ubuntu_subtask_1.json", "dstc7/ubuntu_dev_subtask_1.json", "ubuntu-1"),
+    ("dstc8", "dstc8/example-run.json", "dstc8", "ubuntu-1"),
+], ids=["dstc7", "dstc8"])
+def test_a_pool_given_for_data_without_one_is_refused_not_ignored(tmp_path, name, run, data, group):
+    # before: --pool nope.json on subtask 1 data was never read (not even found missing) and the run scored, exit 0
+    r = run_cli("score", SAMPLES / run, "--benchmark", name, "--data", SAMPLES / data, "--pool", tmp_path / "nope")
+    assert r.returncode == 2
+    assert r.stderr.startswith("dialeval: error: --pool: only subtask 2 ranks a shared candidate pool; ") and \
+        f"is {group} data" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
