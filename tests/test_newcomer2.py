@@ -230,3 +230,22 @@ def test_a_run_for_another_benchmark_is_pointed_at_benchmark_not_only_at_split(a
     fill = {"babi_run": SAMPLES / "babi" / "example-run.json", "dstc6_run": SAMPLES / "dstc6" / "example-run.json"}
     r = run_cli(*[a.format(**fill) for a in args])
     assert (r.returncode, r.stderr.splitlines()[-1]) == (2, f"dialeval: error: {said}"), r.stderr
+
+
+def test_a_glove_file_saved_with_a_bom_keeps_its_first_word(tmp_path):
+    # before: the BOM stayed glued to the first word ("\ufeffthe"), whose vector was then silently never found
+    import gzip as gz
+
+    from dialeval.core.errors import UsageError
+    from dialeval.formats.vectors import load_vectors
+
+    text = b"the 0.1 0.9\nfood 0.2 0.3\n"
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf" + text)
+    (tmp_path / "bom.txt.gz").write_bytes(gz.compress(b"\xef\xbb\xbf" + text))
+    for name in ("bom.txt", "bom.txt.gz"):
+        vec = load_vectors(tmp_path / name, need_mean=True)
+        assert sorted(vec.key_to_index) == ["food", "the"] and vec.dim == 2, name
+        assert vec.matrix[vec.key_to_index["the"]].tolist() == pytest.approx([0.1, 0.9])
+    (tmp_path / "w2v.txt").write_bytes(b"\xef\xbb\xbf2 2\n" + text)  # gensim would read "\ufeff2" as the count
+    with pytest.raises(UsageError, match=r"w2v.txt: starts with a UTF-8 BOM \(byte-order mark\), which word2vec"):
+        load_vectors(tmp_path / "w2v.txt")
