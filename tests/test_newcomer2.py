@@ -249,3 +249,28 @@ def test_a_glove_file_saved_with_a_bom_keeps_its_first_word(tmp_path):
     (tmp_path / "w2v.txt").write_bytes(b"\xef\xbb\xbf2 2\n" + text)  # gensim would read "\ufeff2" as the count
     with pytest.raises(UsageError, match=r"w2v.txt: starts with a UTF-8 BOM \(byte-order mark\), which word2vec"):
         load_vectors(tmp_path / "w2v.txt")
+
+
+@pytest.mark.parametrize("args, code, said", [
+    (["benchmarks"], 0, ""),
+    (["validate", "{run}", "--data", "sample:dstc6"], 0, ""),
+    (["score", "{run}", "--data", "sample:dstc6", "--out", "-"], 2, "dialeval: error: -: standard output is closed; "
+                                                                    "give a file name\n"),
+    (["score", "{run}", "--data", "sample:dstc6", "--json", "--out", "{tmp}/r.json", "--per-item", "-"], 2,
+     "dialeval: error: -: standard output is closed; give a file name\n"),
+])
+def test_standard_output_closed_is_no_internal_error(tmp_path, args, code, said):
+    # before: `dialeval benchmarks >&-` was "internal error: AttributeError: 'NoneType' object has no attribute
+    # 'flush'" (exit 3); `--per-item - --out r.json` wrote r.json, then failed on standard output
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    fill = {"run": SAMPLES / "dstc6" / "example-run.json", "tmp": tmp_path}
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, "-c", "from dialeval.cli import run; run()",
+                        *[a.format(**fill) for a in args]], cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+                       timeout=120, preexec_fn=lambda: os.close(1))
+    assert (r.returncode, r.stderr) == (code, said)
+    assert not (tmp_path / "r.json").exists()  # refused before any work: nothing half done
