@@ -201,3 +201,32 @@ def test_a_pool_given_for_data_without_one_is_refused_not_ignored(tmp_path, name
     assert r.returncode == 2
     assert r.stderr.startswith("dialeval: error: --pool: only subtask 2 ranks a shared candidate pool; ") and \
         f"is {group} data" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_simulate_force_never_replaces_the_current_folder_or_one_holding_it(tmp_path):
+    # before: `dialeval simulate --out . --force` swapped the working folder for the challenge: keep.txt was gone
+    here = tmp_path / "work"
+    here.mkdir()
+    (here / "keep.txt").write_text("precious")
+    for out in (".", "..", here):
+        r = run_cli("simulate", "--out", out, "--force", "--train", "0", "--test", "1", cwd=here)
+        assert (r.returncode, r.stderr) == (2, f"dialeval: error: --out {out}: is the current folder or holds it; the "
+                                               "folder is replaced as a whole: give a folder of its own\n")
+    assert sorted(p.name for p in here.iterdir()) == ["keep.txt"]
+    r = run_cli("simulate", "--out", "sim", "--force", "--train", "0", "--test", "1", cwd=here)
+    assert r.returncode == 0 and (here / "sim" / "tst1").is_dir(), r.stderr
+
+
+@pytest.mark.parametrize("args, said", [
+    (["score", "{babi_run}"], "give --split for a single result file (one of: trn, tst1, tst2, tst3, tst4): none of "
+     "its dialog ids is an item of the data, or it is no result file (another benchmark's run? give --benchmark)"),
+    (["score", "{dstc6_run}", "--benchmark", "babi", "--data", "sample:babi"],
+     "babi: give --split (one of: trn, dev, tst, tst-OOV): none of the submission's item ids is one of the data's "
+     "(another benchmark's run? give --benchmark)"),
+])
+def test_a_run_for_another_benchmark_is_pointed_at_benchmark_not_only_at_split(args, said):
+    # before: only "give --split ...", and with --split a page of unknown-dialog errors: the --benchmark forgotten
+    # was never named
+    fill = {"babi_run": SAMPLES / "babi" / "example-run.json", "dstc6_run": SAMPLES / "dstc6" / "example-run.json"}
+    r = run_cli(*[a.format(**fill) for a in args])
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (2, f"dialeval: error: {said}"), r.stderr

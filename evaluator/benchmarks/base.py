@@ -147,7 +147,10 @@ class Benchmark:
             covered = self.splits_of(request.submission, Path(request.data)) if available else None
             names = [s for s in available if s in (covered or ())]
             if not names:
-                raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'})")
+                # ids read, none of them the data's: most often a run for another benchmark (--benchmark forgotten)
+                why = ": none of the submission's item ids is one of the data's (another benchmark's run? give " \
+                      "--benchmark)" if covered == [] else ""
+                raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'}){why}")
         if self.one_split and len(names) > 1:
             raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
                              f"(one of: {', '.join(available)})")
