@@ -108,7 +108,8 @@ def run() -> None:
 
     try:
         rv = main.main(standalone_mode=False)
-        sys.stdout.flush()  # a closed pipe surfaces here, inside the handlers
+        if sys.stdout is not None:  # None: started with standard output closed (`>&-`); nothing to flush
+            sys.stdout.flush()  # a closed pipe surfaces here, inside the handlers
     except DialevalError as e:
         for line in e.details:
             click.echo(safe(line), err=True)

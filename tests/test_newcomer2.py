@@ -230,3 +230,47 @@ def test_a_run_for_another_benchmark_is_pointed_at_benchmark_not_only_at_split(a
     fill = {"babi_run": SAMPLES / "babi" / "example-run.json", "dstc6_run": SAMPLES / "dstc6" / "example-run.json"}
     r = run_cli(*[a.format(**fill) for a in args])
     assert (r.returncode, r.stderr.splitlines()[-1]) == (2, f"dialeval: error: {said}"), r.stderr
+
+
+def test_a_glove_file_saved_with_a_bom_keeps_its_first_word(tmp_path):
+    # before: the BOM stayed glued to the first word ("\ufeffthe"), whose vector was then silently never found
+    import gzip as gz
+
+    from dialeval.core.errors import UsageError
+    from dialeval.formats.vectors import load_vectors
+
+    text = b"the 0.1 0.9\nfood 0.2 0.3\n"
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf" + text)
+    (tmp_path / "bom.txt.gz").write_bytes(gz.compress(b"\xef\xbb\xbf" + text))
+    for name in ("bom.txt", "bom.txt.gz"):
+        vec = load_vectors(tmp_path / name, need_mean=True)
+        assert sorted(vec.key_to_index) == ["food", "the"] and vec.dim == 2, name
+        assert vec.matrix[vec.key_to_index["the"]].tolist() == pytest.approx([0.1, 0.9])
+    (tmp_path / "w2v.txt").write_bytes(b"\xef\xbb\xbf2 2\n" + text)  # gensim would read "\ufeff2" as the count
+    with pytest.raises(UsageError, match=r"w2v.txt: starts with a UTF-8 BOM \(byte-order mark\), which word2vec"):
+        load_vectors(tmp_path / "w2v.txt")
+
+
+@pytest.mark.parametrize("args, code, said", [
+    (["benchmarks"], 0, ""),
+    (["validate", "{run}", "--data", "sample:dstc6"], 0, ""),
+    (["score", "{run}", "--data", "sample:dstc6", "--out", "-"], 2, "dialeval: error: -: standard output is closed; "
+                                                                    "give a file name\n"),
+    (["score", "{run}", "--data", "sample:dstc6", "--json", "--out", "{tmp}/r.json", "--per-item", "-"], 2,
+     "dialeval: error: -: standard output is closed; give a file name\n"),
+])
+def test_standard_output_closed_is_no_internal_error(tmp_path, args, code, said):
+    # before: `dialeval benchmarks >&-` was "internal error: AttributeError: 'NoneType' object has no attribute
+    # 'flush'" (exit 3); `--per-item - --out r.json` wrote r.json, then failed on standard output
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    fill = {"run": SAMPLES / "dstc6" / "example-run.json", "tmp": tmp_path}
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, "-c", "from dialeval.cli import run; run()",
+                        *[a.format(**fill) for a in args]], cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+                       timeout=120, preexec_fn=lambda: os.close(1))
+    assert (r.returncode, r.stderr) == (code, said)
+    assert not (tmp_path / "r.json").exists()  # refused before any work: nothing half done

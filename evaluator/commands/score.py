@@ -309,15 +309,15 @@ def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, 
 
     if as_json and as_csv:
         raise UsageError("give --json or --csv, not both")
-    named = [o for o in outs if o and o != "-"]
     refuse_shared_outputs(dict(zip(("--out", "--per-item"), outs)))
     if submission != "-":
         protect(submission, "the submission")
     for folder in (data, keys):
         if folder:
             protect(folder, "a file of the challenge")
-    for o in named:  # now, before reading anything: a refused output costs no scoring
-        check_output(o)
+    for o in outs:  # now, before reading anything: a refused output costs no scoring
+        if o:
+            check_output(o)
 
 
 def _warn_data(report) -> None:

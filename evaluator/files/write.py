@@ -115,12 +115,19 @@ def refuse_shared_outputs(outputs: dict[str, str | Path | None]) -> None:
         seen.update(dict.fromkeys(keys, flag))
 
 
+def _stdout_closed() -> UsageError:
+    """``-`` as an output of a command started with standard output closed (``>&-``: ``sys.stdout`` is None)."""
+    return UsageError("-: standard output is closed; give a file name")
+
+
 def check_output(path: str | Path, *, parents: bool = False) -> None:
     """Refuse an output target before any work: an input of the run, a folder, a missing parent folder.
 
     :func:`atomic_writer` checks the same again when it writes (the file system may change meanwhile).
     """
     if str(path) == "-":
+        if sys.stdout is None:
+            raise _stdout_closed()
         return
     path = Path(path)
     if _write_target(path) is not None:
@@ -304,6 +311,8 @@ def _mkstemp(parent: Path, name: str) -> tuple[int, str, Path | None]:
 
 
 def _to_stdout(text: bool):
+    if sys.stdout is None:
+        raise _stdout_closed()
     sys.stdout.flush()
     buf = sys.stdout.buffer
     if not text:
