@@ -274,3 +274,31 @@ def test_standard_output_closed_is_no_internal_error(tmp_path, args, code, said)
                        timeout=120, preexec_fn=lambda: os.close(1))
     assert (r.returncode, r.stderr) == (code, said)
     assert not (tmp_path / "r.json").exists()  # refused before any work: nothing half done
+
+
+def test_grade_takes_runs_given_as_the_benchmarks_score_files(tmp_path):
+    # before: "rd/a.txt: not a submission (a folder, .tgz, .tar or .json)" for a Douban score file, and a run folder
+    # holding scores.txt "holds no submission": score-based runs of 7 benchmarks could not be graded at all
+    runs = tmp_path / "runs"
+    (runs / "c").mkdir(parents=True)
+    shutil.copy(SAMPLES / "douban" / "example-scores.txt", runs / "a.txt")
+    (runs / "a.team.json").write_text('{"team": "A"}')
+    shutil.copy(SAMPLES / "douban" / "example-scores.txt", runs / "c" / "scores.txt")
+    (runs / "c" / "team.json").write_text('{"team": "C"}')
+    r = run_cli("grade", runs, "--registry", tmp_path / "reg", "--benchmark", "douban", "--data", "sample:douban",
+                "--json")
+    assert r.returncode == 0, r.stderr
+    import json
+
+    graded = {e["entry"]: e for e in json.loads(r.stdout)["runs"]}
+    assert {k: v["status"] for k, v in graded.items()} == {"a.txt": "valid", "c": "valid"}
+    ubuntu = tmp_path / "u"
+    ubuntu.mkdir()
+    shutil.copy(SAMPLES / "ubuntu" / "example-scores.csv", ubuntu / "u.csv")
+    (ubuntu / "u.team.json").write_text('{"team": "U"}')
+    (ubuntu / "notes.txt").write_text("not a run")  # no Ubuntu submission ends in .txt
+    r = run_cli("grade", ubuntu, "--registry", tmp_path / "reg2", "--benchmark", "ubuntu", "--data", "sample:ubuntu",
+                "--split", "test", "--json")
+    graded = {e["entry"]: e for e in json.loads(r.stdout)["runs"]}
+    assert graded["u.csv"]["status"] == "valid" and graded["notes.txt"]["status"] == "skipped"
+    assert "not a submission (a folder, .tgz, .tar, .json, .npy or .csv)" in r.stdout

@@ -114,6 +114,8 @@ class Benchmark:
     default_metrics: ClassVar[tuple[str, ...]] = ("hits@1", "mrr")
     extra_metrics: ClassVar[tuple[str, ...]] = ()  # computed numbers it reports only when asked (AirDialogue's bleu)
     submission_formats: ClassVar[tuple[str, ...]] = ("dstc6-result",)
+    submission_suffixes: ClassVar[tuple[str, ...]] = (".json",)  # how a single-file submission's name ends (grade
+    #                                                              finds a run's file by it)
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)
     separate_keys: ClassVar[bool] = False  # answer keys may sit in their own folder (``--keys``)
     reads_stdin: ClassVar[bool] = False  # a submission may be ``-`` (standard input)
