@@ -265,7 +265,8 @@ def submission_sha256(path: Path) -> str:
 
 
 def data_fingerprint(*folders: Path | None) -> str:
-    """Content hash of every file under the data (and keys) folders: part of the grading key."""
+    """Content hash of every file under the data (and keys) folders, or of the data (keys) file itself for the
+    benchmarks whose release is single files: part of the grading key."""
     from dialeval.files.identity import file_digest
 
     h = hashlib.blake2b(digest_size=16)
@@ -274,8 +275,11 @@ def data_fingerprint(*folders: Path | None) -> str:
             h.update(b"-\0")
             continue
         folder = Path(folder)
+        if folder.is_file():
+            h.update(folder.name.encode() + b"\0" + file_digest(folder).encode() + b"\0")
+            continue
         if not folder.is_dir():
-            raise UsageError(f"{folder}: no such data folder")
+            raise UsageError(f"{folder}: no such data file or folder")
         for f in sorted(q for q in folder.rglob("*") if q.is_file()):
             h.update(f.relative_to(folder).as_posix().encode() + b"\0" + file_digest(f).encode() + b"\0")
     return h.hexdigest()

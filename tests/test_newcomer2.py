@@ -302,3 +302,25 @@ def test_grade_takes_runs_given_as_the_benchmarks_score_files(tmp_path):
     graded = {e["entry"]: e for e in json.loads(r.stdout)["runs"]}
     assert graded["u.csv"]["status"] == "valid" and graded["notes.txt"]["status"] == "skipped"
     assert "not a submission (a folder, .tgz, .tar, .json, .npy or .csv)" in r.stdout
+
+
+def test_grade_takes_a_data_file_and_a_keys_tsv_as_score_does(tmp_path):
+    # before: "--data .../test.txt: is a file, not a folder" and "--keys GROUND_TRUTH.tsv: is a file, not a folder":
+    # Douban, ConvAI2 or DSTC7 runs could not be graded on the single data files their releases are
+    import json
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(SAMPLES / "dstc7" / "Ubuntu_subtask_1.json", runs / "Ubuntu_subtask_1.json")
+    (runs / "Ubuntu_subtask_1.team.json").write_text('{"team": "S"}')
+    shutil.copy(SAMPLES / "douban" / "example-scores.txt", runs / "d.txt")
+    (runs / "d.team.json").write_text('{"team": "D"}')
+    r = run_cli("grade", runs, "--registry", tmp_path / "reg", "--benchmark", "dstc7", "--data",
+                SAMPLES / "dstc7" / "ubuntu_test_subtask_1.json", "--keys", SAMPLES / "dstc7" / "GROUND_TRUTH.tsv",
+                "--json")
+    graded = {e["entry"]: e for e in json.loads(r.stdout)["runs"]}
+    assert graded["Ubuntu_subtask_1.json"]["status"] == "valid", r.stdout
+    r = run_cli("grade", runs, "--registry", tmp_path / "reg2", "--benchmark", "douban", "--data",
+                SAMPLES / "douban" / "test.txt", "--json")
+    graded = {e["entry"]: e for e in json.loads(r.stdout)["runs"]}
+    assert graded["d.txt"]["status"] == "valid", r.stdout
