@@ -17,7 +17,6 @@ SUB --benchmark convai2 --data FILE`` reads. The stored ones, on the constructed
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,25 +83,22 @@ def build(name: str, data_file: Path, out_dir: Path, seed: int = SEED) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
+    from dialeval.core.script import ArgumentParser, run_script
 
-    ap = argparse.ArgumentParser(prog="python -m dialeval.baselines.convai2", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="python -m dialeval.baselines.convai2", description=__doc__.split("\n")[0])
     ap.add_argument("data", help="a ConvAI2 file, e.g. valid_self_original.txt")
     ap.add_argument("--out", required=True, help="folder to write <baseline>/submission.json and report.json into")
     ap.add_argument("--seed", type=int, default=SEED)
     a = ap.parse_args(argv)
-    from dialeval.core.errors import DialevalError
     from dialeval.files.write import protect
 
-    protect(a.data, "the data file")  # an --out holding the data file never replaces it
-    try:
+    def body():
+        protect(a.data, "the data file")  # an --out holding the data file never replaces it
         for name in BASELINES:
             build(name, Path(a.data), Path(a.out) / name, a.seed)
             print(Path(a.out) / name)
-    except DialevalError as e:  # one line and the project's exit code, never a traceback
-        print(f"error: {e}", file=sys.stderr)
-        return e.exit_code
-    return 0
+
+    return run_script(body)
 
 
 if __name__ == "__main__":  # pragma: no cover

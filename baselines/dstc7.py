@@ -174,18 +174,18 @@ REFERENCE_RUNS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
     import sys
 
     from dialeval.api import score
+    from dialeval.core.script import ArgumentParser
 
-    ap = argparse.ArgumentParser(prog="python -m dialeval.baselines.dstc7",
+    ap = ArgumentParser(prog="python -m dialeval.baselines.dstc7",
                                  description="Rewrite the DSTC7/DSTC8 sample data and the stored reference runs of a "
                                              "source checkout (run from the checkout; takes no arguments).")
     ap.parse_args(argv)
     repo = Path(__file__).resolve().parents[1]
     if not (repo / "pyproject.toml").is_file():  # an installed package: its folder is no checkout to rewrite
-        print(f"error: {repo} is an installed package, not a source checkout: this maintainer tool rewrites a "
+        print(f"dialeval: error: {repo} is an installed package, not a source checkout: this maintainer tool rewrites a "
               "checkout's submissions/samples and submissions/baselines (run it from an editable install)",
               file=sys.stderr)
         return 2

@@ -74,25 +74,22 @@ def build_reference(benchmark: str, name: str, sample: Path, out_dir: Path) -> d
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
+    from dialeval.core.script import ArgumentParser, run_script
 
-    ap = argparse.ArgumentParser(prog="python -m dialeval.baselines.selection", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="python -m dialeval.baselines.selection", description=__doc__.split("\n")[0])
     ap.add_argument("baseline", choices=BASELINES)
     ap.add_argument("data", help="a data file (label<TAB>utterances<TAB>response lines)")
     ap.add_argument("--out", required=True, help="the score file to write")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
-    from dialeval.core.errors import DialevalError
     from dialeval.files.write import check_output, protect
 
-    try:
+    def body():
         protect(a.data, "the data file")  # --out onto the data would replace it with scores
         check_output(a.out)  # refused before any work
         print(run(a.baseline, a.data, a.out, a.seed))
-    except DialevalError as e:  # one line, never a traceback
-        print(f"error: {e}", file=__import__("sys").stderr)
-        return e.exit_code
-    return 0
+
+    return run_script(body)
 
 
 if __name__ == "__main__":  # pragma: no cover

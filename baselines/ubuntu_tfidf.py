@@ -28,7 +28,6 @@ while this one reads the Ubuntu CSV files directly.)
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -115,31 +114,27 @@ def run(data_dir: str | Path, split: str = "test", out: str | Path | None = None
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
+    from dialeval.core.script import ArgumentParser, run_script
 
-    ap = argparse.ArgumentParser(prog="python -m dialeval.baselines.ubuntu_tfidf", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="python -m dialeval.baselines.ubuntu_tfidf", description=__doc__.split("\n")[0])
     ap.add_argument("data", help="directory with train.csv and valid.csv/test.csv")
     ap.add_argument("--split", default="test", choices=("valid", "test"))
     ap.add_argument("--out", default=None, help="output .npy (default ubuntu-tfidf-<split>.npy)")
     a = ap.parse_args(argv)
-    from dialeval.core.errors import DialevalError
-
-    if not (Path(a.data) / "train.csv").is_file():  # the IDF table is fitted on it: say so, not just "no such file"
-        print(f"error: {Path(a.data) / 'train.csv'}: no such file (this baseline fits its IDF table on the data's "
-              "train.csv)", file=sys.stderr)
-        return 2
+    from dialeval.core.errors import UsageError
     from dialeval.files.write import check_output, protect
 
-    for read in ("train.csv", f"{a.split}.csv"):  # --out onto a data file would replace the data with scores
-        protect(Path(a.data) / read, "a data file")
-    try:
+    def body():
+        if not (Path(a.data) / "train.csv").is_file():  # the IDF table is fitted on it: say so, not just "no such file"
+            raise UsageError(f"{Path(a.data) / 'train.csv'}: no such file (this baseline fits its IDF table on the "
+                             "data's train.csv)")
+        for read in ("train.csv", f"{a.split}.csv"):  # --out onto a data file would replace the data with scores
+            protect(Path(a.data) / read, "a data file")
         if a.out is not None:
             check_output(a.out)  # refused before the fit, not after it
         print(run(a.data, a.split, a.out))
-    except DialevalError as e:  # one line and the project's exit code, never a traceback
-        print(f"error: {e}", file=sys.stderr)
-        return e.exit_code
-    return 0
+
+    return run_script(body)
 
 
 if __name__ == "__main__":  # pragma: no cover

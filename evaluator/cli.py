@@ -11,6 +11,7 @@ import sys
 import click
 
 from dialeval import __version__
+from dialeval.commands.wording import Group, reword
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("dialeval.commands.score", "validate_cmd", "Check a submission against a split; exit 1 if invalid."),
@@ -35,8 +36,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
-    """A click group whose sub-commands are imported on first use."""
+class LazyGroup(Group):
+    """A click group whose sub-commands are imported on first use (and given dialeval's wording for bad values)."""
 
     def list_commands(self, ctx):
         return sorted(COMMANDS)
@@ -48,7 +49,9 @@ class LazyGroup(click.Group):
         import importlib
 
         module = importlib.import_module(spec[0])
-        return _paths_in_our_words(getattr(module, spec[1]))
+        command = getattr(module, spec[1])
+        reword(command)
+        return command
 
     def invoke(self, ctx):
         # Notices the command queued (which default data it used) are said once it ends, unless it ends in a usage
@@ -69,48 +72,6 @@ class LazyGroup(click.Group):
         rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
-
-
-class _PathInOurWords(click.Path):
-    """click.Path whose refusals are said as every other dialeval message is ("--out x: is a directory, not a
-    file", exit 2), not in click's words ("Invalid value for '--out': File 'x' is a directory.", where
-    "Directory 'x' is a file" left a newcomer guessing which was wrong)."""
-
-    def convert(self, value, param, ctx):
-        try:
-            return super().convert(value, param, ctx)
-        except click.BadParameter:
-            import os
-
-            from dialeval.core.errors import UsageError
-
-            path = os.fsdecode(value)
-            named = f"{param.opts[0]} {path}" if isinstance(param, click.Option) else path
-            if os.path.islink(path) and not os.path.exists(path):
-                why = "is a symbolic link to nothing"
-            elif not os.path.lexists(path):
-                why = "no such folder" if not self.file_okay else "no such file" if not self.dir_okay else \
-                    "no such file or folder"
-            elif os.path.isdir(path) and not self.dir_okay:
-                why = "is a directory, not a file"
-            elif not os.path.isdir(path) and not self.file_okay:
-                why = "is a file, not a folder"
-            else:
-                why = "cannot use it (permission denied)"
-            raise UsageError(f"{named}: {why}") from None
-
-
-def _paths_in_our_words(command: click.Command) -> click.Command:
-    """Give every path parameter of ``command`` (and of its sub-commands) :class:`_PathInOurWords`'s messages."""
-    for param in command.params:
-        t = param.type
-        if isinstance(t, click.Path) and not isinstance(t, _PathInOurWords):
-            param.type = _PathInOurWords(exists=t.exists, file_okay=t.file_okay, dir_okay=t.dir_okay,
-                                         writable=t.writable, readable=t.readable, resolve_path=t.resolve_path,
-                                         allow_dash=t.allow_dash, path_type=t.type, executable=t.executable)
-    for sub in getattr(command, "commands", {}).values():
-        _paths_in_our_words(sub)
-    return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -147,7 +108,8 @@ def run() -> None:
 
     try:
         rv = main.main(standalone_mode=False)
-        sys.stdout.flush()  # a closed pipe surfaces here, inside the handlers
+        if sys.stdout is not None:  # None: started with standard output closed (`>&-`); nothing to flush
+            sys.stdout.flush()  # a closed pipe surfaces here, inside the handlers
     except DialevalError as e:
         for line in e.details:
             click.echo(safe(line), err=True)
@@ -163,7 +125,9 @@ def run() -> None:
         if ctx is not None and isinstance(e, click.UsageError):
             sub = ctx.command_path.split(" ", 1)[1:]  # the program name differs under `python -m`
             hint = f" (see 'dialeval {sub[0] + ' ' if sub else ''}--help')"
-        fail(f"dialeval: error: {e.format_message()}{hint}", 2 if e.exit_code == 1 else e.exit_code)
+        from dialeval.commands.wording import message
+
+        fail(f"dialeval: error: {message(e)}{hint}", 2 if e.exit_code == 1 else e.exit_code)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:

@@ -138,13 +138,14 @@ def _is_archive(p: Path) -> bool:
     return p.name.lower().endswith(ARCHIVE_SUFFIXES)
 
 
-def _submission_in(folder: Path) -> Path | str:
-    for name in ("submission.tgz", "submission.tar.gz", "submission.tar", "submission.json", "submission"):
+def _submission_in(folder: Path, suffixes: tuple[str, ...] = (".json",)) -> Path | str:
+    for name in ("submission.tgz", "submission.tar.gz", "submission.tar", *(f"submission{s}" for s in suffixes),
+                 "submission"):
         if (folder / name).exists() or (folder / name).is_symlink():
             return folder / name
     kids = [k for k in folder.iterdir() if not k.name.startswith(".") and k.name != TEAM_FILE]
     archives = [k for k in kids if _is_archive(k)]
-    jsons = [k for k in kids if k.name.lower().endswith(".json") and k.is_file()]
+    jsons = [k for k in kids if k.name.lower().endswith(suffixes) and k.is_file()]  # a file the benchmark reads
     dirs = [k for k in kids if k.is_dir()]
     if len(archives) == 1 and not jsons and not dirs:
         return archives[0]
@@ -156,8 +157,8 @@ def _submission_in(folder: Path) -> Path | str:
         return "holds only team.json (no submission)" if (folder / TEAM_FILE).exists() else "is empty (no submission)"
     if not (archives or jsons or dirs):  # files, none of them a result JSON, an archive or a folder of results
         shown = ", ".join(sorted(k.name for k in kids)[:3]) + (", ..." if len(kids) > 3 else "")
-        return (f"holds no submission (only {shown}: no result .json, archive or folder; name it submission.json, "
-                "submission.tgz or submission/)")
+        return (f"holds no submission (only {shown}: no result {' or '.join(suffixes)}, archive or folder; name it "
+                f"submission{suffixes[0]}, submission.tgz or submission/)")
     return "holds several candidate submissions (name one submission.tgz, submission.json or submission/)"
 
 
@@ -199,10 +200,13 @@ def _misplaced(folder: Path, split_names: list[str]) -> str | None:
     return None
 
 
-def discover(runs_dir: Path, split_names: list[str] | None = None) -> list[Entry]:
+def discover(runs_dir: Path, split_names: list[str] | None = None, suffixes: tuple[str, ...] = (".json",)
+             ) -> list[Entry]:
     """Every entry of ``runs_dir`` in name order, with its team and submission (or the reason it has none).
 
-    ``split_names``: the data's splits, to give a hint for a run whose split folders sit one level too low.
+    ``split_names``: the data's splits, to give a hint for a run whose split folders sit one level too low;
+    ``suffixes``: how the benchmark's single-file submissions end (``Benchmark.submission_suffixes``: score files
+    and matrices besides result JSON).
     """
     if not runs_dir.is_dir():
         raise UsageError(f"{runs_dir}: not a folder of team runs")
@@ -216,17 +220,18 @@ def discover(runs_dir: Path, split_names: list[str] | None = None) -> list[Entry
             continue
         if p.is_dir():
             team_path = p / TEAM_FILE
-            sub = _submission_in(p)
-        elif p.is_file() and (_is_archive(p) or name.lower().endswith(".json")):
+            sub = _submission_in(p, suffixes)
+        elif p.is_file() and (_is_archive(p) or name.lower().endswith(suffixes)):
             stem = name
-            for suf in (*ARCHIVE_SUFFIXES, ".json"):
+            for suf in (*ARCHIVE_SUFFIXES, *suffixes):
                 if stem.lower().endswith(suf):
                     stem = stem[: -len(suf)]
                     break
             team_path = runs_dir / f"{stem}.team.json"
             sub = p
         else:
-            entries.append(Entry(name, None, None, f"{p}: not a submission (a folder, .tgz, .tar or .json)"))
+            kinds = ", ".join(("a folder", ".tgz", ".tar", *suffixes[:-1])) + f" or {suffixes[-1]}"
+            entries.append(Entry(name, None, None, f"{p}: not a submission ({kinds})"))
             continue
         if isinstance(sub, str):
             entries.append(Entry(name, None, None, f"{p}: {sub}"))
@@ -262,7 +267,8 @@ def submission_sha256(path: Path) -> str:
 
 
 def data_fingerprint(*folders: Path | None) -> str:
-    """Content hash of every file under the data (and keys) folders: part of the grading key."""
+    """Content hash of every file under the data (and keys) folders, or of the data (keys) file itself for the
+    benchmarks whose release is single files: part of the grading key."""
     from dialeval.files.identity import file_digest
 
     h = hashlib.blake2b(digest_size=16)
@@ -271,8 +277,11 @@ def data_fingerprint(*folders: Path | None) -> str:
             h.update(b"-\0")
             continue
         folder = Path(folder)
+        if folder.is_file():
+            h.update(folder.name.encode() + b"\0" + file_digest(folder).encode() + b"\0")
+            continue
         if not folder.is_dir():
-            raise UsageError(f"{folder}: no such data folder")
+            raise UsageError(f"{folder}: no such data file or folder")
         for f in sorted(q for q in folder.rglob("*") if q.is_file()):
             h.update(f.relative_to(folder).as_posix().encode() + b"\0" + file_digest(f).encode() + b"\0")
     return h.hexdigest()
@@ -402,7 +411,9 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     seen_day = seen_at[:10]
     names = _split_names(benchmark, data)
     split = _check_split_option(split, names)
-    entries = discover(runs_dir, names)
+    from dialeval.benchmarks import registry as benchmarks
+
+    entries = discover(runs_dir, names, benchmarks.get(benchmark).submission_suffixes)
     fingerprint = data_fingerprint(data, Path(keys) if keys else None)
     if challenge is not None:  # checked before the registry is opened (or created)
         _check_challenge(challenge, benchmark, names, "--challenge-file")

@@ -151,7 +151,7 @@ def test_a_challenge_file_missing_keys_names_each_missing_key_once():
 def test_an_unknown_airdialogue_baseline_names_the_argument_not_a_brace_list():
     # before: "Invalid value for '{random|cheapest-flight|rule-based}': 'nope' is not one of ..."
     r = run_cli("airdialogue", "baseline", "nope", "--data", "sample:airdialogue", "--out", "x.jsonl")
-    assert r.returncode == 2 and "'NAME': 'nope' is not one of 'random', 'cheapest-flight', 'rule-based'" in r.stderr
+    assert r.returncode == 2 and "NAME: unknown value 'nope' (one of: random, cheapest-flight, rule-based)" in r.stderr
     assert "{" not in r.stderr
 
 
@@ -201,3 +201,126 @@ def test_a_pool_given_for_data_without_one_is_refused_not_ignored(tmp_path, name
     assert r.returncode == 2
     assert r.stderr.startswith("dialeval: error: --pool: only subtask 2 ranks a shared candidate pool; ") and \
         f"is {group} data" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_simulate_force_never_replaces_the_current_folder_or_one_holding_it(tmp_path):
+    # before: `dialeval simulate --out . --force` swapped the working folder for the challenge: keep.txt was gone
+    here = tmp_path / "work"
+    here.mkdir()
+    (here / "keep.txt").write_text("precious")
+    for out in (".", "..", here):
+        r = run_cli("simulate", "--out", out, "--force", "--train", "0", "--test", "1", cwd=here)
+        assert (r.returncode, r.stderr) == (2, f"dialeval: error: --out {out}: is the current folder or holds it; the "
+                                               "folder is replaced as a whole: give a folder of its own\n")
+    assert sorted(p.name for p in here.iterdir()) == ["keep.txt"]
+    r = run_cli("simulate", "--out", "sim", "--force", "--train", "0", "--test", "1", cwd=here)
+    assert r.returncode == 0 and (here / "sim" / "tst1").is_dir(), r.stderr
+
+
+@pytest.mark.parametrize("args, said", [
+    (["score", "{babi_run}"], "give --split for a single result file (one of: trn, tst1, tst2, tst3, tst4): none of "
+     "its dialog ids is an item of the data, or it is no result file (another benchmark's run? give --benchmark)"),
+    (["score", "{dstc6_run}", "--benchmark", "babi", "--data", "sample:babi"],
+     "babi: give --split (one of: trn, dev, tst, tst-OOV): none of the submission's item ids is one of the data's "
+     "(another benchmark's run? give --benchmark)"),
+])
+def test_a_run_for_another_benchmark_is_pointed_at_benchmark_not_only_at_split(args, said):
+    # before: only "give --split ...", and with --split a page of unknown-dialog errors: the --benchmark forgotten
+    # was never named
+    fill = {"babi_run": SAMPLES / "babi" / "example-run.json", "dstc6_run": SAMPLES / "dstc6" / "example-run.json"}
+    r = run_cli(*[a.format(**fill) for a in args])
+    assert (r.returncode, r.stderr.splitlines()[-1]) == (2, f"dialeval: error: {said}"), r.stderr
+
+
+def test_a_glove_file_saved_with_a_bom_keeps_its_first_word(tmp_path):
+    # before: the BOM stayed glued to the first word ("\ufeffthe"), whose vector was then silently never found
+    import gzip as gz
+
+    from dialeval.core.errors import UsageError
+    from dialeval.formats.vectors import load_vectors
+
+    text = b"the 0.1 0.9\nfood 0.2 0.3\n"
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf" + text)
+    (tmp_path / "bom.txt.gz").write_bytes(gz.compress(b"\xef\xbb\xbf" + text))
+    for name in ("bom.txt", "bom.txt.gz"):
+        vec = load_vectors(tmp_path / name, need_mean=True)
+        assert sorted(vec.key_to_index) == ["food", "the"] and vec.dim == 2, name
+        assert vec.matrix[vec.key_to_index["the"]].tolist() == pytest.approx([0.1, 0.9])
+    (tmp_path / "w2v.txt").write_bytes(b"\xef\xbb\xbf2 2\n" + text)  # gensim would read "\ufeff2" as the count
+    with pytest.raises(UsageError, match=r"w2v.txt: starts with a UTF-8 BOM \(byte-order mark\), which word2vec"):
+        load_vectors(tmp_path / "w2v.txt")
+
+
+@pytest.mark.parametrize("args, code, said", [
+    (["benchmarks"], 0, ""),
+    (["validate", "{run}", "--data", "sample:dstc6"], 0, ""),
+    (["score", "{run}", "--data", "sample:dstc6", "--out", "-"], 2, "dialeval: error: -: standard output is closed; "
+                                                                    "give a file name\n"),
+    (["score", "{run}", "--data", "sample:dstc6", "--json", "--out", "{tmp}/r.json", "--per-item", "-"], 2,
+     "dialeval: error: -: standard output is closed; give a file name\n"),
+])
+def test_standard_output_closed_is_no_internal_error(tmp_path, args, code, said):
+    # before: `dialeval benchmarks >&-` was "internal error: AttributeError: 'NoneType' object has no attribute
+    # 'flush'" (exit 3); `--per-item - --out r.json` wrote r.json, then failed on standard output
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    fill = {"run": SAMPLES / "dstc6" / "example-run.json", "tmp": tmp_path}
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, "-c", "from dialeval.cli import run; run()",
+                        *[a.format(**fill) for a in args]], cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
+                       timeout=120, preexec_fn=lambda: os.close(1))
+    assert (r.returncode, r.stderr) == (code, said)
+    assert not (tmp_path / "r.json").exists()  # refused before any work: nothing half done
+
+
+def test_grade_takes_runs_given_as_the_benchmarks_score_files(tmp_path):
+    # before: "rd/a.txt: not a submission (a folder, .tgz, .tar or .json)" for a Douban score file, and a run folder
+    # holding scores.txt "holds no submission": score-based runs of 7 benchmarks could not be graded at all
+    runs = tmp_path / "runs"
+    (runs / "c").mkdir(parents=True)
+    shutil.copy(SAMPLES / "douban" / "example-scores.txt", runs / "a.txt")
+    (runs / "a.team.json").write_text('{"team": "A"}')
+    shutil.copy(SAMPLES / "douban" / "example-scores.txt", runs / "c" / "scores.txt")
+    (runs / "c" / "team.json").write_text('{"team": "C"}')
+    r = run_cli("grade", runs, "--registry", tmp_path / "reg", "--benchmark", "douban", "--data", "sample:douban",
+                "--json")
+    assert r.returncode == 0, r.stderr
+    import json
+
+    graded = {e["entry"]: e for e in json.loads(r.stdout)["runs"]}
+    assert {k: v["status"] for k, v in graded.items()} == {"a.txt": "valid", "c": "valid"}
+    ubuntu = tmp_path / "u"
+    ubuntu.mkdir()
+    shutil.copy(SAMPLES / "ubuntu" / "example-scores.csv", ubuntu / "u.csv")
+    (ubuntu / "u.team.json").write_text('{"team": "U"}')
+    (ubuntu / "notes.txt").write_text("not a run")  # no Ubuntu submission ends in .txt
+    r = run_cli("grade", ubuntu, "--registry", tmp_path / "reg2", "--benchmark", "ubuntu", "--data", "sample:ubuntu",
+                "--split", "test", "--json")
+    graded = {e["entry"]: e for e in json.loads(r.stdout)["runs"]}
+    assert graded["u.csv"]["status"] == "valid" and graded["notes.txt"]["status"] == "skipped"
+    assert "not a submission (a folder, .tgz, .tar, .json, .npy or .csv)" in r.stdout
+
+
+def test_grade_takes_a_data_file_and_a_keys_tsv_as_score_does(tmp_path):
+    # before: "--data .../test.txt: is a file, not a folder" and "--keys GROUND_TRUTH.tsv: is a file, not a folder":
+    # Douban, ConvAI2 or DSTC7 runs could not be graded on the single data files their releases are
+    import json
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(SAMPLES / "dstc7" / "Ubuntu_subtask_1.json", runs / "Ubuntu_subtask_1.json")
+    (runs / "Ubuntu_subtask_1.team.json").write_text('{"team": "S"}')
+    shutil.copy(SAMPLES / "douban" / "example-scores.txt", runs / "d.txt")
+    (runs / "d.team.json").write_text('{"team": "D"}')
+    r = run_cli("grade", runs, "--registry", tmp_path / "reg", "--benchmark", "dstc7", "--data",
+                SAMPLES / "dstc7" / "ubuntu_test_subtask_1.json", "--keys", SAMPLES / "dstc7" / "GROUND_TRUTH.tsv",
+                "--json")
+    graded = {e["entry"]: e for e in json.loads(r.stdout)["runs"]}
+    assert graded["Ubuntu_subtask_1.json"]["status"] == "valid", r.stdout
+    r = run_cli("grade", runs, "--registry", tmp_path / "reg2", "--benchmark", "douban", "--data",
+                SAMPLES / "douban" / "test.txt", "--json")
+    graded = {e["entry"]: e for e in json.loads(r.stdout)["runs"]}
+    assert graded["d.txt"]["status"] == "valid", r.stdout

@@ -634,6 +634,7 @@ class AirDialogue(Benchmark):
     default_metrics: ClassVar[tuple[str, ...]] = METRICS
     extra_metrics: ClassVar[tuple[str, ...]] = tuple(EXTRA_DESCRIPTIONS)
     submission_formats: ClassVar[tuple[str, ...]] = ("airdialogue-prediction",)
+    submission_suffixes: ClassVar[tuple[str, ...]] = (".jsonl", ".json")
     problem_codes: ClassVar[dict[str, str]] = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
         "blank-line": "a blank line in a JSON-lines file (one prediction per data line, in order)",
         "line-count": "a JSON-lines submission whose number of lines differs from the split's data lines",

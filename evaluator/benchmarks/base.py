@@ -114,6 +114,8 @@ class Benchmark:
     default_metrics: ClassVar[tuple[str, ...]] = ("hits@1", "mrr")
     extra_metrics: ClassVar[tuple[str, ...]] = ()  # computed numbers it reports only when asked (AirDialogue's bleu)
     submission_formats: ClassVar[tuple[str, ...]] = ("dstc6-result",)
+    submission_suffixes: ClassVar[tuple[str, ...]] = (".json",)  # how a single-file submission's name ends (grade
+    #                                                              finds a run's file by it)
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)
     separate_keys: ClassVar[bool] = False  # answer keys may sit in their own folder (``--keys``)
     reads_stdin: ClassVar[bool] = False  # a submission may be ``-`` (standard input)
@@ -147,7 +149,10 @@ class Benchmark:
             covered = self.splits_of(request.submission, Path(request.data)) if available else None
             names = [s for s in available if s in (covered or ())]
             if not names:
-                raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'})")
+                # ids read, none of them the data's: most often a run for another benchmark (--benchmark forgotten)
+                why = ": none of the submission's item ids is one of the data's (another benchmark's run? give " \
+                      "--benchmark)" if covered == [] else ""
+                raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'}){why}")
         if self.one_split and len(names) > 1:
             raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
                              f"(one of: {', '.join(available)})")

@@ -88,6 +88,7 @@ class ConvAI2(ItemSetBenchmark):
     submission_formats = ("dstc6-result keyed by <file stem>:<dialog>:<line ID>, candidates by position 1-20 or text",
                           "scores (JSON, same names)", ".npy / .csv matrix (a row per turn, 20 columns)",
                           ".txt of generated replies, one line per turn (token F1)")
+    submission_suffixes = (".json", ".npy", ".csv", ".txt")
 
     def present(self, data: Path) -> dict[str, list[str]]:
         return {s: [p.stem] for s, p in data_files(data).items()}

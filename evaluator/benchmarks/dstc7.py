@@ -54,6 +54,7 @@ class DSTC7(ItemSetBenchmark):
                                                     "100 candidates, with external knowledge"), 1)}
     default_metrics = ("r@1", "r@10", "r@50", "r@100", "mrr", "map", "noesis-score")
     submission_formats = ("ranking JSON [{example-id, candidate-ranking: [{candidate-id, confidence}]}]",)
+    submission_suffixes = (".json",)
     options = (Option("lenient", "dstc7, dstc8: the official evaluations/metrics.py numbers, listing its definitions."),
                Option("pool", "dstc7, dstc8: subtask 2's candidate pool file (default: the one *pool* file beside "
                       "the data).", kind="text"))

@@ -109,6 +109,7 @@ class ItemSetBenchmark(Benchmark):
     """A benchmark read into item sets: subclasses declare (module docstring); :meth:`evaluate` is here."""
 
     options: ClassVar[tuple[Option, ...]] = (PROTOCOLS,)
+    submission_suffixes: ClassVar[tuple[str, ...]] = (".json", *MATRIX_SUFFIXES)
     nested: ClassVar[tuple[int, ...]] = ()  # 1-in-N sizes whose ranks the table carries (R2@1: 2)
     listed: ClassVar[ListedForm | None] = None  # submissions are listed rankings of this form (benchmarks.listed)
     lenient_notes: ClassVar[tuple[str, ...]] = ()  # --lenient: the official scorer's definitions, under the numbers

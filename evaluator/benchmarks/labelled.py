@@ -57,6 +57,7 @@ class LabelledBenchmark(ItemSetBenchmark):
     """Contexts with 0/1-labelled candidates, scored from one score per candidate (module docstring)."""
 
     submission_formats = ("one score per data line", "score<TAB>label lines (DAM)", "scores (JSON)")
+    submission_suffixes = (".json", ".txt")
     options: ClassVar[tuple[Option, ...]] = (CONTEXTS_OPTION, PROTOCOLS)
 
     def data_file(self, data: Path, group: str) -> Path:

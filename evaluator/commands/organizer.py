@@ -39,9 +39,12 @@ def _registry_option(f):
 @click.command("grade")
 @click.argument("runs", type=click.Path(exists=True, file_okay=False))
 @click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="Benchmark the runs answer.")
-@click.option("--data", type=click.Path(file_okay=False), default=None, help="The benchmark's data folder.")
+@click.option("--data", type=click.Path(), default=None,
+              help="The benchmark's data, as for score --data: a folder (or one data file, for benchmarks whose "
+                   "release is single files), a fetched release's name, or sample:NAME.")
 @click.option("--challenge", type=click.Path(file_okay=False), default=None, help="DSTC6 challenge folder (= --data).")
-@click.option("--keys", type=click.Path(file_okay=False), default=None, help="Answer keys in a separate folder.")
+@click.option("--keys", type=click.Path(), default=None,
+              help="Answer keys in a separate folder; for dstc7/dstc8 the ground-truth TSV.")
 @click.option("--split", default=None,
               help="Grade new runs on these splits only (default: every split each run covers; a single result "
                    "file: the split its ids belong to). A run holding none of them is left out; a run graded "

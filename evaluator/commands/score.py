@@ -11,6 +11,7 @@ from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.commands import notice
 from dialeval.commands.embed import vectors_options
+from dialeval.commands.wording import reword
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem, describe
 from dialeval.core.termsafe import safe
@@ -161,6 +162,7 @@ class BenchmarkCommand(click.Command):
     def parse_args(self, ctx, args):
         chosen = chosen_benchmark(args)
         self.params = self.own_params + benchmark_params(self.scoring, None if chosen is None else [chosen])
+        reword(self)  # the benchmark's flags are made here, after dialeval.cli gave the command its wording
         try:
             rest = super().parse_args(ctx, list(args))
         except click.NoSuchOption as e:
@@ -173,6 +175,7 @@ class BenchmarkCommand(click.Command):
             # looks like an option): parse again with every benchmark's flags, the benchmark checks the rest
             ctx.params.clear()
             self.params = self.own_params + benchmark_params(self.scoring)
+            reword(self)
             rest = super().parse_args(ctx, list(args))
         return rest
 
@@ -306,15 +309,15 @@ def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, 
 
     if as_json and as_csv:
         raise UsageError("give --json or --csv, not both")
-    named = [o for o in outs if o and o != "-"]
     refuse_shared_outputs(dict(zip(("--out", "--per-item"), outs)))
     if submission != "-":
         protect(submission, "the submission")
     for folder in (data, keys):
         if folder:
             protect(folder, "a file of the challenge")
-    for o in named:  # now, before reading anything: a refused output costs no scoring
-        check_output(o)
+    for o in outs:  # now, before reading anything: a refused output costs no scoring
+        if o:
+            check_output(o)
 
 
 def _warn_data(report) -> None:

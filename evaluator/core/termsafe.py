@@ -121,7 +121,7 @@ def print_table(console, table) -> None:
         ranges.append((widest if column.no_wrap else max(m.minimum for m in sizes), widest))
     padding_and_rules = Measurement.get(console, unbounded, table).maximum - sum(hi for _, hi in ranges)
     room = console.width - padding_and_rules
-    if sum(hi for _, hi in ranges) <= room:  # its natural width fits: nothing to narrow
+    if not ranges or sum(hi for _, hi in ranges) <= room:  # its natural width fits: nothing to narrow
         console.print(table)
         return
     cap = max(hi for _, hi in ranges)

@@ -115,12 +115,19 @@ def refuse_shared_outputs(outputs: dict[str, str | Path | None]) -> None:
         seen.update(dict.fromkeys(keys, flag))
 
 
+def _stdout_closed() -> UsageError:
+    """``-`` as an output of a command started with standard output closed (``>&-``: ``sys.stdout`` is None)."""
+    return UsageError("-: standard output is closed; give a file name")
+
+
 def check_output(path: str | Path, *, parents: bool = False) -> None:
     """Refuse an output target before any work: an input of the run, a folder, a missing parent folder.
 
     :func:`atomic_writer` checks the same again when it writes (the file system may change meanwhile).
     """
     if str(path) == "-":
+        if sys.stdout is None:
+            raise _stdout_closed()
         return
     path = Path(path)
     if _write_target(path) is not None:
@@ -304,6 +311,8 @@ def _mkstemp(parent: Path, name: str) -> tuple[int, str, Path | None]:
 
 
 def _to_stdout(text: bool):
+    if sys.stdout is None:
+        raise _stdout_closed()
     sys.stdout.flush()
     buf = sys.stdout.buffer
     if not text:
@@ -369,6 +378,23 @@ def make_temp_dir(parent: Path, prefix: str) -> Path:
     return tmp
 
 
+def _holds_cwd(folder: Path) -> bool:
+    """Whether ``folder`` is the current working folder or one above it (by identity, links resolved)."""
+    try:
+        st = os.stat(folder)
+        here = Path.cwd()
+    except OSError:
+        return False
+    for d in (here, *here.parents):
+        try:
+            ds = os.stat(d)
+        except OSError:
+            continue
+        if (ds.st_dev, ds.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
+
+
 @contextmanager
 def atomic_output_dir(out_dir: str | Path, force: bool = False) -> Iterator[Path]:
     """Yield a temp dir beside ``out_dir``; on success it replaces ``out_dir`` in one rename, on error it vanishes.
@@ -379,6 +405,9 @@ def atomic_output_dir(out_dir: str | Path, force: bool = False) -> Iterator[Path
     out = Path(out_dir).absolute()
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a directory")
+    if out.is_dir() and _holds_cwd(out):  # `--out . --force` would swap the user's working folder away, files and all
+        raise UsageError(f"--out {out_dir}: is the current folder or holds it; the folder is replaced as a whole: "
+                         "give a folder of its own")
     if out.is_dir() and any(out.iterdir()) and not force:
         raise UsageError(f"--out {out} is not empty (use --force to replace it)")
     try:

@@ -284,23 +284,39 @@ def _compression(path: Path) -> str | None:
     return {".gz": "gzip", ".bz2": "bzip2"}.get(path.suffix)
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _past_bom(stream, keep_bom: bool):
+    """``stream`` after a leading UTF-8 BOM (an editor's, never part of the first word: kept, it would silently
+    lose that word's vector), or rewound to its start."""
+    if not keep_bom:
+        try:
+            if stream.read(3) == _BOM:
+                return stream
+        except (OSError, EOFError):  # damaged compressed data: the reader says so when it reads
+            pass
+        stream.seek(0)
+    return stream
+
+
 @contextmanager
-def _open_vectors(path: Path):
+def _open_vectors(path: Path, keep_bom: bool = False):
     """``(binary file, size)`` of a vectors file opened through :func:`dialeval.files.read.open_input` (regular
     files only: a FIFO or a device is refused before a byte is read), decompressed for ``.gz``/``.bz2``
-    (size None then)."""
+    (size None then), past a leading BOM unless ``keep_bom``."""
     from dialeval.files.read import open_input
 
     with open_input(path, what="a word-vectors file") as f:
         kind = _compression(path)
         if kind is None:
-            yield f.file, f.size
+            yield _past_bom(f.file, keep_bom), f.size
             return
         import bz2
         import gzip
 
         with (gzip.GzipFile(fileobj=f.file, mode="rb") if kind == "gzip" else bz2.BZ2File(f.file, "rb")) as z:
-            yield z, None
+            yield _past_bom(z, keep_bom), None
 
 
 def _missing_extra(what: str) -> UsageError:
@@ -438,6 +454,10 @@ def _load_word2vec(path: Path, fmt: str, limit, wanted, need_mean, first: bytes,
     from dialeval.files.read import check_regular
 
     count, dim = _w2v_header(path, first, fmt, limit, size, hint)
+    with _open_vectors(path, keep_bom=True) as (f, _size):
+        if f.read(3) == _BOM:  # gensim reads the header as it is: "\ufeff400000" is no count
+            raise UsageError(f"{path}: starts with a UTF-8 BOM (byte-order mark), which word2vec readers do not "
+                             "skip: save it without one")
     try:
         from gensim.models import KeyedVectors
     except ImportError:

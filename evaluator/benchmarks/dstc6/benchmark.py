@@ -274,7 +274,9 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
         else:  # the split its dialog ids belong to
             split = _split_of_file(challenge, submission)
             if split is None:
-                raise UsageError(f"give --split for a single result file (one of: {', '.join(have)})")
+                raise UsageError(f"give --split for a single result file (one of: {', '.join(have)}): none of its "
+                                 "dialog ids is an item of the data, or it is no result file (another benchmark's "
+                                 "run? give --benchmark)")
     names = parse_split_names(split)
     if names == ["all"]:
         names = [s for s in submission.splits() if s in have] if submission.kind != "file" else have[:1]
