@@ -8,8 +8,10 @@ A run folder ``RUNS`` holds one entry per submission:
 * or ``RUNS/<name>.tgz`` (``.tar.gz``, ``.tar``, ``.json``) with ``RUNS/<name>.team.json`` beside it.
 
 Each entry is scored strictly through :mod:`dialeval.leaderboard.scoring` (worker processes with ``jobs`` > 1)
-and written by this process alone, one transaction per run, in submission order (``submitted_at``, then entry
-name; runs refused by the challenge first) whatever ``jobs`` is, so the same runs get the same run ids. An unchanged submission (same bytes, team, system,
+and written by this process alone, one transaction per run, in entry-name order (runs refused by the challenge
+first) whatever ``jobs`` is, so the same runs get the same run ids. Never in team.json's ``submitted_at`` order:
+runs graded together share one ``graded_at``, so their run ids are the site's order among them (a team's latest
+run, equal scores), and a team could date a run back to come first. An unchanged submission (same bytes, team, system,
 benchmark, data and options) is found by its grading key and skipped; a changed one is a new run. Entries
 whose ``team.json`` is unusable are reported (one line each) and not recorded: a run needs an owner.
 """
@@ -454,8 +456,10 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
                                                 run_status=reg.run(existing).status))
                 continue
             todo.append((e, key))
-        # the challenge decides before any scoring, in submission order: the earliest runs use the quota first
-        todo.sort(key=lambda t: (t[0].submitted_at, t[0].name))
+        # the challenge decides before any scoring, in entry-name order (the runs folder's, which the organizer
+        # names; discover() sorted it): the first use the quota first, and record() gives them run ids in that order.
+        # Never by submitted_at: the team writes it, and these runs share one graded_at, so their run ids decide
+        # which of a team's runs is its latest and which of two equal scores is listed first.
         refused: dict[str, tuple[str, str]] = {}  # entry name -> (code, why), recorded unscored
         phase_splits: dict[str, str] = {}
         pending: dict[str, list[str]] = {}  # team -> submission days of runs this grader will score
@@ -532,7 +536,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
                 with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
                                          initargs=(os.getpid(),)) as pool:
                     futures = [pool.submit(_score_job, a) for a in jobs_args]
-                    # workers score in parallel, but runs are recorded in submission order (as with --jobs 1),
+                    # workers score in parallel, but runs are recorded in entry-name order (as with --jobs 1),
                     # not as they finish: run ids and the in-transaction quota check must not depend on timing
                     for (e, key), fut in zip(todo, futures):
                         record(e, key, fut.result())

@@ -502,3 +502,27 @@ def test_grading_with_a_pinned_clock_writes_byte_identical_registries_and_sites(
         assert stamps == {"2017-09-12T10:00:00Z"}
     board = json.loads(out["one"]["site/board-b.json"])
     assert [(r["team"], r["system"]) for r in board["ranking"]] == [("Team B", "b1"), ("Team A", "a2")]
+
+
+def test_runs_graded_together_are_ordered_by_entry_name_never_by_a_backdated_submitted_at(tmp_path, data, monkeypatch):
+    """Runs one grade sees together share a graded_at, so their run ids order them on the site: which of a team's
+    runs is its latest, and which of two equal scores is listed first. The ids follow the entry names the
+    organizer gave them (here, as they arrived), never team.json's submitted_at: a run sent last but dated back is
+    still the team's latest, and a team dating its run back does not jump ahead of an equal score."""
+    from dialeval.leaderboard.site import build_site
+
+    runs = tmp_path / "runs"
+    add_run(runs, "0001-a", data, "Team A", "2017-09-05T08:00:00Z", quality=0.5, seed=1)
+    add_run(runs, "0002-b", data, "Team B", "2017-09-05T09:00:00Z", quality=0.9, seed=3)
+    add_run(runs, "0003-a", data, "Team A", "2017-08-01T00:00:00Z", quality=0.7, seed=2)  # sent last, dated back
+    add_run(runs, "0004-c", data, "Team C", "2017-08-01T00:00:00Z", quality=0.9, seed=3)  # B's answers, dated back
+    monkeypatch.setenv("DIALEVAL_NOW", "2017-09-12T10:00:00Z")
+    grade(runs, "dstc6", data, tmp_path / "reg", progress=False, board="b")
+    with Registry(tmp_path / "reg") as reg:
+        ids = {r.source_name: r.run_id for r in reg.runs()}
+        assert sorted(ids, key=ids.get) == ["0001-a.json", "0002-b.json", "0003-a.json", "0004-c.json"]
+        build_site(reg, tmp_path / "site")
+    ranking = json.loads((tmp_path / "site" / "board-b.json").read_text())["ranking"]
+    assert [(r["team"], r["system"]) for r in ranking] == [("Team B", "0002-b"), ("Team C", "0004-c"),
+                                                           ("Team A", "0003-a")]
+    assert ranking[0]["score"] == ranking[1]["score"]  # equal scores: listed in entry-name order

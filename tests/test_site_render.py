@@ -148,8 +148,9 @@ def _resubmitted(tmp: Path, all_runs: bool) -> str:
     def run(system, when, baseline):
         return {"team": "Resub Team", "system": system, "submitted_at": when, "_from": baseline}
 
-    index = build(tmp, {"zz-old": run("v1", "2017-09-05T00:00:00Z", "nearest-neighbor"),
-                        "zz-new": run("v2", "2017-09-09T00:00:00Z", "tfidf")}, all_runs=all_runs)
+    # graded together: their entry names say which came first (grade never orders runs by submitted_at)
+    index = build(tmp, {"zz-1-old": run("v1", "2017-09-05T00:00:00Z", "nearest-neighbor"),
+                        "zz-2-new": run("v2", "2017-09-09T00:00:00Z", "tfidf")}, all_runs=all_runs)
     return index.parent.joinpath("board-demo.html").read_text(encoding="utf-8")
 
 
@@ -315,8 +316,8 @@ def test_hiding_a_split_keeps_superseded_scores_and_chart_points(tmp_path):
     def run(system, when, baseline):
         return {"team": "Resub Team", "system": system, "submitted_at": when, "_from": baseline}
 
-    index = build(tmp_path, {"zz-old": run("v1", "2017-09-05T00:00:00Z", "nearest-neighbor"),
-                             "zz-new": run("v2", "2017-09-09T00:00:00Z", "tfidf")}, hidden_splits=["tst4"])
+    index = build(tmp_path, {"zz-1-old": run("v1", "2017-09-05T00:00:00Z", "nearest-neighbor"),  # name order: v2 last
+                             "zz-2-new": run("v2", "2017-09-09T00:00:00Z", "tfidf")}, hidden_splits=["tst4"])
     board = index.parent.joinpath("board-demo.html").read_text(encoding="utf-8")
     old = board.split('id="superseded"')[1].split("</table>")[0]
     score = old.split(">v1</bdi>")[1].split("</td>")[1]
