@@ -115,10 +115,11 @@ def _add_text_values(bench, ev: Evaluation, preset: str | None, vectors: str | N
             ev.notes.append(f"{m.name}: {skipped:,} of {len(hyps):,} items left out (the top-1 or the gold response "
                             f"has no word with a vector; empty:{opts.empty}): its value is the mean of the other "
                             f"{len(hyps) - skipped:,}, its JSON records' n")
-    vec = result.vectors or {}
-    fields = {"emb": opts.preset, "empty": opts.empty}
-    if vec:
-        fields["vectors"] = f"{vec.get('name', '?')}#{str(vec.get('sha256', ''))[:12]}"
+    from dialeval.formats.vectors import vectors_signature_fields
+
+    fields: dict[str, object] = {"emb": opts.preset, "empty": opts.empty}
+    if result.vectors:
+        fields.update(vectors_signature_fields(result.vectors))
     return fields
 
 

@@ -172,7 +172,7 @@ def test_text_metrics_on_dstc6(tiny):
     assert rep.value("p@1") == 0.5
     assert rep.value("embedding-average") == pytest.approx(float(np.mean(expected)), abs=1e-6)
     fields = dict(Signature.parse(rep.records[0]["signature"]).fields)
-    assert fields["emb"] == "paper" and fields["vectors"].startswith("glove-6b-50d#")
+    assert fields["emb"] == "paper" and fields["vec"] == "glove-6b-50d" and fields["dim"] == "50"
 
 
 def test_score_text_metrics_with_vectors_file(tiny, tmp_path):
@@ -207,7 +207,7 @@ def test_score_text_metrics_with_vectors_file(tiny, tmp_path):
     rep = score(path, split="tst1", challenge=tiny.root, metrics="embedding-average", vectors=str(vec_path))
     assert rep.value("embedding-average") == pytest.approx(float(np.mean(expected)), abs=1e-6)
     fields = dict(Signature.parse(rec["signature"]).fields)
-    assert fields["vectors"].startswith("mine#") or "mine" in fields["vectors"]
+    assert fields["vec"] == "mine.txt" or "mine" in fields["vec"]
     r = run_cli("score", str(path), "--split", "tst1", "--challenge", str(tiny.root), "--metrics",
                 "embedding-average", "--vectors", str(tmp_path / "none.txt"))
     assert r.returncode == 2 and r.stderr.strip().endswith("none.txt: no such file")
@@ -217,7 +217,7 @@ def test_one_preset_one_empty_rule_through_score_and_embed(tiny, tmp_path):
     """Issue 27 item 6: the same preset gives ``score --metrics embedding-average`` and ``embed`` the same empty-text
     rule (``paper``: empty:skip), so the same number and n on the same texts and the same ``empty:`` in both
     signatures; the items left out are counted in a note. Before, ``score`` signed ``empty:zero`` and scored
-    such items 0."""
+    such items 0. Both sign the vectors in one format (vec, dim, vocab, sha); before, score wrote vectors:name#sha12."""
     items = tiny.all_items()
     sub, hyps, refs = [], [], []
     for k, it in enumerate(items):
@@ -253,6 +253,11 @@ def test_one_preset_one_empty_rule_through_score_and_embed(tiny, tmp_path):
         assert rec["n"] == emb["n"] == len(hyps) - emb["skipped"]
         rule = dict(Signature.parse(emb["signature"]).fields)["empty"]
         assert dict(Signature.parse(rec["signature"]).fields)["empty"] == rule
+        # one format for the vectors' identity in both signatures: name, dimension, vocabulary, content hash
+        vec_keys = ("vec", "dim", "vocab", "sha")
+        signed = [{k: v for k, v in Signature.parse(x["signature"]).fields if k in vec_keys} for x in (rec, emb)]
+        assert signed[0] == signed[1] and set(signed[0]) == set(vec_keys), signed
+        assert signed[0]["dim"] == "3" and signed[0]["vocab"] == str(len(known))
         assert rule == {"paper": "skip", "hed-dlg": "hed-dlg"}[preset]
     assert emb["skipped"] > 0  # hed-dlg skips an empty reference too (for the average)
     paper = run_cli("score", str(path), "--split", "tst1", "--challenge", str(tiny.root), "--metrics",

@@ -85,10 +85,18 @@ class VectorsIdentity:
         return d
 
     def signature_fields(self) -> dict[str, object]:
-        f: dict[str, object] = {"vec": self.name, "dim": self.dim, "vocab": self.vocab_size, "sha": self.sha256[:12]}
-        if self.limit is not None:
-            f["limit"] = self.limit
-        return f
+        return vectors_signature_fields(self.to_json())
+
+
+def vectors_signature_fields(identity: dict) -> dict[str, object]:
+    """The vectors' signature fields, ``vec:<name>|dim:<d>|vocab:<n>|sha:<12 hex>`` (``|limit:<N>`` with
+    ``--limit``), from an identity's JSON (:meth:`VectorsIdentity.to_json`, a report's ``vectors``): the one
+    format ``embed`` and ``score``'s text metrics both sign with, so the same vectors sign the same."""
+    f: dict[str, object] = {"vec": identity["name"], "dim": identity["dim"], "vocab": identity["vocab_size"],
+                            "sha": str(identity["sha256"])[:12]}
+    if identity.get("limit") is not None:
+        f["limit"] = identity["limit"]
+    return f
 
 
 @dataclass
