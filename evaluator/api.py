@@ -102,8 +102,10 @@ def _add_text_values(bench, ev: Evaluation, preset: str | None, vectors: str | N
     The preset's own empty-text rule applies, as in ``dialeval embed`` (``paper``: an item whose top-1 or gold
     text has no word with a vector is left out of the mean, NaN in the table); a note counts what was left
     out, per metric asked for."""
+    from dialeval.formats.vectors import require_extra, vectors_signature_fields
     from dialeval.metrics.embedding import DEFAULT_PRESET, options_for, score_pairs
 
+    require_extra()  # the same check and message as `dialeval embed`, before the texts are read
     opts = options_for(preset or DEFAULT_PRESET)
     hyps, refs = bench.texts(ev.request, ev)
     result = score_pairs(hyps, [[r] for r in refs], opts, None if vectors is None else str(vectors),
@@ -115,8 +117,6 @@ def _add_text_values(bench, ev: Evaluation, preset: str | None, vectors: str | N
             ev.notes.append(f"{m.name}: {skipped:,} of {len(hyps):,} items left out (the top-1 or the gold response "
                             f"has no word with a vector; empty:{opts.empty}): its value is the mean of the other "
                             f"{len(hyps) - skipped:,}, its JSON records' n")
-    from dialeval.formats.vectors import vectors_signature_fields
-
     fields: dict[str, object] = {"emb": opts.preset, "empty": opts.empty}
     if result.vectors:
         fields.update(vectors_signature_fields(result.vectors))

@@ -103,3 +103,43 @@ def test_an_unknown_baseline_is_said_before_any_step(tmp_path):
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.startswith("dialeval: error: unknown baseline 'nope' (known: random, ")
     assert not (tmp_path / "cache").exists() and not (tmp_path / "d").exists()
+
+
+def test_report_is_the_same_bytes_whatever_the_cache_folder(tmp_path, monkeypatch):
+    """The same run scored on the embedded default challenge from two users' cache folders writes the same
+    report.json: the data is named by where it is in the cache (``cache:…``) and its hashes, never by the
+    cache's absolute path (which differs per user and machine, and exposes a home folder)."""
+    import shutil
+
+    from dialeval.simulator.default import ensure_default_challenge
+
+    monkeypatch.delenv("DIALEVAL_CHALLENGE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    reports = []
+    for user in ("alice", "bob"):
+        monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path / user / ".cache" / "dialeval"))
+        challenge = ensure_default_challenge(parts=["tst4"])
+        shutil.copyfile(next((challenge / "tst4").glob("*task3*.answers.json")), "run.json")
+        res = CliRunner().invoke(main, ["score", "run.json", "--split", "tst4", "--out", f"{user}.json"],
+                                 catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+        reports.append((tmp_path / f"{user}.json").read_bytes())
+    assert reports[0] == reports[1]
+    data = json.loads(reports[0])["data"]
+    assert data["location"].startswith("cache:") and data["embedded_default"] is True
+    assert "alice" not in reports[0].decode() and str(tmp_path) not in reports[0].decode()
+
+
+def test_data_location_names_the_release_or_sample_and_keeps_a_given_path(tmp_path, monkeypatch):
+    from dialeval.core.resources import samples_dir
+    from dialeval.files.identity import location_label
+
+    monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    release = tmp_path / "cache" / "releases" / "babi-dialog" / "dialog-bAbI-tasks"
+    release.mkdir(parents=True)
+    assert location_label(release) == "babi-dialog/dialog-bAbI-tasks"
+    assert location_label(samples_dir() / "babi") == "sample:babi"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine").mkdir()
+    assert location_label("mine") == "mine"  # as given: relative stays relative
+    assert location_label(tmp_path / "mine") == str(tmp_path / "mine")

@@ -289,3 +289,32 @@ def test_one_top_level_import_package(tmp_path):
         pytest.skip("editable install: the package files are not listed in the distribution")
     top = {f.split("/")[0] for f in files if f.endswith(".py")}
     assert top == {"dialeval"}, top
+
+
+@pytest.mark.parametrize("module", ["gensim", "pyarrow", "numba"])
+def test_embed_and_score_say_the_same_install_line_for_a_missing_package(module, tiny, tmp_path, monkeypatch):
+    """A package of the embeddings extra missing: ``embed`` and ``score --metrics embedding-average`` refuse with
+    the same line (exit 2), naming the extra pyproject.toml defines. Before, embed said "X not installed" for
+    gensim/pyarrow only and score went on without gensim or said "X is not installed" deep inside loading."""
+    import importlib.util
+    import tomllib
+
+    from click.testing import CliRunner
+
+    from dialeval.commands.embed import embed_cmd
+    from dialeval.commands.score import score_cmd
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert any(dep.startswith(module) for dep in extras["embeddings"])
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == module else real(n, *a))
+    (tmp_path / "h.txt").write_text("the food was great\n", encoding="utf-8")
+    sub = write_json(tiny.root.parent / "run.json",
+                     [ranking(it.dialog_id, tiny.gold_first(it.dialog_id)) for it in tiny.all_items()])
+    e = CliRunner().invoke(embed_cmd, ["--hyp", str(tmp_path / "h.txt"), "--ref", str(tmp_path / "h.txt")])
+    s = CliRunner().invoke(score_cmd, [str(sub), "--split", "tst1", "--challenge", str(tiny.root),
+                                       "--metrics", "embedding-average"])
+    expected = f"{module} is not installed; the embedding metrics need the extra embeddings: pip install 'dialeval[embeddings]'"
+    for res in (e, s):
+        assert isinstance(res.exception, UsageError) and res.exception.exit_code == 2, res.output
+        assert str(res.exception) == expected

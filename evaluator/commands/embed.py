@@ -16,16 +16,6 @@ from dialeval.core.problems import counted
 PRESET_NAMES = ("paper", "hed-dlg", "nlg-eval")  # mirrors dialeval.metrics.embedding.PRESETS (kept import-free)
 
 
-def _require_extras() -> None:
-    import importlib.util
-
-    from dialeval.formats.vectors import INSTALL_HINT
-
-    missing = [m for m in ("gensim", "pyarrow") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise UsageError(f"{' and '.join(missing)} not installed; embedding metrics need the extra: {INSTALL_HINT}")
-
-
 def vectors_options(f):
     """``--vectors`` and ``--vectors-format`` (``vformat``): shared by ``embed`` and ``score``'s text metrics."""
     f = click.option("--vectors-format", "vformat", default="auto", show_default=True,
@@ -112,8 +102,9 @@ _stdin_copy: Path | None = None
 
 def _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov, empty, extrema_tie, greedy_sim,
            multi_ref, as_json, per_pair):
-    _require_extras()
-    from dialeval.formats.vectors import check_vectors, load_vectors
+    from dialeval.formats.vectors import check_vectors, load_vectors, require_extra
+
+    require_extra()
     from dialeval.metrics.embedding import options_for
 
     check_vectors(vectors, fmt=vformat, limit=limit)  # before the texts: a wrong vectors file is refused at once

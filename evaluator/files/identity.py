@@ -86,8 +86,8 @@ def data_identity(files: list[Path], location: Path | str, embedded_default: boo
         for p in split_files:
             if p not in digests:
                 digests[p] = file_digest(p)
-    ident = DataIdentity(_short_hash(files, digests), str(location), [p.name for p in sorted(files, key=_name)],
-                         embedded_default)
+    ident = DataIdentity(_short_hash(files, digests), location_label(location),
+                         [p.name for p in sorted(files, key=_name)], embedded_default)
     if splits:
         ident.split_digests = {s: _short_hash(fs, digests) for s, fs in splits.items()}
     ident.sample = (Path(location) / SAMPLE_MARK).is_file()
@@ -111,6 +111,36 @@ def data_identity(files: list[Path], location: Path | str, embedded_default: boo
     for s, fs in (splits or {}).items():
         ident.split_releases[s] = reg.identify((p.name, digests[p]) for p in fs).release
     return ident
+
+
+RELEASES_FOLDER = "releases"
+"""Fetched releases live in ``<cache root>/releases/<name>`` (``dialeval data fetch``)."""
+
+
+def location_label(location: Path | str) -> str:
+    """Where the data came from, as reports and the leaderboard record it: ``babi-dialog`` for a fetched release
+    (``babi-dialog/sub`` for a folder inside it), ``sample:babi`` for dialeval's sample data, ``cache:NAME`` for
+    other data in dialeval's cache (the embedded default challenge), else the path as given (a relative path stays
+    relative). The cache and the installed package sit under a user's home or a machine's prefix: their absolute
+    path would make the same run's report differ between users and machines, and expose a private folder; the
+    content is identified by the hashes beside it."""
+    from dialeval.core.resources import samples_dir
+    from dialeval.files import cache
+
+    given = Path(location)
+    try:
+        where = given.resolve()
+    except (OSError, RuntimeError):  # a link loop: not one of ours, said as given
+        return str(location)
+    for prefix, root in (("", cache.cache_root() / RELEASES_FOLDER), ("sample:", samples_dir()),
+                         ("cache:", cache.cache_root())):
+        try:
+            inside = where.relative_to(root.resolve())
+        except (ValueError, OSError, RuntimeError):
+            continue
+        if inside.parts:
+            return prefix + inside.as_posix()
+    return str(location)
 
 
 def simulator_params(mark: Path) -> dict:

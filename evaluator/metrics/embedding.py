@@ -713,10 +713,9 @@ def _kernels():
     try:
         return importlib.import_module("dialeval.metrics.embedding_kernels")
     except ImportError:  # numba or llvmlite missing or broken
-        from dialeval.formats.vectors import INSTALL_HINT
+        from dialeval.formats.vectors import missing_extra
 
-        raise UsageError(f"numba is not installed or does not load; embedding metrics need the extra: {INSTALL_HINT}"
-                         ) from None
+        raise missing_extra("numba", or_broken=True) from None
     except RuntimeError as e:  # no writable folder for the kernels' cache: neither dialeval's nor numba's own
         raise UsageError(f"the embedding kernels cannot be set up ({str(e).splitlines()[0][:200]}); point "
                          "DIALEVAL_CACHE_DIR (or numba's NUMBA_CACHE_DIR) at a writable folder") from None
