@@ -324,3 +324,16 @@ def test_grade_takes_a_data_file_and_a_keys_tsv_as_score_does(tmp_path):
                 SAMPLES / "douban" / "test.txt", "--json")
     graded = {e["entry"]: e for e in json.loads(r.stdout)["runs"]}
     assert graded["d.txt"]["status"] == "valid", r.stdout
+
+
+@pytest.mark.parametrize("text, column", [
+    (b'[{"dialog_id": trux, "lst_candidate_id": []}]', 16),  # the misspelt literal's first letter
+    (b"[tru]", 2), (b"[nul]", 2), (b"[fals]", 2), (b"[xyz]", 2), (b"[1,,2]", 4),
+])
+def test_a_misspelt_literal_is_placed_at_its_first_letter(tmp_path, text, column):
+    # before: "line 1 column 20" for `trux` at column 16: msgspec reads a literal's whole length before it judges
+    # it, and its position was taken as the bad character's
+    (tmp_path / "run.json").write_bytes(text)
+    r = run_cli("validate", tmp_path / "run.json", "--data", "sample:dstc6", "--split", "tst1")
+    assert r.returncode == 1 and f"run.json: not valid JSON at line 1 column {column}: unexpected character" in \
+        r.stdout + r.stderr, r.stderr

@@ -181,6 +181,8 @@ def _diagnose(raw: bytes, name: str, failure: BaseException | None) -> Unreadabl
             pos = int(m.group(2))
             if m.group(1) == "trailing characters":
                 pos -= 1  # msgspec counts the first trailing character as read
+            elif m.group(1) == "invalid character":
+                pos = _misspelt_literal_start(raw, pos)
             if _nan_at(raw, pos):  # only past STDLIB_FALLBACK_BYTES (smaller files were parsed by Python)
                 words = "NaN and Infinity are not JSON numbers"
             elif m.group(1) == "trailing characters" and _looks_like_json_lines(raw, pos):
@@ -198,6 +200,17 @@ def _diagnose(raw: bytes, name: str, failure: BaseException | None) -> Unreadabl
 
 
 _WS = b" \t\r\n"
+
+
+def _misspelt_literal_start(raw: bytes, pos: int) -> int:
+    """Where a misspelt ``true``/``null``/``false`` starts, when msgspec reports it at ``pos``: it reads the
+    literal's whole length before judging it (``trux`` is reported past its ``x``); else ``pos``."""
+    for word in (b"true", b"null", b"false"):
+        start = pos - len(word)
+        if start >= 0 and raw[start:start + 1] == word[:1] and raw[start:pos] != word and \
+                (start == 0 or raw[start - 1:start] in b" \t\r\n,:["):
+            return start
+    return pos
 
 
 def _first_content(raw: bytes) -> int:
