@@ -337,3 +337,17 @@ def test_a_misspelt_literal_is_placed_at_its_first_letter(tmp_path, text, column
     r = run_cli("validate", tmp_path / "run.json", "--data", "sample:dstc6", "--split", "tst1")
     assert r.returncode == 1 and f"run.json: not valid JSON at line 1 column {column}: unexpected character" in \
         r.stdout + r.stderr, r.stderr
+
+
+def test_a_sample_is_never_copied_into_the_samples_folder_itself():
+    # before: `dialeval data sample babi --out submissions/samples/babi2` (from a checkout) wrote the copy there,
+    # and every later `dialeval data sample` listed a twelfth sample, "babi2"
+    target = SAMPLES / "babi-copy-newcomer2"
+    try:
+        r = run_cli("data", "sample", "babi", "--out", target)
+        assert (r.returncode, r.stderr) == (2, f"dialeval: error: --out {target}: inside dialeval's own samples "
+                                               "folder, where a copy would be listed as one more sample; give a "
+                                               "folder elsewhere\n")
+        assert not target.exists()
+    finally:
+        shutil.rmtree(target, ignore_errors=True)

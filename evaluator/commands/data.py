@@ -337,6 +337,10 @@ def sample_cmd(name, out):
         return 0
     folder = resolve_sample(SAMPLE_PREFIX + name, name)
     dest = Path(out or f"{name}-sample")
+    root = Path(os.path.realpath(folder.parent))
+    if root == Path(os.path.realpath(dest)) or root in Path(os.path.realpath(dest)).parents:
+        raise UsageError(f"--out {safe(str(dest))}: inside dialeval's own samples folder, where a copy would be "
+                         "listed as one more sample; give a folder elsewhere")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"{dest}: exists and is not an empty folder (give --out NEW_FOLDER)")
     _copy_tree(folder, dest)
