@@ -100,7 +100,11 @@ def test_an_installed_demo_remakes_the_runs_the_wheel_leaves_out(default_challen
     from dialeval.core import resources
 
     names = ("random", "nearest-neighbor")
-    assert reference.demo_runs(default_challenge, names) == STORED  # a checkout: the stored runs
+    # a checkout or pip's wheel: the stored runs, where they are installed (tox installs a wheel, not the checkout)
+    stored = reference.demo_runs(default_challenge, names)
+    assert stored == resources.reference_runs_dir()
+    for name in names:
+        assert (stored / name / "submission.tgz").read_bytes() == (STORED / name / "submission.tgz").read_bytes()
     monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(resources, "reference_runs_dir", lambda: tmp_path / "installed-wheel-has-none")
     made = reference.demo_runs(default_challenge, names)
