@@ -15,7 +15,10 @@ format          file                                                            
 ``word2vec-bin``  ``count dim`` header, then ``word<space><dim float32>``          ``KeyedVectors.load_word2vec_format``
 ``word2vec-text`` ``count dim`` header, then ``word f1 ... fd`` lines              ``KeyedVectors.load_word2vec_format``
 ``glove-text``  no header, ``word f1 ... fd``; the word may contain spaces       this module (streamed)
-                (GloVe 840B): the last ``dim`` fields are the vector
+                (GloVe 840B): the last ``dim`` fields are the vector; ``dim`` is
+                the most common count in the first lines, and a line with
+                another count is refused at its line (so a word's last part is
+                never a number, unless the whole word is numbers)
 ==============  ===============================================================  =========================
 
 ``limit=N`` keeps the first N words of the file (gensim's ``limit``). The result is a :class:`Vectors`: a
@@ -590,6 +593,8 @@ def _load_glove(path: Path, limit, wanted, need_mean, hint: str = "") -> Vectors
                 if len(parts) != dim + 1 or not parts[0]:
                     raise UsageError(f"{path}:{lineno}: expected a word and {dim} numbers (glove-text){hint}")
                 word = parts[0]
+                if b" " in word:
+                    _check_spaced_word(word, dim, path, lineno, hint)
                 n += 1
                 take = wanted_set is None or word in wanted_set
                 if take or need_mean:
@@ -620,6 +625,17 @@ def _load_glove(path: Path, limit, wanted, need_mean, hint: str = "") -> Vectors
     else:
         vec._mean_fn = lambda: _cached_mean(ident, [path], lambda: _glove_mean(path, dim, limit))
     return vec
+
+
+def _check_spaced_word(word: bytes, dim: int, path: Path, lineno: int, hint: str) -> None:
+    """A word ending in numbers after a word part ("cat 0.1" of "cat 0.1 0.2 0.3" read with dim 2) is a ragged
+    line, not a word with a space: refused at its line (a word made only of numbers, "12 34", stays a word)."""
+    pieces = word.split(b" ")
+    numeric = [_is_float_bytes(x) for x in pieces]
+    if numeric[-1] and not all(numeric):
+        found = dim + numeric[::-1].index(False)  # the word's trailing numbers belong to the vector
+        raise UsageError(f"{path}:{lineno}: a word and {found} numbers, but the file's vectors have {dim} "
+                         f"(the most common count; glove-text){hint}")
 
 
 def _glove_mean(path: Path, dim: int, limit) -> np.ndarray:
