@@ -81,6 +81,31 @@ def main():
     metrics and options)."""
 
 
+class _StandardOutput:
+    """``sys.stdout`` whose write errors name it: ``> /dev/full`` then reads "standard output: no space left on
+    device", not an error of no file (binary writes to ``-`` are named in ``files.write``)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            e.filename = e.filename or "standard output"
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as e:
+            e.filename = e.filename or "standard output"
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def run() -> None:
     """Console-script entry point: turn library errors into one-line messages and exit codes.
 
@@ -106,6 +131,8 @@ def run() -> None:
             pass
         sys.exit(code)
 
+    if sys.stdout is not None:  # None: started with standard output closed (`>&-`)
+        sys.stdout = _StandardOutput(sys.stdout)
     try:
         rv = main.main(standalone_mode=False)
         if sys.stdout is not None:  # None: started with standard output closed (`>&-`); nothing to flush

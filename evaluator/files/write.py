@@ -315,16 +315,20 @@ def _to_stdout(text: bool):
         raise _stdout_closed()
     sys.stdout.flush()
     buf = sys.stdout.buffer
-    if not text:
-        yield _NoClose(buf)
-        buf.flush()
-        return
-    w = io.TextIOWrapper(buf, encoding="utf-8", newline="", write_through=True)
     try:
-        yield w
-        w.flush()
-    finally:
-        w.detach()
+        if not text:
+            yield _NoClose(buf)
+            buf.flush()
+            return
+        w = io.TextIOWrapper(buf, encoding="utf-8", newline="", write_through=True)
+        try:
+            yield w
+            w.flush()
+        finally:
+            w.detach()
+    except OSError as e:  # `> /dev/full`: the message names the stream, as it would a file
+        e.filename = e.filename or "standard output"
+        raise
 
 
 class _NoClose(io.RawIOBase):
