@@ -85,13 +85,21 @@ def _submission_path(path: Path, split_names: list[str] | None = None) -> Path:
     return path
 
 
-def score(submission: str | Path, reference: str | Path, benchmark: str, splits: list[str] | None = None):
+def score(submission: str | Path, reference: str | Path, benchmark: str, splits: list[str] | None = None,
+          data_file: str | None = None, keys_file: str | None = None):
     """Score ``submission`` against the reference data as ``dialeval score`` does; :class:`InvalidSubmission`
-    (one line) when it is not valid."""
+    (one line) when it is not valid. ``data_file``, ``keys_file``: names inside the reference data of the data
+    file and the keys file the bundle was made from (``--data FILE``, ``--keys FILE``), scored as those files."""
     from dialeval.api import score as api_score
 
-    sub = _submission_path(Path(submission), _split_names(benchmark, Path(reference)))
-    report = api_score(str(sub), ",".join(splits) if splits else None, benchmark=benchmark, data=str(reference))
+    for name in (data_file, keys_file):
+        if name is not None and (not name or name in (".", "..") or "/" in name or "\\" in name):
+            raise UsageError(f"{name!r}: not a file name inside the reference data")
+    data = Path(reference) / data_file if data_file else Path(reference)
+    keys = Path(reference) / keys_file if keys_file else None
+    sub = _submission_path(Path(submission), _split_names(benchmark, data))
+    report = api_score(str(sub), ",".join(splits) if splits else None, benchmark=benchmark, data=str(data),
+                       keys=str(keys) if keys else None)
     if not report.valid:
         errors = report.errors
         first = errors[0].format() if errors else "no result files"
@@ -157,7 +165,8 @@ def hidden_html(benchmark: str, until: str) -> str:
 
 
 def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark: str,
-                    splits: list[str] | None = None, hidden_until: str | None = None) -> dict[str, float]:
+                    splits: list[str] | None = None, hidden_until: str | None = None,
+                    data_file: str | None = None, keys_file: str | None = None) -> dict[str, float]:
     """The scoring program: score ``res`` against ``ref``, write ``out/scores.json`` and ``out/detailed_results.html``.
     Nothing is written for an invalid submission (:class:`InvalidSubmission`). ``hidden_until`` (a hidden phase's
     end): the detailed results, which Codabench shows the participant whatever the phase's settings, say only that
@@ -169,7 +178,7 @@ def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark
         if not p.exists():
             raise UsageError(f"{p}: missing ({what})")
         protect(p, what)
-    report = score(res, ref, benchmark, splits)
+    report = score(res, ref, benchmark, splits, data_file, keys_file)
     values = scores_of(report)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / DETAILS_FILE, details_html(report, benchmark) if hidden_until is None
@@ -179,7 +188,8 @@ def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark
 
 
 def evalai_evaluate(test_annotation_file, user_submission_file, phase_codename, *, benchmark: str,
-                    phases: dict[str, list[str]] | None = None) -> dict:
+                    phases: dict[str, list[str]] | None = None, data_file: str | None = None,
+                    keys_file: str | None = None) -> dict:
     """EvalAI's ``evaluate``: the annotation file is the phase's reference data as a .tgz (unpacked with dialeval's
     hardened extraction into a private folder); the submission is a result file or a .tgz of a run.
 
@@ -195,7 +205,7 @@ def evalai_evaluate(test_annotation_file, user_submission_file, phase_codename, 
         with tempfile.TemporaryDirectory(prefix="dialeval-evalai-") as tmp:
             ref = Path(tmp) / "ref"
             safe_extract(Path(test_annotation_file), ref)
-            report = score(user_submission_file, ref, benchmark, None)
+            report = score(user_submission_file, ref, benchmark, None, data_file, keys_file)
             result = [{s: scores_of(report, s)} for s in report.splits if not splits or s in splits]
             if not result:
                 raise InvalidSubmission(f"invalid submission, not scored: it answers none of phase "
@@ -233,12 +243,16 @@ def phases(ch, split_names: list[str]) -> list[dict]:
 
 def reference_files(benchmark: str, data: Path, keys: Path | None, splits: list[str]) -> dict[str, Path]:
     """{path inside the reference data: file}: for a benchmark whose splits are folders (``split_folders``) the
-    phase's split folders (test files and answer keys), else every file of the data folder (and of the keys folder)."""
+    phase's split folders (test files and answer keys), else every file of the data folder (and of the keys folder);
+    a data (keys) file given as such, for the benchmarks whose release is single files, under its own name."""
     from dialeval.benchmarks import registry
 
     split_folders = registry.get(benchmark).split_folders
     out: dict[str, Path] = {}
     for root in [r for r in (data, keys) if r is not None]:
+        if root.is_file():
+            out[root.name] = root
+            continue
         tops = [root / s for s in splits] if split_folders else [root]
         for top in tops:
             if not top.is_dir():
@@ -247,6 +261,12 @@ def reference_files(benchmark: str, data: Path, keys: Path | None, splits: list[
                 if f.is_file() and not f.is_symlink() and not any(p.startswith(".") for p in f.relative_to(root).parts):
                     out[f.relative_to(root).as_posix()] = f
     return out
+
+
+def file_names(data: Path, keys: Path | None) -> tuple[str | None, str | None]:
+    """The names, inside the reference data, of the data file and the keys file given as files (None for a
+    folder): the scoring program reads them as ``dialeval score --data FILE --keys FILE`` would."""
+    return (data.name if data.is_file() else None, keys.name if keys is not None and keys.is_file() else None)
 
 
 def _read(path: Path) -> bytes:
@@ -474,6 +494,8 @@ def _prepare(benchmark: str, data: Path, keys: Path | None, ch):
 
         check_splits(ch, names, "--challenge")
     phase_list = phases(ch, names)
+    if data.is_file() and keys is not None and keys.name == data.name:
+        raise UsageError(f"--keys {keys}: the same file name as --data {data}; the reference data hold both by name")
     refs = []
     for p in phase_list:
         files = reference_files(benchmark, data, keys, p["splits"])
@@ -507,6 +529,9 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         for name, body in ref.items():
             entries[f"reference_data_{i}/{name}"] = body
         args = f"/app/input/res /app/input/ref /app/output --benchmark {benchmark}"
+        for flag, name in zip(("--data-file", "--keys-file"), file_names(data, keys)):
+            if name:
+                args += f" {flag} {shlex.quote(name)}"
         if not split_folders and p["named"]:  # split folders: the reference data hold only the phase's splits
             args += f" --split {','.join(p['splits'])}"
         if p["hidden"]:
@@ -692,7 +717,7 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
                                         + EVALAI_LIMITS_NOTE + _yaml(config) + "\n").encode()
     from dialeval.leaderboard.own_wheel import wheel_name
 
-    script = evaluation_script(benchmark, phase_list)
+    script = evaluation_script(benchmark, phase_list, *file_names(data, keys))
     script[wheel_name()] = dialeval_wheel()
     entries["evaluation_script.zip"] = zip_bytes(script)
     entries["logo.png"] = logo_png()
@@ -730,9 +755,10 @@ def _utc_date(ts: str) -> str:
     return ts.replace("T", " ").replace("Z", "")
 
 
-def evaluation_script(benchmark: str, phase_list: list[dict]) -> dict[str, bytes]:
+def evaluation_script(benchmark: str, phase_list: list[dict], data_file: str | None = None,
+                      keys_file: str | None = None) -> dict[str, bytes]:
     """The files of EvalAI's evaluation script package: ``__init__.py`` (installs the wheel the caller adds beside
-    it when the worker lacks this version) and ``main.py``."""
+    it when the worker lacks this version) and ``main.py``. ``data_file``, ``keys_file``: see :func:`file_names`."""
     from dialeval.leaderboard.own_wheel import BUILD_FILE, build_id, wheel_name
 
     split_map = {p["codename"]: p["splits"] for p in phase_list}
@@ -751,11 +777,14 @@ def evaluation_script(benchmark: str, phase_list: list[dict]) -> dict[str, bytes
             "from .main import evaluate  # noqa: E402,F401\n")
     main = (f'"""evaluate() for EvalAI\'s worker: dialeval {__version__} on benchmark {benchmark}."""\n\n'
             f"BENCHMARK = {benchmark!r}\n"
-            f"PHASE_SPLITS = {json.dumps(split_map, sort_keys=True)}\n\n\n"
+            f"PHASE_SPLITS = {json.dumps(split_map, sort_keys=True)}\n"
+            f"DATA_FILE = {data_file!r}  # the data file inside each annotation archive (None: the archive is the folder)\n"
+            f"KEYS_FILE = {keys_file!r}  # the answer keys file inside it (None: the keys are in the data)\n\n\n"
             "def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs):\n"
             "    from dialeval.leaderboard.hosting import evalai_evaluate\n\n"
             "    return evalai_evaluate(test_annotation_file, user_submission_file, phase_codename,\n"
-            "                           benchmark=BENCHMARK, phases=PHASE_SPLITS)\n")
+            "                           benchmark=BENCHMARK, phases=PHASE_SPLITS, data_file=DATA_FILE,\n"
+            "                           keys_file=KEYS_FILE)\n")
     return {"__init__.py": init.encode(), "main.py": main.encode()}
 
 

@@ -787,3 +787,57 @@ def test_the_readmes_say_which_wheel_participants_get_and_where(bundles):
     script = zipfile.ZipFile(io.BytesIO(e.read("evaluation_script.zip")))
     assert wheel in script.namelist() and "templates/submission_guidelines.html" in e.namelist()
     assert "linked from this page" in e.read("templates/submission_guidelines.html").decode()
+
+
+# ---- a release that is one data file (and a keys file) -----------------------------------------------------------
+SAMPLES = REPO / "submissions" / "samples"
+FILE_CASES = {  # benchmark: (run, --data FILE, --keys FILE or None)
+    "douban": (SAMPLES / "douban" / "example-scores.txt", SAMPLES / "douban" / "test.txt", None),
+    "dstc7": (SAMPLES / "dstc7" / "Ubuntu_subtask_1.json", SAMPLES / "dstc7" / "ubuntu_test_subtask_1.json",
+              SAMPLES / "dstc7" / "GROUND_TRUTH.tsv"),
+}
+
+
+@pytest.mark.parametrize("bench", sorted(FILE_CASES))
+def test_a_bundle_made_from_a_data_file_and_its_keys_file_scores_like_dialeval_score(bench, tmp_path,
+                                                                                    wheel_install):
+    """Before: `bundle --data test.txt` was refused ("is a file, not a folder"), and given a file it found "no
+    reference data for phase". Now the data file and the keys file are the reference data, the scoring program
+    reads them as those files, and the answer keys are nowhere else in the bundle."""
+    from dialeval.leaderboard.hosting import evalai_evaluate
+
+    run, data_file, keys_file = FILE_CASES[bench]
+    keys = ["--keys", keys_file] if keys_file else []
+    r = cli("score", run, "--benchmark", bench, "--data", data_file, *keys, "--json")
+    assert r.returncode == 0, r.stderr
+    recs = [x for x in json.loads(r.stdout)["results"] if x["group"] == "all" and x["average"] == "micro"
+            and x["subset"] is None]
+    split = "all" if any(x["split"] == "all" for x in recs) else recs[0]["split"]
+    expected = {x["metric"]: x["value"] for x in recs if x["split"] == split}
+    for kind in ("codabench", "evalai"):
+        r = cli("bundle", kind, "--benchmark", bench, "--data", data_file, *keys, "--out", tmp_path / f"{kind}.zip")
+        assert r.returncode == 0, r.stderr
+    bundle = unzip(tmp_path / "codabench.zip", tmp_path / "bundle")
+    ref = {p.name for p in (bundle / "reference_data_0").iterdir()}
+    assert ref == {data_file.name} | ({keys_file.name} if keys_file else set())
+    (tmp_path / "res").mkdir()
+    (tmp_path / "res" / run.name).write_bytes(run.read_bytes())
+    r = run_as_codabench_worker(bundle, 0, tmp_path / "res", tmp_path / "app", wheel_install)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "app" / "output" / "scores.json").read_text()) == expected
+    # EvalAI: the evaluation script names the files inside the annotation archive; evaluate scores them the same
+    e = unzip(tmp_path / "evalai.zip", tmp_path / "evalai")
+    main = zipfile.ZipFile(e / "evaluation_script.zip").read("main.py").decode()
+    assert f"DATA_FILE = {data_file.name!r}" in main and f"KEYS_FILE = {keys_file.name if keys_file else None!r}" in main
+    phase = yaml.safe_load((e / "challenge_config.yaml").read_text())["challenge_phases"][0]
+    out = evalai_evaluate(str(e / phase["test_annotation_file"]), str(run), phase["codename"], benchmark=bench,
+                          data_file=data_file.name, keys_file=keys_file.name if keys_file else None)
+    assert [list(v.values()) for v in out["submission_result"].values()] == [list(expected.values())]
+    # the answer keys only in the reference data and the annotation archives: never a page or the starting kit
+    if keys_file:
+        golds = {g for line in keys_file.read_text().splitlines() for g in line.split("\t")[1].split(",")}
+        for z, private in ((zipfile.ZipFile(tmp_path / "codabench.zip"), "reference_data_"),
+                           (zipfile.ZipFile(tmp_path / "evalai.zip"), "annotations/")):
+            for n in z.namelist():
+                if not n.startswith(private):
+                    assert not any(g in z.read(n).decode("utf-8", "replace") for g in golds), n

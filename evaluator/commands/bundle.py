@@ -18,10 +18,12 @@ def _common(f):
                      help="The organizer's challenge.toml (schemas/challenge): title, pages, phases, quotas. Default "
                           "for the embedded default data: the shipped demo challenge.")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), required=True, help="The .zip to write.")(f)
-    f = click.option("--keys", type=click.Path(file_okay=False), default=None,
-                     help="Answer keys in a separate folder.")(f)
-    f = click.option("--data", type=click.Path(file_okay=False), default=None,
-                     help="The benchmark's data folder with its answer keys (default: the embedded default).")(f)
+    f = click.option("--keys", type=click.Path(), default=None,
+                     help="Answer keys in a separate folder; for dstc7/dstc8 the ground-truth TSV.")(f)
+    f = click.option("--data", type=click.Path(), default=None,
+                     help="The benchmark's data with its answer keys, as for score --data: a folder (or one data file, "
+                          "for benchmarks whose release is single files), a fetched release's name, or sample:NAME "
+                          "(default: the embedded default).")(f)
     f = click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="The benchmark submissions answer.")(f)
     return f
 
@@ -45,7 +47,7 @@ def _inputs(benchmark, data, keys, challenge_file, out):
 
     where = Path(os.path.realpath(Path(out).parent))
     for folder, what in ((root, "the data"), (keys, "the answer keys")):
-        if folder is not None and (where == Path(os.path.realpath(folder)) or Path(os.path.realpath(folder)) in where.parents):
+        if folder is not None and os.path.isdir(folder) and (where == Path(os.path.realpath(folder)) or Path(os.path.realpath(folder)) in where.parents):
             raise click.UsageError(f"--out {out}: inside {what} folder ({folder}); write the bundle elsewhere")
     ch = challenges.load(challenge_file) if challenge_file is not None else None
     return Path(root), Path(keys) if keys else None, ch
@@ -101,14 +103,18 @@ def evalai_cmd(benchmark, data, keys, out, challenge_file):
 @click.option("--split", default=None, help="Score these splits only (comma list).")
 @click.option("--hidden-until", default=None, metavar="END",
               help="A hidden phase (ending at END, or 'reveal'): no number in the detailed results or the log.")
-def codabench_score_cmd(res, ref, out, benchmark, split, hidden_until):
+@click.option("--data-file", default=None, metavar="NAME",
+              help="REF holds the data as this one file (a bundle made with --data FILE): scored as that file.")
+@click.option("--keys-file", default=None, metavar="NAME",
+              help="REF holds the answer keys as this file (a bundle made with --keys FILE).")
+def codabench_score_cmd(res, ref, out, benchmark, split, hidden_until, data_file, keys_file):
     """The scoring program: score the submission in RES against the reference data in REF and write
     OUT/scores.json ({metric: value}) and OUT/detailed_results.html. An invalid submission: one line on stderr,
     exit 1, nothing written."""
     from dialeval.leaderboard.hosting import codabench_score
 
     values = codabench_score(res, ref, out, benchmark, [s for s in (split or "").split(",") if s] or None,
-                             hidden_until)
+                             hidden_until, data_file, keys_file)
     click.echo("scored; scores hidden until the phase ends" if hidden_until else
                " ".join(f"{k}={v:.4f}" for k, v in values.items()))
     return 0
