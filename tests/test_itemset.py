@@ -36,7 +36,7 @@ def test_babi_without_split_scores_the_split_its_ids_name(tmp_path, babi_data): 
 
 def test_babi_file_naming_two_splits_needs_one_split(tmp_path, babi_data):  # noqa: F811
     sub = write(tmp_path / "r.json", ranked((f"{DEV}:1:1", ["1"]), (f"{STEM}:1:1", ["1"])))
-    with pytest.raises(UsageError, match="babi: a submission file is scored against one split"):
+    with pytest.raises(UsageError, match=r"babi: a submission file answers one split, and the data hold \d+ \(.*\); give --split with one of them"):
         get("babi").evaluate(Request(sub, babi_data))
 
 
@@ -133,7 +133,7 @@ def test_airdialogue_without_split_needs_one_when_the_data_hold_several(tmp_path
     with pytest.raises(UsageError, match=r"airdialogue: give --split \(one of: dev, test\)"):
         bench.choose_splits(Request(tmp_path / "preds.jsonl", tmp_path), ["dev", "test"])
     assert bench.choose_splits(Request(tmp_path / "preds.jsonl", tmp_path), ["dev"]) == ["dev"]
-    with pytest.raises(UsageError, match="airdialogue: a submission file is scored against one split"):
+    with pytest.raises(UsageError, match=r"airdialogue: a submission file answers one split, and the data hold 2 \(dev, test\); give --split"):
         bench.choose_splits(Request(tmp_path / "preds.jsonl", tmp_path, split="all"), ["dev", "test"])
 
 

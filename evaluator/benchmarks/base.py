@@ -140,7 +140,7 @@ class Benchmark:
         """THE split rule of every benchmark: ``--split`` names the splits (``all``: every one the data hold).
         Without it, data holding one split are scored on it; otherwise every split the submission covers
         (:meth:`splits_of`), and a submission whose splits cannot be told needs ``--split``. A benchmark whose
-        submission file answers one split (``one_split``) refuses several."""
+        submission file answers one split (``one_split``) refuses several (``all``: the one split it answers)."""
         if request.split is not None:
             names = self.check_split_names(request.split, available)
         elif len(available) == 1:
@@ -154,8 +154,12 @@ class Benchmark:
                       "--benchmark)" if covered == [] else ""
                 raise UsageError(f"{self.name}: give --split (one of: {', '.join(available) or 'none'}){why}")
         if self.one_split and len(names) > 1:
-            raise UsageError(f"{self.name}: a submission file is scored against one split; give one --split "
-                             f"(one of: {', '.join(available)})")
+            if request.split in ("all", ["all"]):  # `--split all`: the one split the submission answers, if it says
+                covered = self.splits_of(request.submission, Path(request.data))
+                if covered is not None and len(mine := [s for s in names if s in covered]) == 1:
+                    return mine
+            raise UsageError(f"{self.name}: a submission file answers one split, and the data hold "
+                             f"{len(available)} ({', '.join(available)}); give --split with one of them")
         return names
 
     def evaluate(self, request: Request) -> Evaluation:

@@ -74,7 +74,8 @@ class Ubuntu(ItemSetBenchmark):
         known = {group_name(s): group_name(s) for s in self.split_names} | {s: group_name(s) for s in self.split_names}
         unknown = sorted(set(requested) - set(known))
         if unknown:
-            raise UsageError(f"ubuntu: no group {unknown[0]!r} (groups are the files: valid.csv, test.csv)")
+            have = ", ".join(group_name(s) for s in self.splits(Path(self.request.data)))  # only files that exist
+            raise UsageError(f"ubuntu: no group {unknown[0]!r} (groups are the files: {have})")
         return [known[g] for g in requested]
 
     def split_of_id(self, item_id: str) -> str | None:

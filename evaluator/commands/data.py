@@ -434,7 +434,7 @@ def _stderr_console():
 
 @data_group.command("fetch")
 @click.argument("name")
-@click.option("--to", "dest", type=click.Path(file_okay=False), default=None,
+@click.option("--to", "dest", type=click.Path(file_okay=False), default=None, metavar="DEST",
               help="Put the release in DEST/<name> instead of the user cache.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def fetch_cmd(name, dest, quiet):
