@@ -43,3 +43,42 @@ def test_data_fetch_to_has_one_name_in_its_help():
     r = run_cli("data", "fetch", "--help")
     assert r.returncode == 0, r.stderr
     assert "--to DEST" in r.stdout and "DIRECTORY" not in r.stdout
+
+
+def test_convai2_replies_file_under_split_all_names_the_data_files(tmp_path):
+    from convai2_files import write_turns
+    from test_convai2 import DIALOGS
+
+    folder = tmp_path / "ConvAI2"
+    folder.mkdir()
+    for name in ("train_self_original.txt", "valid_self_original.txt"):
+        write_turns(folder / name, DIALOGS)
+    (tmp_path / "replies.txt").write_text("a\nb\nc\nd\n")
+    with pytest.raises(UsageError, match=r"^convai2: a submission file answers one split, and the data hold 2 "
+                                         r"\(train, valid\); give --split with one of them$"):
+        get("convai2").evaluate(Request(tmp_path / "replies.txt", folder, split="all"))
+
+
+def _two_split_dstc6(root):
+    from conftest import make_challenge
+
+    return make_challenge(root, split="tst1", seed=6), make_challenge(root, split="tst2", seed=7)
+
+
+def test_dstc6_split_all_scores_the_split_a_result_file_answers(tmp_path):
+    from conftest import ranking, write_json
+
+    tst1, tst2 = _two_split_dstc6(tmp_path / "challenge")
+    sub = write_json(tmp_path / "r.json", [ranking(i.dialog_id, [c.candidate_id for c in i.candidates])
+                                                   for i in tst2.items[1]])
+    ev = get("dstc6").evaluate(Request(sub, tmp_path / "challenge", split="all"))  # before: tst1 (have[:1])
+    assert ev.splits == ["tst2"]
+
+
+def test_dstc6_result_file_under_several_splits_names_them(tmp_path):
+    _two_split_dstc6(tmp_path / "challenge")
+    (tmp_path / "r.json").write_text(json.dumps([{"dialog_id": "nobody", "lst_candidate_id": []}]))
+    for split in ("all", "tst1,tst2"):
+        with pytest.raises(UsageError, match=r"^dstc6: a submission file answers one split, and the data hold 2 "
+                                             r"\(tst1, tst2\); give --split with one of them$"):
+            get("dstc6").evaluate(Request(tmp_path / "r.json", tmp_path / "challenge", split=split))

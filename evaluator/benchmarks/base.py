@@ -98,6 +98,12 @@ class Evaluation:
         return not any(p.severity == "error" for p in self.problems)
 
 
+def one_split_refusal(benchmark: str, available: list[str]) -> UsageError:
+    """THE message where a submission file answers one split but several are asked for: names the splits."""
+    return UsageError(f"{benchmark}: a submission file answers one split, and the data hold {len(available)} "
+                      f"({', '.join(available)}); give --split with one of them")
+
+
 class Benchmark:
     """Base class of benchmark readers. Subclasses set the class attributes and implement ``evaluate``."""
 
@@ -158,8 +164,7 @@ class Benchmark:
                 covered = self.splits_of(request.submission, Path(request.data))
                 if covered is not None and len(mine := [s for s in names if s in covered]) == 1:
                     return mine
-            raise UsageError(f"{self.name}: a submission file answers one split, and the data hold "
-                             f"{len(available)} ({', '.join(available)}); give --split with one of them")
+            raise one_split_refusal(self.name, available)
         return names
 
     def evaluate(self, request: Request) -> Evaluation:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.benchmarks.base import Evaluation, Request
+from dialeval.benchmarks.base import Evaluation, Request, one_split_refusal
 from dialeval.benchmarks.items import ItemSet, score_replies
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
@@ -114,7 +114,7 @@ class ConvAI2(ItemSetBenchmark):
         if Path(request.submission).suffix.lower() != ".txt":
             return super().score_sets(request, splits, sets, identity, problems, others)
         if len(own) != 1:
-            raise UsageError("convai2: a file of replies answers one data file: give one --split")
+            raise one_split_refusal(self.name, list(data_files(request.data)))
         table, found, info = score_replies(request.submission, own[0], own[0].extra.labels, benchmark=self.name,
                                            split=own[0].split, scoring=request.scoring, max_chars=MAX_TURN, noun="turns",
                                            too_long="line-too-long")

@@ -19,6 +19,7 @@ from dialeval.benchmarks.base import (
     Option,
     Request,
     data_identity,
+    one_split_refusal,
     parse_split_names,
     require_splits,
     task_numbers,
@@ -263,7 +264,7 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
 
     None: every split of the challenge the submission covers: a directory's or archive's split folders; for a
     single result file the challenge's only split, else the split its dialog ids belong to. ``all``: the same
-    for a folder or archive, the first split for a file.
+    for a folder or archive; for a file the split its dialog ids belong to (none: refused, naming the splits).
     """
     have = challenge.splits
     if split is None:
@@ -278,6 +279,12 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
                                  "dialog ids is an item of the data, or it is no result file (another benchmark's "
                                  "run? give --benchmark)")
     names = parse_split_names(split)
+    if names == ["all"] and submission.kind == "file" and len(have) > 1:
+        # a result file answers one split: the one its dialog ids belong to, as without --split
+        mine = _split_of_file(challenge, submission)
+        if mine is None:
+            raise one_split_refusal(DSTC6.name, have)
+        names = [mine]
     if names == ["all"]:
         names = [s for s in submission.splits() if s in have] if submission.kind != "file" else have[:1]
         if not names:
@@ -291,7 +298,7 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
         raise UsageError("the challenge has no split")
     require_splits(names, have, "--split: {name!r} is not a split of the challenge (it has: {known})")
     if submission.kind == "file" and len(names) > 1:
-        raise UsageError("a single result file is scored against one split; give one --split")
+        raise one_split_refusal(DSTC6.name, have)
     return names
 
 
