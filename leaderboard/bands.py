@@ -34,7 +34,7 @@ class RankedRun:
     team: str
     system: str
     kind: str
-    submitted_at: str
+    submitted_at: str | None
     score: float
     band: int | None  # None: not banded (reported, or partial coverage)
     low: float | None = None

@@ -293,10 +293,6 @@ def grading_key(entry: Entry, benchmark: str, fingerprint: str, options: dict) -
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _mtime_iso(p: Path) -> str:
-    return _iso(_dt.datetime.fromtimestamp(p.stat().st_mtime, _dt.UTC))
-
-
 # ---- grading ------------------------------------------------------------------------------------------
 def splits_held(submission: str | Path, benchmark: str, data: str | Path) -> list[str] | None:
     """The splits a submission answers, as its benchmark tells them (``Benchmark.splits_of``: e.g. a folder's
@@ -447,7 +443,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
                                                 message=e.error))
                 continue
             e.sha256 = submission_sha256(e.submission)
-            e.submitted_at = e.team.get("submitted_at") or _mtime_iso(e.submission)
+            e.submitted_at = e.team.get("submitted_at")  # absent stays absent: a file time would make bytes vary
             key = grading_key(e, benchmark, fingerprint, options)
             existing = reg.find_by_key(key)
             if existing is not None:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 FILE_NAME = "registry.sqlite"
 APPLICATION_ID = 0x44457631  # "DEv1": marks a dialeval registry (PRAGMA application_id)
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 MIGRATIONS: dict[int, list[str]] = {
@@ -106,6 +106,38 @@ MIGRATIONS: dict[int, list[str]] = {
         """ALTER TABLE runs ADD COLUMN chosen INTEGER NOT NULL DEFAULT 0""",
         """CREATE TABLE challenges (
             board TEXT PRIMARY KEY, source TEXT NOT NULL, sha256 TEXT NOT NULL, stored_at TEXT NOT NULL)""",
+    ],
+    # version 5: submitted_at may be NULL (a team.json without it: absent, no longer the file's modification time,
+    # which made the registry's bytes depend on file times). SQLite drops a NOT NULL only by rebuilding the table
+    # (same columns, same order; foreign keys are off while migrating, so the drop cascades to nothing).
+    5: [
+        """CREATE TABLE runs_v5 (
+            run_id INTEGER PRIMARY KEY,
+            team_id INTEGER NOT NULL REFERENCES teams(team_id),
+            system TEXT NOT NULL,
+            description TEXT,
+            kind TEXT NOT NULL CHECK (kind IN ('submission', 'baseline', 'reported')),
+            source_name TEXT,
+            sha256 TEXT,
+            grading_key TEXT UNIQUE,
+            submitted_at TEXT,
+            graded_at TEXT NOT NULL,
+            benchmark TEXT NOT NULL,
+            board TEXT NOT NULL,
+            data_digest TEXT, data_location TEXT, data_json TEXT,
+            splits TEXT NOT NULL,
+            metrics TEXT NOT NULL,
+            version TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('valid', 'rejected')),
+            n_errors INTEGER NOT NULL DEFAULT 0,
+            n_warnings INTEGER NOT NULL DEFAULT 0,
+            reported_source TEXT,
+            url TEXT, note TEXT, paper_url TEXT, code_url TEXT,
+            chosen INTEGER NOT NULL DEFAULT 0)""",
+        """INSERT INTO runs_v5 SELECT * FROM runs""",
+        """DROP TABLE runs""",
+        """ALTER TABLE runs_v5 RENAME TO runs""",
+        """CREATE INDEX runs_board ON runs(board, status)""",
     ],
 }
 
@@ -233,7 +265,7 @@ class RunRow:
     status: str
     benchmark: str
     board: str
-    submitted_at: str
+    submitted_at: str | None  # team.json's word; None where it gave none
     graded_at: str
     sha256: str | None
     data_digest: str | None
@@ -359,6 +391,7 @@ class Registry:
     def migrate(self, current: int, new: bool = False) -> None:
         """Apply every migration after ``current`` in one transaction (a concurrent opener waits, then sees it)."""
         db = self.db
+        db.execute("PRAGMA foreign_keys = OFF")  # a table rebuild (version 5) must not cascade; on again below
         db.execute("BEGIN IMMEDIATE")
         try:
             current = db.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
@@ -371,11 +404,15 @@ class Registry:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 if new:
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('created_at', ?)", (self._now(),))
+            if db.execute("PRAGMA foreign_key_check").fetchone() is not None:
+                raise RegistryError(f"{self.path}: migrating broke a reference between tables; left unchanged")
             db.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(Exception):
                 db.execute("ROLLBACK")
             raise
+        finally:
+            db.execute("PRAGMA foreign_keys = ON")
 
     @contextlib.contextmanager
     def transaction(self):
@@ -406,7 +443,7 @@ class Registry:
         return cur.lastrowid
 
     def record_run(self, *, team: dict, graded, grading_key: str | None, kind: str, board: str,
-                   submitted_at: str, source_name: str | None, sha256: str | None,
+                   submitted_at: str | None, source_name: str | None, sha256: str | None,
                    reported_source: str | None = None, note: str | None = None, chosen: bool = False,
                    quota: Quota | None = None, graded_at: str | None = None) -> tuple[int, bool]:
         """Write one graded run in one transaction. Returns (run id, created); created False = already there.

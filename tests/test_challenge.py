@@ -526,3 +526,22 @@ def test_runs_graded_together_are_ordered_by_entry_name_never_by_a_backdated_sub
     assert [(r["team"], r["system"]) for r in ranking] == [("Team B", "0002-b"), ("Team C", "0004-c"),
                                                            ("Team A", "0003-a")]
     assert ranking[0]["score"] == ranking[1]["score"]  # equal scores: listed in entry-name order
+
+
+def test_team_json_without_submitted_at_is_recorded_absent_not_the_file_time(tmp_path, data):
+    """Two grades of the same run whose files differ only in modification time, clock pinned: the same bytes."""
+    registries = []
+    for n, mtime in ((0, 1_500_000_000), (1, 1_600_000_000)):
+        runs = tmp_path / f"runs{n}"
+        add_run(runs, "one", data, "Team A", "unused")
+        (runs / "one.team.json").write_text(json.dumps({"team": "Team A", "system": "one"}))
+        for f in runs.iterdir():
+            os.utime(f, (mtime, mtime))
+        grade(runs, "dstc6", data, tmp_path / f"reg{n}", split="tst1", progress=False, now="2017-09-10T12:00:00Z")
+        registries.append((tmp_path / f"reg{n}" / "registry.sqlite").read_bytes())
+    assert registries[0] == registries[1]  # before: the file's mtime was recorded as submitted_at
+    with Registry(tmp_path / "reg0") as reg:
+        assert [r.submitted_at for r in reg.runs()] == [None]
+    pages = {p.name: p.read_text() for p in build(tmp_path / "reg0", tmp_path / "site").rglob("*.html")}
+    shown = [n for n, t in pages.items() if "no submitted_at in team.json" in t or "submitted — (team.json)" in t]
+    assert shown and not [n for n, t in pages.items() if ">None<" in t or '"None"' in t]

@@ -220,6 +220,10 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
         assert reg.runs()[0].team == "Old Team" and reg.runs()[0].note is None and reg.runs()[0].chosen is False
         assert reg.challenge_source("b") is None
         assert reg.check() == []
+        # version 5 rebuilt the runs table: its children kept (the drop cascaded to nothing), NULL now allowed
+        assert reg.db.execute("SELECT count(*) FROM records").fetchone()[0] == 1
+        assert reg.db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert [c[3] for c in reg.db.execute("PRAGMA table_info(runs)") if c[1] == "submitted_at"] == [0]
 
 
 def test_kill_mid_grading_leaves_a_valid_registry_and_regrading_completes(tmp_path, challenge):
