@@ -6,6 +6,7 @@ stays fast. To add a command, add one line to ``COMMANDS``: ``name: ("module", "
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -106,6 +107,15 @@ class _StandardOutput:
         return getattr(self._stream, name)
 
 
+def _discard_standard_output() -> None:
+    """Point file descriptor 1 at the null device, so that output still buffered goes nowhere at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def run() -> None:
     """Console-script entry point: turn library errors into one-line messages and exit codes.
 
@@ -113,7 +123,6 @@ def run() -> None:
     file names come from files the organizer did not write. ``DIALEVAL_DEBUG=1`` adds the traceback and
     keeps the exit code the run would have had.
     """
-    import os
 
     from dialeval.core.errors import DialevalError
     from dialeval.core.termsafe import safe
@@ -161,11 +170,7 @@ def run() -> None:
         fail("dialeval: interrupted", 130)
     except BrokenPipeError:
         # the reader went away (| head): nothing more to say; keep Python from complaining at exit
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        _discard_standard_output()
         sys.exit(0)
     except MemoryError:
         fail("dialeval: error: out of memory", 2)
@@ -173,6 +178,9 @@ def run() -> None:
         fail("dialeval: internal error: nested too deeply (set DIALEVAL_DEBUG=1 for the traceback, and please "
              "report it)", 3)
     except OSError as e:  # unwritable cache or output folder, full disk, ...: the file, then what the OS says
+        if getattr(e, "filename", None) == "standard output":
+            # what is still buffered would fail again in Python's flush at exit (a traceback and exit 120)
+            _discard_standard_output()
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         fail(f"dialeval: error: {where}{(e.strerror or 'I/O error').lower()}", 2)
     except Exception as e:  # a bug: still one line; DIALEVAL_DEBUG=1 shows the traceback

@@ -342,7 +342,9 @@ def test_a_misspelt_literal_is_placed_at_its_first_letter(tmp_path, text, column
 def test_a_sample_is_never_copied_into_the_samples_folder_itself():
     # before: `dialeval data sample babi --out submissions/samples/babi2` (from a checkout) wrote the copy there,
     # and every later `dialeval data sample` listed a twelfth sample, "babi2"
-    target = SAMPLES / "babi-copy-newcomer2"
+    from dialeval.core.resources import samples_dir
+
+    target = samples_dir() / "babi-copy-newcomer2"  # the installed package's samples under tox, the checkout's here
     try:
         r = run_cli("data", "sample", "babi", "--out", target)
         assert (r.returncode, r.stderr) == (2, f"dialeval: error: --out {target}: inside dialeval's own samples "
