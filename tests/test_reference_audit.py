@@ -296,3 +296,34 @@ def test_simulated_tasks_follow_the_papers_rules():
     for c in conversations(5)[:300]:
         call = [x for x in bots(c) if x.startswith("api_call ")][-1]
         assert kb.matches(tuple(call.split()[1:])), call
+
+
+@pytest.mark.realdata
+@needs(TST1)
+def test_simulated_utterances_have_the_real_files_layout(tmp_path):
+    """formats.md §1: no speaker tags; ``<silence>`` in lower case; KB fact lines ``<restaurant> r_<attr> <value>`` in
+    lower case; in tasks 3 and 4 the fact lines come first, in task 5 after the ``api_call`` line. The simulator's
+    tst1 has the real tst1's layout, task by task."""
+    from dialeval.simulator import generate_challenge
+
+    fact = re.compile(r"^\S+ r_[a-z]+ \S+$")
+
+    def layout(folder: Path) -> dict[int, tuple]:
+        out = {}
+        for path in sorted(folder.glob("dialog-task*-tst*.json")):
+            if path.name.endswith(".answers.json"):
+                continue
+            utts = [it["utterances"] for it in json.loads(path.read_text(encoding="utf-8"))]
+            facts_first = {bool(fact.match(u[0])) for u in utts}
+            first_fact = [next((i for i, x in enumerate(u) if fact.match(x)), None) for u in utts]
+            after_call = {any(x.startswith("api_call ") for x in u[:i]) for u, i in zip(utts, first_fact) if i}
+            shouting = any("<SILENCE>" in x or " R_" in x or x.startswith(("user:", "bot:")) for u in utts for x in u)
+            out[int(path.name[len("dialog-task")])] = (facts_first, after_call, any("<silence>" in u for u in utts),
+                                                       shouting)
+        return out
+
+    real = layout(TST1)
+    assert real[3][0] == real[4][0] == {True} and real[5][:2] == ({False}, {True})
+    assert not any(r[3] for r in real.values())
+    generate_challenge(tmp_path / "c", seed=1, n_train=0, n_test=60, splits="tst1")
+    assert layout(tmp_path / "c" / "tst1") == real
