@@ -327,3 +327,31 @@ def test_simulated_utterances_have_the_real_files_layout(tmp_path):
     assert not any(r[3] for r in real.values())
     generate_challenge(tmp_path / "c", seed=1, n_train=0, n_test=60, splits="tst1")
     assert layout(tmp_path / "c" / "tst1") == real
+
+
+@pytest.mark.realdata
+@needs(TST1)
+def test_simulated_bot_wording_is_the_real_dstc6_wording():
+    """tasks.md / formats.md §1: the bot has one wording per act, and DSTC6's differs from bAbI's in places ("which
+    price range are you looking for"). Every bot act of the simulator is worded as the real tst1 golds are, and every
+    real gold (names and api_call arguments aside) is one of them (tst1 asks no dietary restriction)."""
+    from dialeval.formats.dstc6 import gold_from_answer_key_json, read_dataset
+    from dialeval.simulator import language as L
+
+    def act(text: str) -> str:
+        for prefix in (L.PROPOSE, L.OPTION_WAS, L.HERE, "api_call "):
+            if text.startswith(prefix):
+                return prefix + ("<phone>" if text.endswith("_phone") else "<address>" if text.endswith("_address")
+                                 else "<args>" if prefix == "api_call " else "<name>")
+        return text
+
+    real = set()
+    for path in sorted(TST1.glob("*-tst1000.json")):
+        gold = gold_from_answer_key_json(json.loads(path.with_name(path.stem + ".answers.json").read_bytes()))
+        for it in read_dataset(path):
+            real.add(act(next(c.utterance for c in it.candidates if c.candidate_id == gold[it.dialog_id])))
+    fixed = {L.HELLO, L.ON_IT, L.LOOKING, L.READY, L.UPDATE, L.ANOTHER, L.BOOK, L.ANYTHING, L.WELCOME, L.SORRY}
+    simulated = fixed | {v for k, v in L.ASK.items() if k != "restrictions"} | {
+        L.PROPOSE + "<name>", L.OPTION_WAS + "<name>", L.HERE + "<phone>", L.HERE + "<address>", "api_call <args>"}
+    assert real == simulated
+    assert "which price range are you looking for" in real
