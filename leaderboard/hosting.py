@@ -682,7 +682,12 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
                  "test_annotation_file": f"annotations/{p['codename']}.tgz", "codename": p["codename"],
                  "is_restricted_to_select_one_submission": ch.counts == "chosen",
                  "is_partial_submission_evaluation_enabled": False,
-                 "allowed_submission_file_types": ".json, .tgz, .gz, .tar"}
+                 # EvalAI refuses an upload whose name ends otherwise (its default list lacks .tgz and .tar)
+                 "allowed_submission_file_types": submission_file_types(benchmark),
+                 # [] = anyone may submit (EvalAI checks a non-empty list only). is_active and challenge, which the
+                 # yaml reference shows too, are EvalAI's own: is_active is computed from the dates (a read-only
+                 # field of its upload serializer) and challenge is dropped on upload (the challenge being made)
+                 "allowed_email_ids": []}
         # always explicit: where challenge.toml sets no limit, EvalAI's documented default (see EVALAI_NO_LIMIT)
         phase["max_submissions_per_day"] = ch.per_day or EVALAI_NO_LIMIT
         phase["max_submissions_per_month"] = EVALAI_NO_LIMIT  # challenge.toml has no monthly quota
@@ -723,6 +728,15 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     entries["logo.png"] = logo_png()
     entries["README.txt"] = _readme_evalai().encode()
     return entries
+
+
+def submission_file_types(benchmark: str) -> str:
+    """EvalAI's ``allowed_submission_file_types``: the endings of the benchmark's single-file runs (Douban's
+    ``.txt`` scores, Ubuntu's ``.csv``...) and of the tar archives a run folder is sent as."""
+    from dialeval.benchmarks import registry
+
+    endings = (*registry.get(benchmark).submission_suffixes, ".tgz", ".gz", ".tar")
+    return ", ".join(dict.fromkeys(endings))
 
 
 def _readme_evalai() -> str:

@@ -679,6 +679,13 @@ EVALAI_PHASE = {"id", "name", "description", "leaderboard_public", "is_public", 
                 "submission_meta_attributes", "is_restricted_to_select_one_submission",
                 "is_partial_submission_evaluation_enabled", "allowed_submission_file_types"}
 EVALAI_PHASE_REQUIRED = {"id", "name", "description", "codename", "start_date", "end_date", "test_annotation_file"}
+# yaml-reference.md shows every phase with is_active, challenge and allowed_email_ids; what EvalAI does with them
+# on upload (apps/challenges/serializers.py ChallengePhaseCreateSerializer, models.py ChallengePhase):
+# is_active is a ReadOnlyField (ChallengePhase.is_active is a property: start_date < now < end_date), challenge is
+# one of the upload's exclude_fields (the phase joins the challenge being created), so neither is the config's to
+# set; allowed_email_ids is an optional ArrayField (blank, default empty) and apps/jobs refuses a submitter only
+# when the list is non-empty: [] lets every participant submit.
+EVALAI_PHASE_SET_BY_EVALAI = {"is_active", "challenge"}
 EVALAI_SPLIT = {"id", "name", "codename"}
 EVALAI_PHASE_SPLIT = {"challenge_phase_id", "leaderboard_id", "dataset_split_id", "visibility",
                       "leaderboard_decimal_precision", "is_leaderboard_order_descending", "show_execution_time",
@@ -757,6 +764,10 @@ def test_evalai_challenge_config_uses_only_documented_keys(data, challenge):
         assert p["description"] in entries and p["test_annotation_file"] in entries
         assert all(re.fullmatch(DATE, p[k]) for k in ("start_date", "end_date"))
         assert not (p["is_submission_public"] and p["is_restricted_to_select_one_submission"])
+        assert p["allowed_email_ids"] == [] and not EVALAI_PHASE_SET_BY_EVALAI & set(p)
+        # EvalAI refuses an upload whose name ends otherwise: a run folder as .tgz, a DSTC6 result file as .json
+        types = [t.strip() for t in p["allowed_submission_file_types"].split(",")]
+        assert {".tgz", ".json"} <= set(types) and all(t.startswith(".") for t in types)
     for s in config["dataset_splits"]:
         keys_ok(s, EVALAI_SPLIT, EVALAI_SPLIT, "dataset split")
     for s in config["challenge_phase_splits"]:
@@ -830,6 +841,8 @@ def test_a_bundle_made_from_a_data_file_and_its_keys_file_scores_like_dialeval_s
     main = zipfile.ZipFile(e / "evaluation_script.zip").read("main.py").decode()
     assert f"DATA_FILE = {data_file.name!r}" in main and f"KEYS_FILE = {keys_file.name if keys_file else None!r}" in main
     phase = yaml.safe_load((e / "challenge_config.yaml").read_text())["challenge_phases"][0]
+    # EvalAI takes an upload only when its name ends with an allowed type (Douban's run is a .txt)
+    assert run.suffix in [t.strip() for t in phase["allowed_submission_file_types"].split(",")]
     out = evalai_evaluate(str(e / phase["test_annotation_file"]), str(run), phase["codename"], benchmark=bench,
                           data_file=data_file.name, keys_file=keys_file.name if keys_file else None)
     assert [list(v.values()) for v in out["submission_result"].values()] == [list(expected.values())]
@@ -841,3 +854,74 @@ def test_a_bundle_made_from_a_data_file_and_its_keys_file_scores_like_dialeval_s
             for n in z.namelist():
                 if not n.startswith(private):
                     assert not any(g in z.read(n).decode("utf-8", "replace") for g in golds), n
+
+
+FILE_CHALLENGE = """title = "One file, two phases"
+overview = "A dev phase, then a hidden final phase, both on the release's one test file."
+benchmark = "{bench}"
+[[phases]]
+name = "dev"
+start = 2019-06-01
+end = 2019-06-30
+splits = ["{split}"]
+[[phases]]
+name = "final"
+start = 2019-07-01
+end = 2019-07-15
+splits = ["{split}"]
+hidden = true
+"""
+
+
+@pytest.mark.parametrize("bench", sorted(FILE_CASES))
+def test_a_file_release_with_a_challenge_whose_phases_name_its_split(bench, tmp_path, wheel_install):
+    """`bundle --data FILE [--keys FILE] --challenge C` where C's phases name the file's split: every phase's task
+    holds the file and its keys, its scoring program scores that split (hidden phase: no number shown), exactly
+    as `dialeval score --split`; EvalAI's evaluate maps each phase to that split. A phase naming a split the file
+    does not hold is a usage error (exit 2, one line), and no bundle is written."""
+    from dialeval.benchmarks import registry
+    from dialeval.leaderboard.hosting import evalai_evaluate
+
+    run, data_file, keys_file = FILE_CASES[bench]
+    keys = ["--keys", keys_file] if keys_file else []
+    (split,) = registry.get(bench).splits(data_file)
+    r = cli("score", run, "--benchmark", bench, "--data", data_file, *keys, "--split", split, "--json")
+    assert r.returncode == 0, r.stderr
+    expected = {x["metric"]: x["value"] for x in json.loads(r.stdout)["results"] if x["group"] == "all"
+                and x["average"] == "micro" and x["subset"] is None and x["split"] == split}
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(FILE_CHALLENGE.format(bench=bench, split=split))
+    for kind in ("codabench", "evalai"):
+        r = cli("bundle", kind, "--benchmark", bench, "--data", data_file, *keys, "--challenge", toml,
+                "--out", tmp_path / f"{kind}.zip")
+        assert r.returncode == 0, r.stderr
+    bundle = unzip(tmp_path / "codabench.zip", tmp_path / "bundle")
+    comp = yaml.safe_load((bundle / "competition.yaml").read_text())
+    assert [p["name"] for p in comp["phases"]] == ["dev", "final"] and comp["phases"][1]["hide_output"] is True
+    (tmp_path / "res").mkdir()
+    (tmp_path / "res" / run.name).write_bytes(run.read_bytes())
+    for task in (0, 1):
+        ref = {p.name for p in (bundle / f"reference_data_{task}").iterdir()}
+        assert ref == {data_file.name} | ({keys_file.name} if keys_file else set())
+        app = tmp_path / f"app{task}"
+        r = run_as_codabench_worker(bundle, task, tmp_path / "res", app, wheel_install)
+        assert r.returncode == 0, r.stderr
+        assert json.loads((app / "output" / "scores.json").read_text()) == expected
+        details = (app / "output" / "detailed_results.html").read_text()
+        assert (f"{next(iter(expected.values())):.4f}" in details) == (task == 0)  # the hidden phase shows none
+    e = unzip(tmp_path / "evalai.zip", tmp_path / "evalai")
+    config = yaml.safe_load((e / "challenge_config.yaml").read_text())
+    assert [s["codename"] for s in config["dataset_splits"]] == [split]
+    for phase in config["challenge_phases"]:
+        out = evalai_evaluate(str(e / phase["test_annotation_file"]), str(run), phase["codename"], benchmark=bench,
+                              phases={phase["codename"]: [split]}, data_file=data_file.name,
+                              keys_file=keys_file.name if keys_file else None)
+        assert out["submission_result"] == {split: expected}
+    # a phase naming a split the file does not hold: one line, exit 2, nothing written
+    toml.write_text(FILE_CHALLENGE.format(bench=bench, split="nosuchsplit"))
+    for kind in ("codabench", "evalai"):
+        out = tmp_path / f"refused-{kind}.zip"
+        r = cli("bundle", kind, "--benchmark", bench, "--data", data_file, *keys, "--challenge", toml, "--out", out)
+        assert r.returncode == 2 and not out.exists(), r.stderr
+        (line,) = r.stderr.strip().splitlines()
+        assert "nosuchsplit" in line and f"it has: {split}" in line and "Traceback" not in r.stderr
