@@ -205,3 +205,56 @@ def test_the_site_is_never_built_inside_the_registrys_folder_or_a_runs_folder(tm
         assert r.returncode == 2 and said in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
         assert not out.exists()
     assert run_cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", tmp_path / "site").returncode == 0
+
+
+def test_ctrl_c_is_one_line_and_leaves_nothing_behind(tmp_path):
+    # before: click printed an empty line, then "dialeval: aborted"
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import cli_env
+
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    p = subprocess.Popen([sys.executable, "-c", "from dialeval.cli import run; run()", "simulate", "--out", "sim",
+                          "--train", "20000", "--test", "2000"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert (p.returncode, out, err) == (130, "", "dialeval: interrupted\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reported_results_refuse_percentages_and_a_team_spelt_two_ways(tmp_path):
+    # before: P@1 of 49.5 (a percentage) or -0.5 was imported as such, and "CAFÉ" beside "Café" was a second team;
+    # a team already registered under another spelling stopped the import half-way, after earlier teams were written
+    f = tmp_path / "reported.csv"
+    f.write_text("team,split,task,source,p@1,mrr\nCafé,tst1,1,paper,49.5,0.5\nCAFÉ,tst1,2,paper,0.5,-0.1\n"
+                 "Other,tst1,1,paper,0.4,0.5\n")
+    r = run_cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "b")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        f"{f}:2:5: column p@1: 49.5 is outside 0..1 (p@1 is a proportion; a percentage is divided by 100)",
+        f"{f}:3: team 'CAFÉ' is 'Café' ({f}:2) spelt differently (case, spacing or Unicode form); spell it one way",
+        f"{f}:3:6: column mrr: -0.1 is outside 0..1 (mrr is a proportion; a percentage is divided by 100)",
+        f"dialeval: error: {f}: 3 problems, nothing imported"]
+    f.write_text("team,split,task,source,p@1\nCafé,tst1,1,paper,0.5\n")
+    assert run_cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "b").returncode == 0
+    f.write_text("team,split,task,source,p@1\nAnother,tst1,1,paper,0.5\ncafe\u0301,tst1,1,paper,0.5\n")
+    r = run_cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "b")
+    assert r.returncode == 1 and "the registered team 'Café' spelt differently" in r.stderr, r.stderr
+    with sqlite3.connect(tmp_path / "reg" / "registry.sqlite") as db:
+        assert [n for (n,) in db.execute("SELECT name FROM teams")] == ["Café"]  # "Another" was not written
+
+
+def test_data_verify_on_a_folder_without_regular_files_is_not_a_clean_pass(tmp_path):
+    # before: an empty table, "0 matching, 0 modified, 0 unknown", exit 0 (a folder of links reads as verified)
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "dialog-babi-task1-API-calls-tst.txt").symlink_to(RUN)
+    for folder in (tmp_path / "copy", tmp_path / "empty"):
+        folder.mkdir(exist_ok=True)
+        r = run_cli("data", "verify", folder)
+        assert (r.returncode, r.stdout, r.stderr) == (2, "", f"dialeval: error: {folder}: holds no regular file to "
+                                                             "check (links and special files are not followed)\n")

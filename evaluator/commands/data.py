@@ -229,7 +229,10 @@ def verify_cmd(folder, as_json, show_all):
         return _verify_sample(root, as_json, show_all)
     reg = registry()
     checks = []
-    for path, _size_bytes in _walk(root):
+    files = list(_walk(root))
+    if not files and not as_json:  # an empty table and exit 0 would read as "verified"
+        raise UsageError(f"{safe(folder)}: holds no regular file to check (links and special files are not followed)")
+    for path, _size_bytes in files:
         rel = path.relative_to(root).as_posix()
         unhashed = reg.check(path.name, "")
         if unhashed.status == "unknown":  # a name no release has: nothing to hash
