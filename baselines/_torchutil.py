@@ -23,7 +23,9 @@ torch sees one). Per batch the host works out everything that decides a shape (t
 the trimmed width, which match pairs belong to the batch) from numpy and sends the integers in one non-blocking
 copy; the device gathers and scatters. Nothing is read back inside an epoch on a GPU (loss sum and finiteness stay
 device tensors), so the host can queue batches ahead. The CPU path computes exactly what it did before this split
-(same values, same order of float operations), so the stored CPU numbers are reproduced bit for bit.
+(same values, same order of float operations), so the stored CPU numbers are reproduced bit for bit. A GPU's default
+kernels do not fix their order of accumulation; ``deterministic=true`` (:func:`deterministic_algorithms`) makes
+torch use fixed-order ones there, so that a GPU run can be repeated bit for bit too.
 
 Batches. On the CPU a model trains at batch 32 (the stored numbers' setting); on another device, unless
 ``batch_size`` is given, at the device profile's batch of 256 (SGD's learning rate × 8, Adam's as it is:
@@ -90,6 +92,58 @@ def setup_torch(seed: int):
     torch.set_num_threads(torch_threads())
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch, device
+
+
+CUBLAS_WORKSPACE = ":4096:8"
+"""The cuBLAS workspace setting torch's deterministic mode asks for (CUDA >= 10.2): with it cuBLAS gives the same
+bits run to run. cuBLAS reads it when a process first uses it, so it must be in the environment before that."""
+
+
+@contextmanager
+def deterministic_algorithms(torch, device, on: bool):
+    """Yields the record of what ``deterministic=true`` did on ``device`` (``{}`` unless ``on``).
+
+    On a GPU the default kernels of some operations accumulate in an order that is not fixed (the backward passes of
+    embeddings, gathers and indexing; cuBLAS with its default workspace), so two runs with the same seed can differ
+    in the last bits, and over thousands of steps in the dev-selected epoch (``babi-neural-gpu.md``). With ``on``
+    and a device other than the CPU: ``CUBLAS_WORKSPACE_CONFIG`` is set to :data:`CUBLAS_WORKSPACE` (unless already
+    set; call this before the device's first matrix product) and ``torch.use_deterministic_algorithms(True,
+    warn_only=True)`` is on inside the block, then restored. An operation without a deterministic kernel warns
+    instead of failing (a long run is not lost to it): those warnings are collected into ``nondeterministic_ops``
+    (their first sentences, each once), others are shown as usual. On the CPU nothing changes: its kernels give the
+    same bits run to run for a given thread count (the stored CPU rows were reproduced exactly so), and switching
+    torch's flag there could only move the numbers they were stored with.
+    """
+    import warnings
+
+    if not on:
+        yield {}
+        return
+    if device.type == "cpu":
+        yield {"requested": True, "applied": False, "why": "the CPU path is deterministic already; nothing changed"}
+        return
+    record = {"requested": True, "applied": True,
+              "cuda_started_before": bool(device.type == "cuda" and torch.cuda.is_initialized())}
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)
+    record["cublas_workspace_config"] = os.environ["CUBLAS_WORKSPACE_CONFIG"]
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield record
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+    ops: list[str] = []
+    for w in caught:
+        text = str(w.message)
+        if "deterministic" in text:
+            first = text.split(", but ")[0].split(". ")[0].strip()
+            if first not in ops:
+                ops.append(first)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    record["nondeterministic_ops"] = ops
 
 
 def tokens_of(text: str) -> list[str]:
@@ -591,9 +645,6 @@ class TorchRanker(ScoringMixin, Baseline):
 
     # -- training ----------------------------------------------------------------------------------------------
     def fit(self, train: Sequence[DialogItem], dev: Sequence[DialogItem] | None = None):
-        import copy
-        import time
-
         torch, device = setup_torch(self.seed)
         if getattr(self, "load_from", None):  # a saved model: rank with it, no retraining
             saved = type(self).load(self.load_from)
@@ -604,6 +655,18 @@ class TorchRanker(ScoringMixin, Baseline):
                     setattr(self, k, v)
             self._cand_cache = {}
             return self
+        # deterministic=true: set up before the first tensor reaches the device, recorded in describe()
+        with deterministic_algorithms(torch, device, getattr(self, "deterministic", False)) as determinism:
+            self._train(torch, device, train, dev)
+        if determinism:
+            self.train_stats["deterministic"] = determinism
+        return self
+
+    def _train(self, torch, device, train: Sequence[DialogItem], dev: Sequence[DialogItem] | None) -> None:
+        """``fit`` on ``device``: encode, train every grid configuration, keep the dev-selected (configuration, epoch)."""
+        import copy
+        import time
+
         train = [it for it in train if it.answer is not None]
         if not train:
             raise UsageError(f"baseline {self.name!r} needs training items with answers")
@@ -701,7 +764,6 @@ class TorchRanker(ScoringMixin, Baseline):
             "torch_threads": torch_threads(),
             "training_profile": profile,
         }
-        return self
 
     def make_optimizer(self, torch, module, config):
         # On CUDA the fused update is one kernel for all parameters instead of a few per parameter (training a
@@ -774,7 +836,7 @@ class TorchRanker(ScoringMixin, Baseline):
         cand_t = torch.from_numpy(cs.tokens).to(device)
         out = np.empty((len(items), len(candidates)), dtype=np.float64)
         rows = 256 if device.type == "cpu" else eval_rows(device)
-        with torch.no_grad():
+        with torch.no_grad(), deterministic_algorithms(torch, device, getattr(self, "deterministic", False)):
             for s in range(0, len(items), rows):
                 idx = np.arange(s, min(s + rows, len(items)))
                 batch, _, match = split.batch(torch, idx, len(candidates))

@@ -410,11 +410,13 @@ def _job_process(data_dir: str, name: str, task: int, max_conversations, seed: i
 
 
 def _run_parallel(data_dir: Path, jobs: list[tuple[str, int]], n: int, max_conversations, seed: int, overrides,
-                  time_limit: float | None, echo, failed: list | None = None) -> tuple[dict, list[tuple[str, int]]]:
+                  time_limit: float | None, echo, failed: list | None = None,
+                  on_done=None) -> tuple[dict, list[tuple[str, int]]]:
     """Run ``jobs`` in ``n`` spawned processes, longest first; returns ({job: records}, jobs not finished in time).
 
     A job that fails (an internal error, or its process dying) raises, unless ``failed`` is a list: then
-    (model, task, reason) is appended to it and the other jobs go on."""
+    (model, task, reason) is appended to it and the other jobs go on. ``on_done(done, left)`` is called after each
+    job that gives records, with the ``{job: records}`` so far and the jobs not done yet."""
     import multiprocessing as mp
     import tempfile
     from multiprocessing.connection import wait
@@ -457,6 +459,8 @@ def _run_parallel(data_dir: Path, jobs: list[tuple[str, int]], n: int, max_conve
                         continue
                     done[job] = result["records"]
                     echo(f"{job[0]} T{job[1]} done in {time.perf_counter() - t0:.0f}s")
+                    if on_done is not None:
+                        on_done(done, [j for j, *_ in running.values()] + pending)
         finally:
             unfinished = [j for j, *_ in running.values()] + pending
             for _, p, _, _ in running.values():
@@ -477,6 +481,7 @@ def reproduce_babi(
     time_limit: float | None = None,
     unfinished: list | None = None,
     failed: list | None = None,
+    on_records=None,
 ) -> list[dict]:
     """Train each baseline on ``trn`` (selecting hyperparameters on ``dev``) and score it on ``tst`` / ``tst-OOV``.
 
@@ -485,7 +490,9 @@ def reproduce_babi(
     ``time_limit`` (seconds, parallel runs) stops the jobs still running then, and they are appended to
     ``unfinished``. With ``failed`` (a list) a parallel job that fails is appended to it as (model, task, reason)
     and the others go on; without, the first failure raises. Records come in the same order however the jobs
-    finish: task, then model as given, then split.
+    finish: task, then model as given, then split. ``on_records(records, left)``, when given, is called after each
+    job with the records so far (in that order) and the (model, task) jobs not done yet, so that a caller can keep
+    what is finished should the run be stopped from outside.
 
     Returns records ``{model, task, split, per_response, per_dialog, paper_per_response, paper_per_dialog,
     train_seconds, infer_seconds, wall_seconds, device, n_items, n_conversations, meets_target, config}``
@@ -501,17 +508,26 @@ def reproduce_babi(
             raise UsageError(f"--param: baseline {name!r} has no parameter {', '.join(unknown)} "
                              f"(it takes: {', '.join(sorted(_init_params(name) - {'seed'}))})")
     order = [(name, task) for task in tasks for name in models]
+
+    def in_order(done: dict) -> list[dict]:
+        return [r for job in order for r in done.get(job, [])]
+
+    on_done = None if on_records is None else (
+        lambda done, left: on_records(in_order(done), sorted(left, key=order.index)))
     if jobs > 1 or time_limit is not None:
-        done, late = _run_parallel(data_dir, order, jobs, max_conversations, seed, params, time_limit, echo, failed)
+        done, late = _run_parallel(data_dir, order, jobs, max_conversations, seed, params, time_limit, echo, failed,
+                                   on_done)
         if unfinished is not None:
             unfinished.extend(late)
-        return [r for job in order for r in done.get(job, [])]
-    records: list[dict] = []
+        return in_order(done)
+    done = {}
     for task in tasks:
         data = _load_task(data_dir, task, max_conversations)
         for name in models:
-            records += _run_job(data_dir, name, task, data, seed, params, echo=echo)
-    return records
+            done[(name, task)] = _run_job(data_dir, name, task, data, seed, params, echo=echo)
+            if on_done is not None:
+                on_done(done, [j for j in order if j not in done])
+    return in_order(done)
 
 
 VARIANTS = {
@@ -606,10 +622,11 @@ def _fmt(x: float | None) -> str:
 
 
 def render_markdown(records: list[dict], command: str, commit: str, variants: list[dict] | None = None,
-                    unfinished: list[tuple[str, int]] | None = None, failed: list | None = None) -> str:
+                    unfinished: list[tuple[str, int]] | None = None, failed: list | None = None,
+                    running: list[tuple[str, int]] | None = None) -> str:
     """The report: per-response (per-dialog) ours vs paper per model × task, misses of the targets marked
     (``unfinished``: (model, task) jobs stopped by a time limit, ``failed``: (model, task, reason) of jobs that
-    failed; both listed under the table)."""
+    failed, ``running``: jobs not done yet when a report is written during the run; all listed under the table)."""
     models = list(dict.fromkeys(r["model"] for r in records))
     rows = list(dict.fromkeys((r["task"], r["split"]) for r in records))
     by = {(r["model"], r["task"], r["split"]): r for r in records}
@@ -654,6 +671,9 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
     if unfinished:
         lines.append("Not finished within the time limit (no rows): "
                      + ", ".join(f"{m} T{t}" for m, t in unfinished) + ".")
+    if running:
+        lines.append("Not done when this was written, the run going on (no rows yet): "
+                     + ", ".join(f"{m} T{t}" for m, t in running) + ".")
     for m, t, why in failed or []:
         lines.append(f"- failed (no rows): {m} T{t}: {why}")
     for r in misses:

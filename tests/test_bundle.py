@@ -110,12 +110,9 @@ def test_codabench_bundle_has_what_the_v2_unpacker_reads(bundles, data):
     assert [c["key"] for c in board["columns"]] == ["p@1", "p@2", "p@5", "mrr"] and board["submission_rule"] == "Force_Last"
     wheel = f"scoring_program_0/dialeval-{__version__}-py3-none-any.whl"
     assert wheel in names and f"COPY {wheel} " in z.read("Dockerfile").decode()
-    # answer keys only in the reference data
-    golds = gold_ids(data)
-    for n in names:
-        if not n.startswith("reference_data_"):
-            text = z.read(n).decode("utf-8", "replace")
-            assert not any(g in text for g in golds), n
+    # answer keys only in the reference data: a gold id elsewhere only as a candidate listed in the public data
+    assert leaks(participant_files(bundles / "codabench.zip"), gold_ids(data)) == []
+    assert any(n.startswith("public_data_0/tst4/") for n in names)
     # the pages say how to submit with the exact version
     # dialeval is not on PyPI: the participants' page names the bundle's wheel, never a `dialeval==` requirement
     submit = z.read("pages/submit.md").decode()
@@ -679,6 +676,13 @@ EVALAI_PHASE = {"id", "name", "description", "leaderboard_public", "is_public", 
                 "submission_meta_attributes", "is_restricted_to_select_one_submission",
                 "is_partial_submission_evaluation_enabled", "allowed_submission_file_types"}
 EVALAI_PHASE_REQUIRED = {"id", "name", "description", "codename", "start_date", "end_date", "test_annotation_file"}
+# yaml-reference.md shows every phase with is_active, challenge and allowed_email_ids; what EvalAI does with them
+# on upload (apps/challenges/serializers.py ChallengePhaseCreateSerializer, models.py ChallengePhase):
+# is_active is a ReadOnlyField (ChallengePhase.is_active is a property: start_date < now < end_date), challenge is
+# one of the upload's exclude_fields (the phase joins the challenge being created), so neither is the config's to
+# set; allowed_email_ids is an optional ArrayField (blank, default empty) and apps/jobs refuses a submitter only
+# when the list is non-empty: [] lets every participant submit.
+EVALAI_PHASE_SET_BY_EVALAI = {"is_active", "challenge"}
 EVALAI_SPLIT = {"id", "name", "codename"}
 EVALAI_PHASE_SPLIT = {"challenge_phase_id", "leaderboard_id", "dataset_split_id", "visibility",
                       "leaderboard_decimal_precision", "is_leaderboard_order_descending", "show_execution_time",
@@ -757,6 +761,10 @@ def test_evalai_challenge_config_uses_only_documented_keys(data, challenge):
         assert p["description"] in entries and p["test_annotation_file"] in entries
         assert all(re.fullmatch(DATE, p[k]) for k in ("start_date", "end_date"))
         assert not (p["is_submission_public"] and p["is_restricted_to_select_one_submission"])
+        assert p["allowed_email_ids"] == [] and not EVALAI_PHASE_SET_BY_EVALAI & set(p)
+        # EvalAI refuses an upload whose name ends otherwise: a run folder as .tgz, a DSTC6 result file as .json
+        types = [t.strip() for t in p["allowed_submission_file_types"].split(",")]
+        assert {".tgz", ".json"} <= set(types) and all(t.startswith(".") for t in types)
     for s in config["dataset_splits"]:
         keys_ok(s, EVALAI_SPLIT, EVALAI_SPLIT, "dataset split")
     for s in config["challenge_phase_splits"]:
@@ -830,14 +838,255 @@ def test_a_bundle_made_from_a_data_file_and_its_keys_file_scores_like_dialeval_s
     main = zipfile.ZipFile(e / "evaluation_script.zip").read("main.py").decode()
     assert f"DATA_FILE = {data_file.name!r}" in main and f"KEYS_FILE = {keys_file.name if keys_file else None!r}" in main
     phase = yaml.safe_load((e / "challenge_config.yaml").read_text())["challenge_phases"][0]
+    # EvalAI takes an upload only when its name ends with an allowed type (Douban's run is a .txt)
+    assert run.suffix in [t.strip() for t in phase["allowed_submission_file_types"].split(",")]
     out = evalai_evaluate(str(e / phase["test_annotation_file"]), str(run), phase["codename"], benchmark=bench,
                           data_file=data_file.name, keys_file=keys_file.name if keys_file else None)
     assert [list(v.values()) for v in out["submission_result"].values()] == [list(expected.values())]
-    # the answer keys only in the reference data and the annotation archives: never a page or the starting kit
+    # the answer keys only in the reference data and the annotation archives: never a page or the starting kit,
+    # and a gold id in the public data only as one of its example's listed candidates
     if keys_file:
         golds = {g for line in keys_file.read_text().splitlines() for g in line.split("\t")[1].split(",")}
         for z, private in ((zipfile.ZipFile(tmp_path / "codabench.zip"), "reference_data_"),
                            (zipfile.ZipFile(tmp_path / "evalai.zip"), "annotations/")):
-            for n in z.namelist():
-                if not n.startswith(private):
-                    assert not any(g in z.read(n).decode("utf-8", "replace") for g in golds), n
+            assert leaks({n: z.read(n) for n in z.namelist() if not n.startswith(private)}, golds) == []
+
+
+FILE_CHALLENGE = """title = "One file, two phases"
+overview = "A dev phase, then a hidden final phase, both on the release's one test file."
+benchmark = "{bench}"
+[[phases]]
+name = "dev"
+start = 2019-06-01
+end = 2019-06-30
+splits = ["{split}"]
+[[phases]]
+name = "final"
+start = 2019-07-01
+end = 2019-07-15
+splits = ["{split}"]
+hidden = true
+"""
+
+
+@pytest.mark.parametrize("bench", sorted(FILE_CASES))
+def test_a_file_release_with_a_challenge_whose_phases_name_its_split(bench, tmp_path, wheel_install):
+    """`bundle --data FILE [--keys FILE] --challenge C` where C's phases name the file's split: every phase's task
+    holds the file and its keys, its scoring program scores that split (hidden phase: no number shown), exactly
+    as `dialeval score --split`; EvalAI's evaluate maps each phase to that split. A phase naming a split the file
+    does not hold is a usage error (exit 2, one line), and no bundle is written."""
+    from dialeval.benchmarks import registry
+    from dialeval.leaderboard.hosting import evalai_evaluate
+
+    run, data_file, keys_file = FILE_CASES[bench]
+    keys = ["--keys", keys_file] if keys_file else []
+    (split,) = registry.get(bench).splits(data_file)
+    r = cli("score", run, "--benchmark", bench, "--data", data_file, *keys, "--split", split, "--json")
+    assert r.returncode == 0, r.stderr
+    expected = {x["metric"]: x["value"] for x in json.loads(r.stdout)["results"] if x["group"] == "all"
+                and x["average"] == "micro" and x["subset"] is None and x["split"] == split}
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(FILE_CHALLENGE.format(bench=bench, split=split))
+    for kind in ("codabench", "evalai"):
+        r = cli("bundle", kind, "--benchmark", bench, "--data", data_file, *keys, "--challenge", toml,
+                "--out", tmp_path / f"{kind}.zip")
+        assert r.returncode == 0, r.stderr
+    bundle = unzip(tmp_path / "codabench.zip", tmp_path / "bundle")
+    comp = yaml.safe_load((bundle / "competition.yaml").read_text())
+    assert [p["name"] for p in comp["phases"]] == ["dev", "final"] and comp["phases"][1]["hide_output"] is True
+    (tmp_path / "res").mkdir()
+    (tmp_path / "res" / run.name).write_bytes(run.read_bytes())
+    for task in (0, 1):
+        ref = {p.name for p in (bundle / f"reference_data_{task}").iterdir()}
+        assert ref == {data_file.name} | ({keys_file.name} if keys_file else set())
+        app = tmp_path / f"app{task}"
+        r = run_as_codabench_worker(bundle, task, tmp_path / "res", app, wheel_install)
+        assert r.returncode == 0, r.stderr
+        assert json.loads((app / "output" / "scores.json").read_text()) == expected
+        details = (app / "output" / "detailed_results.html").read_text()
+        assert (f"{next(iter(expected.values())):.4f}" in details) == (task == 0)  # the hidden phase shows none
+    e = unzip(tmp_path / "evalai.zip", tmp_path / "evalai")
+    config = yaml.safe_load((e / "challenge_config.yaml").read_text())
+    assert [s["codename"] for s in config["dataset_splits"]] == [split]
+    for phase in config["challenge_phases"]:
+        out = evalai_evaluate(str(e / phase["test_annotation_file"]), str(run), phase["codename"], benchmark=bench,
+                              phases={phase["codename"]: [split]}, data_file=data_file.name,
+                              keys_file=keys_file.name if keys_file else None)
+        assert out["submission_result"] == {split: expected}
+    # a phase naming a split the file does not hold: one line, exit 2, nothing written
+    toml.write_text(FILE_CHALLENGE.format(bench=bench, split="nosuchsplit"))
+    for kind in ("codabench", "evalai"):
+        out = tmp_path / f"refused-{kind}.zip"
+        r = cli("bundle", kind, "--benchmark", bench, "--data", data_file, *keys, "--challenge", toml, "--out", out)
+        assert r.returncode == 2 and not out.exists(), r.stderr
+        (line,) = r.stderr.strip().splitlines()
+        assert "nosuchsplit" in line and f"it has: {split}" in line and "Traceback" not in r.stderr
+
+
+# ---- Codabench public data: the test inputs, never an answer ---------------------------------------------------
+def participant_files(bundle_zip: Path) -> dict[str, bytes]:
+    """Every file of a Codabench bundle that a participant can see or download, archives opened (the wheel in
+    the starting kit): all but the reference data. (The scoring programs are not shown to participants unless
+    make_programs_available is set; they are scanned all the same.)"""
+    out: dict[str, bytes] = {}
+
+    def add(name: str, body: bytes) -> None:
+        if name.endswith((".zip", ".whl")):
+            with zipfile.ZipFile(io.BytesIO(body)) as z:
+                for n in z.namelist():
+                    add(f"{name}!{n}", z.read(n))
+        elif name.endswith((".tgz", ".tar.gz")):
+            with tarfile.open(fileobj=io.BytesIO(body)) as tf:
+                for m in tf:
+                    if m.isfile():
+                        add(f"{name}!{m.name}", tf.extractfile(m).read())
+        else:
+            out[name] = body
+
+    with zipfile.ZipFile(bundle_zip) as z:
+        for n in z.namelist():
+            if not n.startswith("reference_data_"):
+                add(n, z.read(n))
+    return out
+
+
+def listed_candidates(raw: bytes) -> list[str]:
+    """The candidate ids a data file lists as its items' candidates (DSTC6 ``candidates``, DSTC7
+    ``options-for-next``): where a gold id may appear, since participants rank it among them."""
+    try:
+        items = json.loads(raw)
+    except ValueError:
+        return []
+    out = []
+    for item in items if isinstance(items, list) else []:
+        for key, id_key in (("candidates", "candidate_id"), ("options-for-next", "candidate-id")):
+            out += [c.get(id_key) for c in (item.get(key) or []) if isinstance(item, dict) and isinstance(c, dict)]
+    return out
+
+
+def leaks(files: dict[str, bytes], golds: set[str]) -> list[str]:
+    """``file: gold id`` wherever a gold id appears other than as a listed candidate (an answers file, an inline
+    ``answer`` or ``options-for-correct-answers``, a ground-truth TSV, a page, a sample run built from keys)."""
+    found = []
+    for name, body in files.items():
+        text = body.decode("utf-8", "replace")
+        allowed = listed_candidates(body) if name.endswith(".json") else []
+        for g in golds:
+            if text.count(g) > allowed.count(g):
+                found.append(f"{name}: {g}")
+    return found
+
+
+def remapped(text: str, ids: set[str]) -> str:
+    """``text`` with every id in ``ids`` replaced by a fresh one (data no file of dialeval's wheel holds)."""
+    import re
+
+    return re.sub("|".join(sorted(map(re.escape, ids), key=len, reverse=True)), lambda m: "Q7" + m.group(0)[::-1], text)
+
+
+def test_codabench_public_data_is_the_dstc6_test_dialogs_and_no_answer_reaches_participants(data, tmp_path):
+    """Each phase's public_data holds its splits' dialog files, without their answers files and without an inline
+    `answer` (a test file carrying one, as the format allows, is published without it); `dialeval validate` takes
+    them as DATA; no gold id appears anywhere a participant can look other than as a listed candidate."""
+    import shutil
+
+    release = tmp_path / "release"
+    for split in ("tst1", "tst4"):
+        shutil.copytree(data / split, release / split)
+    first = sorted((release / "tst1").glob("*.answers.json"))[0]
+    dialogs_file = first.with_name(first.name.replace(".answers.json", ".json"))
+    gold_of = {i["dialog_id"]: i["lst_candidate_id"][0]["candidate_id"] for i in json.loads(first.read_text())}
+    dialogs = json.loads(dialogs_file.read_text())
+    for d in dialogs:  # this test file carries its answers inline too
+        d["answer"] = {"candidate_id": gold_of[d["dialog_id"]], "utterance": ""}
+    dialogs_file.write_text(json.dumps(dialogs))
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(PHASED.replace('["tst1", "tst2", "tst3"]', '["tst1"]'))
+    out = tmp_path / "codabench.zip"
+    r = cli("bundle", "codabench", "--data", release, "--challenge", toml, "--out", out)
+    assert r.returncode == 0, r.stderr
+    z = zipfile.ZipFile(out)
+    comp = yaml.safe_load(z.read("competition.yaml"))
+    assert [p["public_data"] for p in comp["phases"]] == ["public_data_0", "public_data_1"]
+    for i, split in enumerate(("tst1", "tst4")):
+        public = sorted(n.split("/", 1)[1] for n in z.namelist() if n.startswith(f"public_data_{i}/"))
+        expected = sorted(p.relative_to(release).as_posix() for p in (release / split).glob("*.json")
+                          if not p.name.endswith(".answers.json"))
+        assert public == expected and len(public) == 5
+    published = json.loads(z.read(f"public_data_0/tst1/{dialogs_file.name}"))
+    assert [{k: v for k, v in d.items() if k != "answer"} for d in dialogs] == published
+    assert z.read(f"public_data_1/tst4/{expected[0].split('/')[1]}") == (release / expected[0]).read_bytes()
+    # participants check a run against the public data alone
+    unzip(out, tmp_path / "bundle")
+    run = tmp_path / "run"
+    with tarfile.open(BASELINE) as tf:
+        tf.extractall(run, filter="data", members=[m for m in tf if m.name.startswith("tst4/")])
+    r = cli("validate", run, "--data", tmp_path / "bundle" / "public_data_1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "public_data_N (its public_data) holds its test files without the answers" in z.read("README.txt").decode()
+    golds = {c["candidate_id"] for k in release.glob("*/*.answers.json") for i in json.loads(k.read_text())
+             for c in i["lst_candidate_id"]}
+    visible = participant_files(out)
+    assert any(n.startswith("starting_kit/dialeval-") and "!" in n for n in visible)  # the wheel is opened
+    assert leaks(visible, golds) == []
+    # the scan is not blind: the answers file, or the inline answers, would be found
+    assert leaks({first.name: first.read_bytes()}, golds) and leaks({dialogs_file.name: dialogs_file.read_bytes()}, golds)
+
+
+def test_codabench_public_data_of_dstc7_files_drops_the_ground_truth(tmp_path):
+    """DSTC7 from a test file and its GROUND_TRUTH.tsv, and from a dev file that lists its correct answers
+    inline: the public data is the data file, never the TSV, with no options-for-correct-answers; validate takes
+    it; no gold id is anywhere a participant looks other than as a listed candidate."""
+    src = SAMPLES / "dstc7"
+    ids = {c["candidate-id"] for f in ("ubuntu_test_subtask_1.json", "ubuntu_dev_subtask_1.json")
+           for e in json.loads((src / f).read_text()) for c in e["options-for-next"]}
+    for f in ("ubuntu_test_subtask_1.json", "ubuntu_dev_subtask_1.json", "GROUND_TRUTH.tsv", "Ubuntu_subtask_1.json"):
+        (tmp_path / f).write_text(remapped((src / f).read_text(), ids))
+    golds = {g for line in (tmp_path / "GROUND_TRUTH.tsv").read_text().splitlines() for g in line.split("\t")[1].split(",")}
+    dev = json.loads((tmp_path / "ubuntu_dev_subtask_1.json").read_text())
+    golds |= {c["candidate-id"] for e in dev for c in e["options-for-correct-answers"]}
+    assert golds and not golds & ids  # fresh ids: the wheel's samples hold none of them
+    for data, keys in (("ubuntu_test_subtask_1.json", "GROUND_TRUTH.tsv"), ("ubuntu_dev_subtask_1.json", None)):
+        out = tmp_path / f"{data}.zip"
+        r = cli("bundle", "codabench", "--benchmark", "dstc7", "--data", tmp_path / data,
+                *(["--keys", tmp_path / keys] if keys else []), "--out", out)
+        assert r.returncode == 0, r.stderr
+        z = zipfile.ZipFile(out)
+        assert [n for n in z.namelist() if n.startswith("public_data_")] == [f"public_data_0/{data}"]
+        assert yaml.safe_load(z.read("competition.yaml"))["phases"][0]["public_data"] == "public_data_0"
+        published = json.loads(z.read(f"public_data_0/{data}"))
+        original = json.loads((tmp_path / data).read_text())
+        assert published == [{k: v for k, v in e.items() if k != "options-for-correct-answers"} for e in original]
+        assert leaks(participant_files(out), golds) == []
+        if keys:  # the release's test file has no answers inline: published byte for byte
+            assert z.read(f"public_data_0/{data}") == (tmp_path / data).read_bytes()
+            (tmp_path / "public.json").write_bytes(z.read(f"public_data_0/{data}"))
+            r = cli("validate", tmp_path / "Ubuntu_subtask_1.json", "--benchmark", "dstc7", "--data", tmp_path / "public.json")
+            assert r.returncode == 0, r.stdout + r.stderr
+    assert leaks({"ubuntu_dev_subtask_1.json": (tmp_path / "ubuntu_dev_subtask_1.json").read_bytes(),
+                  "GROUND_TRUTH.tsv": (tmp_path / "GROUND_TRUTH.tsv").read_bytes()}, golds)  # not blind
+
+
+@pytest.mark.parametrize("bench", ["douban", "ubuntu", "convai2", "babi"])
+def test_a_release_with_answers_inline_gets_no_public_data_and_readme_says_why(bench, tmp_path):
+    """Douban's labels, Ubuntu v2's Ground Truth column, ConvAI2's label field, bAbI's bot turns: the answers are
+    in the test file itself, so no phase names public data, README.txt says why, and no line of the data file
+    (its answers with it) is anywhere a participant looks."""
+    from dialeval.benchmarks import registry
+
+    data = SAMPLES / bench
+    out = tmp_path / "codabench.zip"
+    r = cli("bundle", "codabench", "--benchmark", bench, "--data", data, "--out", out)
+    assert r.returncode == 0, r.stderr
+    z = zipfile.ZipFile(out)
+    assert not [n for n in z.namelist() if n.startswith("public_data")]
+    assert not any("public_data" in p for p in yaml.safe_load(z.read("competition.yaml"))["phases"])
+    readme = " ".join(z.read("README.txt").decode().split())
+    assert f"No public data: the phases name none, because {registry.get(bench).public_data_note}" in readme
+    files = [p for p in data.iterdir() if p.suffix in (".txt", ".csv") and not p.name.startswith("example")]
+    lines = {ln for f in files for ln in f.read_text().splitlines() if len(ln) > 40}
+    assert lines
+    for name, body in participant_files(out).items():
+        if not name.startswith("scoring_program_") and "!" not in name:  # the wheel's samples are this data
+            text = body.decode("utf-8", "replace")
+            assert not any(ln in text for ln in lines), name

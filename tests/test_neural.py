@@ -718,3 +718,145 @@ def test_the_device_scripts_variants_train_at_batch_32_like_the_cpu_records_they
         model = SupervisedEmbeddings(**parse_params(params))
         config, profile = training_profile(model.current_config(), torch.device("cuda"), model.device_profile)
         assert (profile["name"], config["batch_size"], config["lr"]) == ("cpu", 32, model.lr), name
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# deterministic=true: fixed-order kernels off the CPU (a GPU run repeatable bit for bit), nothing changed on the CPU
+
+
+@needs_torch
+@pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2NMatch])
+def test_deterministic_changes_nothing_on_the_cpu_and_says_so(cls):
+    """On the CPU ``deterministic=true`` trains and scores bit for bit as the default (the stored CPU rows stay), leaves
+    torch's global flag alone, and says in ``describe()`` that it was asked for and not needed; the default's
+    ``describe()`` has no such entry (the stored records' configurations are unchanged)."""
+    import torch
+
+    small = dict(embedding_size=8, epochs=3, progress=False, grid=({"lr": 0.05}, {"lr": 0.1}))
+    small.update(negatives=5) if cls is SupervisedEmbeddings else small.update(hops=1)
+    default = cls(seed=4, **small).fit(TRAIN, TRAIN[:3])
+    det = cls(seed=4, deterministic=True, **small).fit(TRAIN, TRAIN[:3])
+    assert np.array_equal(default.score_group(CANDS, TRAIN), det.score_group(CANDS, TRAIN))
+    assert default.selection == det.selection and default.config == det.config
+    assert "deterministic" not in default.describe()
+    assert det.describe()["deterministic"] == {"requested": True, "applied": False,
+                                               "why": "the CPU path is deterministic already; nothing changed"}
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
+@needs_torch
+@pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2NMatch])
+def test_deterministic_mode_off_the_cpu_sets_cublas_and_torchs_flag_for_the_block_only(monkeypatch, cls):
+    """Off the CPU (the meta device stands in for a GPU): inside the block torch's deterministic flag is on (warn-only)
+    and CUBLAS_WORKSPACE_CONFIG is set (a value the user set is kept); a training epoch and the dev evaluation run
+    under it on the model's device; an op without a deterministic kernel is recorded, not fatal; afterwards the flag
+    is as it was."""
+    import torch
+
+    from dialeval.baselines._torchutil import (
+        CUBLAS_WORKSPACE,
+        DeviceSplit,
+        DeviceTable,
+        EncodedItems,
+        UtteranceTable,
+        build_vocab,
+        deterministic_algorithms,
+        training_candidates,
+    )
+
+    meta = torch.device("meta")
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    with deterministic_algorithms(torch, meta, False) as off:
+        assert not torch.are_deterministic_algorithms_enabled() and "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+    assert off == {}
+    model = cls(seed=0, embedding_size=8, negatives=3, grid=None, progress=False) if cls is SupervisedEmbeddings else \
+        cls(seed=0, embedding_size=8, hops=2, grid=None, progress=False)
+    cands = training_candidates(TRAIN)
+    model.vocab = build_vocab(TRAIN, cands)
+    table = UtteranceTable(model.vocab, model.max_tokens)
+    enc = EncodedItems(TRAIN, table, model.memory_size, {c.utterance: i for i, c in enumerate(cands)})
+    with deterministic_algorithms(torch, meta, True) as rec:
+        assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == CUBLAS_WORKSPACE == ":4096:8"
+        cset = CandidateSet(cands, model.vocab, model.max_tokens)
+        lex = Lexicon()
+        lex.add_api_slots([c.utterance for c in CANDS])
+        split = DeviceSplit(torch, enc, DeviceTable(torch, table.array(), meta),
+                            [cset.match_pairs(i, lex) for i in TRAIN] if model.match else None)
+        cand_t = torch.from_numpy(cset.tokens).to(meta)
+        config = {**model.current_config(), "batch_size": 3}
+        module = model.make_module(config, len(model.vocab)).to(meta)
+        with _device_checking_mode(torch):
+            total, _, seen = model._train_epoch(torch, module, model.make_optimizer(torch, module, config), config,
+                                                split, np.arange(len(TRAIN)), cand_t, torch.Generator().manual_seed(0))
+            model._dev_hits(torch, module, split, cand_t, len(cands))
+        assert total.device == meta and seen == len(TRAIN)
+        torch.zeros(3).put_(torch.tensor([0, 0]), torch.tensor([1.0, 2.0]))  # no deterministic kernel: warns
+    assert not torch.are_deterministic_algorithms_enabled()
+    assert rec == {"requested": True, "applied": True, "cuda_started_before": False,
+                   "cublas_workspace_config": ":4096:8",
+                   "nondeterministic_ops": ["put_ does not have a deterministic implementation"]}
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")  # the other value torch accepts: the user's is kept
+    with deterministic_algorithms(torch, meta, True) as rec:
+        pass
+    assert rec["cublas_workspace_config"] == ":16:8" and rec["nondeterministic_ops"] == []
+
+
+@needs_torch
+@needs_babi
+@pytest.mark.realdata
+def test_reproduce_takes_param_deterministic_and_records_it(tmp_path):
+    proc = run_cli("reproduce", "babi", "--data", BABI, "--out", tmp_path, "--models", "memn2n", "--tasks", "4",
+                   "--max-conversations", "1", "--param", "epochs=1", "--param", "deterministic=true")
+    assert proc.returncode == 0, proc.stderr
+    recs = json.loads((tmp_path / "babi-table2.json").read_text())
+    assert [r["split"] for r in recs] == ["tst", "tst-OOV"]
+    for r in recs:
+        assert r["params"] == {"epochs": 1, "deterministic": True}
+        assert r["config"]["deterministic"] == {"requested": True, "applied": False,
+                                                "why": "the CPU path is deterministic already; nothing changed"}
+    assert "--param deterministic=true" in (tmp_path / "babi-table2.md").read_text()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# reproduce babi keeps its finished rows when it is stopped from outside (a device session's time limit)
+
+
+@needs_babi
+@pytest.mark.realdata
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_reproduce_reports_the_records_after_every_job(jobs):
+    """``on_records`` gets the records so far, in the table's order, and the jobs left, after every job (one process or
+    ``--jobs``): what the command rewrites its table from while the run goes on."""
+    from dialeval.baselines.reproduce import reproduce_babi
+
+    calls = []
+    recs = reproduce_babi(BABI, ["tfidf"], [1, 4], max_conversations=1, jobs=jobs,
+                          on_records=lambda r, left: calls.append(([(x["task"], x["split"]) for x in r], left)))
+    assert len(calls) == 2
+    first, left = calls[0]
+    assert left == [("tfidf", 4) if first[0][0] == 1 else ("tfidf", 1)] and len(first) == 2
+    assert calls[1] == ([(1, "tst"), (1, "tst-OOV"), (4, "tst"), (4, "tst-OOV")], [])
+    assert [(r["task"], r["split"]) for r in recs] == calls[1][0]
+
+
+def test_a_reproduce_run_killed_after_its_first_job_keeps_that_jobs_rows(tmp_path):
+    """The command rewrites babi-table2.json / .md after each finished job: a run killed by the device tool's time
+    limit (here: the process exits hard after the first of two jobs) leaves the finished rows, and the report says
+    which jobs were not done."""
+    pre = ("import os, dialeval.commands.baselines as b\n"
+           "from dialeval.baselines.reproduce import split_record\n"
+           "def fake(data_dir, models, tasks, *a, on_records=None, **k):\n"
+           "    on_records([split_record('tfidf', 1, 'tst', [], 51.0, 0.0, 1.0, 0.5, {'device': 'cpu'})],\n"
+           "               [('tfidf', 4)])\n"
+           "    os._exit(137)\n"
+           "b.reproduce_babi = fake\n")
+    (tmp_path / "data").mkdir()
+    proc = run_cli("reproduce", "babi", "--data", tmp_path / "data", "--out", tmp_path / "o", "--models", "tfidf",
+                   "--tasks", "1,4", pre=pre)
+    assert proc.returncode == 137
+    recs = json.loads((tmp_path / "o" / "babi-table2.json").read_text())
+    assert [(r["model"], r["task"], r["split"], r["per_response"]) for r in recs] == [("tfidf", 1, "tst", 51.0)]
+    md = (tmp_path / "o" / "babi-table2.md").read_text()
+    assert "| T1 | 51.0 (0.0)" in md
+    assert "Not done when this was written, the run going on (no rows yet): tfidf T4." in md

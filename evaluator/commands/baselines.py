@@ -192,26 +192,32 @@ def reproduce_babi_cmd(data_dir, out_dir, models, tasks, max_conversations, seed
 
     from dialeval.core.termsafe import progress
 
+    commit = _git_commit()
+
+    def write_table(records: list[dict], running: list | None = None) -> None:
+        # rewritten (atomically) after every finished job too, so a run stopped from outside keeps its finished rows
+        dump_json_file(out / "babi-table2.json", merge_records(old_records, records) if merge else records)
+        atomic_write_text(out / "babi-table2.md", render_markdown(
+            merge_records(old_records, records) if merge else records, command, commit,
+            var if var is not None else old_variants, unfinished, failed, running))
+
     # A bar on a terminal (the current model/task/split); quiet in logs and pipes, where the table is the record.
     unfinished: list = []
     failed: list = []
+    var = None
     with progress("reproduce babi") as bar:
         records = reproduce_babi(data_dir, model_list, task_list, max_conversations, seed, echo=bar.describe,
                                  jobs=jobs, params=overrides, time_limit=time_limit, unfinished=unfinished,
-                                 failed=failed)
+                                 failed=failed, on_records=write_table)
         var = (run_variants(data_dir, model_list, task_list, max_conversations, seed, echo=bar.describe)
                if variants else None)
-    if merge:
-        records = merge_records(old_records, records)
-        if var is None:
-            var = old_variants
-        elif old_variants:
-            var = merge_records(old_variants, var, key=("model", "task", "split", "params"))
-    dump_json_file(out / "babi-table2.json", records)
+    if merge and var is not None and old_variants:
+        var = merge_records(old_variants, var, key=("model", "task", "split", "params"))
     if var is not None:
         dump_json_file(out / "babi-table2.variants.json", var)
-    atomic_write_text(out / "babi-table2.md", render_markdown(records, command, _git_commit(), var, unfinished,
-                                                                  failed))
+    write_table(records)
+    if merge:
+        records = merge_records(old_records, records)
     click.echo(f"wrote {out / 'babi-table2.md'}")
     click.echo(f"wrote {out / 'babi-table2.json'}")
     if unfinished:

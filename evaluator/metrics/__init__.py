@@ -99,7 +99,8 @@ def _hits(k: int, name: str) -> Metric:
     return Metric(
         name,
         lambda t: _stored(t, name, lambda: hits_at_k(t.gold_rank, k, t.ties)),
-        f"gold among the top {k}: mean of 1[rank <= {k}] over the answer-key items",
+        f"gold among the top {k}: mean of 1[rank <= {k}] over the answer-key items (ParlAI hits@{k}; DSTC6 "
+        f"Precision@{k}; DSTC7 Recall@{k})",
     )
 
 
@@ -120,14 +121,15 @@ def _recall_in_n(n: int, k: int, name: str) -> Metric:
         r, ties = t.nested[n]
         return hits_at_k(r, k, ties)
 
-    return Metric(name, per_unit, f"recall@{k} in 1-of-{n}: ground truth among the top {k} of the first {n} candidates")
+    return Metric(name, per_unit, f"recall@{k} in 1-of-{n}: mean of 1[rank among the first {n} candidates <= {k}] "
+                  f"(Ubuntu's R{n}@{k}; DAM/SMN R{n}@{k} with one positive)")
 
 
 def _mrr() -> Metric:
     from dialeval.metrics.ranking import reciprocal_ranks
 
     return Metric("mrr", lambda t: _stored(t, "mrr", lambda: reciprocal_ranks(t.gold_rank, t.ties)),
-                  "mean reciprocal rank (0 for an unranked gold)")
+                  "mean reciprocal rank: mean of 1/rank, 0 for an unranked gold (ranx mrr, trec_eval recip_rank)")
 
 
 def _noesis_score() -> Metric:
@@ -143,7 +145,8 @@ def _per_dialog() -> Metric:
     return Metric(
         "per-dialog-accuracy",
         lambda t: per_conversation_all_hit(t.gold_rank, t.conversation_id, t.ties)[1],
-        "share of conversations whose every turn is a hit@1",
+        "share of conversations whose every turn is a hit@1: mean over conversations of 1[all ranks = 1] "
+        "(Bordes & Weston's per-dialog accuracy)",
         level="conversation",
     )
 

@@ -96,7 +96,8 @@ def normalize_name(s: str) -> str:
 
 
 def name_f1(pred: str, gold: str) -> float:
-    """Character-level F1 of the normalised names: 2PR/(P+R) over character multisets (spaces count).
+    """Character-level F1 of the normalised names: 2PR/(P+R) over character multisets (spaces count); the
+    AirDialogue toolkit's ``f1_score`` on names (the paper's scaled name score).
 
     0 when no character is shared, even when both are empty (the toolkit's ``f1_score``).
     """
@@ -111,8 +112,9 @@ def name_f1(pred: str, gold: str) -> float:
 
 
 def name_exact(pred: str, gold: str, mode: str = "tokens") -> float:
-    """Exact name credit. ``tokens``: (first token equal + second token equal) / 2 after ``lower().split(' ')``
-    and trimming each token, a missing token being a mismatch; ``whole``: trimmed lower-cased equality."""
+    """Exact name credit. ``tokens`` (the model code's ``compute_01_score``): (first token equal + second token
+    equal) / 2 after ``lower().split(' ')`` and trimming each token, a missing token being a mismatch; ``whole``
+    (the generator's correctness check): trimmed lower-cased equality."""
     if mode == "whole":
         return float(pred.strip().lower() == gold.strip().lower())
     pt = pred.lower().split(" ")
@@ -210,7 +212,8 @@ def flight_scores(
     distance: str = "current",
     chunk: int = 4096,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(scaled flight score, exact flight score) per item.
+    """(scaled flight score, exact flight score) per item: the toolkit's ``generate_scaled_flight`` and exact
+    flight match (module docstring: 1 - min_g d(p, g) / max_{f != g} d(f, g), or 1 / 0 in the special cases).
 
     ``gold_cols[i]``: KB columns of item i's gold flights (empty list = no flight is correct);
     ``pred_kind``/``pred_col``: the prediction as :data:`EMPTY`, :data:`IN_KB` (with its column) or
@@ -274,7 +277,8 @@ def flight_scores(
 
 
 def status_scores(preds, golds) -> np.ndarray:
-    """1 where the predicted status string equals the gold one (case-sensitive), else 0."""
+    """1[pred == gold], the status strings compared case-sensitively (the paper's action / state score; scaled
+    and exact alike)."""
     p = np.asarray(preds, dtype=object)
     g = np.asarray(golds, dtype=object)
     return (p == g).astype(np.float64)

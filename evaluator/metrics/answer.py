@@ -26,7 +26,8 @@ _ARTICLE_WORDS = frozenset(("a", "an", "the"))
 
 
 def normalize_answer(s: str) -> str:
-    """Lower-case, ASCII punctuation and the articles a/an/the to spaces, white space collapsed."""
+    """Lower-case, ASCII punctuation and the articles a/an/the to spaces, white space collapsed (ParlAI's
+    ``normalize_answer``, SQuAD's answer normalisation with punctuation replaced by a space)."""
     s = s.lower()
     s = s.encode("ascii").translate(_ASCII_PUNCTUATION).decode("ascii") if s.isascii() else s.translate(_PUNCTUATION)
     words = s.split()
@@ -36,7 +37,8 @@ def normalize_answer(s: str) -> str:
 
 
 def token_f1(guess: str, answers: Sequence[str]) -> float:
-    """Best token F1 of ``guess`` against any of ``answers``, both normalised (see the module docstring)."""
+    """Best token F1 of ``guess`` against any of ``answers``, both normalised (ParlAI's ``f1``): max over answers A
+    of 2PR / (P + R), P = |G ∩ A| / |G|, R = |G ∩ A| / |A| over token multisets, 0 when nothing is shared."""
     return counts_f1(Counter(normalize_answer(guess).split()), [Counter(normalize_answer(a).split()) for a in answers])
 
 

@@ -9,6 +9,11 @@ Two AirDialogue settings:
 * **response generation** (:func:`corpus_bleu`, the toolkit's ``--task infer``): corpus BLEU-4 over one
   hypothesis per target turn.
 
+BLEU-4 (Papineni et al. 2002; sacrebleu ``BLEU``, NLTK ``corpus_bleu`` / ``sentence_bleu``):
+BLEU = BP · exp(sum_{n=1..4} ¼ log p_n), with p_n the clipped n-gram precision (matched n-grams, each counted at
+most as often as in the reference, over the hypothesis's n-grams) and the brevity penalty BP = min(1, exp(1 - r/c))
+(r reference length, c hypothesis length; summed over the corpus for corpus BLEU). Reported ×100.
+
 Differences from the toolkit (its BLEU cannot be reproduced exactly, and was itself changed in mid-2020): the
 toolkit splits every turn on ``:`` (so "6:00" becomes "6 00"), tokenises with NLTK and does not smooth; here only
 the ``customer:``/``agent:`` prefix is removed and sacrebleu tokenises. The signature field names every option.
@@ -50,7 +55,9 @@ def bleu_class():
 
 
 def selfplay_bleu(pred_dialogues: list[list[str]], gold_dialogues: list[list[str]]) -> tuple[np.ndarray, str]:
-    """(sentence BLEU ×100 per dialogue, embedded signature). An empty generated dialogue scores 0."""
+    """(sentence BLEU ×100 per dialogue, embedded signature): per dialogue BLEU-4 of the flattened generated
+    dialogue against the reference one (module docstring; sacrebleu ``sentence_score``, the toolkit's selfplay
+    ``bleu``). An empty generated dialogue scores 0."""
     bleu = bleu_class()(effective_order=True)
     out = np.zeros(len(gold_dialogues))
     for i, (p, g) in enumerate(zip(pred_dialogues, gold_dialogues)):
@@ -61,7 +68,9 @@ def selfplay_bleu(pred_dialogues: list[list[str]], gold_dialogues: list[list[str
 
 
 def corpus_bleu(hypotheses: list[str], references: list[str], tokenize: str = "13a") -> tuple[float, str]:
-    """(corpus BLEU-4 ×100, embedded signature); ``tokenize="none"`` for pre-tokenised lines (space split)."""
+    """(corpus BLEU-4 ×100, embedded signature): n-gram counts and lengths summed over all lines before the
+    precisions and the brevity penalty are taken (sacrebleu ``corpus_score``, the toolkit's ``--task infer``
+    BLEU); ``tokenize="none"`` for pre-tokenised lines (space split)."""
     if len(hypotheses) != len(references):
         raise ValueError("one hypothesis per reference")
     bleu = bleu_class()(tokenize=tokenize)

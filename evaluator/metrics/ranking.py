@@ -30,7 +30,8 @@ def _as_ranks(gold_rank) -> np.ndarray:
 
 
 def hits_at_k(gold_rank, k: int, ties=None) -> np.ndarray:
-    """Per-prediction hit indicator: ``1[1 <= gold_rank <= k]`` (float array of 0/1).
+    """Per-prediction hit indicator: ``1[1 <= gold_rank <= k]`` (float array of 0/1); ParlAI's ``hits@k`` of one
+    example, ranx's ``hits@k`` > 0 with one relevant item, DSTC6's "Precision@k" and DSTC7's "Recall@k" per item.
 
     With ``ties`` (the expected tie policy: ``gold_rank`` = s + 1 with s candidates strictly above the
     gold, t = ``ties`` candidates tied with it), the probability that the gold lands in the top k when
@@ -63,7 +64,8 @@ def hit_rate_at_k(gold_rank, k: int, ties=None) -> float:
 
 
 def reciprocal_ranks(gold_rank, ties=None) -> np.ndarray:
-    """Per-prediction reciprocal rank ``1 / gold_rank`` (0 where the gold is unranked).
+    """Per-prediction reciprocal rank ``1 / gold_rank`` (0 where the gold is unranked): trec_eval's and ranx's
+    ``recip_rank`` of one query.
 
     With ``ties`` (expected policy), the mean of 1/r over the t + 1 equally likely ranks
     r = s + 1 ... s + t + 1, i.e. ``(H(s + t + 1) - H(s)) / (t + 1)`` with H the harmonic numbers.
@@ -108,7 +110,9 @@ def per_dialog_accuracy(gold_rank, conversation_id, ties=None) -> float:
 
 
 def per_conversation_all_hit(gold_rank, conversation_id, ties=None) -> tuple[np.ndarray, np.ndarray]:
-    """``(conversation labels, P(every turn is a hit@1))`` per conversation, labels sorted."""
+    """``(conversation labels, P(every turn is a hit@1))`` per conversation, labels sorted: the per-conversation
+    values of Bordes & Weston's per-dialog accuracy, 1[for all turns i of c: rank_i = 1] (under ``ties``, the
+    product over the turns of P(hit@1))."""
     r = _as_ranks(gold_rank)
     labels, inverse = np.unique(np.asarray(conversation_id), return_inverse=True)
     inverse = inverse.ravel()
