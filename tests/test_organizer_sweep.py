@@ -258,3 +258,24 @@ def test_data_verify_on_a_folder_without_regular_files_is_not_a_clean_pass(tmp_p
         r = run_cli("data", "verify", folder)
         assert (r.returncode, r.stdout, r.stderr) == (2, "", f"dialeval: error: {folder}: holds no regular file to "
                                                              "check (links and special files are not followed)\n")
+
+
+def test_rank_on_an_embedding_metric_says_what_to_run_not_a_python_call(tmp_path):
+    # before: "metric embedding-average needs the response texts: compute them with
+    # dialeval.metrics.embedding.score_pairs and store result.table_values() in the table"
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}}))
+    for given in ("embedding-average", "Vector-Extrema"):
+        r = run_cli("rank", "--registry", tmp_path / "reg", "--metric", given)
+        assert r.returncode == 2 and "score_pairs" not in r.stderr, r.stderr
+        assert r.stderr == (f"dialeval: error: --metric {given}: the registry keeps no response texts, so runs are "
+                            "not ranked on an embedding metric; compare two runs' files with `dialeval compare "
+                            f"A.json B.json --metric {given}`\n")
+
+
+def test_stats_on_a_split_folder_points_at_the_challenge_folder():
+    # before: "submissions/samples/dstc6/tst1: no dialog-task*.json dataset files in its split folders" (it holds them)
+    r = run_cli("stats", SAMPLE / "tst1")
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {SAMPLE / 'tst1'}: a split folder (it holds the dataset "
+                                           "files); give the challenge folder above it (dstc6), whose split folders "
+                                           "hold them\n")
+    assert run_cli("stats", SAMPLE).returncode == 0
