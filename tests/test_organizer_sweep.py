@@ -279,3 +279,15 @@ def test_stats_on_a_split_folder_points_at_the_challenge_folder():
                                            "files); give the challenge folder above it (dstc6), whose split folders "
                                            "hold them\n")
     assert run_cli("stats", SAMPLE).returncode == 0
+
+
+def test_the_registry_is_never_written_inside_the_runs_folder(tmp_path):
+    # before: `grade runs --registry runs` wrote runs/registry.sqlite (exit 0); every later grade listed it as a
+    # broken entry ("registry.sqlite: not a submission") and exited 1
+    runs = _runs(tmp_path, {"a": {"team": "A"}})
+    for reg in (runs, runs / "db"):
+        r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", reg)
+        assert (r.returncode, r.stderr) == (2, f"dialeval: error: --registry {reg}: inside the runs folder {runs}, "
+                                               "where the next grade would take it for a team's run; keep the "
+                                               "registry elsewhere\n")
+    assert sorted(p.name for p in runs.iterdir()) == ["a.json", "a.team.json"]
