@@ -352,7 +352,7 @@ def registry_check_cmd(registry_dir):
 
     with Registry(registry_dir, create=False) as reg:
         found = reg.check()
-        n = len(reg.runs())
+        n = 0 if found else len(reg.runs())  # a damaged row is a finding, never read as a run
         path = reg.path
     for line in found:
         click.echo(f"{path}: {line}")
