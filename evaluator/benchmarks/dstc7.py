@@ -1,6 +1,8 @@
 """DSTC7 Track 1 (NOESIS: subtasks 1-5, Ubuntu and Advising) and DSTC8 Track 2 subtask 1 (NOESIS II).
 
-``--data`` is one released JSON file or a folder of them (:mod:`dialeval.formats.dstc7`); the dataset and subtask
+``--data`` is one released JSON file or a folder of them (:mod:`dialeval.formats.dstc7`). A submission is one
+ranking file or, as the challenge took them (``submission.rst``), one zip of ``<Ubuntu|Advising>_subtask_<n>.json``
+files: each member is scored against its own data file and the report holds every subtask's group. The dataset and subtask
 come from the submission's file name (``Ubuntu_subtask_1.json``), else the data file's name or its ``scenario``,
 and name the group (``ubuntu-1``). The correct ids come from the data's ``options-for-correct-answers`` or from the
 ground-truth TSV given with ``--keys``. Subtask 2 ranks ids of the 120,000-candidate pool (``--pool FILE``, or the
@@ -17,13 +19,17 @@ NOESIS II baseline's ``is_valid_query``: only examples with a correct option and
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
-from dialeval.benchmarks.base import Option, Request, parse_split_names
+from dialeval.benchmarks.base import Evaluation, Option, Request, parse_split_names
 from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.benchmarks.listed import answer_key, one_file, shared_pool, side_file
 from dialeval.core.errors import UsageError
+from dialeval.core.ranks import RankTable
+from dialeval.files.identity import data_identity
+from dialeval.files.read import file_sha256
 from dialeval.formats.dstc7 import NONE, RANKING, name_fields, read_data
 from dialeval.formats.listed import read_answer_key
 
@@ -40,6 +46,10 @@ LENIENT_NOTES = (
     "the example are ignored, confidences are not read",
     "lenient: only the ground truth's ids are upper-cased: a submitted id in another case matches nothing",
 )
+
+
+CORRECT = "options-for-correct-answers"
+"""The data field holding an example's correct candidates (train and dev files; test files leave it out)."""
 
 
 class DSTC7(ItemSetBenchmark):
@@ -64,7 +74,75 @@ class DSTC7(ItemSetBenchmark):
                       "the data).", kind="text"))
     separate_keys = True
     listed, lenient_notes = RANKING, LENIENT_NOTES
+
+    def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes]:
+        """The ``splits``' data files' examples without ``options-for-correct-answers`` (the ground truth, where a file
+        carries it), and subtask 2's candidate pool (``*pool*``, which names no answer); nothing else (the
+        ground-truth TSV given with ``--keys`` never reaches here, one left in the data folder stays out)."""
+        import json
+
+        from dialeval.formats.jsonio import parse_json_bytes
+
+        out = {}
+        for name, raw in files.items():
+            base = name.rpartition("/")[2]
+            if "pool" in base.lower():
+                out[name] = raw
+            elif base.endswith(".json") and (name_fields(base)[2] or "test") in splits:
+                examples = parse_json_bytes(raw, name)
+                if not isinstance(examples, list) or not all(isinstance(e, dict) and "options-for-next" in e
+                                                             for e in examples):
+                    continue  # not a data file (a run, a ground truth as JSON): never published
+                if any(CORRECT in e for e in examples):
+                    raw = (json.dumps([{k: v for k, v in e.items() if k != CORRECT} for e in examples],
+                                      ensure_ascii=False, indent=1) + "\n").encode()
+                out[name] = raw
+        return out
     none_subtasks: frozenset[int] = frozenset({4})
+
+    def evaluate(self, request: Request) -> Evaluation:
+        """One ranking file, or a zip of them (each member against its own data file, one report)."""
+        if not _is_zip(Path(request.submission)):
+            return super().evaluate(request)
+        from dialeval.files.archive import safe_extract
+        from dialeval.files.write import private_temp_dir, release_private_temp_dir
+
+        sub = Path(request.submission)
+        tmp = private_temp_dir("zip-")
+        try:
+            safe_extract(sub, tmp / "x", sub, zip_ok=True)
+            members = sorted((p for p in (tmp / "x").rglob("*") if p.is_file() and p.suffix.lower() == ".json"),
+                             key=lambda p: p.name)
+            if not members:
+                raise UsageError(f"{sub}: the zip holds no .json ranking file (expected <Ubuntu|Advising>_subtask_<n>"
+                                 ".json files)")
+            if request.keys is not None and len(members) > 1:
+                raise UsageError(f"{sub}: --keys is one subtask's ground truth, and the zip holds {len(members)} "
+                                 "ranking files: score each file with its own --keys")
+            runs, used = [], {}
+            for m in members:
+                runs.append(super().evaluate(replace(request, submission=m)))
+                for split, files in self._used.items():
+                    used.setdefault(split, []).extend(f for f in files if f not in used[split])
+        finally:
+            release_private_temp_dir(tmp)
+        data = Path(request.data)
+        identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)),
+                                 data if data.is_dir() else data.parent, splits=used)
+        tables = [r.table for r in runs if r.table is not None]
+        return Evaluation(
+            table=RankTable.concat(tables) if len(tables) == len(runs) else None,
+            problems=[p for r in runs for p in r.problems],
+            splits=list(dict.fromkeys(s for r in runs for s in r.splits)),
+            groups=list(dict.fromkeys(g for r in runs for g in r.groups)), data=identity,
+            submission={"path": str(sub), "kind": "archive", "sha256": file_sha256(sub), "format": RANKING.name,
+                        "files": [m.name for m in members]},
+            signature_fields=runs[0].signature_fields, notes=list(dict.fromkeys(n for r in runs for n in r.notes)))
+
+    def score_sets(self, request, splits, sets, identity, problems=None, others=()):
+        # the data files a member was scored against: a zip's report hashes every member's
+        self._used = {s: [f for x in sets if x.split == s and not x.optional for f in x.files] for s in splits}
+        return super().score_sets(request, splits, sets, identity, problems, others)
 
     def _files(self, data: Path) -> list[Path]:
         # in a folder, released data files name their dataset and split (a run such as Ubuntu_subtask_1.json does not)
@@ -148,6 +226,19 @@ class DSTC7(ItemSetBenchmark):
 
 DSTC8_CONTEXTS = {"all": "the official scorer: every example", "with-positive": "examples with a correct option",
                   "mixed": "the NOESIS II baseline's is_valid_query: examples with a correct option and a wrong one"}
+
+
+def _is_zip(path: Path) -> bool:
+    """A zip archive, recognised by its first bytes (a ``-`` or an unreadable file is left to the ranking reader)."""
+    from dialeval.files.read import open_input
+
+    if str(path) == "-":
+        return False
+    try:
+        with open_input(path, what="a submission") as f:
+            return f.file.read(4) == b"PK\x03\x04"
+    except (UsageError, OSError):
+        return False
 
 
 class DSTC8(DSTC7):

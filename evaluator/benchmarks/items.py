@@ -85,7 +85,8 @@ class ItemSet:
     """Optional: the most ids a listed ranking may hold (DSTC7 subtask 2: the top 100 of its pool); a strict reading
     refuses a longer one, since positions past it would still earn MRR and MAP."""
     optional: bool = False
-    """Items the submission may rank but need not (groups outside --task): no missing warnings, not in the table."""
+    """Items of a group outside --task: a submission's items of it are left out (neither checked nor scored, counted in
+    one ``other-task`` warning); no missing warnings, not in the table."""
     split: str | None = None  # the split its items belong to (None: the split score_items is called with)
     files: tuple[Path, ...] = ()  # the data files its items and gold came from (the data identity)
     extra: object = None  # what the benchmark keeps beside the items (e.g. Movie Dialog's reply texts)
@@ -193,6 +194,7 @@ class _Out:
         # the candidates tied at the top of each item's order, for sets that compute values from them
         self.top = [None if s.top_values is None else np.zeros((len(s), _widest(s)), bool) for s in sets]
         self.width: int | None = None  # matrix forms: columns scored
+        self.left_out = 0  # items of groups outside --task (optional sets): neither checked nor scored
         self.unknown: list[str] = []  # the first WRONG_SPLIT_IDS submitted ids the split does not have
 
     def not_in_split(self, iid: str) -> None:
@@ -210,6 +212,7 @@ def score_items(
     scoring: bool,
     nested: tuple[int, ...] = (),
     other_splits: Sequence[tuple[str, OtherSplitIds]] = (),
+    group_label: str = "task",
 ) -> tuple[RankTable | None, list[Problem], dict]:
     """Read a submission for one split and return (rank table over every gold-bearing item, problems, submission info
     {path, kind, sha256, format}).
@@ -219,7 +222,9 @@ def score_items(
     ``RankTable.nested[N]`` with the rank of the gold among the first N candidates of each item. See the
     module docstring for the forms read and how ranks are derived. ``other_splits``: the data's other splits,
     as for :func:`other_split_hint`; when the submission names items this split does not have, the problems
-    start with the one ``wrong-split`` error that names the split they belong to.
+    start with the one ``wrong-split`` error that names the split they belong to. Items of ``optional`` sets (the
+    groups outside ``--task``) are left out unchecked and said in one ``other-task`` warning, whose message calls
+    a group ``group_label``.
     """
     if ties not in TIE_POLICIES:
         raise UsageError(f"unknown tie policy {ties!r} (known: {', '.join(TIE_POLICIES)})")
@@ -280,6 +285,8 @@ def score_items(
             problems.append(Problem(e.code, "", e.reason, "error", fname))
         if readable:
             _missing_warnings(item_sets, out, problems, fname, split)
+        if out.left_out:
+            problems.always(other_group_warning(out.left_out, item_sets, group_label, fname))
     table = None
     if scoring and any(s.gold is not None and not s.optional for s in item_sets):
         table = _table(item_sets, out, benchmark, split, ties)
@@ -366,6 +373,13 @@ def _positions(sets: list[ItemSet]) -> dict[str, tuple[int, int]]:
     return pos
 
 
+def other_group_warning(n: int, sets: list[ItemSet], group_label: str, fname: str | None = None) -> Problem:
+    """THE one warning for ``n`` submitted items of groups outside ``--task`` (the ``optional`` sets), left out."""
+    asked = ",".join(dict.fromkeys(s.group for s in sets if not s.optional))
+    return Problem("other-task", "", f"{n:,} item{'' if n == 1 else 's'} of {group_label}s other than {asked} left out "
+                   f"(--task {asked}): neither checked nor scored", "warning", fname)
+
+
 def _missing_warnings(sets, out: _Out, problems: list[Problem], fname: str, split: str) -> None:
     shown = 0
     total = 0
@@ -395,6 +409,13 @@ def _read_ranked(data: Iterable, file: str, sets, out: _Out, problems: Capped, n
     index = _Index(sets)
     seen: dict[str, int] = {}
 
+    def outside(did: str) -> bool:
+        at = pos_of.get(did)
+        if at is None or not sets[at[0]].optional:
+            return False
+        out.left_out += 1
+        return True
+
     def resolve(i: int, did: str):
         at = pos_of.get(did)
         if at is None:
@@ -414,7 +435,7 @@ def _read_ranked(data: Iterable, file: str, sets, out: _Out, problems: Capped, n
     max_n = max((len(s.candidates) if s.shared else max(map(len, s.candidates), default=1) for s in sets), default=1)
     for _i, _did, (k, p), rank_of, valid in check_ranked_items(data, file, split_name=split, max_n=max_n,
                                                                  resolve=resolve, add=add, lenient_hint=False,
-                                                                 full=full):
+                                                                 full=full, outside=outside):
         gold = sets[k].gold
         if not golds or not valid or gold is None:  # an invalid ranking is never ranked
             continue
@@ -454,7 +475,12 @@ def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Pro
     from dialeval.formats.scores import decode_scores_json
 
     pos_of = _positions(sets)
-    items, faults = decode_scores_json(raw, keep=pos_of)
+
+    def outside(iid: str) -> bool:
+        at = pos_of.get(iid)
+        return at is not None and sets[at[0]].optional
+
+    items, faults = decode_scores_json(raw, keep=pos_of, skip=outside if any(s.optional for s in sets) else None)
     del raw
     problems.extend(_problems(faults, file))
     if items is None:
@@ -464,6 +490,9 @@ def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Pro
     partial = 0
     for iid, scores in items.items():
         at = pos_of.get(iid)
+        if at is not None and sets[at[0]].optional:
+            out.left_out += 1
+            continue
         if at is None:
             out.not_in_split(iid)
             if not problems.full("unknown-dialog"):  # a million unknown items: twenty messages are built

@@ -137,8 +137,14 @@ class ItemSetBenchmark(Benchmark):
         return [str(g) for g in requested]
 
     def loadable(self, data: Path, split: str, group: str) -> bool:
-        """Whether a group outside ``--task`` can be read (its items are then known, neither errors nor missing)."""
+        """Whether a group outside ``--task`` can be read: its items are then known, and a submission's items of it
+        are left out (neither checked nor scored, counted in one ``other-task`` warning), never errors."""
         return True
+
+    def outside_ids(self, data: Path, split: str, group: str) -> list[str] | None:
+        """The item ids of a group outside ``--task`` that is not :meth:`loadable` (Movie Dialog's task 4 without its
+        candidate file), so that its items are left out too; None (the default): they are unknown items."""
+        return None
 
     def other_split_ids(self, data: Path, split: str, groups: list[str]) -> OtherSplitIds | None:
         """The item ids of another split (holding ``groups``), for the one wrong-split hint; None: no hint
@@ -182,6 +188,7 @@ class ItemSetBenchmark(Benchmark):
         splits = self.choose_splits(request, list(present))
         wanted = self.select_groups(request.groups) if request.groups else None
         scored = {s: [g for g in present[s] if wanted is None or g in wanted] for s in splits}
+        chosen = splits  # a split --task narrows away still has its items left out, not unknown (Ubuntu's files)
         if wanted is not None:  # groups narrow the splits to those holding one
             splits = [s for s in splits if scored[s]]
             if not splits:
@@ -192,12 +199,19 @@ class ItemSetBenchmark(Benchmark):
             raise UsageError(f"a score matrix answers one split: pass {' or '.join('--split ' + s for s in splits)}")
         problems: list[Problem] = []
         sets = []
-        for s in splits:
+        for s in chosen:
             for g in present[s]:
                 own = g in scored[s]
-                if not own and (matrix or not self.loadable(data, s, g)):
+                if not own and matrix:
                     continue  # a matrix has rows for the scored groups only
-                item_set = self.load(data, s, g, request.scoring and own, problems)
+                if own or self.loadable(data, s, g):
+                    item_set = self.load(data, s, g, request.scoring and own, problems)
+                elif (ids := self.outside_ids(data, s, g)) is not None:
+                    from dialeval.benchmarks.items import ItemSet
+
+                    item_set = ItemSet(g, ids, (), None)  # ids alone: its items are left out unread
+                else:
+                    continue
                 item_set.split, item_set.optional = s, not own
                 sets.append(item_set)
         used = {s: list(dict.fromkeys(f for x in sets if x.split == s and not x.optional for f in x.files))
@@ -221,7 +235,7 @@ class ItemSetBenchmark(Benchmark):
             translated = self.translate(request, sets, problems, notes, Path(tmp))
             table, sub_problems, info = score_items(
                 translated or sub, sets, benchmark=self.name, split=",".join(splits), ties=request.ties,
-                scoring=request.scoring, nested=self.nested, other_splits=others,
+                scoring=request.scoring, nested=self.nested, other_splits=others, group_label=self.group_label,
             )
             fmt = info.get("format")
             if request.ties != DEFAULT_TIES and fmt is not None and fmt not in SCORED_FORMATS:

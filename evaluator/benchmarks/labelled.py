@@ -77,12 +77,16 @@ class LabelledBenchmark(ItemSetBenchmark):
 
     def score_sets(self, request: Request, splits, sets, identity, problems=None, others=()) -> Evaluation:
         """Read the submission (lines or JSON) against the contexts; per-context values under the protocol."""
+        outside = [x for x in sets if x.optional]  # files outside --task: a JSON document's items of them are left out
         sets = [x for x in sets if not x.optional]
         sub = Path(request.submission)
         check_regular(sub, what=WHAT)
         problems = list(problems or [])
         form = "scores" if first_byte(sub) == b"{" else "lines"
-        scores, seen = (self.read_json if form == "scores" else self.read_lines)(sub, splits, sets, problems)
+        if form == "scores":
+            scores, seen = self.read_json(sub, splits, sets, problems, outside)
+        else:
+            scores, seen = self.read_lines(sub, splits, sets, problems)
         info = {"path": str(sub), "kind": "file", "sha256": file_sha256(sub), "format": form}
         ev = Evaluation(table=None, problems=problems, splits=splits, groups=[x.group for x in sets], data=identity,
                         submission=info, signature_fields={})
@@ -123,8 +127,10 @@ class LabelledBenchmark(ItemSetBenchmark):
             return None, None
         return {split: scores.reshape(want.shape)}, {split: np.ones(len(want), bool)}
 
-    def read_json(self, sub: Path, splits: list[str], sets, problems: list):
-        """JSON scores keyed by context id and candidate id; unscored candidates rank below, tied."""
+    def read_json(self, sub: Path, splits: list[str], sets, problems: list, outside=()):
+        """JSON scores keyed by context id and candidate id; unscored candidates rank below, tied. Contexts of the
+        ``outside`` sets (files outside --task) are left out unchecked, said in one warning."""
+        from dialeval.benchmarks.items import other_group_warning
         from dialeval.formats.scores import decode_scores_json
 
         file = sub.name
@@ -134,7 +140,8 @@ class LabelledBenchmark(ItemSetBenchmark):
             if bad is not None:
                 raise bad
             ids = {iid: (x.split, i) for x in sets for i, iid in enumerate(x.item_ids)}
-            items, faults = decode_scores_json(raw, keep=ids)
+            other = {iid for x in outside for iid in x.item_ids}
+            items, faults = decode_scores_json(raw, keep=ids, skip=other.__contains__ if other else None)
         except UnreadableInput as e:
             problems.append(Problem(e.code, "", e.reason, "error", file))
             return None, None
@@ -146,8 +153,11 @@ class LabelledBenchmark(ItemSetBenchmark):
         seen = {x.split: np.zeros(len(x.extra), bool) for x in sets}
         names = sets[0].candidates
         col = {c: j for j, c in enumerate(names)}
-        partial = 0
+        partial = left_out = 0
         for iid, cands in items.items():
+            if iid in other:
+                left_out += 1
+                continue
             at = ids.get(iid)
             if at is None:
                 if not found.full("unknown-dialog"):  # a million unknown items: twenty messages are built
@@ -167,6 +177,8 @@ class LabelledBenchmark(ItemSetBenchmark):
         if missing:
             found.append(Problem("missing-dialog", "", f"{missing:,} {'context is' if missing == 1 else 'contexts are'} "
                                  "not in the submission: each scores 0 on every metric", "warning", file))
+        if left_out:
+            found.always(other_group_warning(left_out, [*sets, *outside], self.group_label, file))
         if partial:
             found.append(Problem("unscored-candidate", "", f"{partial:,} {'context does' if partial == 1 else 'contexts do'} "
                                  "not score every candidate: the unscored ones rank below the scored ones, tied",

@@ -209,6 +209,8 @@ def load_task(data: Path, task: int, split: str, problems: list[Problem], with_g
 
 class MovieDialog(ItemSetBenchmark):
     name = "movie-dialog"
+    public_data_note = ("every exchange's answer is written on its line after the question, and is the context of the "
+                        "exchanges after it")
     title = "Movie Dialog dataset: QA, recommendations, QA+recs (entity candidates), Reddit (10,001 candidates); hits@k"
     group_label = "task"
     split_names = movie.SPLITS
@@ -245,6 +247,13 @@ class MovieDialog(ItemSetBenchmark):
     def loadable(self, data: Path, split: str, group: str) -> bool:
         return group != "4" or _has_reddit_candidates(data, split)
 
+    def outside_ids(self, data: Path, split: str, group: str) -> list[str]:
+        """Task 4's item ids without its candidate file (read from the task file alone)."""
+        from dialeval.formats.fbdialog import iter_lines
+
+        path = movie.task_path(data, int(group), split)
+        return [f"{path.stem}:{ln.conversation}:{ln.lid}" for ln in iter_lines(path) if ln.bot is not None]
+
     def split_of_id(self, item_id: str) -> str | None:
         return item_id.partition(":")[0].rpartition("_")[2]
 
@@ -254,7 +263,8 @@ class MovieDialog(ItemSetBenchmark):
         return fb_item_ids(movie.task_path(data, int(t), split) for t in groups)
 
     def translate(self, request, sets, problems, notes, tmp):
-        loaded = [_TaskData(int(s.group), s.files[0], s, s.extra, list(s.files[1:])) for s in sets]
+        # the tasks asked for only: items of the others are left out, so their strings never change the reading
+        loaded = [_TaskData(int(s.group), s.files[0], s, s.extra, list(s.files[1:])) for s in sets if not s.optional]
         return translate_texts(Path(request.submission), loaded, Path(request.data), tmp, problems, notes)
 
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:

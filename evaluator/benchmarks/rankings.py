@@ -128,7 +128,7 @@ def _never_full(code: str, severity: str = "error") -> bool:
 
 
 def check_ranked_items(data: Iterable, file: str, *, split_name: str, max_n: int, resolve, add,
-                       lenient_hint: bool = True, full=None):
+                       lenient_hint: bool = True, full=None, outside=None):
     """THE ranking-entry checker of the DSTC6 result format, for DSTC6 and every benchmark that takes it.
 
     Walks the result array ``data`` (a list, or a :class:`~dialeval.formats.jsonio.JSONArray` read one element
@@ -140,13 +140,17 @@ def check_ranked_items(data: Iterable, file: str, *, split_name: str, max_n: int
     checked: ``rank_of`` maps candidate id -> the rank given (as submitted), ``valid`` says the ranking had no
     problem. ``full(code)`` (:meth:`~dialeval.core.problems.Capped.full`): True when a problem of that code
     would be dropped by the cap, and counted as such; its message is then never built (seven million bad
-    items cost seven million checks, not fourteen million messages).
+    items cost seven million checks, not fourteen million messages). ``outside(dialog_id)``: True for an item of a
+    part the run does not ask for (a task outside ``--task``): such an item is neither checked nor yielded (the
+    caller counts it and says so once); an item whose dialog id is not a string cannot be placed and is checked.
     """
     full = full or _never_full
     for i, item in enumerate(data):
         if type(item) is not dict:
             if not full("item-not-object"):
                 add(Problem("item-not-object", f"/{i}", f"item {_is(item)}, expected an object", file=file))
+            continue
+        if outside is not None and type(item.get("dialog_id")) is str and outside(item["dialog_id"]):
             continue
         if item.keys() != ITEM_KEYS:
             for k in _ITEM_ORDER:

@@ -60,6 +60,8 @@ CODES: dict[str, str] = {
     "outside-phases": "a team's run first seen by the grader outside every phase of its challenge: recorded, never scored",
     # ids of another split (issue 18, area "gaps": DSTC6, bAbI and Movie Dialog share the hint, benchmarks.items)
     "wrong-split": "the submitted ids belong to another split of the data (the message names it)",
+    # --task scopes validation as well as scoring
+    "other-task": "(warning) items (or files) of tasks outside --task, left out: neither checked nor scored",
 }
 
 

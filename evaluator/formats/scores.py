@@ -549,14 +549,16 @@ def _split_cells(line: bytes) -> list[bytes]:
 # ---- JSON scores ---------------------------------------------------------------------------------------
 
 
-def decode_scores_json(raw: bytes, keep=None) -> tuple[dict[str, dict[str, int | float] | None] | None, list[Problem]]:
+def decode_scores_json(raw: bytes, keep=None, skip=None) -> tuple[dict[str, dict[str, int | float] | None] | None, list[Problem]]:
     """The ``items`` mapping of a JSON score document and the faults in it (each with its pointer).
 
     Fast path: msgspec decodes the document with each item's scores left as raw JSON, then each item into
     ``dict[str, int | float]`` (integers stay integers, so they compare exactly; booleans and strings
     refused). ``keep`` (a container of item ids) keeps the scores of those items only: any other item maps
     to None once its scores are checked, so a million unknown items cost a million keys, not a million
-    dictionaries. On any failure the parsed document is walked to report every problem (``items`` is then
+    dictionaries. ``skip(item id)``: True for an item the run leaves out (a task outside ``--task``): its scores
+    are neither read nor checked, and it maps to None. On any failure the parsed document is walked to report
+    every problem (``items`` is then
     None). Keys a JSON object repeats are faults too (``duplicate-dialog``, ``duplicate-candidate``), never a
     silent last-wins. Raises :class:`~dialeval.core.errors.UnreadableInput` when the bytes are not one JSON document.
     """
@@ -566,6 +568,10 @@ def decode_scores_json(raw: bytes, keep=None) -> tuple[dict[str, dict[str, int |
         scores_of = msgspec.json.Decoder(dict[str, int | float])
         strings = 3 + len(items)  # every key and the value "scores": what the text holds without repeated keys
         for iid, item in items.items():
+            if skip is not None and skip(iid):
+                items[iid] = None
+                strings += _count_strings(msgspec.json.decode(item))  # what the quote count below expects
+                continue
             scores = scores_of.decode(item)
             if not _all_ok(scores):
                 items = None
@@ -575,12 +581,12 @@ def decode_scores_json(raw: bytes, keep=None) -> tuple[dict[str, dict[str, int |
     except Exception:  # noqa: BLE001 - any decode failure is re-diagnosed with pointers below
         items = None
     if items is not None:
-        return items, duplicate_keys(raw, strings, Capped()).close()
+        return items, duplicate_keys(raw, strings, Capped(), skip).close()
     from dialeval.formats.jsonio import parse_json_bytes
 
     data = parse_json_bytes(raw, "submission")
-    faults = _diagnose_scores(data, Capped())
-    return None, duplicate_keys(raw, _count_strings(data), faults).close()
+    faults = _diagnose_scores(data, Capped(), skip)
+    return None, duplicate_keys(raw, _count_strings(data), faults, skip).close()
 
 
 def _all_ok(scores: dict) -> bool:
@@ -625,11 +631,12 @@ def _count_strings(data: object) -> int:
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]')
 
 
-def duplicate_keys(raw: bytes, strings: int, faults: Capped) -> Capped:
+def duplicate_keys(raw: bytes, strings: int, faults: Capped, skip=None) -> Capped:
     """Faults for keys a JSON object of ``raw`` repeats, given that the parsed document holds ``strings``
     keys and string values: when the text holds as many strings, no key was dropped, which one count of
     quotes proves for a text without backslashes; otherwise its tokens are walked (objects inside arrays
-    are not followed: no score document has them). Appends to ``faults`` and returns it."""
+    are not followed: no score document has them). ``skip(item id)``: an item left out, whose keys are not
+    looked at. Appends to ``faults`` and returns it."""
     if b"\\" not in raw and raw.count(b'"') == 2 * strings:
         return faults
     import json
@@ -639,7 +646,8 @@ def duplicate_keys(raw: bytes, strings: int, faults: Capped) -> Capped:
         tok = m.group()
         if tok == b"{" or tok == b"[":
             ptr = None
-            if stack and stack[-1][0] and stack[-1][1] is not None and stack[-1][3] is not None:
+            if stack and stack[-1][0] and stack[-1][1] is not None and stack[-1][3] is not None and not (
+                    skip is not None and stack[-1][1] == "/items" and skip(stack[-1][3])):
                 ptr = stack[-1][1] + pointer(stack[-1][3])
             elif not stack:
                 ptr = ""
@@ -660,7 +668,8 @@ def duplicate_keys(raw: bytes, strings: int, faults: Capped) -> Capped:
             if top[1] is None:
                 continue
             if key in top[2]:
-                faults.append(_duplicate(top[1], key))
+                if not (skip is not None and top[1] == "/items" and skip(key)):
+                    faults.append(_duplicate(top[1], key))
             else:
                 top[2].add(key)
     return faults
@@ -676,7 +685,7 @@ def _duplicate(ptr: str, key: str) -> Problem:
     return Problem("unknown-key", where, f"key {short(key)} appears twice in the same object")
 
 
-def _diagnose_scores(data: object, out: Capped) -> Capped:
+def _diagnose_scores(data: object, out: Capped, skip=None) -> Capped:
     if not isinstance(data, dict):
         out.append(Problem("wrong-type", "", f"a score document is a JSON object, found {_json_type(data)}"))
         return out
@@ -692,6 +701,8 @@ def _diagnose_scores(data: object, out: Capped) -> Capped:
         out.append(Problem("wrong-type", "/items", f"items is a {_json_type(items)}, expected an object"))
         return out
     for iid, scores in items.items():
+        if skip is not None and skip(iid):
+            continue
         ptr = "/items" + pointer(iid)
         if not isinstance(scores, dict):
             out.append(Problem("wrong-type", ptr, f"the scores of an item are an object, found {_json_type(scores)}"))

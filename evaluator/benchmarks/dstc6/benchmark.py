@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,10 +63,26 @@ class DSTC6(Benchmark):
     group_names = {"1": "API", "2": "Refine", "3": "Options", "4": "Infos", "5": "Full"}
     group_descriptions = TASK_DESCRIPTIONS
     default_metrics = ("p@1", "p@2", "p@5", "mrr")
+
+    def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes]:
+        """The splits' dialog files (``<split>/<stem>.json``), never their ``<stem>.answers.json`` keys; a dialog that
+        carries its ``answer`` (the format allows it, the training files have it) is written without it."""
+        from dialeval.formats.dstc6 import ANSWERS_SUFFIX
+        from dialeval.formats.jsonio import parse_json_bytes
+
+        out = {}
+        for name, raw in files.items():
+            if not name.endswith(".json") or name.endswith(ANSWERS_SUFFIX) or name.partition("/")[0] not in splits:
+                continue  # keys, and anything that is not a dialog file
+            dialogs = parse_json_bytes(raw, name)
+            if isinstance(dialogs, list) and any(isinstance(d, dict) and "answer" in d for d in dialogs):
+                raw = (json.dumps([{k: v for k, v in d.items() if k != "answer"} if isinstance(d, dict) else d
+                                   for d in dialogs], ensure_ascii=False, indent=1) + "\n").encode()
+            out[name] = raw
+        return out
     submission_formats = ("dstc6-result (file, official directory layout, or .tgz)",)
     problem_codes = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
         "unknown-file": "a file in a submission directory or archive that matches no test file of the split",
-        "other-task": "(warning) items of tasks outside --task were ignored",
         "key-without-gold": "(warning) an answer-key item with no rank-1 entry: scored as a miss, never a false hit",
         "no-result-file": "a directory or archive without a result file for the split scored",
         "nothing-ranked": "(warning) the submission ranks no item of the split",
@@ -339,7 +356,7 @@ def _check_split(
     stem_task = {tf.path.name[: -len(".json")]: t for t, tf in loaded.split.files.items()}
     seen: dict[str, str] = {}
     gold_rank: dict[str, int] = {}
-    other = 0
+    other = other_files = 0  # items and files of tasks outside --task: left out, said once
     score_tasks = set(loaded.tasks)
     for f in files:
         file_task = None
@@ -353,7 +370,7 @@ def _check_split(
                 )
                 continue
             if file_task not in score_tasks:
-                other += 1
+                other_files += 1
                 continue
         raw = f.read_bytes()
         if len(raw) > SYNTAX_FIRST_BYTES:  # a broken large file: refused before any struct is built
@@ -376,8 +393,7 @@ def _check_split(
 
         def use(data, f=f, file_task=file_task) -> int:
             if lenient:
-                _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task)
-                return 0
+                return _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task, score_tasks)
             from dialeval.benchmarks.dstc6.validate import check_result_file
 
             check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks, problems=checked)
@@ -402,8 +418,8 @@ def _check_split(
         finally:
             del raw
     problems.extend(checked.close())
-    if other:
-        problems.append(Problem("other-task", "", f"{other} item(s) or file(s) of tasks outside --task were ignored", "warning"))
+    if other or other_files:
+        problems.append(other_task_warning(other, other_files, loaded.tasks))
     parts = []
     if scoring:
         from dialeval.core.ranks import RankTable
@@ -445,14 +461,34 @@ def _check_split(
     return problems, RankTable.concat(parts)
 
 
-def _lenient_file(data, f, loaded: LoadedSplit, limit, problems, gold_rank, seen, file_task) -> None:
+def other_task_warning(items: int, files: int, tasks: list[int]) -> Problem:
+    """THE one warning of a run whose submission holds items (a single result file) or files (a folder, an archive)
+    of tasks outside ``--task``: they are left out, neither checked nor scored."""
+    asked = format_tasks(sorted(tasks))
+    what = [f"{n:,} {noun}{'' if n == 1 else 's'}" for n, noun in ((items, "item"), (files, "file")) if n]
+    return Problem("other-task", "", f"{' and '.join(what)} of tasks other than {asked} left out (--task {asked}): "
+                   "neither checked nor scored", "warning")
+
+
+def _lenient_file(data, f, loaded: LoadedSplit, limit, problems, gold_rank, seen, file_task, score_tasks) -> int:
+    """Emulate the official scorer on one file; returns how many items of tasks outside --task it left out."""
     from dialeval.benchmarks.dstc6.lenient import emulate_official, gold_rank_from_slots
 
     def candidates_of(did):
         t = loaded.dialog_task.get(did)
         return loaded.indexes[t].candidate_ids[loaded.indexes[t].position[did]] if t is not None else None
 
-    res = emulate_official(data, f.name, limit, candidates_of, problems=problems)
+    left_out = 0
+
+    def outside(did) -> bool:
+        nonlocal left_out
+        t = loaded.dialog_task.get(did) if isinstance(did, str) else None
+        if t is None or t in score_tasks or file_task is not None:
+            return False
+        left_out += 1
+        return True
+
+    res = emulate_official(data, f.name, limit, candidates_of, problems=problems, outside=outside)
     for did, slots in res.slots.items():
         t = loaded.dialog_task.get(did)
         if t is None or (file_task is not None and t != file_task):
@@ -462,3 +498,4 @@ def _lenient_file(data, f, loaded: LoadedSplit, limit, problems, gold_rank, seen
         key = loaded.keys.get(t)
         if key is not None:
             gold_rank[did] = gold_rank_from_slots(slots, key.gold.get(did))
+    return left_out

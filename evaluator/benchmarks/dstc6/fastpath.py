@@ -93,6 +93,9 @@ def check_result_items(items, split, seen: dict[str, str], file: str, file_task,
     for i, item in enumerate(items):
         did = item.dialog_id
         task = tasks_of.get(did)
+        if task is not None and task not in score_tasks and file_task is None:  # outside --task: left out unchecked
+            other += 1
+            continue
         if task is None or (file_task is not None and task != file_task) or did in seen or did in mine:
             return None
         mine[did] = i

@@ -58,12 +58,14 @@ def emulate_official(
     candidate_limit: int = DEFAULT_CANDIDATE_LIMIT,
     candidates_of=None,
     problems: list[Problem] | None = None,
+    outside=None,
 ) -> LenientResult:
     """Fill the official scorer's slots for every submitted dialog, reporting quirks and crashes.
 
     ``candidates_of(dialog_id)`` returns the item's candidate ids (or None for an unknown dialog), only
     to report accepted unknown candidate ids. ``problems``: the list to report into (the caller's per-code
-    capped list); a new list by default.
+    capped list); a new list by default. ``outside(dialog_id)``: True for an item of a task outside ``--task``,
+    which is left out before anything of it is read (the caller counts it).
     """
     res = LenientResult() if problems is None else LenientResult(problems)
     warn = res.problems.append
@@ -88,6 +90,8 @@ def emulate_official(
             continue
         if "dialog_id" not in item:
             quirk(f"/{i}", "item without dialog_id: the official scorer prints an error and skips it")
+            continue
+        if outside is not None and outside(item["dialog_id"]):
             continue
         if "lst_candidate_id" not in item:
             crash(f"/{i}", "item without lst_candidate_id: the official scorer stops with exit status 1")

@@ -38,7 +38,8 @@ def check_result_file(
     score_tasks: set[int] | None = None,
     problems: list[Problem] | None = None,
 ) -> FileCheck:
-    """Check one parsed result file against the split; fill gold ranks for items of ``score_tasks``.
+    """Check one parsed result file against the split; fill gold ranks for items of ``score_tasks``. In a single
+    result file (no ``file_task``) an item of another task is left out unchecked and counted in ``other_task_items``.
 
     ``seen`` maps dialog ids already ranked (across the submission's files) to where, to report
     duplicates. ``file_task`` restricts items to one test file (the directory layout). Gold ranks are
@@ -75,8 +76,16 @@ def check_result_file(
             return task, indexes[task].candidate_ids[pos]
         return None
 
+    def outside(did: str) -> bool:
+        """An item of a task outside --task in a single result file: left out unchecked, counted."""
+        task = tasks_of.get(did)
+        if task is None or task in score_tasks or file_task is not None:
+            return False
+        out.other_task_items += 1
+        return True
+
     for _i, did, task, rank_of, _valid in check_ranked_items(data, file, split_name=split.name, max_n=max_n,
-                                                              resolve=resolve, add=add, full=full):
+                                                              resolve=resolve, add=add, full=full, outside=outside):
         if task not in score_tasks:
             out.other_task_items += 1
         elif task in keys:
