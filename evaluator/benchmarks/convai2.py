@@ -74,6 +74,8 @@ def _top_f1(turns: Turns):
 
 class ConvAI2(ItemSetBenchmark):
     name = "convai2"
+    public_data_note = ("each turn's line holds its true reply (the label field) beside the candidates, and it is the "
+                        "context of the turns after it")
     title = "ConvAI2 (PersonaChat): hits@1/5/10 of 20 candidates per turn, or token F1 of generated replies"
     group_label = "file"
     split_names = SPLITS

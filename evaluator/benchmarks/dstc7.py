@@ -40,6 +40,10 @@ LENIENT_NOTES = (
 )
 
 
+CORRECT = "options-for-correct-answers"
+"""The data field holding an example's correct candidates (train and dev files; test files leave it out)."""
+
+
 class DSTC7(ItemSetBenchmark):
     name = "dstc7"
     title = "DSTC7 Track 1 (NOESIS) response selection, subtasks 1-5, Ubuntu and Advising"
@@ -63,6 +67,30 @@ class DSTC7(ItemSetBenchmark):
     separate_keys = True
     archive_members = True
     listed, lenient_notes = RANKING, LENIENT_NOTES
+
+    def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes]:
+        """The ``splits``' data files' examples without ``options-for-correct-answers`` (the ground truth, where a file
+        carries it), and subtask 2's candidate pool (``*pool*``, which names no answer); nothing else (the
+        ground-truth TSV given with ``--keys`` never reaches here, one left in the data folder stays out)."""
+        import json
+
+        from dialeval.formats.jsonio import parse_json_bytes
+
+        out = {}
+        for name, raw in files.items():
+            base = name.rpartition("/")[2]
+            if "pool" in base.lower():
+                out[name] = raw
+            elif base.endswith(".json") and (name_fields(base)[2] or "test") in splits:
+                examples = parse_json_bytes(raw, name)
+                if not isinstance(examples, list) or not all(isinstance(e, dict) and "options-for-next" in e
+                                                             for e in examples):
+                    continue  # not a data file (a run, a ground truth as JSON): never published
+                if any(CORRECT in e for e in examples):
+                    raw = (json.dumps([{k: v for k, v in e.items() if k != CORRECT} for e in examples],
+                                      ensure_ascii=False, indent=1) + "\n").encode()
+                out[name] = raw
+        return out
     none_subtasks: frozenset[int] = frozenset({4})
 
     def _files(self, data: Path) -> list[Path]:
