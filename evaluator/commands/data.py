@@ -18,6 +18,7 @@ import click
 
 from dialeval.core.errors import UsageError, did_you_mean
 from dialeval.core.termsafe import print_table, safe, table_console
+from dialeval.files.write import not_standard_output
 
 MAX_VERIFY_FILES = 100_000
 MAX_VERIFY_DEPTH = 6
@@ -228,7 +229,10 @@ def verify_cmd(folder, as_json, show_all):
         return _verify_sample(root, as_json, show_all)
     reg = registry()
     checks = []
-    for path, _size_bytes in _walk(root):
+    files = list(_walk(root))
+    if not files and not as_json:  # an empty table and exit 0 would read as "verified"
+        raise UsageError(f"{safe(folder)}: holds no regular file to check (links and special files are not followed)")
+    for path, _size_bytes in files:
         rel = path.relative_to(root).as_posix()
         unhashed = reg.check(path.name, "")
         if unhashed.status == "unknown":  # a name no release has: nothing to hash
@@ -344,7 +348,7 @@ def _verify_sample(root: Path, as_json: bool, show_all: bool = False) -> int:
 
 @data_group.command("sample")
 @click.argument("name", required=False)
-@click.option("--out", type=click.Path(file_okay=False), default=None,
+@click.option("--out", type=click.Path(file_okay=False), default=None, callback=not_standard_output,
               help="Copy the sample into this new or empty folder (default: ./<name>-sample).")
 def sample_cmd(name, out):
     """List dialeval's sample data (small constructed data for every benchmark), or copy sample NAME out.
