@@ -392,3 +392,20 @@ def test_airdialogue_paper_totals_scaled_and_exact_follow_from_the_components():
         name, name_x, flight, flight_x, status, status_x, tot, tot_x = map(float, row)
         assert float(total(name, flight, status)) == pytest.approx(tot, abs=0.005 + 1e-9), row
         assert float(total(name_x / 100, flight_x / 100, status_x / 100)) == pytest.approx(tot_x, abs=0.005 + 1e-9), row
+
+
+# ---- response-selection.md: DSTC7/DSTC8 file names ----------------------------------------------------------------
+@pytest.mark.parametrize("name, fields", [
+    ("ubuntu_train_subtask_1.json", ("ubuntu", 1, "train")), ("ubuntu_dev_subtask_1.json", ("ubuntu", 1, "dev")),
+    ("Ubuntu_st1_test", ("ubuntu", 1, "test")), ("Ubuntu_st1_ground_truth", ("ubuntu", 1, None)),
+    ("Advising_st1_case1_test", ("advising", 1, "test")), ("Advising_st1_case2_test", ("advising", 1, "test")),
+    ("Ubuntu_st2_test", ("ubuntu", 2, "test")), ("task-1.ubuntu.train.json", ("ubuntu", 1, "train")),
+    ("task-1.ubuntu.dev.json", ("ubuntu", 1, "dev")), ("Ubuntu_subtask_1.json", ("ubuntu", 1, None)),
+    ("Advising_subtask_3.json", ("advising", 3, None)),
+])
+def test_dstc7_and_dstc8_released_names_give_dataset_subtask_and_split(name, fields):
+    """The organisers' file names (noesis-tf/README.md, datasets.rst, NOESIS-II subtask1/README.md) and the
+    submission names (submission.rst) say the dataset, the subtask and the split they hold."""
+    from dialeval.formats.dstc7 import name_fields
+
+    assert name_fields(name) == fields
