@@ -451,6 +451,13 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     from dialeval.leaderboard.challenge import now as now_of
 
     seen_at = now_of(now)  # a bad --now is refused before anything is written
+    from dialeval.leaderboard.registry import registry_path
+
+    where = Path(os.path.realpath(registry_path(registry_dir)))
+    if runs_dir.is_dir() and Path(os.path.realpath(runs_dir)) in where.parents:
+        # the database (and its folder) would be the next grade's entries: "registry.sqlite: not a submission"
+        raise UsageError(f"--registry {registry_dir}: inside the runs folder {runs_dir}, where the next grade would "
+                         "take it for a team's run; keep the registry elsewhere")
     seen_day = seen_at[:10]
     names = _split_names(benchmark, data)
     split = _check_split_option(split, names)

@@ -58,6 +58,8 @@ def _table(path: Path) -> tuple[list[str], list[tuple[str, dict]], list[tuple[st
             rows = json.loads(text)
         except json.JSONDecodeError as e:
             raise UsageError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno})") from None
+        except RecursionError:
+            raise UsageError(f"{path}: nested too deeply (expected a JSON list of flat objects)") from None
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise UsageError(f"{path}: expected a JSON list of objects")
         if not rows:

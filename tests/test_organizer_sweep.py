@@ -258,3 +258,82 @@ def test_data_verify_on_a_folder_without_regular_files_is_not_a_clean_pass(tmp_p
         r = run_cli("data", "verify", folder)
         assert (r.returncode, r.stdout, r.stderr) == (2, "", f"dialeval: error: {folder}: holds no regular file to "
                                                              "check (links and special files are not followed)\n")
+
+
+def test_rank_on_an_embedding_metric_says_what_to_run_not_a_python_call(tmp_path):
+    # before: "metric embedding-average needs the response texts: compute them with
+    # dialeval.metrics.embedding.score_pairs and store result.table_values() in the table"
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}}))
+    for given in ("embedding-average", "Vector-Extrema"):
+        r = run_cli("rank", "--registry", tmp_path / "reg", "--metric", given)
+        assert r.returncode == 2 and "score_pairs" not in r.stderr, r.stderr
+        assert r.stderr == (f"dialeval: error: --metric {given}: the registry keeps no response texts, so runs are "
+                            "not ranked on an embedding metric; compare two runs' files with `dialeval compare "
+                            f"A.json B.json --metric {given}`\n")
+
+
+def test_stats_on_a_split_folder_points_at_the_challenge_folder():
+    # before: "submissions/samples/dstc6/tst1: no dialog-task*.json dataset files in its split folders" (it holds them)
+    r = run_cli("stats", SAMPLE / "tst1")
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {SAMPLE / 'tst1'}: a split folder (it holds the dataset "
+                                           "files); give the challenge folder above it (dstc6), whose split folders "
+                                           "hold them\n")
+    assert run_cli("stats", SAMPLE).returncode == 0
+
+
+def test_the_registry_is_never_written_inside_the_runs_folder(tmp_path):
+    # before: `grade runs --registry runs` wrote runs/registry.sqlite (exit 0); every later grade listed it as a
+    # broken entry ("registry.sqlite: not a submission") and exited 1
+    runs = _runs(tmp_path, {"a": {"team": "A"}})
+    for reg in (runs, runs / "db"):
+        r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", reg)
+        assert (r.returncode, r.stderr) == (2, f"dialeval: error: --registry {reg}: inside the runs folder {runs}, "
+                                               "where the next grade would take it for a team's run; keep the "
+                                               "registry elsewhere\n")
+    assert sorted(p.name for p in runs.iterdir()) == ["a.json", "a.team.json"]
+
+
+def test_a_damaged_registry_row_is_found_by_check_and_one_line_elsewhere(tmp_path):
+    # before: a runs row whose splits are not JSON, or a record whose value is text, made `registry check` itself,
+    # rank, compare, export and leaderboard build stop with "internal error: JSONDecodeError" / "ValueError:
+    # Unknown format code 'f'" (exit 3); a damaged per-item blob was said with zlib's words
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}, "b": {"team": "B", "system": "other"}}))
+    reg = tmp_path / "reg"
+    with sqlite3.connect(reg / "registry.sqlite") as db:
+        db.execute("UPDATE runs SET splits = 'not json' WHERE run_id = 1")
+        db.execute("UPDATE records SET value = 'abc' WHERE run_id = 2")
+        db.execute("UPDATE run_items SET blob = x'00112233' WHERE run_id = 2")
+    r = run_cli("registry", "check", "--registry", reg)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.splitlines() == [f"{reg / 'registry.sqlite'}: run 2: a score record's value or count is not a number",
+                                     f"{reg / 'registry.sqlite'}: run 1: its splits are damaged (not a JSON list of names)",
+                                     f"{reg / 'registry.sqlite'}: run 2: per-item data does not match its digest"]
+    for args in (["rank"], ["registry", "export", "--out", tmp_path / "x.jsonl"],
+                 ["leaderboard", "build", "--out", tmp_path / "site"], ["compare", "2", "1"]):
+        r = run_cli(*args, "--registry", reg)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, (args, r.stderr)
+        assert "damaged" in r.stderr and "run `dialeval registry check`" in r.stderr, r.stderr
+    with sqlite3.connect(reg / "registry.sqlite") as db:
+        db.execute("UPDATE runs SET splits = '[\"tst1\"]' WHERE run_id = 1")
+        db.execute("UPDATE records SET value = 0.5 WHERE run_id = 2")
+    r = run_cli("compare", "2", "1", "--registry", reg)
+    assert r.stderr == f"dialeval: error: {reg / 'registry.sqlite'}: per-item data of run 2 is damaged; run " \
+                       "`dialeval registry check`\n"
+
+
+def test_deeply_nested_organizer_files_are_refused_in_one_line(tmp_path):
+    # before: "internal error: nested too deeply" (exit 3) for a challenge.toml or a reported-results JSON nested
+    # thousands deep, and for such a team.json (which now skips its entry)
+    toml = tmp_path / "challenge.toml"
+    toml.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    reported = tmp_path / "reported.json"
+    reported.write_text("[" * 30000 + "]" * 30000)
+    runs = _runs(tmp_path, {"a": b'{"team": ' + b"[" * 30000 + b"]" * 30000 + b"}"})
+    r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--challenge-file", toml)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {toml}: nested too deeply (a challenge.toml is tables "
+                                           "of plain values)\n")
+    r = run_cli("registry", "import", reported, "--registry", tmp_path / "reg", "--board", "b")
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {reported}: nested too deeply (expected a JSON list of "
+                                           "flat objects)\n")
+    _, out, _ = _grade(tmp_path, runs)
+    assert out["a.json"]["message"] == f"{runs / 'a.team.json'}: nested too deeply (a team.json is one flat object)"

@@ -260,6 +260,12 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
         if not runs:
             raise UsageError(f"board {board!r} has no runs")
         metric = metric or benchmark_info(runs[0].benchmark)["default_metrics"][0]
+        from dialeval.metrics import TEXT_METRICS, get
+
+        if get(metric).name in TEXT_METRICS:  # said before the metric's own error, which speaks to Python callers
+            raise UsageError(f"--metric {metric}: the registry keeps no response texts, so runs are not ranked on "
+                             "an embedding metric; compare two runs' files with `dialeval compare A.json B.json "
+                             f"--metric {metric}`")
         _check_scope(scope, runs, board)
         from dialeval.leaderboard.site import board_superseded
 
@@ -346,7 +352,7 @@ def registry_check_cmd(registry_dir):
 
     with Registry(registry_dir, create=False) as reg:
         found = reg.check()
-        n = len(reg.runs())
+        n = 0 if found else len(reg.runs())  # a damaged row is a finding, never read as a run
         path = reg.path
     for line in found:
         click.echo(f"{path}: {line}")
