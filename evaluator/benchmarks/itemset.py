@@ -126,7 +126,8 @@ class ItemSetBenchmark(Benchmark):
         raise NotImplementedError
 
     def split_of_id(self, item_id: str) -> str | None:
-        """The split an item id names (ids are split-specific), or None; used by :meth:`splits_of`."""
+        """The split an item id names (ids are split-specific), or None; used by :meth:`splits_of`, and to leave out
+        a submission's items of the data's other splits (``other-split``, or the ``wrong-split`` error)."""
         return None
 
     def splits(self, data: Path) -> list[str]:
@@ -182,7 +183,7 @@ class ItemSetBenchmark(Benchmark):
     # ---- the evaluate loop, once ----------------------------------------------------------------------
     def evaluate(self, request: Request) -> Evaluation:
         # what is asked, for readers whose loading depends on it (--keys, --lenient), and the notes they add
-        self.request, self.notes = request, []
+        self.request, self.notes, self.other_split_of = request, [], None
         data = Path(request.data)
         present = self.present(data)
         splits = self.choose_splits(request, list(present))
@@ -219,7 +220,31 @@ class ItemSetBenchmark(Benchmark):
         identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)),
                                  data if data.is_dir() else data.parent, splits=used)
         others = [(o, ids) for o in present if o not in splits and (ids := self.other_split_ids(data, o, present[o]))]
+        self.other_split_of = self._split_finder(data, {o: gs for o, gs in present.items() if o not in chosen})
         return self.score_sets(request, splits, sets, identity, problems, others)
+
+    def _split_finder(self, data: Path, others: dict[str, list[str]]):
+        """``other_split_of(item id)``: the split of ``others`` (the data's splits not scored) whose item it is, else
+        None. A split's ids are read the first time an id names it (:meth:`split_of_id`), its groups' files only;
+        a group that cannot be read is passed over (its data are not this run's)."""
+        ids_of: dict[str, set[str]] = {}
+
+        def other_split_of(item_id: str) -> str | None:
+            split = self.split_of_id(item_id)
+            if split not in others:
+                return None
+            if split not in ids_of:
+                ids_of[split] = set()
+                for g in others[split]:
+                    try:
+                        ids = (self.load(data, split, g, False, []).item_ids if self.loadable(data, split, g)
+                               else self.outside_ids(data, split, g))
+                    except UsageError:
+                        continue
+                    ids_of[split].update(ids or ())
+            return split if item_id in ids_of[split] else None
+
+        return other_split_of
 
     def score_sets(self, request: Request, splits: list[str], sets: list[ItemSet], identity: DataIdentity,
                    problems: list[Problem] | None = None, others=()) -> Evaluation:
@@ -236,6 +261,7 @@ class ItemSetBenchmark(Benchmark):
             table, sub_problems, info = score_items(
                 translated or sub, sets, benchmark=self.name, split=",".join(splits), ties=request.ties,
                 scoring=request.scoring, nested=self.nested, other_splits=others, group_label=self.group_label,
+                other_split_of=getattr(self, "other_split_of", None),
             )
             fmt = info.get("format")
             if request.ties != DEFAULT_TIES and fmt is not None and fmt not in SCORED_FORMATS:
