@@ -442,6 +442,9 @@ def _read_ranked(data: Iterable, file: str, sets, out: _Out, problems: Capped, n
     seen: dict[str, int] = {}
 
     def outside(did: str) -> bool:
+        at = pos_of.get(did)
+        if at is not None and not sets[at[0]].optional:  # the split's own item: the common case, decided here
+            return False
         where = out.outside(pos_of, sets, did)
         if where is None:
             return False
@@ -511,7 +514,10 @@ def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Pro
     def outside(iid: str) -> bool:
         return out.outside(pos_of, sets, iid) is not None
 
-    items, faults = decode_scores_json(raw, keep=pos_of, skip=outside)
+    # the items to read: every known one, less those of groups outside --task (asked of skip, as unknown ones are)
+    keep = {iid: at for iid, at in pos_of.items() if not sets[at[0]].optional} if any(s.optional for s in sets) \
+        else pos_of
+    items, faults = decode_scores_json(raw, keep=keep, skip=outside)
     del raw
     problems.extend(_problems(faults, file))
     if items is None:
@@ -520,11 +526,10 @@ def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Pro
     index = _Index(sets)
     partial = 0
     for iid, scores in items.items():
-        where = out.outside(pos_of, sets, iid)
-        if where is not None:
+        at = keep.get(iid)
+        if at is None and (where := out.outside(pos_of, sets, iid)) is not None:
             out.leave_out(where)
             continue
-        at = pos_of.get(iid)
         if at is None:
             out.not_in_split(iid)
             if not problems.full("unknown-dialog"):  # a million unknown items: twenty messages are built
