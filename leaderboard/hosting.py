@@ -5,7 +5,8 @@ configuration, built from the benchmark's data and (optionally) the organizer's 
 
 * **Codabench** (competition bundle v2): ``competition.yaml`` (phases with dates and quotas, one task per
   phase, one leaderboard whose column keys are the metric names, its submission rule from ``counts``), the
-  pages, a logo, per task the reference data (the phase's test files and answer keys) and a scoring program
+  pages, a logo, per phase its public data (the test inputs without answers, where the benchmark's format
+  separates them: :func:`public_data`), per task the reference data (the phase's test files and answer keys) and a scoring program
   whose ``metadata.yaml`` command is ``dialeval bundle codabench-score /app/input/res /app/input/ref
   /app/output``: the worker runs it in the scoring image (the ``Dockerfile`` installs this very dialeval); it
   writes ``/app/output/scores.json`` (``{metric: value}``) and ``detailed_results.html``.
@@ -40,6 +41,7 @@ import shlex
 import struct
 import sys
 import tarfile
+import textwrap
 import zipfile
 import zlib
 from pathlib import Path
@@ -54,6 +56,9 @@ SUBMISSION_RULES = {"latest": "Force_Last", "best-public": "Force_Best", "chosen
 PRECISION = 4
 """Decimals the leaderboards show: Codabench's column ``precision`` and EvalAI's ``leaderboard_decimal_precision``
 both default to 2, too coarse for P@1 over a few hundred items (0.962 and 0.958 would tie at 0.96)."""
+PUBLIC_DATA = "public_data"
+"""The Codabench bundle's folders (``public_data_N``, one per phase) that phases name as their ``public_data``:
+the phase's test inputs without answers, which Codabench offers participants beside the starting kit."""
 STARTING_KIT = "starting_kit"
 """The Codabench bundle's folder that every phase names as its ``starting_kit``: Codabench zips it and offers it
 to participants on the competition page (Files), so it carries the wheel they install."""
@@ -505,6 +510,19 @@ def _prepare(benchmark: str, data: Path, keys: Path | None, ch):
     return ch, info, phase_list, refs
 
 
+def public_data(benchmark: str, data: Path, keys: Path | None, splits: list[str], ref: dict[str, bytes]):
+    """A phase's public data, ``{path: bytes}``: the benchmark's test inputs without answers
+    (:meth:`~dialeval.benchmarks.base.Benchmark.public_files`), made from the data files alone (a keys file or
+    folder never reaches the benchmark); None where its format carries the answers inline. ``ref``: the phase's
+    reference data, whose bytes are reused where a name is the same data file."""
+    from dialeval.benchmarks import registry
+
+    both = reference_files(benchmark, data, keys, splits)
+    mine = reference_files(benchmark, data, None, splits)
+    files = {name: ref[name] if both.get(name) == f else _read(f) for name, f in mine.items()}
+    return registry.get(benchmark).public_files(files, splits) or None
+
+
 def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None = None, ch=None,
                      image: str | None = None) -> dict[str, bytes]:
     """The entries of a Codabench v2 competition bundle (see the module docstring)."""
@@ -523,11 +541,15 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
     split_folders = registry.get(benchmark).split_folders
     for name, text in page_md.items():
         entries[f"pages/{name}.md"] = text.encode()
-    tasks, comp_phases = [], []
+    tasks, comp_phases, published = [], [], False
     for p, ref in zip(phase_list, refs):
         i = p["index"]
         for name, body in ref.items():
             entries[f"reference_data_{i}/{name}"] = body
+        public = public_data(benchmark, data, keys, p["splits"], ref)
+        for name, body in (public or {}).items():
+            entries[f"{PUBLIC_DATA}_{i}/{name}"] = body
+        published = published or bool(public)
         args = f"/app/input/res /app/input/ref /app/output --benchmark {benchmark}"
         for flag, name in zip(("--data-file", "--keys-file"), file_names(data, keys)):
             if name:
@@ -554,6 +576,8 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         phase["max_submissions"] = ch.total or 0
         if p["hidden"]:  # the phase's own switch: its submissions' outputs and scores kept from participants
             phase["hide_output"] = True
+        if public:  # the test inputs without answers: Codabench offers the folder (zipped) beside the starting kit
+            phase["public_data"] = f"{PUBLIC_DATA}_{i}"
         phase["starting_kit"] = STARTING_KIT
         phase["tasks"] = [i]
         comp_phases.append(phase)
@@ -581,10 +605,11 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
     entries["competition.yaml"] = (f"# Codabench competition bundle (v2) written by dialeval {__version__}\n"
                                    + _yaml(competition) + "\n").encode()
     entries[f"{STARTING_KIT}/{wheel_name()}"] = wheel
-    entries[f"{STARTING_KIT}/README.md"] = starting_kit_readme(ch).encode()
+    entries[f"{STARTING_KIT}/README.md"] = starting_kit_readme(ch, published).encode()
     entries["logo.png"] = logo_png()
     entries["Dockerfile"] = dockerfile(f"scoring_program_0/{wheel_name()}").encode()
-    entries["README.txt"] = _readme_codabench(image, phase_list).encode()
+    entries["README.txt"] = _readme_codabench(image, phase_list, None if published else
+                                              registry.get(benchmark).public_data_note).encode()
     return entries
 
 
@@ -597,7 +622,8 @@ def _sorting(metric: str) -> str:
         return "desc"
 
 
-def _readme_codabench(image: str, phase_list: list[dict]) -> str:
+def _readme_codabench(image: str, phase_list: list[dict], no_public: str | None = None) -> str:
+    """README.txt of the Codabench bundle; ``no_public``: why the phases have no public data (None: they have)."""
     from dialeval.leaderboard.own_wheel import wheel_name
 
     hidden = [p for p in phase_list if p["hidden"]]
@@ -640,17 +666,23 @@ def _readme_codabench(image: str, phase_list: list[dict]) -> str:
     return (f"Codabench competition bundle written by dialeval {__version__}.\n\n" + step1 +
             "2. Upload this zip on Codabench (Benchmarks > Management > Upload).\n" + step3 + "\n"
             "Each task's reference_data_N holds that phase's test files and answer keys: keep the bundle private.\n"
+            + (f"Each phase's {PUBLIC_DATA}_N (its public_data) holds its test files without the answers; Codabench\n"
+               "offers it to participants on the Files tab, beside the starting kit.\n" if no_public is None else
+               textwrap.fill(f"No public data: the phases name none, because {no_public}. Participants take the "
+                             "test inputs from the release itself.", 110) + "\n")
             + note)
 
 
-def starting_kit_readme(ch) -> str:
-    """README.md of the Codabench starting kit: what the wheel beside it is and the commands to check a run."""
+def starting_kit_readme(ch, public: bool = False) -> str:
+    """README.md of the Codabench starting kit: what the wheel beside it is and the commands to check a run;
+    ``public``: the phases publish their test files (public data), which is DATA."""
     from dialeval.leaderboard.challenge import submit_commands
     from dialeval.leaderboard.own_wheel import wheel_name
 
     return (f"# Checking a run with dialeval {__version__}\n\n"
             f"{wheel_name()} is the exact dialeval that scores this competition (dialeval is not on PyPI).\n"
-            "In the folder holding it (RUN: your run, DATA: the test files):\n\n```sh\n"
+            "In the folder holding it (RUN: your run, DATA: the test files"
+            + (", the phase's public data on the Files tab, unzipped" if public else "") + "):\n\n```sh\n"
             + "\n".join(submit_commands(ch, __version__)) + "\n```\n\n"
             "`dialeval validate` makes the checks the scoring program makes; a run it rejects is not scored.\n")
 

@@ -42,6 +42,7 @@ FILE_NAME = "registry.sqlite"
 APPLICATION_ID = 0x44457631  # "DEv1": marks a dialeval registry (PRAGMA application_id)
 SCHEMA_VERSION = 5
 SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_SECONDS = 30.0  # how long a write waits for another process's lock before giving up (one line, exit 2)
 
 MIGRATIONS: dict[int, list[str]] = {
     # version 1: teams, runs, problems, records, per-item ranks
@@ -285,6 +286,15 @@ class RunRow:
         return f"{self.team} / {self.system}"
 
 
+def team_key(name: str) -> str:
+    """A team name as a reader tells names apart: Unicode compatibility form (NFKC), case folded, format
+    characters (zero-width spaces, joiners) dropped, runs of spaces made one. Two teams with one key are one team."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join("".join(ch for ch in folded if unicodedata.category(ch) != "Cf").split())
+
+
 def registry_path(registry_dir: str | Path) -> Path:
     p = Path(registry_dir)
     return p if p.suffix == ".sqlite" else p / FILE_NAME
@@ -329,9 +339,9 @@ class Registry:
                 _make_private(self.path)
         try:
             uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
-            self.db = sqlite3.connect(uri, timeout=30.0, isolation_level=None, uri=readonly)
-            self.db.execute("PRAGMA busy_timeout = 30000")
-            self._init_waiting()
+            self.db = sqlite3.connect(uri, timeout=BUSY_SECONDS, isolation_level=None, uri=readonly)
+            self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
+            self._init_waiting(BUSY_SECONDS)
         except sqlite3.DatabaseError as e:
             with contextlib.suppress(Exception):
                 self.db.close()
@@ -351,7 +361,7 @@ class Registry:
     def __exit__(self, *exc):
         self.close()
 
-    def _init_waiting(self, seconds: float = 30.0) -> None:
+    def _init_waiting(self, seconds: float) -> None:
         """:meth:`_init`, retried while another process holds the file: SQLite answers "locked" at once, without
         its busy handler, when two connections race to switch a new file to WAL or to start its first write
         transaction, so the busy timeout alone does not make two graders at once queue. ``_init`` is idempotent
@@ -362,8 +372,10 @@ class Registry:
             try:
                 return self._init()
             except sqlite3.OperationalError as e:
-                if "locked" not in str(e) or time.monotonic() > deadline:
+                if "locked" not in str(e):
                     raise
+                if time.monotonic() > deadline:
+                    raise self._locked() from None
             time.sleep(pause)
             pause = min(0.25, pause * 2)
 
@@ -414,9 +426,18 @@ class Registry:
         finally:
             db.execute("PRAGMA foreign_keys = ON")
 
+    def _locked(self) -> RegistryError:
+        return RegistryError(f"{self.path}: locked by another process for over {BUSY_SECONDS:g} s (another grader, or "
+                             "an open SQLite session); nothing is half-written, try again when it is done")
+
     @contextlib.contextmanager
     def transaction(self):
-        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:  # the busy timeout ran out: one line, exit 2, not an internal error
+            if "locked" in str(e) or "busy" in str(e):
+                raise self._locked() from None
+            raise
         try:
             yield self.db
         except BaseException:
@@ -430,9 +451,25 @@ class Registry:
         row = self.db.execute("SELECT run_id FROM runs WHERE grading_key = ?", (grading_key,)).fetchone()
         return row[0] if row else None
 
+    def team_spelling(self, name: str) -> str | None:
+        """The registered team's name that ``name`` is (itself, or spelt differently only in case, spacing or
+        Unicode form: NFC "é" against NFD "e\u0301", "Team A" against "team  a"), or None for a new team. Names
+        that differ only so look alike on the site, and would split one team's quota or let a team pass for
+        another."""
+        if self.db.execute("SELECT 1 FROM teams WHERE name = ?", (name,)).fetchone():
+            return name
+        key = team_key(name)
+        for (other,) in self.db.execute("SELECT name FROM teams ORDER BY team_id"):
+            if team_key(other) == key:
+                return other
+        return None
+
     def _team_id(self, db, team: dict) -> int:
         name = team["team"]
         row = db.execute("SELECT team_id FROM teams WHERE name = ?", (name,)).fetchone()
+        if row is None and (other := self.team_spelling(name)) is not None:
+            raise RegistryError(f"team {name!r} is the registered team {other!r} spelt differently (case, spacing or "
+                                "Unicode form); give the name exactly as registered, or another name")
         if row:
             db.execute("UPDATE teams SET url = coalesce(?, url), contact = coalesce(?, contact), "
                        "description = coalesce(?, description) WHERE team_id = ?",

@@ -110,12 +110,9 @@ def test_codabench_bundle_has_what_the_v2_unpacker_reads(bundles, data):
     assert [c["key"] for c in board["columns"]] == ["p@1", "p@2", "p@5", "mrr"] and board["submission_rule"] == "Force_Last"
     wheel = f"scoring_program_0/dialeval-{__version__}-py3-none-any.whl"
     assert wheel in names and f"COPY {wheel} " in z.read("Dockerfile").decode()
-    # answer keys only in the reference data
-    golds = gold_ids(data)
-    for n in names:
-        if not n.startswith("reference_data_"):
-            text = z.read(n).decode("utf-8", "replace")
-            assert not any(g in text for g in golds), n
+    # answer keys only in the reference data: a gold id elsewhere only as a candidate listed in the public data
+    assert leaks(participant_files(bundles / "codabench.zip"), gold_ids(data)) == []
+    assert any(n.startswith("public_data_0/tst4/") for n in names)
     # the pages say how to submit with the exact version
     # dialeval is not on PyPI: the participants' page names the bundle's wheel, never a `dialeval==` requirement
     submit = z.read("pages/submit.md").decode()
@@ -846,14 +843,13 @@ def test_a_bundle_made_from_a_data_file_and_its_keys_file_scores_like_dialeval_s
     out = evalai_evaluate(str(e / phase["test_annotation_file"]), str(run), phase["codename"], benchmark=bench,
                           data_file=data_file.name, keys_file=keys_file.name if keys_file else None)
     assert [list(v.values()) for v in out["submission_result"].values()] == [list(expected.values())]
-    # the answer keys only in the reference data and the annotation archives: never a page or the starting kit
+    # the answer keys only in the reference data and the annotation archives: never a page or the starting kit,
+    # and a gold id in the public data only as one of its example's listed candidates
     if keys_file:
         golds = {g for line in keys_file.read_text().splitlines() for g in line.split("\t")[1].split(",")}
         for z, private in ((zipfile.ZipFile(tmp_path / "codabench.zip"), "reference_data_"),
                            (zipfile.ZipFile(tmp_path / "evalai.zip"), "annotations/")):
-            for n in z.namelist():
-                if not n.startswith(private):
-                    assert not any(g in z.read(n).decode("utf-8", "replace") for g in golds), n
+            assert leaks({n: z.read(n) for n in z.namelist() if not n.startswith(private)}, golds) == []
 
 
 FILE_CHALLENGE = """title = "One file, two phases"
@@ -925,3 +921,172 @@ def test_a_file_release_with_a_challenge_whose_phases_name_its_split(bench, tmp_
         assert r.returncode == 2 and not out.exists(), r.stderr
         (line,) = r.stderr.strip().splitlines()
         assert "nosuchsplit" in line and f"it has: {split}" in line and "Traceback" not in r.stderr
+
+
+# ---- Codabench public data: the test inputs, never an answer ---------------------------------------------------
+def participant_files(bundle_zip: Path) -> dict[str, bytes]:
+    """Every file of a Codabench bundle that a participant can see or download, archives opened (the wheel in
+    the starting kit): all but the reference data. (The scoring programs are not shown to participants unless
+    make_programs_available is set; they are scanned all the same.)"""
+    out: dict[str, bytes] = {}
+
+    def add(name: str, body: bytes) -> None:
+        if name.endswith((".zip", ".whl")):
+            with zipfile.ZipFile(io.BytesIO(body)) as z:
+                for n in z.namelist():
+                    add(f"{name}!{n}", z.read(n))
+        elif name.endswith((".tgz", ".tar.gz")):
+            with tarfile.open(fileobj=io.BytesIO(body)) as tf:
+                for m in tf:
+                    if m.isfile():
+                        add(f"{name}!{m.name}", tf.extractfile(m).read())
+        else:
+            out[name] = body
+
+    with zipfile.ZipFile(bundle_zip) as z:
+        for n in z.namelist():
+            if not n.startswith("reference_data_"):
+                add(n, z.read(n))
+    return out
+
+
+def listed_candidates(raw: bytes) -> list[str]:
+    """The candidate ids a data file lists as its items' candidates (DSTC6 ``candidates``, DSTC7
+    ``options-for-next``): where a gold id may appear, since participants rank it among them."""
+    try:
+        items = json.loads(raw)
+    except ValueError:
+        return []
+    out = []
+    for item in items if isinstance(items, list) else []:
+        for key, id_key in (("candidates", "candidate_id"), ("options-for-next", "candidate-id")):
+            out += [c.get(id_key) for c in (item.get(key) or []) if isinstance(item, dict) and isinstance(c, dict)]
+    return out
+
+
+def leaks(files: dict[str, bytes], golds: set[str]) -> list[str]:
+    """``file: gold id`` wherever a gold id appears other than as a listed candidate (an answers file, an inline
+    ``answer`` or ``options-for-correct-answers``, a ground-truth TSV, a page, a sample run built from keys)."""
+    found = []
+    for name, body in files.items():
+        text = body.decode("utf-8", "replace")
+        allowed = listed_candidates(body) if name.endswith(".json") else []
+        for g in golds:
+            if text.count(g) > allowed.count(g):
+                found.append(f"{name}: {g}")
+    return found
+
+
+def remapped(text: str, ids: set[str]) -> str:
+    """``text`` with every id in ``ids`` replaced by a fresh one (data no file of dialeval's wheel holds)."""
+    import re
+
+    return re.sub("|".join(sorted(map(re.escape, ids), key=len, reverse=True)), lambda m: "Q7" + m.group(0)[::-1], text)
+
+
+def test_codabench_public_data_is_the_dstc6_test_dialogs_and_no_answer_reaches_participants(data, tmp_path):
+    """Each phase's public_data holds its splits' dialog files, without their answers files and without an inline
+    `answer` (a test file carrying one, as the format allows, is published without it); `dialeval validate` takes
+    them as DATA; no gold id appears anywhere a participant can look other than as a listed candidate."""
+    import shutil
+
+    release = tmp_path / "release"
+    for split in ("tst1", "tst4"):
+        shutil.copytree(data / split, release / split)
+    first = sorted((release / "tst1").glob("*.answers.json"))[0]
+    dialogs_file = first.with_name(first.name.replace(".answers.json", ".json"))
+    gold_of = {i["dialog_id"]: i["lst_candidate_id"][0]["candidate_id"] for i in json.loads(first.read_text())}
+    dialogs = json.loads(dialogs_file.read_text())
+    for d in dialogs:  # this test file carries its answers inline too
+        d["answer"] = {"candidate_id": gold_of[d["dialog_id"]], "utterance": ""}
+    dialogs_file.write_text(json.dumps(dialogs))
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(PHASED.replace('["tst1", "tst2", "tst3"]', '["tst1"]'))
+    out = tmp_path / "codabench.zip"
+    r = cli("bundle", "codabench", "--data", release, "--challenge", toml, "--out", out)
+    assert r.returncode == 0, r.stderr
+    z = zipfile.ZipFile(out)
+    comp = yaml.safe_load(z.read("competition.yaml"))
+    assert [p["public_data"] for p in comp["phases"]] == ["public_data_0", "public_data_1"]
+    for i, split in enumerate(("tst1", "tst4")):
+        public = sorted(n.split("/", 1)[1] for n in z.namelist() if n.startswith(f"public_data_{i}/"))
+        expected = sorted(p.relative_to(release).as_posix() for p in (release / split).glob("*.json")
+                          if not p.name.endswith(".answers.json"))
+        assert public == expected and len(public) == 5
+    published = json.loads(z.read(f"public_data_0/tst1/{dialogs_file.name}"))
+    assert [{k: v for k, v in d.items() if k != "answer"} for d in dialogs] == published
+    assert z.read(f"public_data_1/tst4/{expected[0].split('/')[1]}") == (release / expected[0]).read_bytes()
+    # participants check a run against the public data alone
+    unzip(out, tmp_path / "bundle")
+    run = tmp_path / "run"
+    with tarfile.open(BASELINE) as tf:
+        tf.extractall(run, filter="data", members=[m for m in tf if m.name.startswith("tst4/")])
+    r = cli("validate", run, "--data", tmp_path / "bundle" / "public_data_1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "public_data_N (its public_data) holds its test files without the answers" in z.read("README.txt").decode()
+    golds = {c["candidate_id"] for k in release.glob("*/*.answers.json") for i in json.loads(k.read_text())
+             for c in i["lst_candidate_id"]}
+    visible = participant_files(out)
+    assert any(n.startswith("starting_kit/dialeval-") and "!" in n for n in visible)  # the wheel is opened
+    assert leaks(visible, golds) == []
+    # the scan is not blind: the answers file, or the inline answers, would be found
+    assert leaks({first.name: first.read_bytes()}, golds) and leaks({dialogs_file.name: dialogs_file.read_bytes()}, golds)
+
+
+def test_codabench_public_data_of_dstc7_files_drops_the_ground_truth(tmp_path):
+    """DSTC7 from a test file and its GROUND_TRUTH.tsv, and from a dev file that lists its correct answers
+    inline: the public data is the data file, never the TSV, with no options-for-correct-answers; validate takes
+    it; no gold id is anywhere a participant looks other than as a listed candidate."""
+    src = SAMPLES / "dstc7"
+    ids = {c["candidate-id"] for f in ("ubuntu_test_subtask_1.json", "ubuntu_dev_subtask_1.json")
+           for e in json.loads((src / f).read_text()) for c in e["options-for-next"]}
+    for f in ("ubuntu_test_subtask_1.json", "ubuntu_dev_subtask_1.json", "GROUND_TRUTH.tsv", "Ubuntu_subtask_1.json"):
+        (tmp_path / f).write_text(remapped((src / f).read_text(), ids))
+    golds = {g for line in (tmp_path / "GROUND_TRUTH.tsv").read_text().splitlines() for g in line.split("\t")[1].split(",")}
+    dev = json.loads((tmp_path / "ubuntu_dev_subtask_1.json").read_text())
+    golds |= {c["candidate-id"] for e in dev for c in e["options-for-correct-answers"]}
+    assert golds and not golds & ids  # fresh ids: the wheel's samples hold none of them
+    for data, keys in (("ubuntu_test_subtask_1.json", "GROUND_TRUTH.tsv"), ("ubuntu_dev_subtask_1.json", None)):
+        out = tmp_path / f"{data}.zip"
+        r = cli("bundle", "codabench", "--benchmark", "dstc7", "--data", tmp_path / data,
+                *(["--keys", tmp_path / keys] if keys else []), "--out", out)
+        assert r.returncode == 0, r.stderr
+        z = zipfile.ZipFile(out)
+        assert [n for n in z.namelist() if n.startswith("public_data_")] == [f"public_data_0/{data}"]
+        assert yaml.safe_load(z.read("competition.yaml"))["phases"][0]["public_data"] == "public_data_0"
+        published = json.loads(z.read(f"public_data_0/{data}"))
+        original = json.loads((tmp_path / data).read_text())
+        assert published == [{k: v for k, v in e.items() if k != "options-for-correct-answers"} for e in original]
+        assert leaks(participant_files(out), golds) == []
+        if keys:  # the release's test file has no answers inline: published byte for byte
+            assert z.read(f"public_data_0/{data}") == (tmp_path / data).read_bytes()
+            (tmp_path / "public.json").write_bytes(z.read(f"public_data_0/{data}"))
+            r = cli("validate", tmp_path / "Ubuntu_subtask_1.json", "--benchmark", "dstc7", "--data", tmp_path / "public.json")
+            assert r.returncode == 0, r.stdout + r.stderr
+    assert leaks({"ubuntu_dev_subtask_1.json": (tmp_path / "ubuntu_dev_subtask_1.json").read_bytes(),
+                  "GROUND_TRUTH.tsv": (tmp_path / "GROUND_TRUTH.tsv").read_bytes()}, golds)  # not blind
+
+
+@pytest.mark.parametrize("bench", ["douban", "ubuntu", "convai2", "babi"])
+def test_a_release_with_answers_inline_gets_no_public_data_and_readme_says_why(bench, tmp_path):
+    """Douban's labels, Ubuntu v2's Ground Truth column, ConvAI2's label field, bAbI's bot turns: the answers are
+    in the test file itself, so no phase names public data, README.txt says why, and no line of the data file
+    (its answers with it) is anywhere a participant looks."""
+    from dialeval.benchmarks import registry
+
+    data = SAMPLES / bench
+    out = tmp_path / "codabench.zip"
+    r = cli("bundle", "codabench", "--benchmark", bench, "--data", data, "--out", out)
+    assert r.returncode == 0, r.stderr
+    z = zipfile.ZipFile(out)
+    assert not [n for n in z.namelist() if n.startswith("public_data")]
+    assert not any("public_data" in p for p in yaml.safe_load(z.read("competition.yaml"))["phases"])
+    readme = " ".join(z.read("README.txt").decode().split())
+    assert f"No public data: the phases name none, because {registry.get(bench).public_data_note}" in readme
+    files = [p for p in data.iterdir() if p.suffix in (".txt", ".csv") and not p.name.startswith("example")]
+    lines = {ln for f in files for ln in f.read_text().splitlines() if len(ln) > 40}
+    assert lines
+    for name, body in participant_files(out).items():
+        if not name.startswith("scoring_program_") and "!" not in name:  # the wheel's samples are this data
+            text = body.decode("utf-8", "replace")
+            assert not any(ln in text for ln in lines), name

@@ -247,7 +247,7 @@ def test_folder_data_and_split_choice(tmp_path, data):
         validate(sub, benchmark="convai2", data=folder)
     with pytest.raises(UsageError, match="s.json: neither a ConvAI2 file"):
         validate(sub, benchmark="convai2", data=tmp_path / "s.json")
-    with pytest.raises(UsageError, match="no split 'test'"):
+    with pytest.raises(UsageError, match="no split 'test': the ConvAI2 test set was never released .*--split valid"):
         validate(sub, benchmark="convai2", data=data, split="test")
     with pytest.raises(UsageError, match="nor a folder holding train_self_original.txt or valid_self_original.txt"):
         validate(sub, benchmark="convai2", data=tmp_path / "empty")

@@ -392,7 +392,7 @@ def test_dstc8_contexts_give_the_official_and_the_baselines_example_sets(tmp_pat
         assert r.valid and r.value("mrr") == pytest.approx(mrr), contexts
         assert ("contexts:" in r.signature.format()) == (contexts != "all")
     assert r.value("r@1") == 0.0 and "contexts:mixed" in r.signature.format()
-    assert any("2 of 4 examples scored; 1 without a correct option, 1 without a wrong option left out" in n
+    assert any("contexts mixed: 2 of 4 examples scored; 1 without a correct candidate, 1 without a wrong candidate left out" in n
                for n in r.notes)
     sub = write(tmp_path / "run.json", items)
     out = cli("score", sub, "--benchmark", "dstc8", "--data", tmp_path / "task-1.ubuntu.dev.json", "--contexts",
@@ -402,3 +402,44 @@ def test_dstc8_contexts_give_the_official_and_the_baselines_example_sets(tmp_pat
         want["with-positive"])
     out = cli("score", sub, "--benchmark", "dstc7", "--data", tmp_path / "task-1.ubuntu.dev.json", "--contexts", "all")
     assert out.returncode == 2 and "--contexts does not apply to benchmark dstc7" in out.stderr
+
+
+def test_a_zip_of_subtask_files_is_scored_member_by_member(tmp_path, cli):
+    """response-selection.md, DSTC7 submission.rst: a submission was one zip of <Ubuntu|Advising>_subtask_<n>.json.
+    Each member is scored against its own data file, with the numbers it has alone; problems name the member; the
+    report's submission is the zip (never the private folder it was unpacked in)."""
+    import zipfile
+
+    runs = sorted((STORED / "dstc7" / "tfidf").glob("*_subtask_[0-9].json"))
+    assert len(runs) == 3
+    z = tmp_path / "team.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        for f in runs:
+            zf.write(f, f"team/{f.name}")
+    r = score(z, benchmark="dstc7", data=SAMPLES / "dstc7", split="dev")
+    assert r.valid and r.groups == ["advising-3", "ubuntu-1", "ubuntu-4"]
+    for f in runs:
+        alone = score(f, benchmark="dstc7", data=SAMPLES / "dstc7", split="dev")
+        (group,) = alone.groups
+        for rec in alone.records:
+            if rec["group"] == group:
+                assert r.value(rec["metric"], "dev", group) == rec["value"], (group, rec["metric"])
+    doc = r.to_json()
+    assert doc["submission"]["path"] == str(z) and doc["submission"]["kind"] == "archive"
+    assert doc["data"]["files"] == ["advising_dev_subtask_3.json", "ubuntu_dev_subtask_1.json", "ubuntu_dev_subtask_4.json"]
+    # a bad member is named by its own file name
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.write(runs[1], runs[1].name)
+        zf.writestr("Ubuntu_subtask_4.json", json.dumps([{"example-id": 1}]))
+    r = score(bad, benchmark="dstc7", data=SAMPLES / "dstc7", split="dev")
+    assert not r.valid and {p.file for p in r.problems if p.severity == "error"} == {"Ubuntu_subtask_4.json"}
+    out = cli("score", z, "--benchmark", "dstc7", "--data", SAMPLES / "dstc7", "--split", "dev")
+    assert out.returncode == 0 and "ubuntu-4" in out.stdout and "/tmp" not in out.stdout.replace(str(tmp_path), "")
+    empty = tmp_path / "empty.zip"
+    with zipfile.ZipFile(empty, "w") as zf:
+        zf.writestr("notes.txt", "no ranking here")
+    with pytest.raises(UsageError, match="the zip holds no .json submission file"):
+        score(empty, benchmark="dstc7", data=SAMPLES / "dstc7", split="dev")
+    with pytest.raises(UsageError, match="score each file with its own --keys"):
+        score(z, benchmark="dstc7", data=SAMPLES / "dstc7", split="test", keys=SAMPLES / "dstc7" / "GROUND_TRUTH.tsv")

@@ -621,6 +621,9 @@ def _options(options: dict) -> dict:
 
 class AirDialogue(Benchmark):
     name: ClassVar[str] = "airdialogue"
+    public_data_note: ClassVar[str] = (
+        "the ground truth is computed from the data file's intents and the KB file (and its action field is the "
+        "human agent's), both of which a participant's agent reads")
     title: ClassVar[str] = "AirDialogue flight booking: final-state scores (name, flight, status; scaled and exact totals)"
     group_label: ClassVar[str] = "task"
     one_split: ClassVar[bool] = True  # a predictions file answers one split

@@ -185,6 +185,8 @@ def load_items(data: Path, task: int, split: str, with_gold: bool = True, proble
 
 class Babi(ItemSetBenchmark):
     name = "babi"
+    public_data_note = ("every bot turn (an item's answer) is written on its line after the user's, and is the context "
+                        "of the turns after it: no copy of a test file hides an answer it still needs")
     title = "bAbI dialog tasks 1-6 (restaurant booking, DSTC2): per-response / per-dialog accuracy, full candidate file"
     group_label = "task"
     split_names = BABI_SPLITS

@@ -133,6 +133,15 @@ class Benchmark:
     data_env: ClassVar[str | None] = None
     embedded_folder: ClassVar[str | None] = None
 
+    public_data_note: ClassVar[str] = "its data files carry the answers inline, so no copy of them hides the answers"
+    """Why :meth:`public_files` gives nothing (hosting says so beside a bundle without public data)."""
+
+    def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes] | None:
+        """What participants may download from a phase's data files (``{path inside the data: bytes}``; the
+        caller never passes the answer keys given apart with ``--keys``) for its ``splits``: the test inputs with
+        nothing of the answers. None where the release's format carries the answers inline (:attr:`public_data_note` says why)."""
+        return None
+
     def splits(self, data: Path) -> list[str]:
         """Split names present under ``data``."""
         raise NotImplementedError

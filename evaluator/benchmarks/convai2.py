@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.benchmarks.base import Evaluation, Request, one_split_refusal
+from dialeval.benchmarks.base import Evaluation, Request, one_split_refusal, parse_split_names
 from dialeval.benchmarks.items import ItemSet, score_replies
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
@@ -74,6 +74,8 @@ def _top_f1(turns: Turns):
 
 class ConvAI2(ItemSetBenchmark):
     name = "convai2"
+    public_data_note = ("each turn's line holds its true reply (the label field) beside the candidates, and it is the "
+                        "context of the turns after it")
     title = "ConvAI2 (PersonaChat): hits@1/5/10 of 20 candidates per turn, or token F1 of generated replies"
     group_label = "file"
     split_names = SPLITS
@@ -100,6 +102,14 @@ class ConvAI2(ItemSetBenchmark):
                        turns.turns, names=_names(turns), files=(path,), extra=turns, top_values=_top_f1(turns))
 
     split_of_id = staticmethod(split_of)  # an item id starts with its file's stem: "valid_self_original:1:5"
+
+    def check_split_names(self, requested, available: list[str]) -> list[str]:
+        """``--split test`` says why there is none: the test set stayed hidden, and ParlAI's convai2 task serves the
+        valid set when asked for test (its numbers are valid numbers; dialeval never substitutes one split silently)."""
+        if requested not in (None, "all", ["all"]) and "test" in parse_split_names(requested) and "test" not in available:
+            raise UsageError(f"{self.name}: no split 'test': the ConvAI2 test set was never released (ParlAI's convai2 "
+                             "task reads the valid set when asked for test); pass --split valid")
+        return super().check_split_names(requested, available)
 
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         return ["f1"] if evaluation.submission.get("format") == "text" else list(self.default_metrics)

@@ -27,6 +27,9 @@ from dialeval.formats import douban as fmt
 
 class _TsvBenchmark(LabelledBenchmark):
     group_label = "file"
+    public_data_note = ("each line's first field is its label (1: a true response), and a copy without it would still "
+                        "give the answer away where the release puts the true response first of its ten (Ubuntu v1, "
+                        "E-commerce); it is not a file dialeval or the release's scorers read either")
     split_names = ("dev", "valid", "test")
     split_descriptions = {"dev": "development contexts (dev.txt)", "valid": "validation contexts (valid.txt)",
                           "test": "test contexts (test.txt), 10 candidate responses each"}

@@ -9,20 +9,18 @@ when no correct id is among the example's options. Submissions: :mod:`dialeval.b
 
 Metrics: R@k (success@k), MRR, MAP (textbook average precision over the correct ids) and the challenge's ranking
 score, (R@10 + MRR) / 2. ``--lenient`` gives ``evaluations/metrics.py``'s numbers (its R@100 and MAP included).
-DSTC8's ``--contexts``: ``all`` (the default, the official scorer: every example of the ground truth), ``mixed`` (the
-NOESIS II baseline's ``is_valid_query``: only examples with a correct option and a wrong one) or ``with-positive``
-(only examples with a correct option); the signature names a choice other than ``all``.
+A zip of ranking files (the challenge's submission) is scored member by member; DSTC8's ``--contexts``
+(:data:`~dialeval.benchmarks.listed.CONTEXTS`) gives the official scorer's examples or its baseline's.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 from dialeval.benchmarks.base import Option, Request, parse_split_names
 from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
-from dialeval.benchmarks.listed import answer_key, one_file, shared_pool, side_file
+from dialeval.benchmarks.listed import CONTEXTS, answer_key, one_file, shared_pool, side_file
 from dialeval.core.errors import UsageError
 from dialeval.formats.dstc7 import NONE, RANKING, name_fields, read_data
 from dialeval.formats.listed import read_answer_key
@@ -40,6 +38,10 @@ LENIENT_NOTES = (
     "the example are ignored, confidences are not read",
     "lenient: only the ground truth's ids are upper-cased: a submitted id in another case matches nothing",
 )
+
+
+CORRECT = "options-for-correct-answers"
+"""The data field holding an example's correct candidates (train and dev files; test files leave it out)."""
 
 
 class DSTC7(ItemSetBenchmark):
@@ -63,7 +65,32 @@ class DSTC7(ItemSetBenchmark):
                Option("pool", "dstc7, dstc8: subtask 2's candidate pool file (default: the one *pool* file beside "
                       "the data).", kind="text"))
     separate_keys = True
+    archive_members = True
     listed, lenient_notes = RANKING, LENIENT_NOTES
+
+    def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes]:
+        """The ``splits``' data files' examples without ``options-for-correct-answers`` (the ground truth, where a file
+        carries it), and subtask 2's candidate pool (``*pool*``, which names no answer); nothing else (the
+        ground-truth TSV given with ``--keys`` never reaches here, one left in the data folder stays out)."""
+        import json
+
+        from dialeval.formats.jsonio import parse_json_bytes
+
+        out = {}
+        for name, raw in files.items():
+            base = name.rpartition("/")[2]
+            if "pool" in base.lower():
+                out[name] = raw
+            elif base.endswith(".json") and (name_fields(base)[2] or "test") in splits:
+                examples = parse_json_bytes(raw, name)
+                if not isinstance(examples, list) or not all(isinstance(e, dict) and "options-for-next" in e
+                                                             for e in examples):
+                    continue  # not a data file (a run, a ground truth as JSON): never published
+                if any(CORRECT in e for e in examples):
+                    raw = (json.dumps([{k: v for k, v in e.items() if k != CORRECT} for e in examples],
+                                      ensure_ascii=False, indent=1) + "\n").encode()
+                out[name] = raw
+        return out
     none_subtasks: frozenset[int] = frozenset({4})
 
     def _files(self, data: Path) -> list[Path]:
@@ -146,16 +173,8 @@ class DSTC7(ItemSetBenchmark):
         return {"map": dstc7_official_ap(where, len(gold)), "r@100": float(any(q is not None for q in where))}
 
 
-DSTC8_CONTEXTS = {"all": "the official scorer: every example", "with-positive": "examples with a correct option",
-                  "mixed": "the NOESIS II baseline's is_valid_query: examples with a correct option and a wrong one"}
-
-
 class DSTC8(DSTC7):
-    """DSTC8 Track 2 subtask 1: DSTC7's files and rules, and ``"NONE"`` may be ranked in every example.
-
-    ``--contexts`` chooses the examples that count (module docstring): the baseline's ``subtask1/answer_selection/
-    metrics.py`` skips a query without a positive or without a negative, so its numbers leave out every example
-    whose correct answer is absent (NONE); the official scorer keeps them."""
+    """DSTC8 Track 2 subtask 1: DSTC7's files and rules, and ``"NONE"`` may be ranked in every example."""
 
     name = "dstc8"
     title = "DSTC8 Track 2 (NOESIS II) subtask 1 response selection, Ubuntu and Advising"
@@ -164,40 +183,4 @@ class DSTC8(DSTC7):
                           "correct" for key, label in (("ubuntu", "Ubuntu IRC"), ("advising", "Advising"))}
     default_metrics = ("r@1", "r@10", "r@50", "mrr", "map", "noesis-score")
     none_subtasks = frozenset({1, 2, 3, 4, 5})
-    # the name, kind and choices of Douban's --contexts (one flag); the default is the official scorer's
-    options = (*DSTC7.options, Option("contexts", "dstc8: examples that count: all (the official scorer), mixed (the "
-                                      "baseline's is_valid_query) or with-positive.", "choice",
-                                      ("mixed", "with-positive", "all"), "all"))
-    left_out: dict[str, str] = {}  # example id -> why --contexts leaves it out (set while loading)
-
-    def _contexts(self) -> str:
-        return self.request.options.get("contexts") or "all"
-
-    def load(self, data, split, group, with_gold, problems) -> ItemSet:
-        item_set = super().load(data, split, group, with_gold, problems)
-        contexts = self._contexts()
-        self.left_out = {}
-        if contexts != "all" and item_set.gold is not None:
-            for i, (iid, gold) in enumerate(zip(item_set.item_ids, item_set.gold, strict=True)):
-                if NONE in gold:
-                    self.left_out[iid] = "without a correct option"
-                elif contexts == "mixed" and set(item_set.candidates_of(i)) - {NONE} <= set(gold):
-                    self.left_out[iid] = "without a wrong option"
-        return item_set
-
-    def score_sets(self, request, splits, sets, identity, problems=None, others=()):
-        ev = super().score_sets(request, splits, sets, identity, problems, others)
-        contexts = self._contexts()
-        if contexts != "all" and ev.table is not None:
-            import numpy as np
-
-            keep = ~np.isin(ev.table.item_id, list(self.left_out))
-            why = ", ".join(f"{n:,} {w}" for w, n in Counter(self.left_out.values()).items())
-            ev.notes.append(f"contexts {contexts} ({DSTC8_CONTEXTS[contexts]}): {int(keep.sum()):,} of "
-                            f"{len(ev.table):,} examples scored" + (f"; {why} left out" if why else "; none left out"))
-            ev.table = ev.table.take(keep)
-        return ev
-
-    def signature_fields(self, request, ev) -> dict:
-        fields = super().signature_fields(request, ev)
-        return fields if self._contexts() == "all" else {**fields, "contexts": self._contexts()}
+    options = (*DSTC7.options, CONTEXTS)

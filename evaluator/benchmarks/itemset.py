@@ -49,7 +49,7 @@ How to declare a new benchmark
    the module's name among the independent benchmarks of the import-linter contract in ``pyproject.toml``.
 
 Optional declarations (defaults in :class:`ItemSetBenchmark` and its base): ``one_split`` (a submission file answers one
-split), ``nested`` (1-in-N sizes, e.g. ``(2, 10)`` for R2@1 and R10@k), :meth:`select_groups` (what ``--task``
+split), ``archive_members`` (a zip of submission files is scored member by member, one report), ``nested`` (1-in-N sizes, e.g. ``(2, 10)`` for R2@1 and R10@k), :meth:`select_groups` (what ``--task``
 accepts), :meth:`loadable`, :meth:`other_split_ids` (the wrong-split hint), :meth:`splits_of`,
 :meth:`translate` (rewrite a submission before it is read, e.g. texts to ids) and :meth:`signature_fields`
 (options that change a number; ``ties`` by default). A benchmark whose submissions list each item's candidates
@@ -113,6 +113,7 @@ class ItemSetBenchmark(Benchmark):
     nested: ClassVar[tuple[int, ...]] = ()  # 1-in-N sizes whose ranks the table carries (R2@1: 2)
     listed: ClassVar[ListedForm | None] = None  # submissions are listed rankings of this form (benchmarks.listed)
     lenient_notes: ClassVar[tuple[str, ...]] = ()  # --lenient: the official scorer's definitions, under the numbers
+    archive_members: ClassVar[bool] = False  # a zip of submission files is scored member by member (DSTC7's form)
 
     # ---- what a benchmark declares ------------------------------------------------------------------
     def present(self, data: Path) -> dict[str, list[str]]:
@@ -170,7 +171,9 @@ class ItemSetBenchmark(Benchmark):
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
         """The options that change a number, in signature order (``ev.notes`` may be extended)."""
         if self.listed is not None:  # a listed ranking has no scores to tie: its reading is what changes numbers
-            return {"mode": "lenient" if request.options.get("lenient") else "strict"}
+            contexts = request.options.get("contexts") or "all"
+            return {"mode": "lenient" if request.options.get("lenient") else "strict",
+                    **({"contexts": contexts} if contexts != "all" else {})}
         return {"ties": request.ties}
 
     def item_values(self, where: list[int | None], gold) -> dict[str, float]:
@@ -182,6 +185,8 @@ class ItemSetBenchmark(Benchmark):
 
     # ---- the evaluate loop, once ----------------------------------------------------------------------
     def evaluate(self, request: Request) -> Evaluation:
+        if self.archive_members and _is_zip(Path(request.submission)):
+            return self._evaluate_members(request)
         # what is asked, for readers whose loading depends on it (--keys, --lenient), and the notes they add
         self.request, self.notes, self.other_split_of = request, [], None
         data = Path(request.data)
@@ -219,6 +224,7 @@ class ItemSetBenchmark(Benchmark):
                 for s in splits}
         identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)),
                                  data if data.is_dir() else data.parent, splits=used)
+        self.used_files = used
         others = [(o, ids) for o in present if o not in splits and (ids := self.other_split_ids(data, o, present[o]))]
         self.other_split_of = self._split_finder(data, {o: gs for o, gs in present.items() if o not in chosen})
         return self.score_sets(request, splits, sets, identity, problems, others)
@@ -301,8 +307,69 @@ class ItemSetBenchmark(Benchmark):
         groups = list(dict.fromkeys(x.group for x in sets if not x.optional))
         ev = Evaluation(table=table, problems=problems + found, splits=splits, groups=groups, data=identity,
                         submission=info, signature_fields={}, notes=notes + list(self.lenient_notes if lenient else ()))
+        contexts = request.options.get("contexts") or "all"
+        if contexts != "all" and table is not None:  # a declared listed.CONTEXTS choice: the items it counts
+            from dialeval.benchmarks.listed import kept_contexts
+
+            ev.table, note = kept_contexts(table, [x for x in sets if not x.optional], contexts, self.listed)
+            ev.notes.append(note)
         ev.signature_fields = self.signature_fields(request, ev)
         return ev
+
+    def _evaluate_members(self, request: Request) -> Evaluation:
+        """A zip of submission files (:attr:`archive_members`): each member evaluated as if given alone, against the
+        data it answers, then one Evaluation of them all (the data identity over every data file any member used)."""
+        from dataclasses import replace
+
+        from dialeval.core.ranks import RankTable
+        from dialeval.files.archive import safe_extract
+        from dialeval.files.write import private_temp_dir, release_private_temp_dir
+
+        sub = Path(request.submission)
+        tmp = private_temp_dir("zip-")
+        try:
+            safe_extract(sub, tmp / "x", sub, zip_ok=True)
+            members = sorted((p for p in (tmp / "x").rglob("*") if p.is_file() and p.suffix.lower() == ".json"),
+                             key=lambda p: p.name)
+            if not members:
+                raise UsageError(f"{sub}: the zip holds no .json submission file")
+            if request.keys is not None and len(members) > 1:
+                raise UsageError(f"{sub}: --keys is one file's answer key, and the zip holds {len(members)} "
+                                 "submission files: score each file with its own --keys")
+            if any(_is_zip(m) for m in members):
+                raise UsageError(f"{sub}: a zip inside the zip: put the submission files in one zip")
+            runs, used = [], {}
+            for m in members:
+                runs.append(self.evaluate(replace(request, submission=m)))
+                for split, files in self.used_files.items():
+                    used.setdefault(split, []).extend(f for f in files if f not in used[split])
+        finally:
+            release_private_temp_dir(tmp)
+        data = Path(request.data)
+        identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)),
+                                 data if data.is_dir() else data.parent, splits=used)
+        tables = [r.table for r in runs if r.table is not None]
+        info = {**runs[0].submission, "path": str(sub), "kind": "archive", "sha256": file_sha256(sub),
+                "files": [m.name for m in members]}
+        return Evaluation(table=RankTable.concat(tables) if len(tables) == len(runs) else None,
+                          problems=[p for r in runs for p in r.problems],
+                          splits=list(dict.fromkeys(s for r in runs for s in r.splits)),
+                          groups=list(dict.fromkeys(g for r in runs for g in r.groups)), data=identity,
+                          submission=info, signature_fields=runs[0].signature_fields,
+                          notes=list(dict.fromkeys(n for r in runs for n in r.notes)))
+
+
+def _is_zip(path: Path) -> bool:
+    """A zip archive, recognised by its first bytes (``-`` and an unreadable file are left to the submission reader)."""
+    from dialeval.files.read import open_input
+
+    if str(path) == "-":
+        return False
+    try:
+        with open_input(path, what="a submission") as f:
+            return f.file.read(4) == b"PK\x03\x04"
+    except (UsageError, OSError):
+        return False
 
 
 _IDS_TYPE = None

@@ -209,6 +209,8 @@ def load_task(data: Path, task: int, split: str, problems: list[Problem], with_g
 
 class MovieDialog(ItemSetBenchmark):
     name = "movie-dialog"
+    public_data_note = ("every exchange's answer is written on its line after the question, and is the context of the "
+                        "exchanges after it")
     title = "Movie Dialog dataset: QA, recommendations, QA+recs (entity candidates), Reddit (10,001 candidates); hits@k"
     group_label = "task"
     split_names = movie.SPLITS

@@ -42,6 +42,8 @@ def item_set(split: str, n_rows: int, scoring: bool = True, files: tuple[Path, .
 
 class Ubuntu(ItemSetBenchmark):
     name = "ubuntu"
+    public_data_note = ("test.csv names each row's true response by its column (Ground Truth Utterance, before the "
+                        "distractors); a row without it is not a row dialeval or the release's scorers read")
     title = "Ubuntu Dialogue Corpus v2 next-utterance classification, recall@k in 1-of-N"
     group_label = "file"
     split_names = ("valid", "test")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,6 +63,23 @@ class DSTC6(Benchmark):
     group_names = {"1": "API", "2": "Refine", "3": "Options", "4": "Infos", "5": "Full"}
     group_descriptions = TASK_DESCRIPTIONS
     default_metrics = ("p@1", "p@2", "p@5", "mrr")
+
+    def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes]:
+        """The splits' dialog files (``<split>/<stem>.json``), never their ``<stem>.answers.json`` keys; a dialog that
+        carries its ``answer`` (the format allows it, the training files have it) is written without it."""
+        from dialeval.formats.dstc6 import ANSWERS_SUFFIX
+        from dialeval.formats.jsonio import parse_json_bytes
+
+        out = {}
+        for name, raw in files.items():
+            if not name.endswith(".json") or name.endswith(ANSWERS_SUFFIX) or name.partition("/")[0] not in splits:
+                continue  # keys, and anything that is not a dialog file
+            dialogs = parse_json_bytes(raw, name)
+            if isinstance(dialogs, list) and any(isinstance(d, dict) and "answer" in d for d in dialogs):
+                raw = (json.dumps([{k: v for k, v in d.items() if k != "answer"} if isinstance(d, dict) else d
+                                   for d in dialogs], ensure_ascii=False, indent=1) + "\n").encode()
+            out[name] = raw
+        return out
     submission_formats = ("dstc6-result (file, official directory layout, or .tgz)",)
     problem_codes = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
         "unknown-file": "a file in a submission directory or archive that matches no test file of the split",
