@@ -271,3 +271,24 @@ def test_douban_json_scores_of_another_split_are_left_out(tmp_path):
     ev = score(write_json(tmp_path / "dev.json", {"format": "scores", "items": bad}), "test", benchmark="douban",
                data=str(db))
     assert not ev.valid and [p.code for p in ev.problems if p.severity == "error"] == ["wrong-split"]
+
+
+def test_dstc7_zip_members_of_other_subtasks_are_left_out(tmp_path):
+    """A DSTC7 zip holds one file per subtask; --task ubuntu-1 scores that member alone, even beside a broken one."""
+    import zipfile
+
+    from dialeval.core.errors import UsageError
+
+    runs = {f.name: f for f in (SAMPLES.parent / "baselines" / "dstc7" / "tfidf").glob("*_subtask_[0-9].json")}
+    z = tmp_path / "team.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.write(runs["Ubuntu_subtask_1.json"], "Ubuntu_subtask_1.json")
+        zf.write(runs["Advising_subtask_3.json"], "Advising_subtask_3.json")
+        zf.writestr("Ubuntu_subtask_4.json", json.dumps([{"example-id": 1}]))  # broken, and not asked for
+    ev = score(z, "dev", benchmark="dstc7", data=SAMPLES / "dstc7", tasks=["ubuntu-1"])
+    alone = score(runs["Ubuntu_subtask_1.json"], "dev", benchmark="dstc7", data=SAMPLES / "dstc7", tasks=["ubuntu-1"])
+    assert ev.valid and ev.groups == ["ubuntu-1"] and [p.message for p in ev.problems] == [
+        "2 files of subtasks other than ubuntu-1 left out (--task ubuntu-1): neither checked nor scored"]
+    assert [r["value"] for r in ev.records] == [r["value"] for r in alone.records]
+    with pytest.raises(UsageError, match=r"no file of team.zip answers --task ubuntu-2 \(its files answer advising-3, "):
+        score(z, "dev", benchmark="dstc7", data=SAMPLES / "dstc7", tasks=["ubuntu-2"])

@@ -338,13 +338,32 @@ class ItemSetBenchmark(Benchmark):
                                  "submission files: score each file with its own --keys")
             if any(_is_zip(m) for m in members):
                 raise UsageError(f"{sub}: a zip inside the zip: put the submission files in one zip")
-            runs, used = [], {}
+            runs, used, outside = [], {}, []
             for m in members:
+                if request.groups:  # a member answering none of --task is left out, as other tasks' items are
+                    self.request = replace(request, submission=m)
+                    groups = [g for gs in self.present(Path(request.data)).values() for g in gs]
+                    try:
+                        self.select_groups(request.groups)
+                    except UsageError:
+                        outside.extend(groups)
+                        continue
                 runs.append(self.evaluate(replace(request, submission=m)))
                 for split, files in self.used_files.items():
                     used.setdefault(split, []).extend(f for f in files if f not in used[split])
         finally:
             release_private_temp_dir(tmp)
+        asked = ",".join(request.groups or ())
+        if not runs:
+            raise UsageError(f"{self.name}: no file of {sub.name} answers --task {asked} (its files answer "
+                             f"{', '.join(sorted(set(outside)))})")
+        if outside:
+            from dialeval.core.problems import Problem
+
+            n = len(members) - len(runs)
+            runs[0].problems.append(Problem("other-task", "", f"{n:,} file{'' if n == 1 else 's'} of "
+                                            f"{self.group_label}s other than {asked} left out (--task {asked}): neither "
+                                            "checked nor scored", "warning", sub.name))
         data = Path(request.data)
         identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)),
                                  data if data.is_dir() else data.parent, splits=used)
