@@ -380,7 +380,8 @@ def commit_files(out: Path, recs: list[dict], cmp_json: list[dict], info: dict, 
                      + ", ".join(f"{m} T{t}" for m, t in missing) + ".")
     lines += [
         "",
-        f"Per job: wall and training seconds on this device ({jobs} jobs at a time) and the stored CPU row's (one "
+        f"Per job: wall and training seconds on this device ({jobs} job{'s' * (jobs > 1)} at a time) and the stored "
+        "CPU row's (one "
         "thread); "
         "per-response accuracy % on tst and tst-OOV, GPU beside the stored CPU row, Δ = GPU − CPU; target = the "
         "paper ± 5 (memn2n-match T4: exactly 100), ✓ met, ✗ missed.",
@@ -398,7 +399,7 @@ def commit_files(out: Path, recs: list[dict], cmp_json: list[dict], info: dict, 
                      f"{c['gpu']:.2f} | {_cell(c['cpu'])} | {_signed(c['delta'])} | {_cell(c['paper'], '.1f')} | "
                      f"{mark[c['meets_target']]} | " + " | ".join(oov) + " |")
     walls = [by[(m, t, "tst")]["wall_seconds"] or 0 for m, t in jobs_done]
-    lines += ["", f"Jobs' wall times on this device: {sum(walls):.0f} s in all; run {jobs} at a time they took "
+    lines += ["", f"The jobs' wall times on this device: {sum(walls):.0f} s in all; run {jobs} at a time they took "
               f"{table_s:.0f} s."]
     if determinism:
         lines += ["", *determinism_lines(determinism)]
@@ -479,19 +480,22 @@ def same_runs(a: dict, b: dict, scores_a: Path, scores_b: Path) -> dict:
     return out
 
 
-def determinism_check(env: dict, out: Path, scratch: Path, deadline: float, on_update) -> dict:
+def determinism_check(env: dict, out: Path, scratch: Path, deadline: float, on_update,
+                      table_walls: dict | None = None) -> dict:
     """Step 2 (see the module docstring). Returns ``{"jobs": [...]}``, one entry per job begun, and calls
-    ``on_update(result)`` after every run (the files are rewritten each time)."""
+    ``on_update(result)`` after every run (the files are rewritten each time). A run starts only when the time left
+    exceeds 1.3 × its expected time + 10 s: the job's wall seconds in the table (``table_walls``, (model, task) ->
+    s; shared with five other jobs there, so an overestimate) + 20 s for the process's start, then the last run's."""
     result: dict = {"jobs": []}
-    last = 60.0  # the first run's guess (process start, data, training, scoring); later ones use the last run's
     for spec in os.environ.get("DETERMINISM_JOBS", DETERMINISM_JOBS).split(","):
         model, _, task = spec.strip().partition(":")
         job = {"model": model, "task": int(task), "runs": []}
         result["jobs"].append(job)
+        last = (table_walls or {}).get((model, int(task)), 40.0) + 20.0
         for i, det in enumerate(("1", "1", "0", "0")):
             left = deadline - elapsed()
             if left < 1.3 * last + 10:
-                job["stopped"] = f"run {i + 1} of 4 not started: {left:.0f}s left, the last run took {last:.0f}s"
+                job["stopped"] = f"run {i + 1} of 4 not started: {left:.0f}s left, a run expected to take {last:.0f}s"
                 break
             name = f"{model}-T{task}-{'on' if det == '1' else 'off'}-{i + 1}"
             rec_file, scores_file = out / "determinism" / f"{name}.json", scratch / f"{name}.npy"
@@ -674,7 +678,8 @@ def run_all(out: Path, scratch: Path, deadline: float, jobs: int, models: str, t
             rewrite()
 
         try:
-            result = determinism_check(env, out, scratch, deadline, on_update)
+            walls = {(r["model"], r["task"]): r["wall_seconds"] for r in state["recs"] if r.get("wall_seconds")}
+            result = determinism_check(env, out, scratch, deadline, on_update, walls)
             on_update(result)
             summary.add(*determinism_lines(result))
         except Exception as e:  # noqa: BLE001 - the baseline and the summary still come

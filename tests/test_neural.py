@@ -973,3 +973,15 @@ def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path):
     assert "### Determinism" in md and "| memn2n-match T4 | 2 / 2 | yes | yes |" in md
     assert json.loads((out / "device.json").read_text())["torch"]
     assert "total" in (out / "summary.txt").read_text()
+
+
+def test_the_device_scripts_determinism_check_starts_no_run_that_would_outlast_the_deadline(tmp_path):
+    """A determinism run is started only when the time left exceeds 1.3 × its expected time + 10 s (expected: the
+    job's wall seconds in the table + 20 s for the process's start); the check says why it stopped and writes it."""
+    g = _gpu_script()
+    written = []
+    result = g.determinism_check({}, tmp_path, tmp_path, g.elapsed() + 45, written.append, {("memn2n-match", 4): 10.0})
+    job = result["jobs"][0]
+    assert job["runs"] == [] and job["stopped"].startswith("run 1 of 4 not started: ")
+    assert "a run expected to take 30s" in job["stopped"] and len(result["jobs"]) == 1
+    assert "stopped: run 1 of 4 not started" in "\n".join(g.determinism_lines(result))
