@@ -23,9 +23,10 @@ torch sees one). Per batch the host works out everything that decides a shape (t
 the trimmed width, which match pairs belong to the batch) from numpy and sends the integers in one non-blocking
 copy; the device gathers and scatters. Nothing is read back inside an epoch on a GPU (loss sum and finiteness stay
 device tensors), so the host can queue batches ahead. The CPU path computes exactly what it did before this split
-(same values, same order of float operations), so the stored CPU numbers are reproduced bit for bit. A GPU's default
-kernels do not fix their order of accumulation; ``deterministic=true`` (:func:`deterministic_algorithms`) makes
-torch use fixed-order ones there, so that a GPU run can be repeated bit for bit too.
+(same values, same order of float operations), so the stored CPU numbers are reproduced bit for bit (at one torch
+thread, their setting). A GPU's default kernels, and the CPU's with several threads, do not fix their order of
+accumulation; ``deterministic=true`` (:func:`deterministic_algorithms`) makes torch use fixed-order ones, so that
+such runs can be repeated bit for bit too.
 
 Batches. On the CPU a model trains at batch 32 (the stored numbers' setting); on another device, unless
 ``batch_size`` is given, at the device profile's batch of 256 (SGD's learning rate × 8, Adam's as it is:
@@ -103,29 +104,30 @@ bits run to run. cuBLAS reads it when a process first uses it, so it must be in 
 def deterministic_algorithms(torch, device, on: bool):
     """Yields the record of what ``deterministic=true`` did on ``device`` (``{}`` unless ``on``).
 
-    On a GPU the default kernels of some operations accumulate in an order that is not fixed (the backward passes of
-    embeddings, gathers and indexing; cuBLAS with its default workspace), so two runs with the same seed can differ
-    in the last bits, and over thousands of steps in the dev-selected epoch (``babi-neural-gpu.md``). With ``on``
-    and a device other than the CPU: ``CUBLAS_WORKSPACE_CONFIG`` is set to :data:`CUBLAS_WORKSPACE` (unless already
-    set; call this before the device's first matrix product) and ``torch.use_deterministic_algorithms(True,
-    warn_only=True)`` is on inside the block, then restored. An operation without a deterministic kernel warns
-    instead of failing (a long run is not lost to it): those warnings are collected into ``nondeterministic_ops``
-    (their first sentences, each once), others are shown as usual. On the CPU nothing changes: its kernels give the
-    same bits run to run for a given thread count (the stored CPU rows were reproduced exactly so), and switching
-    torch's flag there could only move the numbers they were stored with.
+    Some default kernels accumulate in an order that is not fixed, so two runs with the same seed can differ in the
+    last bits, and over thousands of steps in the dev-selected epoch: on a GPU (the backward passes of embeddings,
+    gathers and indexing; cuBLAS with its default workspace; ``babi-neural-gpu.md``), and on the CPU with more than
+    one torch thread (the indexing backward's accumulation; measured: memn2n T4 on 2 threads, 3 runs, 2 different
+    sets of trained weights; at 1 thread, the stored numbers' setting, runs repeat bit for bit). With ``on``:
+    ``torch.use_deterministic_algorithms(True, warn_only=True)`` inside the block, then restored, and on CUDA
+    ``CUBLAS_WORKSPACE_CONFIG`` = :data:`CUBLAS_WORKSPACE` (unless already set; cuBLAS reads it at its first use in
+    a process, so enter the block before the device's first matrix product). At 1 CPU thread the fixed-order kernels
+    give the default's bits (the stored CPU rows stay: a test checks it). An operation without a deterministic
+    kernel warns instead of failing (a long run is not lost to it): those warnings are collected into
+    ``nondeterministic_ops`` (their first sentences, each once), others are shown as usual.
     """
     import warnings
 
     if not on:
         yield {}
         return
+    record: dict = {"requested": True, "device": device.type}
     if device.type == "cpu":
-        yield {"requested": True, "applied": False, "why": "the CPU path is deterministic already; nothing changed"}
-        return
-    record = {"requested": True, "applied": True,
-              "cuda_started_before": bool(device.type == "cuda" and torch.cuda.is_initialized())}
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)
-    record["cublas_workspace_config"] = os.environ["CUBLAS_WORKSPACE_CONFIG"]
+        record["torch_threads"] = torch.get_num_threads()
+    if device.type == "cuda":
+        record["cuda_started_before"] = bool(torch.cuda.is_initialized())
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)
+        record["cublas_workspace_config"] = os.environ["CUBLAS_WORKSPACE_CONFIG"]
     before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
     torch.use_deterministic_algorithms(True, warn_only=True)
     try:

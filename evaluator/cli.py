@@ -37,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+class Interrupted(Exception):
+    """Ctrl-C (SIGINT) while a command ran: said as one line, exit 130."""
+
+
 class LazyGroup(Group):
     """A click group whose sub-commands are imported on first use (and given dialeval's wording for bad values)."""
 
@@ -61,6 +65,10 @@ class LazyGroup(Group):
 
         try:
             rv = super().invoke(ctx)
+        except KeyboardInterrupt:
+            flush_notices(usage_error=False)
+            # past click, which would print an empty line and call it "aborted"
+            raise Interrupted() from None
         except BaseException as e:
             code = getattr(e, "exit_code", None)
             flush_notices(usage_error=code == 2 or isinstance(e, click.UsageError))
@@ -150,6 +158,8 @@ def run() -> None:
         for line in e.details:
             click.echo(safe(line), err=True)
         fail(f"dialeval: error: {e}", e.exit_code)
+    except Interrupted:
+        fail("dialeval: interrupted", 130)
     except click.exceptions.Abort:
         fail("dialeval: aborted", 130)
     except click.ClickException as e:  # bad options: one line, and where to look

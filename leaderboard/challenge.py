@@ -133,6 +133,8 @@ def parse(text: str, where: str = "challenge.toml") -> Challenge:
         what = re.sub(r"\s*\(at .*?\)\s*$", "", str(e)).rstrip(".") or "syntax error"
         col = f", column {m.group(2)}" if m else ""
         raise UsageError(f"{where}{at}: not valid TOML ({what.lower()}{col})") from None
+    except RecursionError:  # tomllib recurses per nesting level: `a = [[[[...` thousands deep
+        raise UsageError(f"{where}: nested too deeply (a challenge.toml is tables of plain values)") from None
     data = _jsonable(data)
     problems = _schema_problems(data)
     if not problems:

@@ -22,6 +22,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -92,41 +93,64 @@ _FIELD_HELP = {
 
 
 def read_team(path: Path) -> dict:
-    """team.json as a dict with defaults, or :class:`UsageError` with one line saying what is wrong."""
+    """team.json as a dict with defaults, or :class:`UsageError` with one line saying everything that is wrong."""
     from dialeval.files.read import decode_utf8, read_bytes
 
     if not os.path.lexists(path):
         raise UsageError(f"{path}: missing (every run needs a team.json)")
-    # the input layer: a FIFO or a device is refused before it is opened for reading, the size is bounded
-    raw = read_bytes(path, what="a team.json file", limit=MAX_TEAM_BYTES)
+    # the input layer: a FIFO or a device is refused before it is opened for reading, the size is bounded, and a
+    # link is refused as the submission's is (it could point anywhere, even at a file of another team)
+    raw = read_bytes(path, what="a team.json file", limit=MAX_TEAM_BYTES, follow_links=False)
+    repeated: list[str] = []
+
+    def no_repeats(pairs):  # {"team": "A", "team": "B"}: which one the team meant is anyone's guess
+        keys = [k for k, _ in pairs]
+        repeated.extend(k for i, k in enumerate(keys) if k in keys[:i] and k not in repeated)
+        return dict(pairs)
+
     try:
-        data = json.loads(decode_utf8(raw, str(path), expect="UTF-8 JSON"))
+        data = json.loads(decode_utf8(raw, str(path), expect="UTF-8 JSON"), object_pairs_hook=no_repeats)
     except json.JSONDecodeError as e:
         raise UsageError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deeply (a team.json is one flat object)") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: must be a JSON object with at least \"team\"")
     from dialeval.core.schemacheck import validator
 
-    errors = sorted(validator("team").iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        e = errors[0]
+    problems: list[str] = [f"\"{k[:40]}\" is given twice" for k in repeated]
+    wrong: set[str] = set()
+    for e in sorted(validator("team").iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
         if e.validator == "additionalProperties":
-            extra = sorted(set(data) - set(_FIELD_HELP))
-            raise UsageError(f"{path}: unknown key {extra[0][:40]!r} (known: {', '.join(_FIELD_HELP)})")
-        if e.validator == "required":
-            raise UsageError(f"{path}: \"team\" is required")
-        key = str(e.absolute_path[0]) if e.absolute_path else "team"
-        raise UsageError(f"{path}: \"{key}\" must be {_FIELD_HELP.get(key, 'valid')}")
-    if "submitted_at" in data:
+            for extra in sorted(set(data) - set(_FIELD_HELP)):
+                problems.append(f"unknown key {extra[:40]!r} (known: {', '.join(_FIELD_HELP)})")
+        elif e.validator == "required":
+            problems.append("\"team\" is required")
+        else:
+            key = str(e.absolute_path[0]) if e.absolute_path else "team"
+            if key not in wrong:
+                wrong.add(key)
+                problems.append(f"\"{key}\" must be {_FIELD_HELP.get(key, 'valid')}")
+    for key, value in data.items():  # "\ud800" escapes are valid JSON but no text: no database or page takes them
+        if key in _FIELD_HELP and key not in wrong and isinstance(value, str) and _SURROGATE.search(value):
+            problems.append(f"\"{key}\" holds an unpaired surrogate (\\u{ord(_SURROGATE.search(value)[0]):04x}); "
+                            "give valid Unicode text")
+    if "submitted_at" in data and "submitted_at" not in wrong and isinstance(data["submitted_at"], str):
         try:
             ts = _dt.datetime.fromisoformat(data["submitted_at"].replace("Z", "+00:00"))
         except ValueError:
-            raise UsageError(f"{path}: \"submitted_at\" must be {_FIELD_HELP['submitted_at']}") from None
-        if ts.tzinfo is None:
-            ts = ts.replace(tzinfo=_dt.UTC)
-        data["submitted_at"] = _iso(ts)
+            problems.append(f"\"submitted_at\" must be {_FIELD_HELP['submitted_at']}")
+        else:
+            if ts.tzinfo is None:
+                ts = ts.replace(tzinfo=_dt.UTC)
+            data["submitted_at"] = _iso(ts)
+    if problems:  # every problem at once, in one line: the team fixes its file once
+        raise UsageError(f"{path}: " + "; ".join(problems))
     data.setdefault("system", "primary")
     return data
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _iso(ts: _dt.datetime) -> str:
@@ -218,6 +242,10 @@ def discover(runs_dir: Path, split_names: list[str] | None = None, suffixes: tup
         if p.is_symlink():
             entries.append(Entry(name, None, None, f"{p}: a symbolic link; give the submission itself"))
             continue
+        special = _special(p)
+        if special:
+            entries.append(Entry(name, None, None, special))
+            continue
         if p.is_dir():
             team_path = p / TEAM_FILE
             sub = _submission_in(p, suffixes)
@@ -252,8 +280,27 @@ def discover(runs_dir: Path, split_names: list[str] | None = None, suffixes: tup
         if sub.is_symlink():
             entries.append(Entry(name, None, team, f"{sub}: a symbolic link; give the submission itself"))
             continue
+        special = _special(sub)
+        if special:  # a FIFO named submission.tgz: skipped like a link, never recorded as the team's rejected run
+            entries.append(Entry(name, None, team, special))
+            continue
         entries.append(Entry(name, sub, team))
     return entries
+
+
+def _special(p: Path) -> str | None:
+    """Why ``p`` (not a link) is no submission when it is a FIFO, device or socket, else None."""
+    import stat
+
+    from dialeval.files.read import file_kind
+
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return None  # gone meanwhile: the reader says so
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return None
+    return f"{p}: not a regular file ({file_kind(mode)}); give the submission itself"
 
 
 def submission_sha256(path: Path) -> str:
@@ -390,7 +437,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     ``now``: when this grader sees the runs (RFC 3339; default ``DIALEVAL_NOW``, else the clock), recorded as each
     new run's ``graded_at``; the phase and the quota day are judged at it, never at team.json's ``submitted_at``.
     """
-    from dialeval.leaderboard.registry import Quota, Registry
+    from dialeval.leaderboard.registry import Quota, Registry, team_key
     from dialeval.leaderboard.scoring import benchmark_info
 
     runs_dir, data = Path(runs_dir), Path(data)
@@ -404,6 +451,13 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     from dialeval.leaderboard.challenge import now as now_of
 
     seen_at = now_of(now)  # a bad --now is refused before anything is written
+    from dialeval.leaderboard.registry import registry_path
+
+    where = Path(os.path.realpath(registry_path(registry_dir)))
+    if runs_dir.is_dir() and Path(os.path.realpath(runs_dir)) in where.parents:
+        # the database (and its folder) would be the next grade's entries: "registry.sqlite: not a submission"
+        raise UsageError(f"--registry {registry_dir}: inside the runs folder {runs_dir}, where the next grade would "
+                         "take it for a team's run; keep the registry elsewhere")
     seen_day = seen_at[:10]
     names = _split_names(benchmark, data)
     split = _check_split_option(split, names)
@@ -436,7 +490,16 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
         quota = Quota(challenge.per_day, challenge.total) if challenge and (challenge.per_day or challenge.total) else None
         seen_phase = challenge.phase_at(seen_at) if challenge is not None and challenge.phases else None
         todo: list[tuple[Entry, str]] = []
+        spelled: dict[str, tuple[str, str]] = {}  # team_key -> (first spelling met here, its entry)
         for e in entries:
+            if e.error is None:  # one team, one spelling: "Team A", "team a" and an NFD "é" would be three teams
+                name = e.team["team"]
+                registered = reg.team_spelling(name)
+                first, where = spelled.setdefault(team_key(name), (registered or name, e.name))
+                if first != name:
+                    whose = f"the registered team {registered!r}" if registered else f"entry {where}'s team {first!r}"
+                    e.error = (f"{e.name}: team {name!r} is {whose} spelt differently (case, spacing or Unicode "
+                               "form); give the name exactly as registered, or another name")
             if e.error:
                 t = e.team or {}
                 summary.outcomes.append(Outcome(e.name, t.get("team", "?"), t.get("system", "?"), "skipped",

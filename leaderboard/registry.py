@@ -42,6 +42,7 @@ FILE_NAME = "registry.sqlite"
 APPLICATION_ID = 0x44457631  # "DEv1": marks a dialeval registry (PRAGMA application_id)
 SCHEMA_VERSION = 5
 SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_SECONDS = 30.0  # how long a write waits for another process's lock before giving up (one line, exit 2)
 
 MIGRATIONS: dict[int, list[str]] = {
     # version 1: teams, runs, problems, records, per-item ranks
@@ -285,6 +286,15 @@ class RunRow:
         return f"{self.team} / {self.system}"
 
 
+def team_key(name: str) -> str:
+    """A team name as a reader tells names apart: Unicode compatibility form (NFKC), case folded, format
+    characters (zero-width spaces, joiners) dropped, runs of spaces made one. Two teams with one key are one team."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join("".join(ch for ch in folded if unicodedata.category(ch) != "Cf").split())
+
+
 def registry_path(registry_dir: str | Path) -> Path:
     p = Path(registry_dir)
     return p if p.suffix == ".sqlite" else p / FILE_NAME
@@ -329,9 +339,9 @@ class Registry:
                 _make_private(self.path)
         try:
             uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
-            self.db = sqlite3.connect(uri, timeout=30.0, isolation_level=None, uri=readonly)
-            self.db.execute("PRAGMA busy_timeout = 30000")
-            self._init_waiting()
+            self.db = sqlite3.connect(uri, timeout=BUSY_SECONDS, isolation_level=None, uri=readonly)
+            self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
+            self._init_waiting(BUSY_SECONDS)
         except sqlite3.DatabaseError as e:
             with contextlib.suppress(Exception):
                 self.db.close()
@@ -351,7 +361,7 @@ class Registry:
     def __exit__(self, *exc):
         self.close()
 
-    def _init_waiting(self, seconds: float = 30.0) -> None:
+    def _init_waiting(self, seconds: float) -> None:
         """:meth:`_init`, retried while another process holds the file: SQLite answers "locked" at once, without
         its busy handler, when two connections race to switch a new file to WAL or to start its first write
         transaction, so the busy timeout alone does not make two graders at once queue. ``_init`` is idempotent
@@ -362,8 +372,10 @@ class Registry:
             try:
                 return self._init()
             except sqlite3.OperationalError as e:
-                if "locked" not in str(e) or time.monotonic() > deadline:
+                if "locked" not in str(e):
                     raise
+                if time.monotonic() > deadline:
+                    raise self._locked() from None
             time.sleep(pause)
             pause = min(0.25, pause * 2)
 
@@ -414,9 +426,18 @@ class Registry:
         finally:
             db.execute("PRAGMA foreign_keys = ON")
 
+    def _locked(self) -> RegistryError:
+        return RegistryError(f"{self.path}: locked by another process for over {BUSY_SECONDS:g} s (another grader, or "
+                             "an open SQLite session); nothing is half-written, try again when it is done")
+
     @contextlib.contextmanager
     def transaction(self):
-        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:  # the busy timeout ran out: one line, exit 2, not an internal error
+            if "locked" in str(e) or "busy" in str(e):
+                raise self._locked() from None
+            raise
         try:
             yield self.db
         except BaseException:
@@ -430,9 +451,25 @@ class Registry:
         row = self.db.execute("SELECT run_id FROM runs WHERE grading_key = ?", (grading_key,)).fetchone()
         return row[0] if row else None
 
+    def team_spelling(self, name: str) -> str | None:
+        """The registered team's name that ``name`` is (itself, or spelt differently only in case, spacing or
+        Unicode form: NFC "é" against NFD "e\u0301", "Team A" against "team  a"), or None for a new team. Names
+        that differ only so look alike on the site, and would split one team's quota or let a team pass for
+        another."""
+        if self.db.execute("SELECT 1 FROM teams WHERE name = ?", (name,)).fetchone():
+            return name
+        key = team_key(name)
+        for (other,) in self.db.execute("SELECT name FROM teams ORDER BY team_id"):
+            if team_key(other) == key:
+                return other
+        return None
+
     def _team_id(self, db, team: dict) -> int:
         name = team["team"]
         row = db.execute("SELECT team_id FROM teams WHERE name = ?", (name,)).fetchone()
+        if row is None and (other := self.team_spelling(name)) is not None:
+            raise RegistryError(f"team {name!r} is the registered team {other!r} spelt differently (case, spacing or "
+                                "Unicode form); give the name exactly as registered, or another name")
         if row:
             db.execute("UPDATE teams SET url = coalesce(?, url), contact = coalesce(?, contact), "
                        "description = coalesce(?, description) WHERE team_id = ?",
@@ -529,11 +566,13 @@ class Registry:
             raise UsageError(f"no run {run_id} in {self.path}")
         return self._row(r)
 
-    @staticmethod
-    def _row(r) -> RunRow:
+    def _row(self, r) -> RunRow:
+        splits, metrics = (_name_list(r[i]) for i in (13, 14))
+        if splits is None or metrics is None:  # a hand-edited or damaged row: one line, not a JSON traceback
+            raise RegistryError(f"{self.path}: run {r[0]}'s {'splits' if splits is None else 'metrics'} are damaged "
+                                "(not a JSON list of names); run `dialeval registry check`")
         return RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-                      json.loads(r[13]), json.loads(r[14]), r[15], r[16], r[17], r[18], r[19], r[20], r[21], r[22],
-                      bool(r[23]))
+                      splits, metrics, r[15], r[16], r[17], r[18], r[19], r[20], r[21], r[22], bool(r[23]))
 
     def boards(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT board FROM runs ORDER BY board")]
@@ -549,8 +588,14 @@ class Registry:
             sql += " WHERE r.board = ?"
             args.append(board)
         sql += " ORDER BY rec.run_id, rec.rowid"
-        return [{"run_id": r[0], "benchmark": r[9], "split": r[1], "group": r[2], "subset": r[3], "metric": r[4],
-                 "average": r[5], "value": r[6], "n": r[7], "signature": r[8]} for r in self.db.execute(sql, args)]
+        out = []
+        for r in self.db.execute(sql, args):
+            if not (r[6] is None or isinstance(r[6], (int, float))) or not (r[7] is None or isinstance(r[7], int)):
+                raise RegistryError(f"{self.path}: a score record of run {r[0]} is damaged (its value or count is not "
+                                    "a number); run `dialeval registry check`")
+            out.append({"run_id": r[0], "benchmark": r[9], "split": r[1], "group": r[2], "subset": r[3],
+                        "metric": r[4], "average": r[5], "value": r[6], "n": r[7], "signature": r[8]})
+        return out
 
     def problems(self, run_id: int) -> list[dict]:
         rows = self.db.execute("SELECT severity, code, file, pointer, message FROM problems WHERE run_id = ? ORDER BY seq",
@@ -565,8 +610,9 @@ class Registry:
             return None
         try:
             return decode_table(row[0], row[1])
-        except (ValueError, KeyError, zlib.error, struct.error, json.JSONDecodeError) as e:
-            raise RegistryError(f"{self.path}: per-item data of run {run_id} is damaged ({e}); run `dialeval registry check`") from None
+        except (ValueError, KeyError, zlib.error, struct.error, json.JSONDecodeError):  # zlib's words say nothing more
+            raise RegistryError(f"{self.path}: per-item data of run {run_id} is damaged; run `dialeval registry "
+                                "check`") from None
 
     def data_identity(self, run_id: int) -> dict:
         """The data identity the run was scored on (DataIdentity.to_json(): release, simulated, ...); {} if none."""
@@ -635,6 +681,13 @@ class Registry:
             for (run_id,) in db.execute("SELECT run_id FROM runs WHERE status = 'valid' "
                                         "AND run_id NOT IN (SELECT run_id FROM records)"):
                 out.append(f"run {run_id}: valid but has no score records")
+            for (run_id,) in db.execute("SELECT DISTINCT run_id FROM records WHERE typeof(value) NOT IN "
+                                        "('real', 'integer', 'null') OR typeof(n) NOT IN ('integer', 'null')"):
+                out.append(f"run {run_id}: a score record's value or count is not a number")
+            for run_id, splits, metrics in db.execute("SELECT run_id, splits, metrics FROM runs"):
+                for what, text in (("splits", splits), ("metrics", metrics)):
+                    if _name_list(text) is None:
+                        out.append(f"run {run_id}: its {what} are damaged (not a JSON list of names)")
             for (run_id,) in db.execute("SELECT run_id FROM runs WHERE status = 'rejected' AND "
                                         "run_id NOT IN (SELECT run_id FROM problems WHERE severity = 'error')"):
                 out.append(f"run {run_id}: rejected without an error")
@@ -695,6 +748,15 @@ def _make_private(path: Path) -> None:
                 os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700)
         except OSError:
             continue
+
+
+def _name_list(text) -> list[str] | None:
+    """A runs row's JSON list of names (splits, metrics), or None when the column is damaged."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
 
 
 def _sql_msg(e: BaseException) -> str:

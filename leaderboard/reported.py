@@ -27,6 +27,7 @@ from dialeval import __version__
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.core.errors import DialevalError, UsageError
 from dialeval.core.problems import counted
+from dialeval.leaderboard.registry import team_key
 
 META_COLUMNS = {"team", "system", "split", "task", "group", "source", "published_band", "note"}
 
@@ -57,6 +58,8 @@ def _table(path: Path) -> tuple[list[str], list[tuple[str, dict]], list[tuple[st
             rows = json.loads(text)
         except json.JSONDecodeError as e:
             raise UsageError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno})") from None
+        except RecursionError:
+            raise UsageError(f"{path}: nested too deeply (expected a JSON list of flat objects)") from None
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise UsageError(f"{path}: expected a JSON list of objects")
         if not rows:
@@ -123,6 +126,13 @@ def _number(v, where: str, problems: list[str]) -> float | None:
     return x
 
 
+def _is_proportion(metric: str) -> bool:
+    """Whether ``metric`` is a share of items, within 0..1 (P@K, hits@K, R@K, RN@K, MRR, MAP, the accuracies)."""
+    from dialeval import metrics
+
+    return metrics.family(metric) != metric or metric in ("mrr", "map", "per-response-accuracy", "per-dialog-accuracy")
+
+
 def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[dict]:
     """One dict per team: team, system, source, note, records (tidy, with signatures). Every problem of the file
     (unknown columns, rows without team/split/task, cells that are not numbers) is raised at once:
@@ -136,6 +146,7 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
     is_json = path.suffix.lower() == ".json"
     column_no = {name: j for j, name in enumerate(names, 1)}
     by_team: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    spelled: dict[str, tuple[str, str]] = {}  # team_key -> (first spelling, where)
     for where, r in rows:
         team = str(r.get("team", "")).strip()
         split = str(r.get("split", "")).strip()
@@ -143,11 +154,18 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
         if not team or not split or not group:
             problems.append(f"{where}: needs team, split and task (or group)")
             continue
+        first, first_at = spelled.setdefault(team_key(team_prefix + team), (team, where))
+        if first != team:  # one team, one spelling: "Café" and "CAFÉ" would be two teams that read alike
+            problems.append(f"{where}: team {team[:60]!r} is {first[:60]!r} ({first_at}) spelt differently (case, "
+                            "spacing or Unicode form); spell it one way")
         values = {}
         for k, metric in metric_of.items():
             if str(r.get(k, "")).strip() != "":
                 at = f"{where}/{_pointer_token(k)}" if is_json else f"{where}:{column_no[k]}: column {k[:60]}"
-                values[metric] = _number(r.get(k), at, problems)
+                values[metric] = x = _number(r.get(k), at, problems)
+                if x is not None and not 0 <= x <= 1 and _is_proportion(metric):
+                    problems.append(f"{at}: {str(r.get(k)).strip()[:30]} is outside 0..1 ({metric} is a proportion; "
+                                    "a percentage is divided by 100)")
         by_team[(team, str(r.get("system") or "reported").strip())].append(
             {**r, "_split": split, "_group": group, "_values": values,
              "_metrics": [metric_of[k] for k in r if k in metric_of]})
@@ -209,8 +227,15 @@ def import_reported(reg, path: Path, board: str, benchmark: str = DEFAULT_BENCHM
     from dialeval.leaderboard.registry import now_utc
     from dialeval.leaderboard.scoring import Graded
 
+    teams = teams if teams is not None else parse_reported(path, benchmark, team_prefix)
+    # a team registered under another spelling is refused before anything is written: nothing half-imported
+    clashes = [f"{path}: team {t['team'][:60]!r} is the registered team {other[:60]!r} spelt differently (case, "
+               "spacing or Unicode form); spell it as registered"
+               for t in teams if (other := reg.team_spelling(t["team"])) not in (None, t["team"])]
+    if clashes:
+        raise InvalidReportedFile(path, clashes)
     created = unchanged = 0
-    for t in teams if teams is not None else parse_reported(path, benchmark, team_prefix):
+    for t in teams:
         key = hashlib.sha256(json.dumps(["reported", board, benchmark, t], sort_keys=True).encode()).hexdigest()
         graded = Graded(True, [], t["records"], None, benchmark, t["splits"], t["groups"], t["metrics"], None, None)
         _, new = reg.record_run(team={"team": t["team"], "system": t["system"]}, graded=graded, grading_key=key,

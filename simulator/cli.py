@@ -9,12 +9,13 @@ from pathlib import Path
 import click
 
 from dialeval.core.errors import UsageError
+from dialeval.files.write import not_standard_output
 
 
 @click.command("simulate")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory to create (must be empty or absent unless --force).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed: same seed, byte-identical files.")
+              callback=not_standard_output, help="Directory to create (must be empty or absent unless --force).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed: same seed, byte-identical files.")
 @click.option("--train", "n_train", type=int, default=10000, show_default=True,
               help="Training items per task (0: no training split).")
 @click.option("--test", "n_test", type=int, default=1000, show_default=True, help="Items per test file.")

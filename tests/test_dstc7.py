@@ -392,7 +392,7 @@ def test_dstc8_contexts_give_the_official_and_the_baselines_example_sets(tmp_pat
         assert r.valid and r.value("mrr") == pytest.approx(mrr), contexts
         assert ("contexts:" in r.signature.format()) == (contexts != "all")
     assert r.value("r@1") == 0.0 and "contexts:mixed" in r.signature.format()
-    assert any("2 of 4 examples scored; 1 without a correct option, 1 without a wrong option left out" in n
+    assert any("contexts mixed: 2 of 4 examples scored; 1 without a correct candidate, 1 without a wrong candidate left out" in n
                for n in r.notes)
     sub = write(tmp_path / "run.json", items)
     out = cli("score", sub, "--benchmark", "dstc8", "--data", tmp_path / "task-1.ubuntu.dev.json", "--contexts",
@@ -439,7 +439,7 @@ def test_a_zip_of_subtask_files_is_scored_member_by_member(tmp_path, cli):
     empty = tmp_path / "empty.zip"
     with zipfile.ZipFile(empty, "w") as zf:
         zf.writestr("notes.txt", "no ranking here")
-    with pytest.raises(UsageError, match="the zip holds no .json ranking file"):
+    with pytest.raises(UsageError, match="the zip holds no .json submission file"):
         score(empty, benchmark="dstc7", data=SAMPLES / "dstc7", split="dev")
     with pytest.raises(UsageError, match="score each file with its own --keys"):
         score(z, benchmark="dstc7", data=SAMPLES / "dstc7", split="test", keys=SAMPLES / "dstc7" / "GROUND_TRUTH.tsv")

@@ -721,36 +721,58 @@ def test_the_device_scripts_variants_train_at_batch_32_like_the_cpu_records_they
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# deterministic=true: fixed-order kernels off the CPU (a GPU run repeatable bit for bit), nothing changed on the CPU
+# deterministic=true: torch's fixed-order kernels (a GPU run, or a CPU run on several threads, repeatable bit for bit)
+
+
+CPU_RECORD = {"requested": True, "device": "cpu", "torch_threads": 1, "nondeterministic_ops": []}
 
 
 @needs_torch
-@pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2NMatch])
-def test_deterministic_changes_nothing_on_the_cpu_and_says_so(cls):
-    """On the CPU ``deterministic=true`` trains and scores bit for bit as the default (the stored CPU rows stay), leaves
-    torch's global flag alone, and says in ``describe()`` that it was asked for and not needed; the default's
-    ``describe()`` has no such entry (the stored records' configurations are unchanged)."""
+@pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2N, MemN2NMatch])
+def test_deterministic_gives_the_default_bits_at_one_cpu_thread_and_says_so(cls):
+    """At one CPU thread (the stored numbers' setting) ``deterministic=true`` trains and scores bit for bit as the
+    default, so the stored CPU rows stay; ``describe()`` records what it did, torch's global flag is restored
+    afterwards, and the default's ``describe()`` has no such entry (the stored records' configurations are
+    unchanged)."""
     import torch
 
     small = dict(embedding_size=8, epochs=3, progress=False, grid=({"lr": 0.05}, {"lr": 0.1}))
-    small.update(negatives=5) if cls is SupervisedEmbeddings else small.update(hops=1)
+    small.update(negatives=5) if cls is SupervisedEmbeddings else small.update(hops=2)
     default = cls(seed=4, **small).fit(TRAIN, TRAIN[:3])
     det = cls(seed=4, deterministic=True, **small).fit(TRAIN, TRAIN[:3])
     assert np.array_equal(default.score_group(CANDS, TRAIN), det.score_group(CANDS, TRAIN))
     assert default.selection == det.selection and default.config == det.config
     assert "deterministic" not in default.describe()
-    assert det.describe()["deterministic"] == {"requested": True, "applied": False,
-                                               "why": "the CPU path is deterministic already; nothing changed"}
+    assert det.describe()["deterministic"] == CPU_RECORD
     assert not torch.are_deterministic_algorithms_enabled()
+
+
+@needs_torch
+@needs_babi
+@pytest.mark.realdata
+def test_deterministic_gives_the_default_bits_on_real_babi_data_at_one_thread():
+    """The same on real bAbI task 4 items (repeated memories and candidates: the indexing backward accumulates many
+    rows into one, where a fixed-order kernel could sum in another order than the default)."""
+    from dialeval.baselines.registry import create
+    from dialeval.baselines.reproduce import _load_task, model_params
+
+    trn, dev, tests = _load_task(BABI, 4, 5)
+    for name in ("supervised-embeddings", "memn2n-match"):
+        runs = [create(name, seed=0, **model_params(name, 4, BABI, {"epochs": 2, "progress": False, **extra}))
+                .fit(trn, dev) for extra in ({}, {"deterministic": True})]
+        cands = tests["tst"][0].candidates
+        a, b = (m.score_group(cands, tests["tst"]) for m in runs)
+        assert np.array_equal(a, b), name
+        assert runs[0].selection == runs[1].selection, name
 
 
 @needs_torch
 @pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2NMatch])
 def test_deterministic_mode_off_the_cpu_sets_cublas_and_torchs_flag_for_the_block_only(monkeypatch, cls):
-    """Off the CPU (the meta device stands in for a GPU): inside the block torch's deterministic flag is on (warn-only)
-    and CUBLAS_WORKSPACE_CONFIG is set (a value the user set is kept); a training epoch and the dev evaluation run
-    under it on the model's device; an op without a deterministic kernel is recorded, not fatal; afterwards the flag
-    is as it was."""
+    """Off the CPU (the meta device stands in for a GPU): inside the block torch's deterministic flag is on (warn-only);
+    a training epoch and the dev evaluation run under it on the model's device; an op without a deterministic kernel
+    is recorded, not fatal; afterwards the flag is as it was. On CUDA, CUBLAS_WORKSPACE_CONFIG is set too (a value
+    the user set is kept) and whether CUDA had started before is recorded."""
     import torch
 
     from dialeval.baselines._torchutil import (
@@ -767,7 +789,7 @@ def test_deterministic_mode_off_the_cpu_sets_cublas_and_torchs_flag_for_the_bloc
     meta = torch.device("meta")
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
     with deterministic_algorithms(torch, meta, False) as off:
-        assert not torch.are_deterministic_algorithms_enabled() and "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+        assert not torch.are_deterministic_algorithms_enabled()
     assert off == {}
     model = cls(seed=0, embedding_size=8, negatives=3, grid=None, progress=False) if cls is SupervisedEmbeddings else \
         cls(seed=0, embedding_size=8, hops=2, grid=None, progress=False)
@@ -777,7 +799,6 @@ def test_deterministic_mode_off_the_cpu_sets_cublas_and_torchs_flag_for_the_bloc
     enc = EncodedItems(TRAIN, table, model.memory_size, {c.utterance: i for i, c in enumerate(cands)})
     with deterministic_algorithms(torch, meta, True) as rec:
         assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
-        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == CUBLAS_WORKSPACE == ":4096:8"
         cset = CandidateSet(cands, model.vocab, model.max_tokens)
         lex = Lexicon()
         lex.add_api_slots([c.utterance for c in CANDS])
@@ -793,13 +814,19 @@ def test_deterministic_mode_off_the_cpu_sets_cublas_and_torchs_flag_for_the_bloc
         assert total.device == meta and seen == len(TRAIN)
         torch.zeros(3).put_(torch.tensor([0, 0]), torch.tensor([1.0, 2.0]))  # no deterministic kernel: warns
     assert not torch.are_deterministic_algorithms_enabled()
-    assert rec == {"requested": True, "applied": True, "cuda_started_before": False,
-                   "cublas_workspace_config": ":4096:8",
+    assert rec == {"requested": True, "device": "meta",
                    "nondeterministic_ops": ["put_ does not have a deterministic implementation"]}
+    assert "CUBLAS_WORKSPACE_CONFIG" not in os.environ  # cuBLAS is CUDA's
+    # CUDA (no GPU needed: the block only reads whether CUDA has started and sets the variable)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    with deterministic_algorithms(torch, torch.device("cuda"), True) as rec:
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == CUBLAS_WORKSPACE == ":4096:8"
+    assert rec == {"requested": True, "device": "cuda", "cuda_started_before": False,
+                   "cublas_workspace_config": ":4096:8", "nondeterministic_ops": []}
     monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")  # the other value torch accepts: the user's is kept
-    with deterministic_algorithms(torch, meta, True) as rec:
+    with deterministic_algorithms(torch, torch.device("cuda"), True) as rec:
         pass
-    assert rec["cublas_workspace_config"] == ":16:8" and rec["nondeterministic_ops"] == []
+    assert rec["cublas_workspace_config"] == ":16:8"
 
 
 @needs_torch
@@ -813,8 +840,7 @@ def test_reproduce_takes_param_deterministic_and_records_it(tmp_path):
     assert [r["split"] for r in recs] == ["tst", "tst-OOV"]
     for r in recs:
         assert r["params"] == {"epochs": 1, "deterministic": True}
-        assert r["config"]["deterministic"] == {"requested": True, "applied": False,
-                                                "why": "the CPU path is deterministic already; nothing changed"}
+        assert r["config"]["deterministic"] == CPU_RECORD
     assert "--param deterministic=true" in (tmp_path / "babi-table2.md").read_text()
 
 
@@ -860,3 +886,102 @@ def test_a_reproduce_run_killed_after_its_first_job_keeps_that_jobs_rows(tmp_pat
     md = (tmp_path / "o" / "babi-table2.md").read_text()
     assert "| T1 | 51.0 (0.0)" in md
     assert "Not done when this was written, the run going on (no rows yet): tfidf T4." in md
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# benchmarks/gpu_table2.py, the device check: what it writes for the commit, and a dry run end to end on the CPU
+
+
+def _gpu_script():
+    spec = importlib.util.spec_from_file_location("gpu_table2", REPO / "benchmarks" / "gpu_table2.py")
+    g = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(g)
+    return g
+
+
+def test_the_device_scripts_commit_section_gives_every_job_against_the_stored_cpu_row_and_the_goal(tmp_path):
+    """Fed the CPU-validated profile records (what the device run writes, apart from the device), the section to
+    commit has one row per job with GPU and CPU seconds, tst and tst-OOV beside the stored CPU rows with their
+    difference, the paper and the target; the goal is judged only on an H100; jobs without rows are named; the
+    records file is the table's records unchanged."""
+    g = _gpu_script()
+    base = REPO / "submissions/baselines"
+    recs = json.loads((base / "babi-neural-profile-cpu.json").read_text())
+    stored = g.by_key(json.loads((base / "babi-neural.json").read_text()))
+    rows = g.compare_rows(recs, stored, {}, g.by_key(json.loads((base / "babi-neural-gpu.json").read_text())))
+    expected = [(m, t) for t in range(1, 7) for m in g.MODELS.split(",")]
+    info = {"gpu": "NVIDIA H100 80GB HBM3", "nvidia_smi": "NVIDIA H100 80GB HBM3, 81559 MiB, 570.1", "cpus": 16,
+            "torch": "2.11.0+cu130", "cuda": "13.0"}
+    g.commit_files(tmp_path, recs, rows, info, 512.0, expected, "DEADLINE_S=480 JOBS=6 python3 benchmarks/gpu_table2.py",
+                   True)
+    assert json.loads((tmp_path / "commit" / "babi-neural-gpu-profile.json").read_text()) == recs
+    md = (tmp_path / "commit" / "babi-neural-gpu-profile.md").read_text()
+    assert "on NVIDIA H100 80GB HBM3" in md and "torch 2.11.0+cu130 (CUDA 13.0)" in md
+    assert "in **512 s**" in md and "the whole table in ≤ 600 s on one H100: met;" in md
+    assert f"targets missed: {sum(r['meets_target'] is False for r in recs)} of {len(recs)} rows" in md
+    assert "`dialeval reproduce babi --jobs 6` on the full release" in md
+    by = {(r["model"], r["task"], r["split"]): r for r in recs}
+    lines = [ln for ln in md.splitlines() if re.match(r"\| T\d \| ", ln)]
+    assert len(lines) == len({(r["model"], r["task"]) for r in recs})
+    for ln in lines:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        m, t = cells[1], int(cells[0][1])
+        tst, cpu = by[(m, t, "tst")], stored[(m, t, "tst")]
+        assert float(cells[2]) == round(tst["wall_seconds"], 1) and float(cells[4]) == round(cpu["wall_seconds"], 1)
+        assert (float(cells[5]), float(cells[6])) == (tst["per_response"], cpu["per_response"])
+        assert float(cells[7]) == round(tst["per_response"] - cpu["per_response"], 2)
+        assert cells[9] == {True: "✓", False: "✗"}[tst["meets_target"]]
+        if t == 6:
+            assert cells[10:] == ["—"] * 5
+        else:
+            assert float(cells[10]) == by[(m, t, "tst-OOV")]["per_response"]
+    missing = sorted(set(expected) - {(r["model"], r["task"]) for r in recs})
+    assert all(f"{m} T{t}" in md for m, t in missing) and ("no rows" in md) == bool(missing)
+    # not an H100, or a run stopped from outside: said so
+    g.commit_files(tmp_path, recs[:4], rows[:4], {**info, "gpu": "NVIDIA H200"}, 100.0, expected, "x", False)
+    md = (tmp_path / "commit" / "babi-neural-gpu-profile.md").read_text()
+    assert "not measured: this is NVIDIA H200, not an H100" in md and "still going or was stopped" in md
+    assert "memn2n-match T5" in md.split("no rows")[1]
+
+
+@needs_torch
+@needs_babi
+@pytest.mark.realdata
+def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path):
+    """A dry run of the device check on this machine (tiny data, one short job, one determinism job; about a minute):
+    every step runs and writes its files; the deterministic runs repeat bit for bit (on the CPU's 2 threads, where
+    the default need not). A crash here would cost the one device session."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DIALEVAL_")}
+    env.update(OUT=str(tmp_path / "out"), DATA=str(BABI), DEADLINE_S="300", JOBS="1", TASKS="4", MODELS="memn2n-match",
+               MAX_CONVERSATIONS="1", DETERMINISM_JOBS="memn2n-match:4", BASELINE="0", VARIANTS="0")
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_table2.py")], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = tmp_path / "out"
+    table = json.loads((out / "table" / "babi-table2.json").read_text())
+    assert [(r["model"], r["task"], r["split"]) for r in table] == [("memn2n-match", 4, "tst"),
+                                                                     ("memn2n-match", 4, "tst-OOV")]
+    assert json.loads((out / "commit" / "babi-neural-gpu-profile.json").read_text()) == table
+    md = (out / "commit" / "babi-neural-gpu-profile.md").read_text()
+    assert re.search(r"^\| T4 \| memn2n-match \| [\d.]+ \| [\d.]+ \| 16\.3 \| [\d.]+ \| 100\.00 \|", md, re.M), md
+    det = json.loads((out / "determinism.json").read_text())
+    job = det["jobs"][0]
+    assert [r["deterministic"] for r in job["runs"]] == [True, True, False, False]
+    assert job["on_vs_on"]["scores_identical"] and job["on_vs_on"]["weights_identical"]
+    assert job["on_vs_on"]["max_abs_score_difference"] == 0.0 and job["cost"] > 0
+    assert all(bool(r["determinism"].get("requested")) == r["deterministic"] for r in job["runs"])
+    assert "### Determinism" in md and "| memn2n-match T4 | 2 / 2 | yes | yes |" in md
+    assert json.loads((out / "device.json").read_text())["torch"]
+    assert "total" in (out / "summary.txt").read_text()
+
+
+def test_the_device_scripts_determinism_check_starts_no_run_that_would_outlast_the_deadline(tmp_path):
+    """A determinism run is started only when the time left exceeds 1.3 × its expected time + 10 s (expected: the
+    job's wall seconds in the table + 20 s for the process's start); the check says why it stopped and writes it."""
+    g = _gpu_script()
+    written = []
+    result = g.determinism_check({}, tmp_path, tmp_path, g.elapsed() + 45, written.append, {("memn2n-match", 4): 10.0})
+    job = result["jobs"][0]
+    assert job["runs"] == [] and job["stopped"].startswith("run 1 of 4 not started: ")
+    assert "a run expected to take 30s" in job["stopped"] and len(result["jobs"]) == 1
+    assert "stopped: run 1 of 4 not started" in "\n".join(g.determinism_lines(result))

@@ -355,3 +355,57 @@ def test_simulated_bot_wording_is_the_real_dstc6_wording():
         L.PROPOSE + "<name>", L.OPTION_WAS + "<name>", L.HERE + "<phone>", L.HERE + "<address>", "api_call <args>"}
     assert real == simulated
     assert "which price range are you looking for" in real
+
+
+# ---- targets.md: Bordes & Weston Table 2, every cell -------------------------------------------------------------
+@needs(REFERENCE / "targets.md")
+def test_the_embedded_babi_table_2_is_the_reference_table_cell_for_cell():
+    """All 132 numbers (6 methods x 11 rows, per-response and per-dialog) the reproduction targets are measured
+    against are targets.md's."""
+    from dialeval.baselines.reproduce import PAPER_COLUMNS, PAPER_TABLE2
+
+    text = (REFERENCE / "targets.md").read_text(encoding="utf-8")
+    section = text.split("## bAbI dialog", 1)[1].split("\n## ", 1)[0]
+    header = next(ln for ln in section.splitlines() if ln.startswith("| task |"))
+    assert [c.strip() for c in header.strip("|").split("|")][1:] == ["rule-based", "TF-IDF match", "nearest neighbor",
+                                                                      "supervised embeddings", "MemNN", "MemNN + match"]
+    reference = {}
+    for row in re.findall(r"^\| (T\d(?: OOV)?) \|(.+)\|$", section, re.M):
+        task, split = int(row[0][1]), "tst-OOV" if row[0].endswith("OOV") else "tst"
+        for column, cell in zip(PAPER_COLUMNS, row[1].split("|"), strict=True):
+            resp, dial = re.fullmatch(r"\s*([\d.]+) \(([\d.]+)\)\s*", cell).groups()
+            reference[column, task, split] = (float(resp), float(dial))
+    assert len(reference) == 66 and PAPER_TABLE2 == reference
+
+
+@needs(REFERENCE / "airdialogue.md")
+def test_airdialogue_paper_totals_scaled_and_exact_follow_from_the_components():
+    """airdialogue.md, Tables 9-10: every row's total, scaled and exact-match, is 0.2 name + 0.5 flight + 0.3 status
+    of its components (to the paper's rounding) under dialeval's weights."""
+    from dialeval.metrics.airdialogue import total
+
+    text = " ".join((REFERENCE / "airdialogue.md").read_text(encoding="utf-8").split())  # rows wrap across lines
+    cell = r"([\d.]+)\(([\d.]+)%\)"
+    rows = re.findall(rf"{cell} {cell} {cell} ([\d.]+)\(([\d.]+)\)", text)
+    assert len(rows) == 11
+    for row in rows:
+        name, name_x, flight, flight_x, status, status_x, tot, tot_x = map(float, row)
+        assert float(total(name, flight, status)) == pytest.approx(tot, abs=0.005 + 1e-9), row
+        assert float(total(name_x / 100, flight_x / 100, status_x / 100)) == pytest.approx(tot_x, abs=0.005 + 1e-9), row
+
+
+# ---- response-selection.md: DSTC7/DSTC8 file names ----------------------------------------------------------------
+@pytest.mark.parametrize("name, fields", [
+    ("ubuntu_train_subtask_1.json", ("ubuntu", 1, "train")), ("ubuntu_dev_subtask_1.json", ("ubuntu", 1, "dev")),
+    ("Ubuntu_st1_test", ("ubuntu", 1, "test")), ("Ubuntu_st1_ground_truth", ("ubuntu", 1, None)),
+    ("Advising_st1_case1_test", ("advising", 1, "test")), ("Advising_st1_case2_test", ("advising", 1, "test")),
+    ("Ubuntu_st2_test", ("ubuntu", 2, "test")), ("task-1.ubuntu.train.json", ("ubuntu", 1, "train")),
+    ("task-1.ubuntu.dev.json", ("ubuntu", 1, "dev")), ("Ubuntu_subtask_1.json", ("ubuntu", 1, None)),
+    ("Advising_subtask_3.json", ("advising", 3, None)),
+])
+def test_dstc7_and_dstc8_released_names_give_dataset_subtask_and_split(name, fields):
+    """The organisers' file names (noesis-tf/README.md, datasets.rst, NOESIS-II subtask1/README.md) and the
+    submission names (submission.rst) say the dataset, the subtask and the split they hold."""
+    from dialeval.formats.dstc7 import name_fields
+
+    assert name_fields(name) == fields

@@ -468,6 +468,31 @@ def test_verify_real_babi_and_a_modified_copy(tmp_path):
     assert "dialog-babi-task2-API-refine-dev.txt differs from the published babi-dialog release" in r.stderr
 
 
+def test_verify_checks_ubuntu_v2_row_counts_where_no_hash_is_published(tmp_path):
+    """releases.md: no file hash is known for Ubuntu v2, but test.csv has 18,920 data rows and valid.csv 19,560
+    (quoted multi-line fields count once); a copy of another size is said not to be that release (exit 1). A file of
+    another layout under the same name is not counted."""
+    from dialeval.formats.ubuntu import write_fixture
+
+    assert dict(registry(REPO / "evaluator" / "files" / "releases.json").get("ubuntu-v2").rows) == {
+        "test.csv": 18920, "valid.csv": 19560}
+    write_fixture(tmp_path / "data" / "ubuntu", n_train=5, n_valid=12, n_test=40)
+    (tmp_path / "data" / "other").mkdir()
+    (tmp_path / "data" / "other" / "test.csv").write_text("a,b\n1,2\n")
+    r = run("data", "verify", tmp_path / "data", "--json")
+    assert r.returncode == 1
+    assert json.loads(r.stdout)["rows"] == [
+        {"file": "ubuntu/test.csv", "release": "ubuntu-v2", "rows": 40, "published_rows": 18920},
+        {"file": "ubuntu/valid.csv", "release": "ubuntu-v2", "rows": 12, "published_rows": 19560}]
+    assert "ubuntu/test.csv has 40 data rows, the published ubuntu-v2 one 18,920" in r.stderr
+    # a registry whose counts are this copy's: as published, exit 0
+    doc = json.loads((REPO / "evaluator" / "files" / "releases.json").read_text())
+    next(x for x in doc["releases"] if x["name"] == "ubuntu-v2")["rows"] = {"test.csv": 40, "valid.csv": 12}
+    (tmp_path / "reg.json").write_text(json.dumps(doc))
+    r = run("data", "verify", tmp_path / "data", env_extra={"DIALEVAL_RELEASES": str(tmp_path / "reg.json")})
+    assert r.returncode == 0 and "ubuntu/test.csv has 40 data rows, as published" in r.stdout, r.stderr
+
+
 @pytest.mark.realdata
 @needs(TST1)
 def test_identity_reads_no_data_file_twice(tmp_path, monkeypatch):

@@ -1,8 +1,6 @@
 """DSTC7 Track 1 (NOESIS: subtasks 1-5, Ubuntu and Advising) and DSTC8 Track 2 subtask 1 (NOESIS II).
 
-``--data`` is one released JSON file or a folder of them (:mod:`dialeval.formats.dstc7`). A submission is one
-ranking file or, as the challenge took them (``submission.rst``), one zip of ``<Ubuntu|Advising>_subtask_<n>.json``
-files: each member is scored against its own data file and the report holds every subtask's group. The dataset and subtask
+``--data`` is one released JSON file or a folder of them (:mod:`dialeval.formats.dstc7`); the dataset and subtask
 come from the submission's file name (``Ubuntu_subtask_1.json``), else the data file's name or its ``scenario``,
 and name the group (``ubuntu-1``). The correct ids come from the data's ``options-for-correct-answers`` or from the
 ground-truth TSV given with ``--keys``. Subtask 2 ranks ids of the 120,000-candidate pool (``--pool FILE``, or the
@@ -11,25 +9,19 @@ when no correct id is among the example's options. Submissions: :mod:`dialeval.b
 
 Metrics: R@k (success@k), MRR, MAP (textbook average precision over the correct ids) and the challenge's ranking
 score, (R@10 + MRR) / 2. ``--lenient`` gives ``evaluations/metrics.py``'s numbers (its R@100 and MAP included).
-DSTC8's ``--contexts``: ``all`` (the default, the official scorer: every example of the ground truth), ``mixed`` (the
-NOESIS II baseline's ``is_valid_query``: only examples with a correct option and a wrong one) or ``with-positive``
-(only examples with a correct option); the signature names a choice other than ``all``.
+A zip of ranking files (the challenge's submission) is scored member by member; DSTC8's ``--contexts``
+(:data:`~dialeval.benchmarks.listed.CONTEXTS`) gives the official scorer's examples or its baseline's.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
-from dialeval.benchmarks.base import Evaluation, Option, Request, parse_split_names
+from dialeval.benchmarks.base import Option, Request, parse_split_names
 from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
-from dialeval.benchmarks.listed import answer_key, one_file, shared_pool, side_file
+from dialeval.benchmarks.listed import CONTEXTS, answer_key, one_file, shared_pool, side_file
 from dialeval.core.errors import UsageError
-from dialeval.core.ranks import RankTable
-from dialeval.files.identity import data_identity
-from dialeval.files.read import file_sha256
 from dialeval.formats.dstc7 import NONE, RANKING, name_fields, read_data
 from dialeval.formats.listed import read_answer_key
 
@@ -73,6 +65,7 @@ class DSTC7(ItemSetBenchmark):
                Option("pool", "dstc7, dstc8: subtask 2's candidate pool file (default: the one *pool* file beside "
                       "the data).", kind="text"))
     separate_keys = True
+    archive_members = True
     listed, lenient_notes = RANKING, LENIENT_NOTES
 
     def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes]:
@@ -99,50 +92,6 @@ class DSTC7(ItemSetBenchmark):
                 out[name] = raw
         return out
     none_subtasks: frozenset[int] = frozenset({4})
-
-    def evaluate(self, request: Request) -> Evaluation:
-        """One ranking file, or a zip of them (each member against its own data file, one report)."""
-        if not _is_zip(Path(request.submission)):
-            return super().evaluate(request)
-        from dialeval.files.archive import safe_extract
-        from dialeval.files.write import private_temp_dir, release_private_temp_dir
-
-        sub = Path(request.submission)
-        tmp = private_temp_dir("zip-")
-        try:
-            safe_extract(sub, tmp / "x", sub, zip_ok=True)
-            members = sorted((p for p in (tmp / "x").rglob("*") if p.is_file() and p.suffix.lower() == ".json"),
-                             key=lambda p: p.name)
-            if not members:
-                raise UsageError(f"{sub}: the zip holds no .json ranking file (expected <Ubuntu|Advising>_subtask_<n>"
-                                 ".json files)")
-            if request.keys is not None and len(members) > 1:
-                raise UsageError(f"{sub}: --keys is one subtask's ground truth, and the zip holds {len(members)} "
-                                 "ranking files: score each file with its own --keys")
-            runs, used = [], {}
-            for m in members:
-                runs.append(super().evaluate(replace(request, submission=m)))
-                for split, files in self._used.items():
-                    used.setdefault(split, []).extend(f for f in files if f not in used[split])
-        finally:
-            release_private_temp_dir(tmp)
-        data = Path(request.data)
-        identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)),
-                                 data if data.is_dir() else data.parent, splits=used)
-        tables = [r.table for r in runs if r.table is not None]
-        return Evaluation(
-            table=RankTable.concat(tables) if len(tables) == len(runs) else None,
-            problems=[p for r in runs for p in r.problems],
-            splits=list(dict.fromkeys(s for r in runs for s in r.splits)),
-            groups=list(dict.fromkeys(g for r in runs for g in r.groups)), data=identity,
-            submission={"path": str(sub), "kind": "archive", "sha256": file_sha256(sub), "format": RANKING.name,
-                        "files": [m.name for m in members]},
-            signature_fields=runs[0].signature_fields, notes=list(dict.fromkeys(n for r in runs for n in r.notes)))
-
-    def score_sets(self, request, splits, sets, identity, problems=None, others=()):
-        # the data files a member was scored against: a zip's report hashes every member's
-        self._used = {s: [f for x in sets if x.split == s and not x.optional for f in x.files] for s in splits}
-        return super().score_sets(request, splits, sets, identity, problems, others)
 
     def _files(self, data: Path) -> list[Path]:
         # in a folder, released data files name their dataset and split (a run such as Ubuntu_subtask_1.json does not)
@@ -224,29 +173,8 @@ class DSTC7(ItemSetBenchmark):
         return {"map": dstc7_official_ap(where, len(gold)), "r@100": float(any(q is not None for q in where))}
 
 
-DSTC8_CONTEXTS = {"all": "the official scorer: every example", "with-positive": "examples with a correct option",
-                  "mixed": "the NOESIS II baseline's is_valid_query: examples with a correct option and a wrong one"}
-
-
-def _is_zip(path: Path) -> bool:
-    """A zip archive, recognised by its first bytes (a ``-`` or an unreadable file is left to the ranking reader)."""
-    from dialeval.files.read import open_input
-
-    if str(path) == "-":
-        return False
-    try:
-        with open_input(path, what="a submission") as f:
-            return f.file.read(4) == b"PK\x03\x04"
-    except (UsageError, OSError):
-        return False
-
-
 class DSTC8(DSTC7):
-    """DSTC8 Track 2 subtask 1: DSTC7's files and rules, and ``"NONE"`` may be ranked in every example.
-
-    ``--contexts`` chooses the examples that count (module docstring): the baseline's ``subtask1/answer_selection/
-    metrics.py`` skips a query without a positive or without a negative, so its numbers leave out every example
-    whose correct answer is absent (NONE); the official scorer keeps them."""
+    """DSTC8 Track 2 subtask 1: DSTC7's files and rules, and ``"NONE"`` may be ranked in every example."""
 
     name = "dstc8"
     title = "DSTC8 Track 2 (NOESIS II) subtask 1 response selection, Ubuntu and Advising"
@@ -255,40 +183,4 @@ class DSTC8(DSTC7):
                           "correct" for key, label in (("ubuntu", "Ubuntu IRC"), ("advising", "Advising"))}
     default_metrics = ("r@1", "r@10", "r@50", "mrr", "map", "noesis-score")
     none_subtasks = frozenset({1, 2, 3, 4, 5})
-    # the name, kind and choices of Douban's --contexts (one flag); the default is the official scorer's
-    options = (*DSTC7.options, Option("contexts", "dstc8: examples that count: all (the official scorer), mixed (the "
-                                      "baseline's is_valid_query) or with-positive.", "choice",
-                                      ("mixed", "with-positive", "all"), "all"))
-    left_out: dict[str, str] = {}  # example id -> why --contexts leaves it out (set while loading)
-
-    def _contexts(self) -> str:
-        return self.request.options.get("contexts") or "all"
-
-    def load(self, data, split, group, with_gold, problems) -> ItemSet:
-        item_set = super().load(data, split, group, with_gold, problems)
-        contexts = self._contexts()
-        self.left_out = {}
-        if contexts != "all" and item_set.gold is not None:
-            for i, (iid, gold) in enumerate(zip(item_set.item_ids, item_set.gold, strict=True)):
-                if NONE in gold:
-                    self.left_out[iid] = "without a correct option"
-                elif contexts == "mixed" and set(item_set.candidates_of(i)) - {NONE} <= set(gold):
-                    self.left_out[iid] = "without a wrong option"
-        return item_set
-
-    def score_sets(self, request, splits, sets, identity, problems=None, others=()):
-        ev = super().score_sets(request, splits, sets, identity, problems, others)
-        contexts = self._contexts()
-        if contexts != "all" and ev.table is not None:
-            import numpy as np
-
-            keep = ~np.isin(ev.table.item_id, list(self.left_out))
-            why = ", ".join(f"{n:,} {w}" for w, n in Counter(self.left_out.values()).items())
-            ev.notes.append(f"contexts {contexts} ({DSTC8_CONTEXTS[contexts]}): {int(keep.sum()):,} of "
-                            f"{len(ev.table):,} examples scored" + (f"; {why} left out" if why else "; none left out"))
-            ev.table = ev.table.take(keep)
-        return ev
-
-    def signature_fields(self, request, ev) -> dict:
-        fields = super().signature_fields(request, ev)
-        return fields if self._contexts() == "all" else {**fields, "contexts": self._contexts()}
+    options = (*DSTC7.options, CONTEXTS)

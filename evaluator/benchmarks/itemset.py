@@ -49,7 +49,7 @@ How to declare a new benchmark
    the module's name among the independent benchmarks of the import-linter contract in ``pyproject.toml``.
 
 Optional declarations (defaults in :class:`ItemSetBenchmark` and its base): ``one_split`` (a submission file answers one
-split), ``nested`` (1-in-N sizes, e.g. ``(2, 10)`` for R2@1 and R10@k), :meth:`select_groups` (what ``--task``
+split), ``archive_members`` (a zip of submission files is scored member by member, one report), ``nested`` (1-in-N sizes, e.g. ``(2, 10)`` for R2@1 and R10@k), :meth:`select_groups` (what ``--task``
 accepts), :meth:`loadable`, :meth:`other_split_ids` (the wrong-split hint), :meth:`splits_of`,
 :meth:`translate` (rewrite a submission before it is read, e.g. texts to ids) and :meth:`signature_fields`
 (options that change a number; ``ties`` by default). A benchmark whose submissions list each item's candidates
@@ -113,6 +113,7 @@ class ItemSetBenchmark(Benchmark):
     nested: ClassVar[tuple[int, ...]] = ()  # 1-in-N sizes whose ranks the table carries (R2@1: 2)
     listed: ClassVar[ListedForm | None] = None  # submissions are listed rankings of this form (benchmarks.listed)
     lenient_notes: ClassVar[tuple[str, ...]] = ()  # --lenient: the official scorer's definitions, under the numbers
+    archive_members: ClassVar[bool] = False  # a zip of submission files is scored member by member (DSTC7's form)
 
     # ---- what a benchmark declares ------------------------------------------------------------------
     def present(self, data: Path) -> dict[str, list[str]]:
@@ -126,7 +127,8 @@ class ItemSetBenchmark(Benchmark):
         raise NotImplementedError
 
     def split_of_id(self, item_id: str) -> str | None:
-        """The split an item id names (ids are split-specific), or None; used by :meth:`splits_of`."""
+        """The split an item id names (ids are split-specific), or None; used by :meth:`splits_of`, and to leave out
+        a submission's items of the data's other splits (``other-split``, or the ``wrong-split`` error)."""
         return None
 
     def splits(self, data: Path) -> list[str]:
@@ -169,7 +171,9 @@ class ItemSetBenchmark(Benchmark):
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
         """The options that change a number, in signature order (``ev.notes`` may be extended)."""
         if self.listed is not None:  # a listed ranking has no scores to tie: its reading is what changes numbers
-            return {"mode": "lenient" if request.options.get("lenient") else "strict"}
+            contexts = request.options.get("contexts") or "all"
+            return {"mode": "lenient" if request.options.get("lenient") else "strict",
+                    **({"contexts": contexts} if contexts != "all" else {})}
         return {"ties": request.ties}
 
     def item_values(self, where: list[int | None], gold) -> dict[str, float]:
@@ -181,8 +185,10 @@ class ItemSetBenchmark(Benchmark):
 
     # ---- the evaluate loop, once ----------------------------------------------------------------------
     def evaluate(self, request: Request) -> Evaluation:
+        if self.archive_members and _is_zip(Path(request.submission)):
+            return self._evaluate_members(request)
         # what is asked, for readers whose loading depends on it (--keys, --lenient), and the notes they add
-        self.request, self.notes = request, []
+        self.request, self.notes, self.other_split_of = request, [], None
         data = Path(request.data)
         present = self.present(data)
         splits = self.choose_splits(request, list(present))
@@ -218,8 +224,33 @@ class ItemSetBenchmark(Benchmark):
                 for s in splits}
         identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)),
                                  data if data.is_dir() else data.parent, splits=used)
+        self.used_files = used
         others = [(o, ids) for o in present if o not in splits and (ids := self.other_split_ids(data, o, present[o]))]
+        self.other_split_of = self._split_finder(data, {o: gs for o, gs in present.items() if o not in chosen})
         return self.score_sets(request, splits, sets, identity, problems, others)
+
+    def _split_finder(self, data: Path, others: dict[str, list[str]]):
+        """``other_split_of(item id)``: the split of ``others`` (the data's splits not scored) whose item it is, else
+        None. A split's ids are read the first time an id names it (:meth:`split_of_id`), its groups' files only;
+        a group that cannot be read is passed over (its data are not this run's)."""
+        ids_of: dict[str, set[str]] = {}
+
+        def other_split_of(item_id: str) -> str | None:
+            split = self.split_of_id(item_id)
+            if split not in others:
+                return None
+            if split not in ids_of:
+                ids_of[split] = set()
+                for g in others[split]:
+                    try:
+                        ids = (self.load(data, split, g, False, []).item_ids if self.loadable(data, split, g)
+                               else self.outside_ids(data, split, g))
+                    except UsageError:
+                        continue
+                    ids_of[split].update(ids or ())
+            return split if item_id in ids_of[split] else None
+
+        return other_split_of
 
     def score_sets(self, request: Request, splits: list[str], sets: list[ItemSet], identity: DataIdentity,
                    problems: list[Problem] | None = None, others=()) -> Evaluation:
@@ -236,6 +267,7 @@ class ItemSetBenchmark(Benchmark):
             table, sub_problems, info = score_items(
                 translated or sub, sets, benchmark=self.name, split=",".join(splits), ties=request.ties,
                 scoring=request.scoring, nested=self.nested, other_splits=others, group_label=self.group_label,
+                other_split_of=getattr(self, "other_split_of", None),
             )
             fmt = info.get("format")
             if request.ties != DEFAULT_TIES and fmt is not None and fmt not in SCORED_FORMATS:
@@ -275,8 +307,88 @@ class ItemSetBenchmark(Benchmark):
         groups = list(dict.fromkeys(x.group for x in sets if not x.optional))
         ev = Evaluation(table=table, problems=problems + found, splits=splits, groups=groups, data=identity,
                         submission=info, signature_fields={}, notes=notes + list(self.lenient_notes if lenient else ()))
+        contexts = request.options.get("contexts") or "all"
+        if contexts != "all" and table is not None:  # a declared listed.CONTEXTS choice: the items it counts
+            from dialeval.benchmarks.listed import kept_contexts
+
+            ev.table, note = kept_contexts(table, [x for x in sets if not x.optional], contexts, self.listed)
+            ev.notes.append(note)
         ev.signature_fields = self.signature_fields(request, ev)
         return ev
+
+    def _evaluate_members(self, request: Request) -> Evaluation:
+        """A zip of submission files (:attr:`archive_members`): each member evaluated as if given alone, against the
+        data it answers, then one Evaluation of them all (the data identity over every data file any member used)."""
+        from dataclasses import replace
+
+        from dialeval.core.ranks import RankTable
+        from dialeval.files.archive import safe_extract
+        from dialeval.files.write import private_temp_dir, release_private_temp_dir
+
+        sub = Path(request.submission)
+        tmp = private_temp_dir("zip-")
+        try:
+            safe_extract(sub, tmp / "x", sub, zip_ok=True)
+            members = sorted((p for p in (tmp / "x").rglob("*") if p.is_file() and p.suffix.lower() == ".json"),
+                             key=lambda p: p.name)
+            if not members:
+                raise UsageError(f"{sub}: the zip holds no .json submission file")
+            if request.keys is not None and len(members) > 1:
+                raise UsageError(f"{sub}: --keys is one file's answer key, and the zip holds {len(members)} "
+                                 "submission files: score each file with its own --keys")
+            if any(_is_zip(m) for m in members):
+                raise UsageError(f"{sub}: a zip inside the zip: put the submission files in one zip")
+            runs, used, outside = [], {}, []
+            for m in members:
+                if request.groups:  # a member answering none of --task is left out, as other tasks' items are
+                    self.request = replace(request, submission=m)
+                    groups = [g for gs in self.present(Path(request.data)).values() for g in gs]
+                    try:
+                        self.select_groups(request.groups)
+                    except UsageError:
+                        outside.extend(groups)
+                        continue
+                runs.append(self.evaluate(replace(request, submission=m)))
+                for split, files in self.used_files.items():
+                    used.setdefault(split, []).extend(f for f in files if f not in used[split])
+        finally:
+            release_private_temp_dir(tmp)
+        asked = ",".join(request.groups or ())
+        if not runs:
+            raise UsageError(f"{self.name}: no file of {sub.name} answers --task {asked} (its files answer "
+                             f"{', '.join(sorted(set(outside)))})")
+        if outside:
+            from dialeval.core.problems import Problem
+
+            n = len(members) - len(runs)
+            runs[0].problems.append(Problem("other-task", "", f"{n:,} file{'' if n == 1 else 's'} of "
+                                            f"{self.group_label}s other than {asked} left out (--task {asked}): neither "
+                                            "checked nor scored", "warning", sub.name))
+        data = Path(request.data)
+        identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)),
+                                 data if data.is_dir() else data.parent, splits=used)
+        tables = [r.table for r in runs if r.table is not None]
+        info = {**runs[0].submission, "path": str(sub), "kind": "archive", "sha256": file_sha256(sub),
+                "files": [m.name for m in members]}
+        return Evaluation(table=RankTable.concat(tables) if len(tables) == len(runs) else None,
+                          problems=[p for r in runs for p in r.problems],
+                          splits=list(dict.fromkeys(s for r in runs for s in r.splits)),
+                          groups=list(dict.fromkeys(g for r in runs for g in r.groups)), data=identity,
+                          submission=info, signature_fields=runs[0].signature_fields,
+                          notes=list(dict.fromkeys(n for r in runs for n in r.notes)))
+
+
+def _is_zip(path: Path) -> bool:
+    """A zip archive, recognised by its first bytes (``-`` and an unreadable file are left to the submission reader)."""
+    from dialeval.files.read import open_input
+
+    if str(path) == "-":
+        return False
+    try:
+        with open_input(path, what="a submission") as f:
+            return f.file.read(4) == b"PK\x03\x04"
+    except (UsageError, OSError):
+        return False
 
 
 _IDS_TYPE = None

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dialeval.benchmarks.base import Option
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Capped, Problem, short
 from dialeval.files.read import file_sha256, read_bytes
@@ -45,6 +46,29 @@ class AnyId:
 
     def __len__(self) -> int:
         return self.n
+
+
+CONTEXTS = Option("contexts", "dstc8: examples that count: all (the official scorer), mixed (the NOESIS II baseline's "
+                  "is_valid_query) or with-positive.", "choice", ("mixed", "with-positive", "all"), "all")
+"""Which items a listed ranking's numbers count, for a form whose answer may be ``none_id`` (DSTC8): ``all`` (the
+official scorer: every item of the ground truth), ``mixed`` (the NOESIS II baseline's ``subtask1/answer_selection/
+metrics.py``, which skips a query without a positive or without a negative, so every item whose answer is none)
+or ``with-positive`` (items with a correct candidate). The same flag, kind and choices as Douban's ``--contexts``."""
+
+
+def kept_contexts(table: RankTable, sets: list[ItemSet], contexts: str, form: ListedForm) -> tuple[RankTable, str]:
+    """(the table's rows that ``contexts`` counts, the note saying how many items it left out and why)."""
+    left: dict[str, str] = {}
+    for x in sets:
+        for i, (iid, gold) in enumerate(zip(x.item_ids, x.gold or (), strict=False)):
+            if form.none_id in gold:
+                left[iid] = "without a correct candidate"
+            elif contexts == "mixed" and set(x.candidates_of(i)) - {form.none_id} <= set(gold):
+                left[iid] = "without a wrong candidate"
+    keep = ~np.isin(table.item_id, list(left))
+    why = {w: sum(1 for v in left.values() if v == w) for w in dict.fromkeys(left.values())}
+    tail = "; " + ", ".join(f"{n:,} {w}" for w, n in why.items()) + " left out" if why else "; none left out"
+    return table.take(keep), f"contexts {contexts}: {int(keep.sum()):,} of {len(table):,} {form.noun}s scored{tail}"
 
 
 def one_file(files: list, submission: Path, form: ListedForm, data: Path):

@@ -18,6 +18,7 @@ from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import counted
 from dialeval.core.termsafe import safe
 from dialeval.files import read
+from dialeval.files.write import not_standard_output
 
 HYPOTHESES = "a text file of predicted turns"
 MAX_HYPOTHESIS_BYTES = 1024**2
@@ -58,8 +59,9 @@ def airdialogue_group():
 
 
 @airdialogue_group.command("simulate")
-@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              callback=not_standard_output)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--n", "n", type=click.IntRange(1, 10_000_000), default=1000, show_default=True, help="Contexts.")
 @click.option("--split", default="dev", show_default=True)
 @click.option("--setting", type=click.Choice(["in-domain", "ood"]), default="in-domain", show_default=True)
@@ -84,7 +86,7 @@ def simulate_cmd(out, seed, n, split, setting, no_dialogues, force):
 @click.option("--data", type=click.Path(file_okay=False), required=True, help=DATA_HELP)
 @click.option("--split", default="dev", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def baseline_cmd(name, data, split, out, seed):
     """Write baseline NAME's submission for a split (one JSON line per data line); NAME is random, cheapest-flight
     or rule-based."""
@@ -94,7 +96,7 @@ def baseline_cmd(name, data, split, out, seed):
     data = _data_folder(data)
     protect(data, "a data file")  # --out onto dev_data.json would replace the data with the predictions
     write_submission(name, data, split, out, seed)
-    click.echo(f"wrote {out}")
+    click.echo(f"wrote {out}", err=str(out) == "-")  # --out -: standard output holds the submission alone
     return 0
 
 

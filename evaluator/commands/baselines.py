@@ -25,6 +25,7 @@ from dialeval.baselines.reproduce import (
 )
 from dialeval.baselines.run import run_baseline
 from dialeval.core.errors import UsageError
+from dialeval.files.write import not_standard_output
 
 
 @click.group("baseline")
@@ -47,6 +48,7 @@ def list_cmd():
 
 @baseline_group.command("reference")
 @click.option("--out", type=click.Path(file_okay=False), default="submissions/baselines/default", show_default=True,
+              callback=not_standard_output,
               help="Where each baseline's submission.tgz, report.json and run.json go (one folder per baseline).")
 @click.option("--models", default=",".join(("random", "tfidf", "nearest-neighbor", "rule-based")), show_default=True,
               help="Comma-separated baselines to rebuild (see `dialeval baseline list`).")
@@ -75,9 +77,10 @@ def reference_cmd(out, models):
     "--out",
     required=True,
     type=click.Path(),
+    callback=not_standard_output,
     help="A .json file (one result file for every task) or a directory (<out>/<split>/<stem>.answers.json).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Random seed.")
 @click.option(
     "--top-k",
     type=click.IntRange(1),
@@ -110,7 +113,8 @@ def reproduce_group():
 
 @reproduce_group.command("babi")
 @click.option("--data", "data_dir", required=True, type=click.Path(), help="bAbI dialog data directory, or babi-dialog (the fetched release).")
-@click.option("--out", "out_dir", required=True, type=click.Path(), help="Directory for babi-table2.md / .json.")
+@click.option("--out", "out_dir", required=True, type=click.Path(), help="Directory for babi-table2.md / .json.",
+              callback=not_standard_output)
 @click.option(
     "--models",
     default="random,tfidf,nearest-neighbor,rule-based",
@@ -121,7 +125,7 @@ def reproduce_group():
 @click.option(
     "--max-conversations", type=click.IntRange(1), default=None, help="Use only the first N conversations per split."
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option(
     "--variants", is_flag=True, help="Also score the paper-plausible TF-IDF / NN variants on tst (documented)."
 )

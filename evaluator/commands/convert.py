@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
+from dialeval.core.errors import UsageError
 from dialeval.core.problems import counted
+from dialeval.files.write import not_standard_output
 from dialeval.formats.convert import babi_splits
 
 
@@ -30,7 +32,8 @@ def convert_group():
               help="bAbI dialog data directory, babi-dialog (the fetched release) or sample:babi.")
 @click.option("--task", required=True, type=int, help="bAbI task number (1-6).")
 @click.option("--split", required=True, help="Split to convert: trn, dev, tst or tst-OOV (task 6 has no tst-OOV).")
-@click.option("--out", "out_dir", required=True, type=click.Path(), help="Output challenge directory.")
+@click.option("--out", "out_dir", required=True, type=click.Path(), help="Output challenge directory.",
+              callback=not_standard_output)
 @click.option(
     "--candidates",
     type=click.Choice(["full", "sampled"]),
@@ -42,7 +45,7 @@ def convert_group():
 @click.option(
     "--n-candidates", type=click.IntRange(1), default=10, show_default=True, help="Candidates per item (sampled)."
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed for ids and sampling.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed for ids and sampling.")
 @click.option(
     "--embed-answers/--no-embed-answers",
     default=None,
@@ -106,6 +109,8 @@ def dstc6_to_babi_cmd(dataset, answers, out_path, candidates_out, force):
     from dialeval.formats.convert import dstc6_to_babi
 
     out = Path(out_path)
+    if out_path == "-" and not candidates_out:  # its default name comes from --out's: "--candidates.txt"
+        raise UsageError("--out -: give --candidates-out too (its default is named after --out)")
     cand = Path(candidates_out) if candidates_out else out.with_name(out.stem + "-candidates.txt")
     refuse_shared_outputs({"--out": out, "--candidates-out": cand})
     for src, what in ((dataset, "the dataset"), (answers, "the answer key")):  # even with --force, never write
@@ -116,6 +121,8 @@ def dstc6_to_babi_cmd(dataset, answers, out_path, candidates_out, force):
     _refuse_overwrite([out, cand], force)
 
     res = dstc6_to_babi(dataset, answers, out_path, candidates_out)
-    click.echo(f"wrote {res.dialogs} ({counted(res.conversations, 'conversation')} from {counted(res.items, 'item')})")
-    click.echo(f"wrote {res.candidates}")
+    said = "-" in (out_path, candidates_out)  # standard output holds a file: what was written goes to stderr
+    click.echo(f"wrote {res.dialogs} ({counted(res.conversations, 'conversation')} from {counted(res.items, 'item')})",
+               err=said)
+    click.echo(f"wrote {res.candidates}", err=said)
     return 0

@@ -18,6 +18,7 @@ import click
 
 from dialeval.core.errors import UsageError, did_you_mean
 from dialeval.core.termsafe import print_table, safe, table_console
+from dialeval.files.write import not_standard_output
 
 MAX_VERIFY_FILES = 100_000
 MAX_VERIFY_DEPTH = 6
@@ -228,7 +229,10 @@ def verify_cmd(folder, as_json, show_all):
         return _verify_sample(root, as_json, show_all)
     reg = registry()
     checks = []
-    for path, _size_bytes in _walk(root):
+    files = list(_walk(root))
+    if not files and not as_json:  # an empty table and exit 0 would read as "verified"
+        raise UsageError(f"{safe(folder)}: holds no regular file to check (links and special files are not followed)")
+    for path, _size_bytes in files:
         rel = path.relative_to(root).as_posix()
         unhashed = reg.check(path.name, "")
         if unhashed.status == "unknown":  # a name no release has: nothing to hash
@@ -236,11 +240,12 @@ def verify_cmd(folder, as_json, show_all):
             continue
         checks.append((rel, reg.check(path.name, file_sha256(path, shown=rel))))
     counts = {s: sum(1 for _, c in checks if c.status == s) for s in ("match", "modified", "unknown")}
+    row_checks = _row_checks(root, [r for r, _ in checks], reg)
     per_release: dict[str, list[int]] = {}
     for _, c in checks:
         if c.release:
             per_release.setdefault(c.release, [0, 0])[0 if c.status == "match" else 1] += 1
-    if checks and counts["unknown"] == len(checks) and not show_all and not as_json:
+    if checks and counts["unknown"] == len(checks) and not row_checks and not show_all and not as_json:
         # an empty table and exit 0 would read as "verified": say that nothing here is a release file
         raise UsageError(f"{safe(folder)}: none of its {len(checks)} file(s) is a file of a published release (is it "
                          "the data folder? `dialeval data list` shows the releases; --all lists the files)")
@@ -251,6 +256,7 @@ def verify_cmd(folder, as_json, show_all):
                        "published_sha256": c.expected} for r, c in checks],
             "releases": {k: {"match": v[0], "modified": v[1], "published_files": len(reg.releases[k].files)}
                          for k, v in per_release.items() if k in reg.releases},
+            "rows": [{"file": r, "release": rel, "rows": n, "published_rows": want} for r, rel, n, want in row_checks],
         }, indent=2))
     else:
         from rich.markup import escape
@@ -273,11 +279,36 @@ def verify_cmd(folder, as_json, show_all):
             console.print(f"{name}: {ok} of {total} published files present and matching; {verdict}", soft_wrap=True)
         console.print(f"{counts['match']} matching, {counts['modified']} modified, {counts['unknown']} unknown"
                       + ("" if show_all or not counts["unknown"] else " (--all lists them)"), soft_wrap=True)
+        for r, rel, n, want in row_checks:  # no sha256 is published for these: the row count is the check
+            verdict = "as published" if n == want else f"the published one has {want:,}: not that release"
+            console.print(f"{rel}: {escape(safe(r))} has {n:,} data rows, {verdict}", soft_wrap=True)
     for r, c in checks:
         if c.status == "modified":
             click.echo(f"dialeval: warning: {safe(r)} differs from the published {c.release} release: numbers on it "
                        "are not comparable with published ones", err=True)
-    return 1 if counts["modified"] else 0
+    for r, rel, n, want in row_checks:
+        if n != want:
+            click.echo(f"dialeval: warning: {safe(r)} has {n:,} data rows, the published {rel} one {want:,}: numbers "
+                       "on it are not comparable with published ones", err=True)
+    return 1 if counts["modified"] or any(n != want for _, _, n, want in row_checks) else 0
+
+
+def _row_checks(root: Path, names: list[str], reg) -> list[tuple[str, str, int, int]]:
+    """``(file, release, data rows, published rows)`` for each file whose name a release lists with a row count but
+    no sha256 (Ubuntu v2's CSVs: releases.md gives their sizes). A file of another layout is not counted."""
+    from dialeval.core.errors import DialevalError
+    from dialeval.formats.ubuntu import count_eval_rows
+
+    published = {name: (r.name, n) for r in reg.releases.values() if r.benchmark == "ubuntu" for name, n in r.rows}
+    out = []
+    for rel in names:
+        name = rel.rpartition("/")[2]
+        if name in published:
+            try:
+                out.append((rel, published[name][0], count_eval_rows(root / rel), published[name][1]))
+            except DialevalError:  # not Ubuntu's evaluation CSV layout: another benchmark's file of that name
+                continue
+    return out
 
 
 def _verify_sample(root: Path, as_json: bool, show_all: bool = False) -> int:
@@ -317,7 +348,7 @@ def _verify_sample(root: Path, as_json: bool, show_all: bool = False) -> int:
 
 @data_group.command("sample")
 @click.argument("name", required=False)
-@click.option("--out", type=click.Path(file_okay=False), default=None,
+@click.option("--out", type=click.Path(file_okay=False), default=None, callback=not_standard_output,
               help="Copy the sample into this new or empty folder (default: ./<name>-sample).")
 def sample_cmd(name, out):
     """List dialeval's sample data (small constructed data for every benchmark), or copy sample NAME out.

@@ -13,13 +13,15 @@ import click
 
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import counted
+from dialeval.files.write import not_standard_output
 
 
 @click.command("demo")
 @click.option("--out", type=click.Path(file_okay=False), default="dialeval-demo", show_default=True,
+              callback=not_standard_output,
               help="Where the submission and the report are written.")
 @click.option("--baseline", default="rule-based", show_default=True, help="Baseline that produces the submission.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the baseline run (the same seed writes byte-identical submissions).")
 @click.option("--organizer/--no-organizer", default=True, show_default=True,
               help="Also grade the reference baselines and simulated team runs into a registry and build the "

@@ -14,6 +14,7 @@ import click
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.commands.embed import vectors_options
 from dialeval.core.errors import UsageError
+from dialeval.files.write import not_standard_output
 
 REGISTRY_HELP = "Folder holding registry.sqlite (default: submissions/)."
 
@@ -81,17 +82,19 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
         click.echo(json.dumps({"registry": str(summary.registry), "metric": summary.metric,
                                "runs": [o.__dict__ for o in summary.outcomes]}, indent=2))
         return summary.exit_code
+    from rich.markup import escape
     from rich.table import Table
 
     from dialeval.core.termsafe import print_table, table_console
 
-    t = Table(title=f"graded into {_safe(summary.registry)}", title_justify="left")
+    # team text and problem codes ("[bad-rank]") are shown as written, never read as rich markup
+    t = Table(title=f"graded into {escape(_safe(summary.registry))}", title_justify="left")
     for col in ("entry", "team", "system", "status", "run", summary.metric, "problems"):
         t.add_column(col, overflow="fold")
     for o in summary.outcomes:
         style = {"valid": "green", "rejected": "red", "skipped": "red", "unchanged": "dim", "outside": "dim"}.get(o.status, "")
-        t.add_row(_safe(o.entry), _safe(o.team), _safe(o.system), f"[{style}]{o.status}[/]",
-                  str(o.run_id or "-"), _fmt(o.headline), _safe(o.message), style=None)
+        t.add_row(escape(_safe(o.entry)), escape(_safe(o.team)), escape(_safe(o.system)), f"[{style}]{o.status}[/]",
+                  str(o.run_id or "-"), _fmt(o.headline), escape(_safe(o.message)), style=None)
     print_table(table_console(markup=True, soft_wrap=False), t)
     if summary.challenge:
         which = _safe(challenge_file) if summary.challenge == "given" else "the board's kept challenge.toml"
@@ -138,7 +141,7 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
 @click.option("--metric", "metrics", default=None, help="Comma-separated metrics (default: the runs' metrics).")
 @click.option("--split", "scope", default=None, help="Compare on one split only (default: every common item).")
 @click.option("--resamples", type=click.IntRange(100, 1_000_000), default=1000, show_default=True)
-@click.option("--seed", type=int, default=12345, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=12345, show_default=True)
 @_registry_option
 @click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="For runs given as files.")
 @click.option("--data", type=click.Path(), default=None,
@@ -240,7 +243,7 @@ def _rank_help() -> str:
 @click.option("--alpha", type=click.FloatRange(0.0001, 0.5), default=0.05, show_default=True)
 @click.option("--resamples", type=click.IntRange(100, 10_000_000), default=None,
               help="Randomization resamples (default: enough for Holm over the tests to be able to reject).")
-@click.option("--seed", type=int, default=12345, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=12345, show_default=True)
 @click.option("--all-runs", is_flag=True, help="Rank every run; by default, as on the site, a team's earlier runs "
               "are left out (superseded) and only the run that counts is ranked.")
 @click.option("--json", "as_json", is_flag=True)
@@ -257,6 +260,12 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
         if not runs:
             raise UsageError(f"board {board!r} has no runs")
         metric = metric or benchmark_info(runs[0].benchmark)["default_metrics"][0]
+        from dialeval.metrics import TEXT_METRICS, get
+
+        if get(metric).name in TEXT_METRICS:  # said before the metric's own error, which speaks to Python callers
+            raise UsageError(f"--metric {metric}: the registry keeps no response texts, so runs are not ranked on "
+                             "an embedding metric; compare two runs' files with `dialeval compare A.json B.json "
+                             f"--metric {metric}`")
         _check_scope(scope, runs, board)
         from dialeval.leaderboard.site import board_superseded
 
@@ -343,7 +352,7 @@ def registry_check_cmd(registry_dir):
 
     with Registry(registry_dir, create=False) as reg:
         found = reg.check()
-        n = len(reg.runs())
+        n = 0 if found else len(reg.runs())  # a damaged row is a finding, never read as a run
         path = reg.path
     for line in found:
         click.echo(f"{path}: {line}")
@@ -370,7 +379,8 @@ def registry_export_cmd(registry_dir, out, fmt, with_contact):
     fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
     with Registry(registry_dir, create=False) as reg:
         n = (export_csv if fmt == "csv" else export_jsonl)(reg, Path(out), with_contact=with_contact)
-    click.echo(f"wrote {out} ({n} {'records' if fmt == 'csv' else 'runs'})")
+    # to standard output (--out -) the export is the data: the count goes to stderr, never into the JSONL/CSV
+    click.echo(f"wrote {out} ({n} {'records' if fmt == 'csv' else 'runs'})", err=out == "-")
     return 0
 
 
@@ -401,14 +411,27 @@ def leaderboard_group():
 
 def _check_site_folder(out: Path, registry_dir: Path) -> None:
     """The site folder is replaced as a whole: see :func:`dialeval.leaderboard.outdir.check_out_folder`."""
+    import os
+
     from dialeval.leaderboard.outdir import check_out_folder
 
     check_out_folder(out, protect={"the registry": registry_dir})
+    # nor inside the registry's folder (it holds contacts and per-item gold ranks; a site is made to be published)
+    # or inside a runs folder (the next grade would take the site for a team's run)
+    where = Path(os.path.realpath(out))
+    if registry_dir.is_dir() and Path(os.path.realpath(registry_dir)) in where.parents:
+        raise UsageError(f"--out {out}: inside the registry's folder {registry_dir}, which holds team contacts and "
+                         "per-item results; build the public site elsewhere")
+    parent = where.parent
+    if parent.is_dir() and any(q.name.endswith(".team.json") or (q / "team.json").is_file() for q in parent.iterdir()):
+        raise UsageError(f"--out {out}: inside a runs folder ({parent.name} holds team runs), where the next grade "
+                         "would take the site for a run; build it elsewhere")
 
 
 @leaderboard_group.command("build")
 @_registry_option
-@click.option("--out", type=click.Path(file_okay=False), required=True, help="Site folder to write.")
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Site folder to write.",
+              callback=not_standard_output)
 @click.option("--private", is_flag=True, help="Include hidden splits (organizers only; never publish it).")
 @click.option("--hidden-splits", default="", help="Comma-separated splits shown only with --private: SPLIT hides it "
               "on every board (each must have it), BOARD:SPLIT on that board only.")

@@ -2,7 +2,8 @@
 
 The registry names each release (``babi-dialog``, ``movie-dialog``, ``dstc6``, ``ubuntu-v2``, ``airdialogue``), its
 benchmark, the archives it is published as (URL + sha256), the folder the benchmark reads once they are unpacked
-(``data_dir``), and the sha256 and split of every file that matters for scoring where those are known. A file is
+(``data_dir``), and the sha256 and split of every file that matters for scoring where those are known (for files with
+no published hash, their published row counts: ``rows``, Ubuntu v2's ``test.csv`` 18,920, ``valid.csv`` 19,560). A file is
 recognised by its **name and content**: a known name with the published sha256 *matches*; a known name with other
 content is *modified* (a truncated download, a re-tokenised copy, an edited answer key); any other name is
 *unknown*. The sha256 compared is the one the index cache already keys entries by (:data:`cache.DIGEST`), so
@@ -62,6 +63,7 @@ class Release:
     files: tuple[KnownFile, ...]
     declared_splits: tuple[str, ...] = ()
     obtain: str = ""  # how to get a release that has no public archive
+    rows: tuple[tuple[str, int], ...] = ()  # (file, data rows) of files with no published hash (Ubuntu v2's CSVs)
 
     @property
     def splits(self) -> list[str]:
@@ -221,6 +223,9 @@ def _release(r: dict) -> Release:
             raise ValueError(f"{name}: archive {a.url[:80]!r} needs an http(s) URL and a plain file name")
     files = tuple(KnownFile(name, _relative(f["path"], "path"), _sha(f["sha256"]), f.get("split"))
                   for f in r.get("files", []))
+    rows = tuple((_relative(k, "rows"), v) for k, v in r.get("rows", {}).items())
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for _, v in rows):
+        raise ValueError(f"{name}: rows must map file names to positive whole numbers")
     return Release(name, str(r.get("title", name)), str(r["benchmark"]), archives, _relative(r.get("data_dir", "."),
                    "data_dir"), _relative(r["marker"], "marker"), files, tuple(r.get("splits", ())),
-                   str(r.get("obtain", "")))
+                   str(r.get("obtain", "")), rows)

@@ -115,6 +115,15 @@ def refuse_shared_outputs(outputs: dict[str, str | Path | None]) -> None:
         seen.update(dict.fromkeys(keys, flag))
 
 
+def not_standard_output(ctx, param, value):
+    """A click callback for an output that is a folder (or files named after it): ``-`` is refused, never made a
+    folder named "-" (everywhere else ``-`` means standard output, and a command's "wrote -/..." would mislead)."""
+    if value is not None and str(value) == "-":
+        raise UsageError(f"{param.opts[0]} -: this output is a folder of files, which standard output cannot take; "
+                         "for a folder named '-', write ./-")
+    return value
+
+
 def _stdout_closed() -> UsageError:
     """``-`` as an output of a command started with standard output closed (``>&-``: ``sys.stdout`` is None)."""
     return UsageError("-: standard output is closed; give a file name")

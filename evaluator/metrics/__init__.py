@@ -183,7 +183,7 @@ def get(name: str) -> Metric:
         return _noesis_score()
     if key == "map":
         return value_metric("map", "mean average precision: AP = (1/R) sum over positives at rank i of "
-                            "(positives in the top i) / i (dialeval.metrics.selection)")
+                            "(positives in the top i) / i (trec_eval map, DAM/SMN MAP; dialeval.metrics.selection)")
     if key == "per-response-accuracy":
         return _hits(1, "per-response-accuracy")
     m = _FAMILY.match(key)

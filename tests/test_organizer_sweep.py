@@ -1,0 +1,339 @@
+"""An organizer's and a researcher's hostile or careless commands (grade, registry, leaderboard, rank, compare,
+simulate, convert, data): each as typed, the wrong outcome before, the right one now."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_cli
+
+SAMPLE = REPO / "submissions" / "samples" / "dstc6"
+RUN = SAMPLE / "example-run.json"
+
+
+def _runs(tmp_path: Path, teams: dict[str, object]) -> Path:
+    """A runs folder of single-file runs on the dstc6 sample: entry name -> team.json (a dict, or raw bytes)."""
+    runs = tmp_path / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    for name, team in teams.items():
+        shutil.copy(RUN, runs / f"{name}.json")
+        raw = team if isinstance(team, bytes) else json.dumps(team).encode()
+        (runs / f"{name}.team.json").write_bytes(raw)
+    return runs
+
+
+def _grade(tmp_path: Path, runs: Path, *more) -> tuple[int, dict, str]:
+    r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--json", *more)
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    out = json.loads(r.stdout) if r.stdout.strip() else {"runs": []}
+    return r.returncode, {o["entry"]: o for o in out["runs"]}, r.stderr
+
+
+def test_team_text_that_looks_like_markup_is_printed_as_written(tmp_path):
+    # before: team "A [/] B" stopped `grade` with "internal error: MarkupError" (exit 3) after recording the run, and
+    # every rejected run's problem lost its code: "[bad-rank] ..." was read as a style and printed as " ..."
+    runs = _runs(tmp_path, {"a": {"team": "A [/] B", "system": "[bold]x"}})
+    bad = json.loads(RUN.read_text())
+    bad[0]["lst_candidate_id"][0]["rank"] = 0
+    (runs / "b.json").write_text(json.dumps(bad))
+    (runs / "b.team.json").write_text(json.dumps({"team": "B"}))
+    r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg", env={"COLUMNS": "400"})
+    assert r.returncode == 1, r.stderr
+    assert "A [/] B" in r.stdout and "[bold]x" in r.stdout
+    assert "[rank-out-of-range]" in r.stdout
+
+
+def test_a_team_json_with_a_lone_surrogate_escape_is_refused_in_one_line(tmp_path):
+    # before: {"team": "\ud800"} passed the schema, then SQLite could not store it: "internal error:
+    # UnicodeEncodeError" (exit 3)
+    runs = _runs(tmp_path, {"a": b'{"team": "x\\ud800"}', "b": {"team": "B"}})
+    code, out, _ = _grade(tmp_path, runs)
+    assert code == 1
+    assert out["a.json"]["status"] == "skipped" and "unpaired surrogate (\\ud800)" in out["a.json"]["message"]
+    assert out["b.json"]["status"] == "valid"
+
+
+def test_every_problem_of_a_team_json_is_said_at_once(tmp_path):
+    # before: only the first ("baseline" must be true or false); the team fixed it and met the next one
+    runs = _runs(tmp_path, {"a": {"team": 5, "system": [1], "url": "javascript:alert(1)", "baseline": "yes",
+                                  "submitted_at": "yesterday", "extra": 1}})
+    _, out, _ = _grade(tmp_path, runs)
+    message = out["a.json"]["message"]
+    for said in ('"team" must be', '"system" must be', '"url" must be', '"baseline" must be',
+                 '"submitted_at" must be', "unknown key 'extra'"):
+        assert said in message, message
+    assert "\n" not in message
+
+
+def test_a_team_json_naming_a_key_twice_is_refused_not_read_as_the_last(tmp_path):
+    # before: {"team": "A", "team": "B"} was graded as team B
+    runs = _runs(tmp_path, {"a": b'{"team": "A", "team": "B"}'})
+    _, out, _ = _grade(tmp_path, runs)
+    assert out["a.json"]["status"] == "skipped" and '"team" is given twice' in out["a.json"]["message"]
+
+
+def test_a_team_json_that_is_a_link_or_a_fifo_is_refused_like_the_submission(tmp_path):
+    # before: team.json as a symbolic link was read through it (the submission beside it is refused as a link),
+    # and a FIFO named like a submission was called "not a submission (a folder, .tgz ...)" or recorded as a
+    # rejected run of the team
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"team": "Other team"}))
+    runs = tmp_path / "runs"
+    (runs / "linked").mkdir(parents=True)
+    shutil.copy(RUN, runs / "linked" / "submission.json")
+    (runs / "linked" / "team.json").symlink_to(elsewhere)
+    (runs / "fifo").mkdir()
+    (runs / "fifo" / "team.json").write_text(json.dumps({"team": "F"}))
+    os.mkfifo(runs / "fifo" / "submission.json")
+    os.mkfifo(runs / "top.json")
+    _, out, _ = _grade(tmp_path, runs)
+    assert out["linked"]["status"] == "skipped" and "symbolic link" in out["linked"]["message"]
+    assert out["fifo"]["status"] == "skipped" and out["fifo"]["run_id"] is None
+    assert "not a regular file (a FIFO)" in out["fifo"]["message"]
+    assert "not a regular file (a FIFO)" in out["top.json"]["message"]
+
+
+def test_team_names_differing_only_in_case_spacing_or_unicode_form_are_one_team(tmp_path):
+    # before: "Café" (NFC), "Cafe\u0301" (NFD), "CAFÉ" and "Café " were four teams that read alike on the site, and
+    # a team renaming itself so escaped its quota
+    runs = _runs(tmp_path, {"a": {"team": "Café"}, "b": {"team": "Cafe\u0301"}, "c": {"team": "CAFÉ"},
+                            "d": {"team": "Café "}, "e": {"team": "Cafe"}})
+    code, out, _ = _grade(tmp_path, runs)
+    assert code == 1
+    assert [out[f"{k}.json"]["status"] for k in "abcde"] == ["valid", "skipped", "skipped", "skipped", "valid"]
+    assert "entry a.json's team 'Café' spelt differently" in out["b.json"]["message"]
+    # a later grade meets the registered spelling
+    runs2 = _runs(tmp_path / "later", {"f": {"team": "café"}, "g": {"team": "Café"}})
+    _, out, _ = _grade(tmp_path, runs2)
+    assert out["f.json"]["status"] == "skipped" and "the registered team 'Café'" in out["f.json"]["message"]
+    assert out["g.json"]["status"] == "unchanged"  # the registered spelling, the same bytes as a.json: run 1
+    with sqlite3.connect(tmp_path / "reg" / "registry.sqlite") as db:
+        assert sorted(n for (n,) in db.execute("SELECT name FROM teams")) == ["Cafe", "Café"]
+
+
+def test_a_registry_locked_by_another_process_is_a_usage_error_not_an_internal_one(tmp_path, monkeypatch):
+    # before: after the 30 s busy timeout, "internal error: OperationalError: database is locked" (exit 3)
+    from dialeval.core.errors import UsageError
+    from dialeval.leaderboard import registry
+    from dialeval.leaderboard.grade import grade
+
+    runs = _runs(tmp_path, {"a": {"team": "A"}})
+    code, _, _ = _grade(tmp_path, _runs(tmp_path / "first", {"z": {"team": "Z"}}))
+    assert code == 0
+    monkeypatch.setattr(registry, "BUSY_SECONDS", 0.5)
+    holder = sqlite3.connect(tmp_path / "reg" / "registry.sqlite", isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(UsageError, match=r"registry.sqlite: locked by another process for over 0.5 s"):
+            grade(runs, "dstc6", SAMPLE, tmp_path / "reg", progress=False)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+@pytest.mark.parametrize("args", [
+    ["rank", "--registry", "{reg}", "--seed", "-5"],
+    ["compare", "1", "1", "--registry", "{reg}", "--seed", "-5"],
+    ["baseline", "run", "random", "--challenge", "sample:dstc6", "--split", "tst1", "--out", "{tmp}/r.json",
+     "--seed", "-1"],
+    ["airdialogue", "simulate", "--out", "{tmp}/air", "--n", "3", "--seed", "-1"],
+])
+def test_a_negative_seed_is_a_usage_error(tmp_path, args):
+    # before: rank, baseline run and airdialogue simulate: "internal error: ValueError: expected non-negative
+    # integer" (exit 3); compare: numpy's words, exit 2
+    code, _, _ = _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}}))
+    assert code == 0
+    r = run_cli(*[a.format(reg=tmp_path / "reg", tmp=tmp_path) for a in args])
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: --seed: must be at least 0, got " + args[-1] + "\n")
+
+
+def test_exports_to_standard_output_hold_the_data_alone(tmp_path):
+    # before: `registry export --out -` and `airdialogue baseline ... --out -` ended the JSONL on stdout with
+    # "wrote - (N runs)"; `convert dstc6-to-babi --out -` also wrote a file named "--candidates.txt"
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}}))
+    r = run_cli("registry", "export", "--registry", tmp_path / "reg", "--out", "-")
+    assert r.returncode == 0 and r.stderr == "wrote - (1 runs)\n"
+    assert [json.loads(line)["team"] for line in r.stdout.splitlines()] == ["A"]
+    air = tmp_path / "air"
+    assert run_cli("airdialogue", "simulate", "--out", air, "--n", "3").returncode == 0
+    r = run_cli("airdialogue", "baseline", "random", "--data", air, "--split", "dev", "--out", "-")
+    assert r.returncode == 0 and r.stderr == "wrote -\n"
+    assert [json.loads(line)["id"] for line in r.stdout.splitlines()] == [0, 1, 2]
+    dataset = next(p for p in (SAMPLE / "tst1").glob("*.json") if not p.name.endswith(".answers.json"))
+    answers = dataset.with_name(dataset.stem + ".answers.json")
+    r = run_cli("convert", "dstc6-to-babi", "--dataset", dataset, "--answers", answers, "--out", "-", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: --out -: give --candidates-out too (its default is "
+                                           "named after --out)\n")
+    r = run_cli("convert", "dstc6-to-babi", "--dataset", dataset, "--answers", answers, "--out", "-",
+                "--candidates-out", "c.txt", cwd=tmp_path)
+    assert r.returncode == 0 and not r.stdout.splitlines()[-1].startswith("wrote")
+    assert r.stderr.startswith("wrote - (")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["air", "c.txt", "reg", "runs"]
+
+
+@pytest.mark.parametrize("args", [
+    ["leaderboard", "build", "--registry", "{reg}"],
+    ["simulate", "--train", "1", "--test", "1"],
+    ["airdialogue", "simulate", "--n", "3"],
+    ["data", "sample", "babi"],
+    ["convert", "babi-to-dstc6", "--data", "sample:babi", "--task", "5", "--split", "tst"],
+    ["baseline", "run", "random", "--challenge", "sample:dstc6", "--split", "tst1"],
+    ["reproduce", "babi", "--data", "sample:babi", "--models", "random", "--tasks", "1"],
+])
+def test_a_folder_output_given_as_standard_output_is_refused_not_made_a_folder_named_dash(tmp_path, args):
+    # before: each wrote a folder named "-" and said "wrote -/..." (exit 0)
+    (tmp_path / "reg").mkdir()
+    r = run_cli(*[a.format(reg=tmp_path / "reg") for a in args], "--out", "-", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: --out -: this output is a folder of files, which "
+                                           "standard output cannot take; for a folder named '-', write ./-\n")
+    assert not (tmp_path / "-").exists()
+
+
+def test_the_site_is_never_built_inside_the_registrys_folder_or_a_runs_folder(tmp_path):
+    # before: both were built (exit 0): the public site beside the contacts and gold ranks, and a "site" entry
+    # that the next grade of the runs folder reported as a broken run
+    runs = _runs(tmp_path, {"a": {"team": "A"}})
+    _grade(tmp_path, runs)
+    for out, said in ((tmp_path / "reg" / "site", "inside the registry's folder"),
+                      (runs / "site", "inside a runs folder")):
+        r = run_cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", out)
+        assert r.returncode == 2 and said in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+        assert not out.exists()
+    assert run_cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", tmp_path / "site").returncode == 0
+
+
+def test_ctrl_c_is_one_line_and_leaves_nothing_behind(tmp_path):
+    # before: click printed an empty line, then "dialeval: aborted"
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import cli_env
+
+    env = {**cli_env(), "PYTHONPATH": str(REPO)}
+    p = subprocess.Popen([sys.executable, "-c", "from dialeval.cli import run; run()", "simulate", "--out", "sim",
+                          "--train", "20000", "--test", "2000"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert (p.returncode, out, err) == (130, "", "dialeval: interrupted\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reported_results_refuse_percentages_and_a_team_spelt_two_ways(tmp_path):
+    # before: P@1 of 49.5 (a percentage) or -0.5 was imported as such, and "CAFÉ" beside "Café" was a second team;
+    # a team already registered under another spelling stopped the import half-way, after earlier teams were written
+    f = tmp_path / "reported.csv"
+    f.write_text("team,split,task,source,p@1,mrr\nCafé,tst1,1,paper,49.5,0.5\nCAFÉ,tst1,2,paper,0.5,-0.1\n"
+                 "Other,tst1,1,paper,0.4,0.5\n")
+    r = run_cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "b")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        f"{f}:2:5: column p@1: 49.5 is outside 0..1 (p@1 is a proportion; a percentage is divided by 100)",
+        f"{f}:3: team 'CAFÉ' is 'Café' ({f}:2) spelt differently (case, spacing or Unicode form); spell it one way",
+        f"{f}:3:6: column mrr: -0.1 is outside 0..1 (mrr is a proportion; a percentage is divided by 100)",
+        f"dialeval: error: {f}: 3 problems, nothing imported"]
+    f.write_text("team,split,task,source,p@1\nCafé,tst1,1,paper,0.5\n")
+    assert run_cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "b").returncode == 0
+    f.write_text("team,split,task,source,p@1\nAnother,tst1,1,paper,0.5\ncafe\u0301,tst1,1,paper,0.5\n")
+    r = run_cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "b")
+    assert r.returncode == 1 and "the registered team 'Café' spelt differently" in r.stderr, r.stderr
+    with sqlite3.connect(tmp_path / "reg" / "registry.sqlite") as db:
+        assert [n for (n,) in db.execute("SELECT name FROM teams")] == ["Café"]  # "Another" was not written
+
+
+def test_data_verify_on_a_folder_without_regular_files_is_not_a_clean_pass(tmp_path):
+    # before: an empty table, "0 matching, 0 modified, 0 unknown", exit 0 (a folder of links reads as verified)
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "dialog-babi-task1-API-calls-tst.txt").symlink_to(RUN)
+    for folder in (tmp_path / "copy", tmp_path / "empty"):
+        folder.mkdir(exist_ok=True)
+        r = run_cli("data", "verify", folder)
+        assert (r.returncode, r.stdout, r.stderr) == (2, "", f"dialeval: error: {folder}: holds no regular file to "
+                                                             "check (links and special files are not followed)\n")
+
+
+def test_rank_on_an_embedding_metric_says_what_to_run_not_a_python_call(tmp_path):
+    # before: "metric embedding-average needs the response texts: compute them with
+    # dialeval.metrics.embedding.score_pairs and store result.table_values() in the table"
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}}))
+    for given in ("embedding-average", "Vector-Extrema"):
+        r = run_cli("rank", "--registry", tmp_path / "reg", "--metric", given)
+        assert r.returncode == 2 and "score_pairs" not in r.stderr, r.stderr
+        assert r.stderr == (f"dialeval: error: --metric {given}: the registry keeps no response texts, so runs are "
+                            "not ranked on an embedding metric; compare two runs' files with `dialeval compare "
+                            f"A.json B.json --metric {given}`\n")
+
+
+def test_stats_on_a_split_folder_points_at_the_challenge_folder():
+    # before: "submissions/samples/dstc6/tst1: no dialog-task*.json dataset files in its split folders" (it holds them)
+    r = run_cli("stats", SAMPLE / "tst1")
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {SAMPLE / 'tst1'}: a split folder (it holds the dataset "
+                                           "files); give the challenge folder above it (dstc6), whose split folders "
+                                           "hold them\n")
+    assert run_cli("stats", SAMPLE).returncode == 0
+
+
+def test_the_registry_is_never_written_inside_the_runs_folder(tmp_path):
+    # before: `grade runs --registry runs` wrote runs/registry.sqlite (exit 0); every later grade listed it as a
+    # broken entry ("registry.sqlite: not a submission") and exited 1
+    runs = _runs(tmp_path, {"a": {"team": "A"}})
+    for reg in (runs, runs / "db"):
+        r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", reg)
+        assert (r.returncode, r.stderr) == (2, f"dialeval: error: --registry {reg}: inside the runs folder {runs}, "
+                                               "where the next grade would take it for a team's run; keep the "
+                                               "registry elsewhere\n")
+    assert sorted(p.name for p in runs.iterdir()) == ["a.json", "a.team.json"]
+
+
+def test_a_damaged_registry_row_is_found_by_check_and_one_line_elsewhere(tmp_path):
+    # before: a runs row whose splits are not JSON, or a record whose value is text, made `registry check` itself,
+    # rank, compare, export and leaderboard build stop with "internal error: JSONDecodeError" / "ValueError:
+    # Unknown format code 'f'" (exit 3); a damaged per-item blob was said with zlib's words
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}, "b": {"team": "B", "system": "other"}}))
+    reg = tmp_path / "reg"
+    with sqlite3.connect(reg / "registry.sqlite") as db:
+        db.execute("UPDATE runs SET splits = 'not json' WHERE run_id = 1")
+        db.execute("UPDATE records SET value = 'abc' WHERE run_id = 2")
+        db.execute("UPDATE run_items SET blob = x'00112233' WHERE run_id = 2")
+    r = run_cli("registry", "check", "--registry", reg)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.splitlines() == [f"{reg / 'registry.sqlite'}: run 2: a score record's value or count is not a number",
+                                     f"{reg / 'registry.sqlite'}: run 1: its splits are damaged (not a JSON list of names)",
+                                     f"{reg / 'registry.sqlite'}: run 2: per-item data does not match its digest"]
+    for args in (["rank"], ["registry", "export", "--out", tmp_path / "x.jsonl"],
+                 ["leaderboard", "build", "--out", tmp_path / "site"], ["compare", "2", "1"]):
+        r = run_cli(*args, "--registry", reg)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, (args, r.stderr)
+        assert "damaged" in r.stderr and "run `dialeval registry check`" in r.stderr, r.stderr
+    with sqlite3.connect(reg / "registry.sqlite") as db:
+        db.execute("UPDATE runs SET splits = '[\"tst1\"]' WHERE run_id = 1")
+        db.execute("UPDATE records SET value = 0.5 WHERE run_id = 2")
+    r = run_cli("compare", "2", "1", "--registry", reg)
+    assert r.stderr == f"dialeval: error: {reg / 'registry.sqlite'}: per-item data of run 2 is damaged; run " \
+                       "`dialeval registry check`\n"
+
+
+def test_deeply_nested_organizer_files_are_refused_in_one_line(tmp_path):
+    # before: "internal error: nested too deeply" (exit 3) for a challenge.toml or a reported-results JSON nested
+    # thousands deep, and for such a team.json (which now skips its entry)
+    toml = tmp_path / "challenge.toml"
+    toml.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    reported = tmp_path / "reported.json"
+    reported.write_text("[" * 30000 + "]" * 30000)
+    runs = _runs(tmp_path, {"a": b'{"team": ' + b"[" * 30000 + b"]" * 30000 + b"}"})
+    r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--challenge-file", toml)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {toml}: nested too deeply (a challenge.toml is tables "
+                                           "of plain values)\n")
+    r = run_cli("registry", "import", reported, "--registry", tmp_path / "reg", "--board", "b")
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {reported}: nested too deeply (expected a JSON list of "
+                                           "flat objects)\n")
+    _, out, _ = _grade(tmp_path, runs)
+    assert out["a.json"]["message"] == f"{runs / 'a.team.json'}: nested too deeply (a team.json is one flat object)"
