@@ -337,3 +337,17 @@ def test_deeply_nested_organizer_files_are_refused_in_one_line(tmp_path):
                                            "flat objects)\n")
     _, out, _ = _grade(tmp_path, runs)
     assert out["a.json"]["message"] == f"{runs / 'a.team.json'}: nested too deeply (a team.json is one flat object)"
+
+
+def test_two_boards_whose_names_make_the_same_file_name_keep_their_own_pages(tmp_path):
+    # before: boards "a/b" and "a-b" were both written to board-a-b.html (and .csv, .json): the second replaced the
+    # first, and the index linked both names to the one page
+    _grade(tmp_path, _runs(tmp_path / "one", {"a": {"team": "First"}}), "--board", "a/b")
+    _grade(tmp_path, _runs(tmp_path / "two", {"a": {"team": "Second"}}), "--board", "a-b")
+    site = tmp_path / "site"
+    assert run_cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", site).returncode == 0
+    pages = sorted(p.name for p in site.glob("board-*.json"))
+    assert len(pages) == 2 and "board-a-b.json" in pages, pages
+    teams = {json.loads((site / p).read_text())["board"]: (site / p).read_text() for p in pages}
+    assert "First" in teams["a/b"] and "Second" not in teams["a/b"]
+    assert "Second" in teams["a-b"] and "First" not in teams["a-b"]
