@@ -351,3 +351,21 @@ def test_two_boards_whose_names_make_the_same_file_name_keep_their_own_pages(tmp
     teams = {json.loads((site / p).read_text())["board"]: (site / p).read_text() for p in pages}
     assert "First" in teams["a/b"] and "Second" not in teams["a/b"]
     assert "Second" in teams["a-b"] and "First" not in teams["a-b"]
+
+
+def test_a_date_time_out_of_range_in_utc_is_refused_in_one_line(tmp_path):
+    # before: "internal error: OverflowError: date value out of range" (exit 3) for --now, a team.json's
+    # submitted_at or a challenge.toml date whose offset takes it before year 1 in UTC
+    early = "0001-01-01T00:00:00+14:00"
+    runs = _runs(tmp_path, {"a": {"team": "A", "submitted_at": early}})
+    _, out, _ = _grade(tmp_path, runs)
+    assert out["a.json"]["message"].endswith('team.json: "submitted_at" must be an RFC 3339 date-time such as '
+                                             "2017-09-15T12:00:00Z")
+    r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--now", early)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: --now: '{early}' is out of range in UTC (years 1 to "
+                                           "9999)\n")
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(f'title = "t"\noverview = "o"\n[[phases]]\nname = "a"\nstart = {early}\nend = 2020-01-01\n')
+    r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--challenge-file", toml)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {toml}: a date-time is out of range in UTC (years 1 "
+                                           "to 9999)\n")
