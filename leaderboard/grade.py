@@ -474,6 +474,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     summary = GradeSummary(metric=metric)
     with Registry(registry_dir, now=seen_at) as reg:  # teams, the kept challenge: first seen by this grader too
         summary.registry = reg.path
+        reg.check_board_benchmark(board, benchmark)
         if challenge is None:  # the board's kept challenge.toml still holds: leaving the option out dodges nothing
             from dialeval.leaderboard.challenge import parse
 

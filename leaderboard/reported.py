@@ -228,6 +228,7 @@ def import_reported(reg, path: Path, board: str, benchmark: str = DEFAULT_BENCHM
     from dialeval.leaderboard.scoring import Graded
 
     teams = teams if teams is not None else parse_reported(path, benchmark, team_prefix)
+    reg.check_board_benchmark(board, benchmark)
     # a team registered under another spelling is refused before anything is written: nothing half-imported
     clashes = [f"{path}: team {t['team'][:60]!r} is the registered team {other[:60]!r} spelt differently (case, "
                "spacing or Unicode form); spell it as registered"

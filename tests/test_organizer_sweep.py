@@ -369,3 +369,27 @@ def test_a_date_time_out_of_range_in_utc_is_refused_in_one_line(tmp_path):
     r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--challenge-file", toml)
     assert (r.returncode, r.stderr) == (2, f"dialeval: error: {toml}: a date-time is out of range in UTC (years 1 "
                                            "to 9999)\n")
+
+
+def test_a_board_holds_one_benchmark(tmp_path):
+    # before: a douban run graded (or a douban paper's numbers imported) into a board of dstc6 runs was ranked
+    # beside them on "p@1" ("covers 9 of 19 items: not banded"), exit 0
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}}), "--board", "b")
+    douban = tmp_path / "douban"
+    douban.mkdir()
+    shutil.copy(REPO / "submissions" / "samples" / "douban" / "example-scores.txt", douban / "d.txt")
+    (douban / "d.team.json").write_text('{"team": "D"}')
+    said = "dialeval: error: board 'b' holds dstc6 runs, and these are douban: one board ranks one benchmark; give " \
+           "another --board\n"
+    r = run_cli("grade", douban, "--benchmark", "douban", "--data", "sample:douban", "--registry", tmp_path / "reg",
+                "--board", "b")
+    assert (r.returncode, r.stderr) == (2, said)
+    reported = tmp_path / "reported.csv"
+    reported.write_text("team,split,task,source,r10@1\nX,test,all,paper,0.5\n")
+    r = run_cli("registry", "import", reported, "--benchmark", "douban", "--registry", tmp_path / "reg", "--board", "b")
+    assert (r.returncode, r.stderr) == (2, said)
+    with sqlite3.connect(tmp_path / "reg" / "registry.sqlite") as db:
+        assert db.execute("SELECT DISTINCT benchmark FROM runs").fetchall() == [("dstc6",)]
+    r = run_cli("grade", douban, "--benchmark", "douban", "--data", "sample:douban", "--registry", tmp_path / "reg",
+                "--board", "c")
+    assert r.returncode == 0, r.stderr
