@@ -393,3 +393,25 @@ def test_a_board_holds_one_benchmark(tmp_path):
     r = run_cli("grade", douban, "--benchmark", "douban", "--data", "sample:douban", "--registry", tmp_path / "reg",
                 "--board", "c")
     assert r.returncode == 0, r.stderr
+
+
+def test_reported_team_names_follow_team_jsons_rules(tmp_path):
+    # before: a reported team named with an escape sequence, a newline or 5,000 letters was imported as such (a
+    # team.json with it is refused), and a --team-prefix holding control characters was put before every team
+    import csv
+
+    f = tmp_path / "reported.csv"
+    with f.open("w", newline="") as out:
+        w = csv.writer(out)
+        w.writerow(["team", "split", "task", "source", "p@1"])
+        w.writerows([["evil\x1b[31m", "tst1", "1", "paper", "0.5"], ["L" * 500, "tst1", "1", "paper", "0.5"]])
+    r = run_cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "b")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [f"{f}:2: team must be a name without control characters (at most 120)",
+                                     f"{f}:3: team must be a name without control characters (at most 120)",
+                                     f"dialeval: error: {f}: 2 problems, nothing imported"]
+    r = run_cli("registry", "import", REPO / "submissions" / "reported" / "dstc6-2017.csv", "--registry",
+                tmp_path / "reg", "--board", "b", "--team-prefix", "\x1b]0;x\x07")
+    assert (r.returncode, r.stderr) == (2, 'dialeval: error: --team-prefix "\\x1b]0;x\\x07" holds control or '
+                                           "invisible characters; give plain text\n")
+    assert not (tmp_path / "reg").exists()

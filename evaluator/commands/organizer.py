@@ -395,6 +395,11 @@ def registry_import_cmd(file, registry_dir, board, benchmark, team_prefix):
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.reported import import_reported, parse_reported
 
+    from dialeval.leaderboard.site import visible
+
+    if visible(team_prefix) != team_prefix:  # said once, not on every row it would start
+        raise UsageError(f"--team-prefix \"{visible(team_prefix)}\" holds control or invisible characters; give "
+                         "plain text")
     teams = parse_reported(Path(file), benchmark, team_prefix)  # a bad file is refused before a registry is made
     with Registry(registry_dir) as reg:
         created, unchanged = import_reported(reg, Path(file), board=board, benchmark=benchmark,
