@@ -394,7 +394,6 @@ def registry_import_cmd(file, registry_dir, board, benchmark, team_prefix):
     """Import reported results (a paper's or an overview's numbers) from CSV or JSON: shown, never re-scored."""
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.reported import import_reported, parse_reported
-
     from dialeval.leaderboard.site import visible
 
     if visible(team_prefix) != team_prefix:  # said once, not on every row it would start
