@@ -415,3 +415,17 @@ def test_reported_team_names_follow_team_jsons_rules(tmp_path):
     assert (r.returncode, r.stderr) == (2, 'dialeval: error: --team-prefix "\\x1b]0;x\\x07" holds control or '
                                            "invisible characters; give plain text\n")
     assert not (tmp_path / "reg").exists()
+
+
+def test_comparing_runs_of_two_benchmarks_says_so(tmp_path):
+    # before: "the two runs share no scored item", which hid why
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}}), "--board", "b")
+    douban = tmp_path / "douban"
+    douban.mkdir()
+    shutil.copy(REPO / "submissions" / "samples" / "douban" / "example-scores.txt", douban / "d.txt")
+    (douban / "d.team.json").write_text('{"team": "D"}')
+    assert run_cli("grade", douban, "--benchmark", "douban", "--data", "sample:douban", "--registry", tmp_path / "reg",
+                   "--board", "c").returncode == 0
+    r = run_cli("compare", "1", "2", "--registry", tmp_path / "reg")
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: run 1 (A / primary) is a dstc6 run and run 2 (D / "
+                                           "primary) a douban run: compare runs of one benchmark\n")

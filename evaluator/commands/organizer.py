@@ -182,6 +182,10 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     one = scope if scope not in (None, "all") else None  # a file is scored on the split compared, as score --split
     la, ta, ra = _load_run(run_a, registry_dir, benchmark, data_root, keys, one, text)
     lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one, text)
+    ba, bb = ({r["benchmark"] for r in recs if r.get("benchmark")} for recs in (ra, rb))
+    if ba and bb and ba != bb:  # else "the two runs share no scored item", which hides why
+        raise UsageError(f"{_safe(la)} is a {', '.join(sorted(ba))} run and {_safe(lb)} a {', '.join(sorted(bb))} "
+                         "run: compare runs of one benchmark")
     names = metrics or ",".join(dict.fromkeys(r["metric"] for r in ra if r["metric"] in {x["metric"] for x in rb}))
     if not names:
         raise UsageError("the two runs share no metric; give --metric")
