@@ -109,7 +109,7 @@ def test_a_declared_benchmark_scores_through_the_one_loop(tmp_path):
     assert ev.table.gold_rank.tolist() == [1, 2, 2]  # a tie is pessimistic by default
     assert ev.signature_fields == {"ties": "pessimistic"} and ev.data.files == ["test.txt"]
     ev = Pairs().evaluate(Request(tmp_path / "s.json", data, split="dev"))
-    assert not ev.valid and {p.code for p in ev.problems} == {"unknown-dialog", "missing-dialog"}
+    assert not ev.valid and {p.code for p in ev.problems} == {"wrong-split", "missing-dialog"}  # test's ids, not dev's
 
 
 # ---- the same rule on DSTC6 and AirDialogue, and grading asks every benchmark ------------------------------------

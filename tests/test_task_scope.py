@@ -1,7 +1,9 @@
-"""``--task`` scopes validation as well as scoring, on every benchmark that has several tasks (or files) per run.
+"""``--task`` and ``--split`` scope validation as well as scoring, on every benchmark that has several tasks (or
+files, or splits) per run.
 
 A submission's items of tasks not asked for are left out: neither checked nor scored, counted in one
-``other-task`` warning. So a run whose task-2 items are malformed scores task 1 alone (exit 0) with exactly the
+``other-task`` warning; so are items of the data's other splits (one ``other-split`` warning), unless the
+submission holds nothing of the split scored: then the one ``wrong-split`` error says which split to score. So a run whose task-2 items are malformed scores task 1 alone (exit 0) with exactly the
 numbers of a file holding task 1's items only, and the signature still says ``task:1``. What makes the whole file
 unreadable stays an error. Real data (DSTC6 tst1, bAbI) from ../shared/data; the other benchmarks on their sample
 data or copies of it.
@@ -13,7 +15,7 @@ import json
 import shutil
 
 import pytest
-from conftest import REAL_CHALLENGE, SHARED, ranking, run_cli, write_json
+from conftest import REAL_CHALLENGE, SHARED, make_challenge, ranking, run_cli, write_json
 
 from dialeval.api import score
 
@@ -210,3 +212,83 @@ def test_ubuntu_and_douban_files_outside_task_are_left_out(tmp_path):
     ev = score(both, benchmark="douban", data=str(db), tasks=["test.txt"])
     assert ev.valid and [p.code for p in ev.problems] == ["other-task"]
     assert ev.records == score(alone, benchmark="douban", data=str(db), tasks=["test.txt"]).records
+
+
+# ---- --split: items of the data's other splits ----------------------------------------------------------
+
+
+def test_dstc6_items_of_another_split_are_left_out_unless_nothing_is_of_the_split(tmp_path):
+    root = tmp_path / "challenge"
+    tst1, tst2 = make_challenge(root, split="tst1", seed=6), make_challenge(root, split="tst2", seed=7)
+
+    def items(ch, bad=False):
+        out = [ranking(it.dialog_id, [c.candidate_id for c in it.candidates]) for t in ch.tasks for it in ch.items[t]]
+        for x in out if bad else ():
+            x["lst_candidate_id"][0]["rank"] = "first"  # a rank that is no integer
+        return out
+
+    both = write_json(tmp_path / "both.json", items(tst1) + items(tst2, bad=True))
+    alone = write_json(tmp_path / "tst1.json", items(tst1))
+    rc, rep = _report(both, "--challenge", root, "--split", "tst1")
+    assert rc == 0 and [(p["code"], p["message"]) for p in rep["problems"]] == [
+        ("other-split", "12 items of split tst2 left out (split tst1 is scored): neither checked nor scored")]
+    assert rep["results"] == _report(alone, "--challenge", root, "--split", "tst1")[1]["results"]
+    # tst2's items alone, scored as tst1: the one wrong-split error, not one error per item
+    rc, rep = _report(write_json(tmp_path / "tst2.json", items(tst2, bad=True)), "--challenge", root, "--split", "tst1")
+    assert rc == 1 and [p["code"] for p in rep["problems"] if p["severity"] == "error"] == ["wrong-split"]
+    assert rep["problems"][0]["message"] == ("12 of the 12 dialog ids that are not in split tst1 belong to split tst2: "
+                                             "score with --split tst2")
+
+
+@pytest.mark.realdata
+def test_babi_dev_items_beside_tst_ones_are_left_out(babi_runs, tmp_path):
+    from dialeval.benchmarks.babi import load_items
+
+    dev = load_items(BABI, 1, "dev")
+    odd = [{"dialog_id": i, "lst_candidate_id": [{"candidate_id": "99999", "rank": 1}]} for i in dev.item_ids]
+    both = write_json(tmp_path / "both.json", json.loads(babi_runs["ranked"][1].read_text()) + odd)
+    args = ("--benchmark", "babi", "--data", BABI, "--split", "tst", "--task", "1")
+    rc, rep = _report(both, *args)
+    assert rc == 0 and [p["message"] for p in rep["problems"]] == [
+        f"{len(odd):,} items of split dev left out (split tst is scored): neither checked nor scored"]
+    assert _numbers(rep, "1") == _numbers(_report(babi_runs["ranked"][1], *args)[1], "1")
+
+
+def test_douban_json_scores_of_another_split_are_left_out(tmp_path):
+    db = tmp_path / "douban"
+    db.mkdir()
+    shutil.copy(SAMPLES / "douban" / "test.txt", db / "test.txt")
+    shutil.copy(SAMPLES / "douban" / "test.txt", db / "dev.txt")
+    n = sum(1 for _ in open(db / "test.txt")) // 10
+    test = {f"test:{r}": {str(c): (c * r) % 7 + 0.5 for c in range(1, 11)} for r in range(1, n + 1)}
+    bad = {f"dev:{r}": {"99": "x"} for r in range(1, n + 1)}
+    both = write_json(tmp_path / "d.json", {"format": "scores", "items": {**bad, **test}})
+    alone = write_json(tmp_path / "d1.json", {"format": "scores", "items": test})
+    ev = score(both, "test", benchmark="douban", data=str(db))
+    assert ev.valid and [p.message for p in ev.problems] == [
+        f"{n} items of split dev left out (split test is scored): neither checked nor scored"]
+    assert ev.records == score(alone, "test", benchmark="douban", data=str(db)).records
+    ev = score(write_json(tmp_path / "dev.json", {"format": "scores", "items": bad}), "test", benchmark="douban",
+               data=str(db))
+    assert not ev.valid and [p.code for p in ev.problems if p.severity == "error"] == ["wrong-split"]
+
+
+def test_dstc7_zip_members_of_other_subtasks_are_left_out(tmp_path):
+    """A DSTC7 zip holds one file per subtask; --task ubuntu-1 scores that member alone, even beside a broken one."""
+    import zipfile
+
+    from dialeval.core.errors import UsageError
+
+    runs = {f.name: f for f in (SAMPLES.parent / "baselines" / "dstc7" / "tfidf").glob("*_subtask_[0-9].json")}
+    z = tmp_path / "team.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.write(runs["Ubuntu_subtask_1.json"], "Ubuntu_subtask_1.json")
+        zf.write(runs["Advising_subtask_3.json"], "Advising_subtask_3.json")
+        zf.writestr("Ubuntu_subtask_4.json", json.dumps([{"example-id": 1}]))  # broken, and not asked for
+    ev = score(z, "dev", benchmark="dstc7", data=SAMPLES / "dstc7", tasks=["ubuntu-1"])
+    alone = score(runs["Ubuntu_subtask_1.json"], "dev", benchmark="dstc7", data=SAMPLES / "dstc7", tasks=["ubuntu-1"])
+    assert ev.valid and ev.groups == ["ubuntu-1"] and [p.message for p in ev.problems] == [
+        "2 files of subtasks other than ubuntu-1 left out (--task ubuntu-1): neither checked nor scored"]
+    assert [r["value"] for r in ev.records] == [r["value"] for r in alone.records]
+    with pytest.raises(UsageError, match=r"no file of team.zip answers --task ubuntu-2 \(its files answer advising-3, "):
+        score(z, "dev", benchmark="dstc7", data=SAMPLES / "dstc7", tasks=["ubuntu-2"])

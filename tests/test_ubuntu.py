@@ -273,7 +273,14 @@ def test_unknown_item_ids(data, tmp_path):
     ranked = [{"dialog_id": "valid:1", "lst_candidate_id": [{"candidate_id": "gt", "rank": 1}]}]
     (tmp_path / "r.json").write_text(json.dumps(ranked))
     p = only_problem(evaluate(data, tmp_path / "r.json"))
-    assert p.format() == 'r.json#/0/dialog_id: error [unknown-dialog] dialog_id "valid:1" is not an item of split test'
+    # an id of the data's other split: left out unchecked, and with nothing of split test the one wrong-split error
+    assert p.format() == ("submission: error [wrong-split] 1 of the 1 item ids that are not in split test belong to "
+                          "split valid: score with --split valid")
+    ranked.append({"dialog_id": "test:1", "lst_candidate_id": [{"candidate_id": "gt", "rank": 1}]})
+    (tmp_path / "r.json").write_text(json.dumps(ranked))
+    ev = evaluate(data, tmp_path / "r.json")
+    assert ev.valid and [p.code for p in ev.problems if p.code != "missing-dialog"] == ["other-split"]
+    assert ev.table.gold_rank.tolist()[0] == 1
 
 
 def test_usage_errors(data, tmp_path):

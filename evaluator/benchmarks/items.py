@@ -50,7 +50,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dialeval.benchmarks.base import TIE_POLICIES
-from dialeval.benchmarks.rankings import WRONG_SPLIT_IDS, OtherSplitIds, check_ranked_items, other_split_hint
+from dialeval.benchmarks.rankings import (
+    WRONG_SPLIT_IDS,
+    OtherSplitIds,
+    check_ranked_items,
+    other_split_hint,
+    other_split_outcome,
+)
 from dialeval.core.errors import UnreadableInput, UsageError
 from dialeval.core.problems import Capped, Problem, counted, json_type, pointer, short
 from dialeval.core.ranks import LineIds
@@ -186,7 +192,7 @@ class _Named(Mapping):
 class _Out:
     """Per-set result columns, filled item by item (or row block by row block)."""
 
-    def __init__(self, sets: list[ItemSet], nested: tuple[int, ...]):
+    def __init__(self, sets: list[ItemSet], nested: tuple[int, ...], other_split_of=None):
         self.rank = [np.zeros(len(s), np.int32) for s in sets]
         self.ties = [np.zeros(len(s), np.int32) for s in sets]
         self.nested = [{n: (np.zeros(len(s), np.int32), np.zeros(len(s), np.int32)) for n in nested} for s in sets]
@@ -195,7 +201,23 @@ class _Out:
         self.top = [None if s.top_values is None else np.zeros((len(s), _widest(s)), bool) for s in sets]
         self.width: int | None = None  # matrix forms: columns scored
         self.left_out = 0  # items of groups outside --task (optional sets): neither checked nor scored
+        self.other_split: dict[str, int] = {}  # items of each other split of the data: neither checked nor scored
+        self.other_split_of = other_split_of
         self.unknown: list[str] = []  # the first WRONG_SPLIT_IDS submitted ids the split does not have
+
+    def outside(self, pos_of: Mapping[str, tuple[int, int]], sets: list[ItemSet], iid: str) -> str | None:
+        """Where an item the run leaves out belongs: ``""`` a group outside --task, a split's name another split of
+        the data; None for an item to check (the split's own, or one of no split)."""
+        at = pos_of.get(iid)
+        if at is not None:
+            return "" if sets[at[0]].optional else None
+        return None if self.other_split_of is None else self.other_split_of(iid)
+
+    def leave_out(self, where: str) -> None:
+        if where:
+            self.other_split[where] = self.other_split.get(where, 0) + 1
+        else:
+            self.left_out += 1
 
     def not_in_split(self, iid: str) -> None:
         if len(self.unknown) < WRONG_SPLIT_IDS:
@@ -213,6 +235,7 @@ def score_items(
     nested: tuple[int, ...] = (),
     other_splits: Sequence[tuple[str, OtherSplitIds]] = (),
     group_label: str = "task",
+    other_split_of: Callable[[str], str | None] | None = None,
 ) -> tuple[RankTable | None, list[Problem], dict]:
     """Read a submission for one split and return (rank table over every gold-bearing item, problems, submission info
     {path, kind, sha256, format}).
@@ -224,7 +247,9 @@ def score_items(
     as for :func:`other_split_hint`; when the submission names items this split does not have, the problems
     start with the one ``wrong-split`` error that names the split they belong to. Items of ``optional`` sets (the
     groups outside ``--task``) are left out unchecked and said in one ``other-task`` warning, whose message calls
-    a group ``group_label``.
+    a group ``group_label``. ``other_split_of(item id)``: the other split of the data (not scored) an id not in
+    the split belongs to, else None; a JSON submission's items of other splits are left out unchecked too, and
+    said in one ``other-split`` warning when it has items of the split, else in the ``wrong-split`` error.
     """
     if ties not in TIE_POLICIES:
         raise UsageError(f"unknown tie policy {ties!r} (known: {', '.join(TIE_POLICIES)})")
@@ -238,9 +263,10 @@ def score_items(
     hasher = threading.Thread(target=lambda: digest.setdefault("sha256", _sha256(path)), daemon=True)
     hasher.start()
     nested = tuple(sorted({int(n) for n in nested}))
-    out = _Out(item_sets, nested)
+    out = _Out(item_sets, nested, other_split_of)
     golds = scoring
     problems = Capped(make=lambda message, severity: Problem("", "", message, severity, fname))
+    split_problem = None  # items of other splits: one warning, or the wrong-split error
     if suffix in (".npy", ".csv"):
         fmt = suffix[1:]
         _read_matrix(path, fmt, item_sets, out, problems, ties, nested, golds)
@@ -275,7 +301,7 @@ def score_items(
                 def undo() -> None:
                     nonlocal out
                     problems.rewind(mark)
-                    out = _Out(item_sets, nested)
+                    out = _Out(item_sets, nested, other_split_of)
 
                 readable = read_json_document(raw, fname, use, undo)
                 del raw
@@ -287,6 +313,9 @@ def score_items(
             _missing_warnings(item_sets, out, problems, fname, split)
         if out.left_out:
             problems.always(other_group_warning(out.left_out, item_sets, group_label, fname))
+        if readable and out.other_split:
+            own = any(seen.any() for s, seen in zip(item_sets, out.seen, strict=True) if not s.optional)
+            split_problem = other_split_outcome(out.other_split, len(out.unknown), split, own, "item ids", fname)
     table = None
     if scoring and any(s.gold is not None and not s.optional for s in item_sets):
         table = _table(item_sets, out, benchmark, split, ties)
@@ -295,8 +324,11 @@ def score_items(
     if out.width is not None:
         info["columns"] = out.width
     listed = problems.close()
-    hint = other_split_hint(out.unknown, split, other_splits, "item ids") if out.unknown else None
-    return table, ([hint] if hint is not None else []) + listed, info
+    if split_problem is not None and split_problem.severity == "warning":
+        listed.append(split_problem)
+    elif split_problem is None and out.unknown:
+        split_problem = other_split_hint(out.unknown, split, other_splits, "item ids")
+    return table, ([split_problem] if split_problem is not None and split_problem.severity == "error" else []) + listed, info
 
 
 def score_replies(submission: str | Path, s: ItemSet, answers: Sequence[Sequence[str]], *, benchmark: str, split: str,
@@ -411,9 +443,12 @@ def _read_ranked(data: Iterable, file: str, sets, out: _Out, problems: Capped, n
 
     def outside(did: str) -> bool:
         at = pos_of.get(did)
-        if at is None or not sets[at[0]].optional:
+        if at is not None and not sets[at[0]].optional:  # the split's own item: the common case, decided here
             return False
-        out.left_out += 1
+        where = out.outside(pos_of, sets, did)
+        if where is None:
+            return False
+        out.leave_out(where)
         return True
 
     def resolve(i: int, did: str):
@@ -477,10 +512,12 @@ def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Pro
     pos_of = _positions(sets)
 
     def outside(iid: str) -> bool:
-        at = pos_of.get(iid)
-        return at is not None and sets[at[0]].optional
+        return out.outside(pos_of, sets, iid) is not None
 
-    items, faults = decode_scores_json(raw, keep=pos_of, skip=outside if any(s.optional for s in sets) else None)
+    # the items to read: every known one, less those of groups outside --task (asked of skip, as unknown ones are)
+    keep = {iid: at for iid, at in pos_of.items() if not sets[at[0]].optional} if any(s.optional for s in sets) \
+        else pos_of
+    items, faults = decode_scores_json(raw, keep=keep, skip=outside)
     del raw
     problems.extend(_problems(faults, file))
     if items is None:
@@ -489,9 +526,9 @@ def _read_scores_json(raw: bytes, file: str, sets, out: _Out, problems: list[Pro
     index = _Index(sets)
     partial = 0
     for iid, scores in items.items():
-        at = pos_of.get(iid)
-        if at is not None and sets[at[0]].optional:
-            out.left_out += 1
+        at = keep.get(iid)
+        if at is None and (where := out.outside(pos_of, sets, iid)) is not None:
+            out.leave_out(where)
             continue
         if at is None:
             out.not_in_split(iid)

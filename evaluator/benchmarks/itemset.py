@@ -127,7 +127,8 @@ class ItemSetBenchmark(Benchmark):
         raise NotImplementedError
 
     def split_of_id(self, item_id: str) -> str | None:
-        """The split an item id names (ids are split-specific), or None; used by :meth:`splits_of`."""
+        """The split an item id names (ids are split-specific), or None; used by :meth:`splits_of`, and to leave out
+        a submission's items of the data's other splits (``other-split``, or the ``wrong-split`` error)."""
         return None
 
     def splits(self, data: Path) -> list[str]:
@@ -187,7 +188,7 @@ class ItemSetBenchmark(Benchmark):
         if self.archive_members and _is_zip(Path(request.submission)):
             return self._evaluate_members(request)
         # what is asked, for readers whose loading depends on it (--keys, --lenient), and the notes they add
-        self.request, self.notes = request, []
+        self.request, self.notes, self.other_split_of = request, [], None
         data = Path(request.data)
         present = self.present(data)
         splits = self.choose_splits(request, list(present))
@@ -225,7 +226,31 @@ class ItemSetBenchmark(Benchmark):
                                  data if data.is_dir() else data.parent, splits=used)
         self.used_files = used
         others = [(o, ids) for o in present if o not in splits and (ids := self.other_split_ids(data, o, present[o]))]
+        self.other_split_of = self._split_finder(data, {o: gs for o, gs in present.items() if o not in chosen})
         return self.score_sets(request, splits, sets, identity, problems, others)
+
+    def _split_finder(self, data: Path, others: dict[str, list[str]]):
+        """``other_split_of(item id)``: the split of ``others`` (the data's splits not scored) whose item it is, else
+        None. A split's ids are read the first time an id names it (:meth:`split_of_id`), its groups' files only;
+        a group that cannot be read is passed over (its data are not this run's)."""
+        ids_of: dict[str, set[str]] = {}
+
+        def other_split_of(item_id: str) -> str | None:
+            split = self.split_of_id(item_id)
+            if split not in others:
+                return None
+            if split not in ids_of:
+                ids_of[split] = set()
+                for g in others[split]:
+                    try:
+                        ids = (self.load(data, split, g, False, []).item_ids if self.loadable(data, split, g)
+                               else self.outside_ids(data, split, g))
+                    except UsageError:
+                        continue
+                    ids_of[split].update(ids or ())
+            return split if item_id in ids_of[split] else None
+
+        return other_split_of
 
     def score_sets(self, request: Request, splits: list[str], sets: list[ItemSet], identity: DataIdentity,
                    problems: list[Problem] | None = None, others=()) -> Evaluation:
@@ -242,6 +267,7 @@ class ItemSetBenchmark(Benchmark):
             table, sub_problems, info = score_items(
                 translated or sub, sets, benchmark=self.name, split=",".join(splits), ties=request.ties,
                 scoring=request.scoring, nested=self.nested, other_splits=others, group_label=self.group_label,
+                other_split_of=getattr(self, "other_split_of", None),
             )
             fmt = info.get("format")
             if request.ties != DEFAULT_TIES and fmt is not None and fmt not in SCORED_FORMATS:
@@ -312,13 +338,32 @@ class ItemSetBenchmark(Benchmark):
                                  "submission files: score each file with its own --keys")
             if any(_is_zip(m) for m in members):
                 raise UsageError(f"{sub}: a zip inside the zip: put the submission files in one zip")
-            runs, used = [], {}
+            runs, used, outside = [], {}, []
             for m in members:
+                if request.groups:  # a member answering none of --task is left out, as other tasks' items are
+                    self.request = replace(request, submission=m)
+                    groups = [g for gs in self.present(Path(request.data)).values() for g in gs]
+                    try:
+                        self.select_groups(request.groups)
+                    except UsageError:
+                        outside.extend(groups)
+                        continue
                 runs.append(self.evaluate(replace(request, submission=m)))
                 for split, files in self.used_files.items():
                     used.setdefault(split, []).extend(f for f in files if f not in used[split])
         finally:
             release_private_temp_dir(tmp)
+        asked = ",".join(request.groups or ())
+        if not runs:
+            raise UsageError(f"{self.name}: no file of {sub.name} answers --task {asked} (its files answer "
+                             f"{', '.join(sorted(set(outside)))})")
+        if outside:
+            from dialeval.core.problems import Problem
+
+            n = len(members) - len(runs)
+            runs[0].problems.append(Problem("other-task", "", f"{n:,} file{'' if n == 1 else 's'} of "
+                                            f"{self.group_label}s other than {asked} left out (--task {asked}): neither "
+                                            "checked nor scored", "warning", sub.name))
         data = Path(request.data)
         identity = data_identity(list(dict.fromkeys(f for fs in used.values() for f in fs)),
                                  data if data.is_dir() else data.parent, splits=used)

@@ -129,8 +129,10 @@ class LabelledBenchmark(ItemSetBenchmark):
 
     def read_json(self, sub: Path, splits: list[str], sets, problems: list, outside=()):
         """JSON scores keyed by context id and candidate id; unscored candidates rank below, tied. Contexts of the
-        ``outside`` sets (files outside --task) are left out unchecked, said in one warning."""
+        ``outside`` sets (files outside --task) and of the data's other splits are left out unchecked, said in one
+        warning each (:func:`~dialeval.benchmarks.rankings.other_split_outcome`)."""
         from dialeval.benchmarks.items import other_group_warning
+        from dialeval.benchmarks.rankings import other_split_outcome
         from dialeval.formats.scores import decode_scores_json
 
         file = sub.name
@@ -141,7 +143,13 @@ class LabelledBenchmark(ItemSetBenchmark):
                 raise bad
             ids = {iid: (x.split, i) for x in sets for i, iid in enumerate(x.item_ids)}
             other = {iid for x in outside for iid in x.item_ids}
-            items, faults = decode_scores_json(raw, keep=ids, skip=other.__contains__ if other else None)
+            split_of = getattr(self, "other_split_of", None) or (lambda iid: None)
+
+            def elsewhere(iid: str) -> str | None:
+                """"": a file outside --task; a split's name: another split of the data; None: to be checked."""
+                return "" if iid in other else None if iid in ids else split_of(iid)
+
+            items, faults = decode_scores_json(raw, keep=ids, skip=lambda iid: elsewhere(iid) is not None)
         except UnreadableInput as e:
             problems.append(Problem(e.code, "", e.reason, "error", file))
             return None, None
@@ -154,9 +162,14 @@ class LabelledBenchmark(ItemSetBenchmark):
         names = sets[0].candidates
         col = {c: j for j, c in enumerate(names)}
         partial = left_out = 0
+        other_splits: dict[str, int] = {}
         for iid, cands in items.items():
-            if iid in other:
+            where = elsewhere(iid)
+            if where == "":
                 left_out += 1
+                continue
+            if where is not None:
+                other_splits[where] = other_splits.get(where, 0) + 1
                 continue
             at = ids.get(iid)
             if at is None:
@@ -179,6 +192,10 @@ class LabelledBenchmark(ItemSetBenchmark):
                                  "not in the submission: each scores 0 on every metric", "warning", file))
         if left_out:
             found.always(other_group_warning(left_out, [*sets, *outside], self.group_label, file))
+        if other_splits:
+            unknown = len(items) - left_out - sum(other_splits.values()) - sum(int(m.sum()) for m in seen.values())
+            found.always(other_split_outcome(other_splits, unknown, ", ".join(splits),
+                                             any(m.any() for m in seen.values()), "context ids", file))
         if partial:
             found.append(Problem("unscored-candidate", "", f"{partial:,} {'context does' if partial == 1 else 'contexts do'} "
                                  "not score every candidate: the unscored ones rank below the scored ones, tied",

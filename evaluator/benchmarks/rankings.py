@@ -62,6 +62,20 @@ def other_split_hint(unknown: Sequence[str], split: str, others: Iterable[tuple[
                    f"belong to split {best[0]}: score with --split {best[0]}", "error")
 
 
+def other_split_outcome(counts: dict[str, int], unknown: int, split: str, has_own: bool, what: str = "dialog ids",
+                        file: str | None = None) -> Problem:
+    """THE outcome of a submission's items of other splits of the data (``counts``: split -> items), which were left
+    out unchecked: beside items of ``split`` itself (``has_own``), one ``other-split`` warning; with none, the
+    ``wrong-split`` error of :func:`other_split_hint` (``unknown``: the ids of no split, counted in its total)."""
+    n = sum(counts.values())
+    if has_own:
+        return Problem("other-split", "", f"{n:,} item{'' if n == 1 else 's'} of split {', '.join(counts)} left out "
+                       f"(split {split} is scored): neither checked nor scored", "warning", file)
+    best = max(counts, key=counts.__getitem__)  # the first on a tie
+    return Problem("wrong-split", "", f"{counts[best]} of the {n + unknown} {what} that are not in split {split} "
+                   f"belong to split {best}: score with --split {best}", "error")
+
+
 def fb_item_ids(paths: Iterable[Path]) -> OtherSplitIds:
     """:data:`OtherSplitIds` of FB dialog files, whose item ids are ``<file stem>:<conversation>:<line ID>``
     (bAbI, Movie Dialog): only the files some unknown id names by its stem are read, each as a stream."""

@@ -556,8 +556,8 @@ def decode_scores_json(raw: bytes, keep=None, skip=None) -> tuple[dict[str, dict
     ``dict[str, int | float]`` (integers stay integers, so they compare exactly; booleans and strings
     refused). ``keep`` (a container of item ids) keeps the scores of those items only: any other item maps
     to None once its scores are checked, so a million unknown items cost a million keys, not a million
-    dictionaries. ``skip(item id)``: True for an item the run leaves out (a task outside ``--task``): its scores
-    are neither read nor checked, and it maps to None. On any failure the parsed document is walked to report
+    dictionaries. ``skip(item id)``, asked of the ids not in ``keep``: True for an item the run leaves out (a task
+    outside ``--task``, another split): its scores are neither read nor checked, and it maps to None. On any failure the parsed document is walked to report
     every problem (``items`` is then
     None). Keys a JSON object repeats are faults too (``duplicate-dialog``, ``duplicate-candidate``), never a
     silent last-wins. Raises :class:`~dialeval.core.errors.UnreadableInput` when the bytes are not one JSON document.
@@ -568,7 +568,7 @@ def decode_scores_json(raw: bytes, keep=None, skip=None) -> tuple[dict[str, dict
         scores_of = msgspec.json.Decoder(dict[str, int | float])
         strings = 3 + len(items)  # every key and the value "scores": what the text holds without repeated keys
         for iid, item in items.items():
-            if skip is not None and skip(iid):
+            if skip is not None and (keep is None or iid not in keep) and skip(iid):
                 items[iid] = None
                 strings += _count_strings(msgspec.json.decode(item))  # what the quote count below expects
                 continue

@@ -180,12 +180,15 @@ class DSTC6(Benchmark):
             parts: list[RankTable] = []
             all_tasks: set[int] = set()
             used: dict[str, list[Path]] = {}
+            # a single result file's items of the challenge's other splits are left out (strict mode; --lenient
+            # ignores them as the official scorer does)
+            other_split_of = _split_finder(ch, splits) if sub.kind == "file" and not lenient else None
             for name in splits:
                 loaded = load_split(ch, name, tasks, with_keys=scoring)
                 all_tasks.update(loaded.tasks)
                 used[name] = [loaded.indexes[t].path for t in loaded.tasks] + [k.path for k in loaded.keys.values()]
-                p, ranks = _check_split(sub, loaded, len(splits), lenient, candidate_limit, scoring)
-                if any(x.code == "unknown-dialog" for x in p):
+                p, ranks = _check_split(sub, loaded, len(splits), lenient, candidate_limit, scoring, other_split_of)
+                if any(x.code == "unknown-dialog" for x in p) and not any(x.code == "wrong-split" for x in p):
                     hint = _other_split_hint(sub, loaded, ch, len(splits))
                     if hint is not None:
                         p.insert(0, hint)
@@ -210,6 +213,28 @@ class DSTC6(Benchmark):
                                  splits={s: used[s] for s in splits})
         return Evaluation(table=table, problems=problems, splits=splits, groups=[str(t) for t in sorted(all_tasks)],
                           data=identity, submission=info, signature_fields=fields)
+
+
+def _split_finder(ch: Challenge, scored: list[str]):
+    """``other_split_of(dialog id)``: the split of the challenge, other than those ``scored``, holding that dialog,
+    else None. The other splits' test files are indexed the first time an id is not in a scored split."""
+    where: dict[str, str] | None = None
+
+    def other_split_of(did: str) -> str | None:
+        nonlocal where
+        if where is None:
+            where = {}
+            for other in ch.splits:
+                if other in scored:
+                    continue
+                try:
+                    for d in load_split(ch, other, None, with_keys=False).dialog_task:
+                        where.setdefault(d, other)
+                except DialevalError:  # a split whose data cannot be read is not this run's
+                    continue
+        return where.get(did)
+
+    return other_split_of
 
 
 def _other_split_hint(sub: Submission, loaded: LoadedSplit, ch: Challenge, n_splits: int) -> Problem | None:
@@ -340,6 +365,7 @@ def _check_split(
     lenient: bool,
     candidate_limit: int,
     scoring: bool,
+    other_split_of=None,
 ) -> tuple[list[Problem], RankTable | None]:
     problems: list[Problem] = list(loaded.key_warnings)
     # What the submission's content controls is capped per code (a file of a million bad entries lists twenty
@@ -357,6 +383,8 @@ def _check_split(
     seen: dict[str, str] = {}
     gold_rank: dict[str, int] = {}
     other = other_files = 0  # items and files of tasks outside --task: left out, said once
+    other_split: dict[str, int] = {}  # a single file's items of other splits: left out, said once
+    unknown = 0
     score_tasks = set(loaded.tasks)
     for f in files:
         file_task = None
@@ -391,14 +419,16 @@ def _check_split(
                     continue
                 raw = f.read_bytes()  # invalid after all: the full checker explains why
 
-        def use(data, f=f, file_task=file_task) -> int:
+        def use(data, f=f, file_task=file_task) -> tuple[int, dict[str, int], int]:
             if lenient:
-                return _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task, score_tasks)
+                return _lenient_file(data, f, loaded, candidate_limit, checked, gold_rank, seen, file_task,
+                                     score_tasks), {}, 0
             from dialeval.benchmarks.dstc6.validate import check_result_file
 
-            check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks, problems=checked)
+            check = check_result_file(data, f.name, loaded, seen, file_task, score_tasks, problems=checked,
+                                      other_split_of=other_split_of)
             gold_rank.update(check.gold_rank)
-            return check.other_task_items
+            return check.other_task_items, check.other_split, check.unknown_items
 
         # A large file is checked one item at a time (millions of tiny items then cost their text, not their
         # tree). Should that reading start over on the whole document, it forgets what it had found: the
@@ -411,7 +441,11 @@ def _check_split(
                 del seen[did]
 
         try:
-            other += read_json_document(raw, f.name, use, undo)
+            n_other, by_split, n_unknown = read_json_document(raw, f.name, use, undo)
+            other += n_other
+            unknown += n_unknown
+            for name, n in by_split.items():
+                other_split[name] = other_split.get(name, 0) + n
         except UnreadableJSON as e:  # the participant's file, not the organizer's set-up: a problem, exit 1
             checked.append(Problem(e.code, "", e.reason, "error", f.name))
             continue
@@ -420,6 +454,11 @@ def _check_split(
     problems.extend(checked.close())
     if other or other_files:
         problems.append(other_task_warning(other, other_files, loaded.tasks))
+    if other_split:
+        from dialeval.benchmarks.rankings import other_split_outcome
+
+        outcome = other_split_outcome(other_split, unknown, loaded.name, bool(seen))
+        problems.insert(0 if outcome.severity == "error" else len(problems), outcome)
     parts = []
     if scoring:
         from dialeval.core.ranks import RankTable

@@ -27,6 +27,8 @@ class FileCheck:
     problems: list[Problem] = field(default_factory=list)
     gold_rank: dict[str, int] = field(default_factory=dict)  # dialog id -> rank of gold (0 = unranked)
     other_task_items: int = 0
+    other_split: dict[str, int] = field(default_factory=dict)  # items of other splits of the data, left out
+    unknown_items: int = 0  # items of no split
 
 
 def check_result_file(
@@ -37,6 +39,7 @@ def check_result_file(
     file_task: int | None = None,
     score_tasks: set[int] | None = None,
     problems: list[Problem] | None = None,
+    other_split_of=None,
 ) -> FileCheck:
     """Check one parsed result file against the split; fill gold ranks for items of ``score_tasks``. In a single
     result file (no ``file_task``) an item of another task is left out unchecked and counted in ``other_task_items``.
@@ -45,7 +48,8 @@ def check_result_file(
     duplicates. ``file_task`` restricts items to one test file (the directory layout). Gold ranks are
     computed only when the split carries answer keys. ``problems``: the list to report into (the caller's
     per-code :class:`~dialeval.core.problems.Capped` list keeps a hostile file's volume bounded); a new list by
-    default.
+    default. ``other_split_of(dialog id)``: the data's other split (not scored) a dialog id not in this split belongs
+    to, else None; such items of a single result file are left out unchecked and counted in ``other_split``.
     """
     out = FileCheck() if problems is None else FileCheck(problems)
     add = out.problems.append
@@ -62,6 +66,7 @@ def check_result_file(
     def resolve(i: int, did: str):
         task = tasks_of.get(did)
         if task is None:
+            out.unknown_items += 1
             if not (full and full("unknown-dialog")):
                 add(Problem("unknown-dialog", f"/{i}/dialog_id", f"dialog_id {short(did)} is not an item of split {split.name}", file=file))
         elif file_task is not None and task != file_task:
@@ -77,8 +82,14 @@ def check_result_file(
         return None
 
     def outside(did: str) -> bool:
-        """An item of a task outside --task in a single result file: left out unchecked, counted."""
+        """An item of a task outside --task, or of another split, in a single result file: left out unchecked,
+        counted."""
         task = tasks_of.get(did)
+        if task is None and other_split_of is not None and file_task is None:
+            split_name = other_split_of(did)
+            if split_name is not None:
+                out.other_split[split_name] = out.other_split.get(split_name, 0) + 1
+                return True
         if task is None or task in score_tasks or file_task is not None:
             return False
         out.other_task_items += 1
