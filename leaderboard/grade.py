@@ -138,12 +138,11 @@ def read_team(path: Path) -> dict:
     if "submitted_at" in data and "submitted_at" not in wrong and isinstance(data["submitted_at"], str):
         try:
             ts = _dt.datetime.fromisoformat(data["submitted_at"].replace("Z", "+00:00"))
-        except ValueError:
-            problems.append(f"\"submitted_at\" must be {_FIELD_HELP['submitted_at']}")
-        else:
             if ts.tzinfo is None:
                 ts = ts.replace(tzinfo=_dt.UTC)
             data["submitted_at"] = _iso(ts)
+        except (ValueError, OverflowError):  # OverflowError: an offset past year 1 or 9999 in UTC
+            problems.append(f"\"submitted_at\" must be {_FIELD_HELP['submitted_at']}")
     if problems:  # every problem at once, in one line: the team fixes its file once
         raise UsageError(f"{path}: " + "; ".join(problems))
     data.setdefault("system", "primary")
@@ -475,6 +474,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     summary = GradeSummary(metric=metric)
     with Registry(registry_dir, now=seen_at) as reg:  # teams, the kept challenge: first seen by this grader too
         summary.registry = reg.path
+        reg.check_board_benchmark(board, benchmark)
         if challenge is None:  # the board's kept challenge.toml still holds: leaving the option out dodges nothing
             from dialeval.leaderboard.challenge import parse
 

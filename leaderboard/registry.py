@@ -574,6 +574,15 @@ class Registry:
         return RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
                       splits, metrics, r[15], r[16], r[17], r[18], r[19], r[20], r[21], r[22], bool(r[23]))
 
+    def check_board_benchmark(self, board: str, benchmark: str) -> None:
+        """Refuse a run of ``benchmark`` on a board that holds another benchmark's runs: one board ranks runs on
+        one metric over one set of items (a douban P@1 beside a dstc6 P@1 means nothing)."""
+        row = self.db.execute("SELECT benchmark FROM runs WHERE board = ? AND benchmark != ? LIMIT 1",
+                              (board, benchmark)).fetchone()
+        if row is not None:
+            raise RegistryError(f"board {board!r} holds {row[0]} runs, and these are {benchmark}: one board ranks one "
+                                "benchmark; give another --board")
+
     def boards(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT board FROM runs ORDER BY board")]
 
