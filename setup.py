@@ -9,6 +9,7 @@ Editable installs run from the source tree and skip it.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,9 @@ class BuildPyWithKernels(build_py):
             return
         lib = Path(self.build_lib).resolve()
         target = lib / "dialeval" / "metrics" / "_kernel_cache"
+        # compiled afresh: a build folder kept from an earlier build holds that build's entries, and numba names
+        # them by the kernel's line number and overload, so stale copies would ship beside the new ones
+        shutil.rmtree(target, ignore_errors=True)
         env = {**os.environ, "DIALEVAL_KERNEL_CACHE": str(target),
                "PYTHONPATH": os.pathsep.join(filter(None, [str(lib), os.environ.get("PYTHONPATH")]))}
         self.announce(f"compiling the embedding kernels into {target}", 2)

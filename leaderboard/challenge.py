@@ -89,10 +89,11 @@ def iso(ts: _dt.datetime) -> str:
 def parse_when(text: str, what: str) -> str:
     """An RFC 3339 date-time (or a date: its start) given on the command line, as a UTC string."""
     try:
-        ts = _dt.datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
+        return iso(_dt.datetime.fromisoformat(str(text).strip().replace("Z", "+00:00")))
     except ValueError:
         raise UsageError(f"{what}: {str(text)[:40]!r} is not a date-time such as 2017-09-15T12:00:00Z") from None
-    return iso(ts)
+    except OverflowError:  # 0001-01-01T00:00:00+14:00 is a year before 1 in UTC
+        raise UsageError(f"{what}: {str(text)[:40]!r} is out of range in UTC (years 1 to 9999)") from None
 
 
 def now(value: str | None = None) -> str:
@@ -133,7 +134,12 @@ def parse(text: str, where: str = "challenge.toml") -> Challenge:
         what = re.sub(r"\s*\(at .*?\)\s*$", "", str(e)).rstrip(".") or "syntax error"
         col = f", column {m.group(2)}" if m else ""
         raise UsageError(f"{where}{at}: not valid TOML ({what.lower()}{col})") from None
-    data = _jsonable(data)
+    except RecursionError:  # tomllib recurses per nesting level: `a = [[[[...` thousands deep
+        raise UsageError(f"{where}: nested too deeply (a challenge.toml is tables of plain values)") from None
+    try:
+        data = _jsonable(data)
+    except OverflowError:  # a TOML date-time whose offset takes it past year 1 or 9999 in UTC
+        raise UsageError(f"{where}: a date-time is out of range in UTC (years 1 to 9999)") from None
     problems = _schema_problems(data)
     if not problems:
         problems = _order_problems(data.get("phases", []))

@@ -138,12 +138,11 @@ def read_team(path: Path) -> dict:
     if "submitted_at" in data and "submitted_at" not in wrong and isinstance(data["submitted_at"], str):
         try:
             ts = _dt.datetime.fromisoformat(data["submitted_at"].replace("Z", "+00:00"))
-        except ValueError:
-            problems.append(f"\"submitted_at\" must be {_FIELD_HELP['submitted_at']}")
-        else:
             if ts.tzinfo is None:
                 ts = ts.replace(tzinfo=_dt.UTC)
             data["submitted_at"] = _iso(ts)
+        except (ValueError, OverflowError):  # OverflowError: an offset past year 1 or 9999 in UTC
+            problems.append(f"\"submitted_at\" must be {_FIELD_HELP['submitted_at']}")
     if problems:  # every problem at once, in one line: the team fixes its file once
         raise UsageError(f"{path}: " + "; ".join(problems))
     data.setdefault("system", "primary")
@@ -451,6 +450,13 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     from dialeval.leaderboard.challenge import now as now_of
 
     seen_at = now_of(now)  # a bad --now is refused before anything is written
+    from dialeval.leaderboard.registry import registry_path
+
+    where = Path(os.path.realpath(registry_path(registry_dir)))
+    if runs_dir.is_dir() and Path(os.path.realpath(runs_dir)) in where.parents:
+        # the database (and its folder) would be the next grade's entries: "registry.sqlite: not a submission"
+        raise UsageError(f"--registry {registry_dir}: inside the runs folder {runs_dir}, where the next grade would "
+                         "take it for a team's run; keep the registry elsewhere")
     seen_day = seen_at[:10]
     names = _split_names(benchmark, data)
     split = _check_split_option(split, names)
@@ -468,6 +474,7 @@ def grade(runs_dir: str | Path, benchmark: str, data: str | Path, registry_dir: 
     summary = GradeSummary(metric=metric)
     with Registry(registry_dir, now=seen_at) as reg:  # teams, the kept challenge: first seen by this grader too
         summary.registry = reg.path
+        reg.check_board_benchmark(board, benchmark)
         if challenge is None:  # the board's kept challenge.toml still holds: leaving the option out dodges nothing
             from dialeval.leaderboard.challenge import parse
 

@@ -566,11 +566,22 @@ class Registry:
             raise UsageError(f"no run {run_id} in {self.path}")
         return self._row(r)
 
-    @staticmethod
-    def _row(r) -> RunRow:
+    def _row(self, r) -> RunRow:
+        splits, metrics = (_name_list(r[i]) for i in (13, 14))
+        if splits is None or metrics is None:  # a hand-edited or damaged row: one line, not a JSON traceback
+            raise RegistryError(f"{self.path}: run {r[0]}'s {'splits' if splits is None else 'metrics'} are damaged "
+                                "(not a JSON list of names); run `dialeval registry check`")
         return RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-                      json.loads(r[13]), json.loads(r[14]), r[15], r[16], r[17], r[18], r[19], r[20], r[21], r[22],
-                      bool(r[23]))
+                      splits, metrics, r[15], r[16], r[17], r[18], r[19], r[20], r[21], r[22], bool(r[23]))
+
+    def check_board_benchmark(self, board: str, benchmark: str) -> None:
+        """Refuse a run of ``benchmark`` on a board that holds another benchmark's runs: one board ranks runs on
+        one metric over one set of items (a douban P@1 beside a dstc6 P@1 means nothing)."""
+        row = self.db.execute("SELECT benchmark FROM runs WHERE board = ? AND benchmark != ? LIMIT 1",
+                              (board, benchmark)).fetchone()
+        if row is not None:
+            raise RegistryError(f"board {board!r} holds {row[0]} runs, and these are {benchmark}: one board ranks one "
+                                "benchmark; give another --board")
 
     def boards(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT DISTINCT board FROM runs ORDER BY board")]
@@ -586,8 +597,14 @@ class Registry:
             sql += " WHERE r.board = ?"
             args.append(board)
         sql += " ORDER BY rec.run_id, rec.rowid"
-        return [{"run_id": r[0], "benchmark": r[9], "split": r[1], "group": r[2], "subset": r[3], "metric": r[4],
-                 "average": r[5], "value": r[6], "n": r[7], "signature": r[8]} for r in self.db.execute(sql, args)]
+        out = []
+        for r in self.db.execute(sql, args):
+            if not (r[6] is None or isinstance(r[6], (int, float))) or not (r[7] is None or isinstance(r[7], int)):
+                raise RegistryError(f"{self.path}: a score record of run {r[0]} is damaged (its value or count is not "
+                                    "a number); run `dialeval registry check`")
+            out.append({"run_id": r[0], "benchmark": r[9], "split": r[1], "group": r[2], "subset": r[3],
+                        "metric": r[4], "average": r[5], "value": r[6], "n": r[7], "signature": r[8]})
+        return out
 
     def problems(self, run_id: int) -> list[dict]:
         rows = self.db.execute("SELECT severity, code, file, pointer, message FROM problems WHERE run_id = ? ORDER BY seq",
@@ -602,8 +619,9 @@ class Registry:
             return None
         try:
             return decode_table(row[0], row[1])
-        except (ValueError, KeyError, zlib.error, struct.error, json.JSONDecodeError) as e:
-            raise RegistryError(f"{self.path}: per-item data of run {run_id} is damaged ({e}); run `dialeval registry check`") from None
+        except (ValueError, KeyError, zlib.error, struct.error, json.JSONDecodeError):  # zlib's words say nothing more
+            raise RegistryError(f"{self.path}: per-item data of run {run_id} is damaged; run `dialeval registry "
+                                "check`") from None
 
     def data_identity(self, run_id: int) -> dict:
         """The data identity the run was scored on (DataIdentity.to_json(): release, simulated, ...); {} if none."""
@@ -672,6 +690,13 @@ class Registry:
             for (run_id,) in db.execute("SELECT run_id FROM runs WHERE status = 'valid' "
                                         "AND run_id NOT IN (SELECT run_id FROM records)"):
                 out.append(f"run {run_id}: valid but has no score records")
+            for (run_id,) in db.execute("SELECT DISTINCT run_id FROM records WHERE typeof(value) NOT IN "
+                                        "('real', 'integer', 'null') OR typeof(n) NOT IN ('integer', 'null')"):
+                out.append(f"run {run_id}: a score record's value or count is not a number")
+            for run_id, splits, metrics in db.execute("SELECT run_id, splits, metrics FROM runs"):
+                for what, text in (("splits", splits), ("metrics", metrics)):
+                    if _name_list(text) is None:
+                        out.append(f"run {run_id}: its {what} are damaged (not a JSON list of names)")
             for (run_id,) in db.execute("SELECT run_id FROM runs WHERE status = 'rejected' AND "
                                         "run_id NOT IN (SELECT run_id FROM problems WHERE severity = 'error')"):
                 out.append(f"run {run_id}: rejected without an error")
@@ -732,6 +757,15 @@ def _make_private(path: Path) -> None:
                 os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700)
         except OSError:
             continue
+
+
+def _name_list(text) -> list[str] | None:
+    """A runs row's JSON list of names (splits, metrics), or None when the column is damaged."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, list) and all(isinstance(v, str) for v in value) else None
 
 
 def _sql_msg(e: BaseException) -> str:

@@ -20,6 +20,7 @@ import hashlib
 import io
 import json
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -30,6 +31,8 @@ from dialeval.core.problems import counted
 from dialeval.leaderboard.registry import team_key
 
 META_COLUMNS = {"team", "system", "split", "task", "group", "source", "published_band", "note"}
+NAME_MAX = 120  # as schemas/team.schema.json: a team or system name, at most this long, no control characters
+_CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 
 class InvalidReportedFile(DialevalError):
@@ -58,6 +61,8 @@ def _table(path: Path) -> tuple[list[str], list[tuple[str, dict]], list[tuple[st
             rows = json.loads(text)
         except json.JSONDecodeError as e:
             raise UsageError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno})") from None
+        except RecursionError:
+            raise UsageError(f"{path}: nested too deeply (expected a JSON list of flat objects)") from None
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise UsageError(f"{path}: expected a JSON list of objects")
         if not rows:
@@ -152,6 +157,10 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
         if not team or not split or not group:
             problems.append(f"{where}: needs team, split and task (or group)")
             continue
+        system = str(r.get("system") or "reported").strip()
+        for what, name in (("team", team_prefix + team), ("system", system)):  # the rules team.json's names follow
+            if len(name) > NAME_MAX or _CONTROL.search(name):
+                problems.append(f"{where}: {what} must be a name without control characters (at most {NAME_MAX})")
         first, first_at = spelled.setdefault(team_key(team_prefix + team), (team, where))
         if first != team:  # one team, one spelling: "Café" and "CAFÉ" would be two teams that read alike
             problems.append(f"{where}: team {team[:60]!r} is {first[:60]!r} ({first_at}) spelt differently (case, "
@@ -164,7 +173,7 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
                 if x is not None and not 0 <= x <= 1 and _is_proportion(metric):
                     problems.append(f"{at}: {str(r.get(k)).strip()[:30]} is outside 0..1 ({metric} is a proportion; "
                                     "a percentage is divided by 100)")
-        by_team[(team, str(r.get("system") or "reported").strip())].append(
+        by_team[(team, system)].append(
             {**r, "_split": split, "_group": group, "_values": values,
              "_metrics": [metric_of[k] for k in r if k in metric_of]})
     if problems:
@@ -226,6 +235,7 @@ def import_reported(reg, path: Path, board: str, benchmark: str = DEFAULT_BENCHM
     from dialeval.leaderboard.scoring import Graded
 
     teams = teams if teams is not None else parse_reported(path, benchmark, team_prefix)
+    reg.check_board_benchmark(board, benchmark)
     # a team registered under another spelling is refused before anything is written: nothing half-imported
     clashes = [f"{path}: team {t['team'][:60]!r} is the registered team {other[:60]!r} spelt differently (case, "
                "spacing or Unicode form); spell it as registered"

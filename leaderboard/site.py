@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import hashlib
 import io
 import json
 import math
@@ -121,8 +122,13 @@ def text_html(text):
 
 
 def slug(name: str) -> str:
+    """A board's file-name part: the name itself when it is a safe file name, else its safe letters and a short
+    hash of the name, so two boards ("a/b" and "a-b", or two long names alike in their first 60 letters) never
+    share a page and one never replaces the other's."""
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "board"
-    return s[:60]
+    if s == name and len(s) <= 60:
+        return s
+    return f"{s[:52]}-{hashlib.blake2b(name.encode('utf-8', 'surrogatepass'), digest_size=3).hexdigest()}"
 
 
 # ---- collecting what a board publishes ----------------------------------------------------------------

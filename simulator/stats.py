@@ -111,5 +111,8 @@ def challenge_stats(root: str | Path, splits: list[str] | None = None) -> list[T
                 continue
             out.append(file_stats(f, d.name, task))
     if not out:
+        if any(parse_dataset_name(f.name) is not None for f in root.iterdir() if f.is_file()):  # sim/tst1 for sim
+            raise UsageError(f"{root}: a split folder (it holds the dataset files); give the challenge folder above "
+                             f"it ({root.resolve().parent.name}), whose split folders hold them")
         raise UsageError(f"{root}: no dialog-task*.json dataset files in its split folders")
     return out

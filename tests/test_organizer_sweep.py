@@ -258,3 +258,174 @@ def test_data_verify_on_a_folder_without_regular_files_is_not_a_clean_pass(tmp_p
         r = run_cli("data", "verify", folder)
         assert (r.returncode, r.stdout, r.stderr) == (2, "", f"dialeval: error: {folder}: holds no regular file to "
                                                              "check (links and special files are not followed)\n")
+
+
+def test_rank_on_an_embedding_metric_says_what_to_run_not_a_python_call(tmp_path):
+    # before: "metric embedding-average needs the response texts: compute them with
+    # dialeval.metrics.embedding.score_pairs and store result.table_values() in the table"
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}}))
+    for given in ("embedding-average", "Vector-Extrema"):
+        r = run_cli("rank", "--registry", tmp_path / "reg", "--metric", given)
+        assert r.returncode == 2 and "score_pairs" not in r.stderr, r.stderr
+        assert r.stderr == (f"dialeval: error: --metric {given}: the registry keeps no response texts, so runs are "
+                            "not ranked on an embedding metric; compare two runs' files with `dialeval compare "
+                            f"A.json B.json --metric {given}`\n")
+
+
+def test_stats_on_a_split_folder_points_at_the_challenge_folder():
+    # before: "submissions/samples/dstc6/tst1: no dialog-task*.json dataset files in its split folders" (it holds them)
+    r = run_cli("stats", SAMPLE / "tst1")
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {SAMPLE / 'tst1'}: a split folder (it holds the dataset "
+                                           "files); give the challenge folder above it (dstc6), whose split folders "
+                                           "hold them\n")
+    assert run_cli("stats", SAMPLE).returncode == 0
+
+
+def test_the_registry_is_never_written_inside_the_runs_folder(tmp_path):
+    # before: `grade runs --registry runs` wrote runs/registry.sqlite (exit 0); every later grade listed it as a
+    # broken entry ("registry.sqlite: not a submission") and exited 1
+    runs = _runs(tmp_path, {"a": {"team": "A"}})
+    for reg in (runs, runs / "db"):
+        r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", reg)
+        assert (r.returncode, r.stderr) == (2, f"dialeval: error: --registry {reg}: inside the runs folder {runs}, "
+                                               "where the next grade would take it for a team's run; keep the "
+                                               "registry elsewhere\n")
+    assert sorted(p.name for p in runs.iterdir()) == ["a.json", "a.team.json"]
+
+
+def test_a_damaged_registry_row_is_found_by_check_and_one_line_elsewhere(tmp_path):
+    # before: a runs row whose splits are not JSON, or a record whose value is text, made `registry check` itself,
+    # rank, compare, export and leaderboard build stop with "internal error: JSONDecodeError" / "ValueError:
+    # Unknown format code 'f'" (exit 3); a damaged per-item blob was said with zlib's words
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}, "b": {"team": "B", "system": "other"}}))
+    reg = tmp_path / "reg"
+    with sqlite3.connect(reg / "registry.sqlite") as db:
+        db.execute("UPDATE runs SET splits = 'not json' WHERE run_id = 1")
+        db.execute("UPDATE records SET value = 'abc' WHERE run_id = 2")
+        db.execute("UPDATE run_items SET blob = x'00112233' WHERE run_id = 2")
+    r = run_cli("registry", "check", "--registry", reg)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.splitlines() == [f"{reg / 'registry.sqlite'}: run 2: a score record's value or count is not a number",
+                                     f"{reg / 'registry.sqlite'}: run 1: its splits are damaged (not a JSON list of names)",
+                                     f"{reg / 'registry.sqlite'}: run 2: per-item data does not match its digest"]
+    for args in (["rank"], ["registry", "export", "--out", tmp_path / "x.jsonl"],
+                 ["leaderboard", "build", "--out", tmp_path / "site"], ["compare", "2", "1"]):
+        r = run_cli(*args, "--registry", reg)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, (args, r.stderr)
+        assert "damaged" in r.stderr and "run `dialeval registry check`" in r.stderr, r.stderr
+    with sqlite3.connect(reg / "registry.sqlite") as db:
+        db.execute("UPDATE runs SET splits = '[\"tst1\"]' WHERE run_id = 1")
+        db.execute("UPDATE records SET value = 0.5 WHERE run_id = 2")
+    r = run_cli("compare", "2", "1", "--registry", reg)
+    assert r.stderr == f"dialeval: error: {reg / 'registry.sqlite'}: per-item data of run 2 is damaged; run " \
+                       "`dialeval registry check`\n"
+
+
+def test_deeply_nested_organizer_files_are_refused_in_one_line(tmp_path):
+    # before: "internal error: nested too deeply" (exit 3) for a challenge.toml or a reported-results JSON nested
+    # thousands deep, and for such a team.json (which now skips its entry)
+    toml = tmp_path / "challenge.toml"
+    toml.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    reported = tmp_path / "reported.json"
+    reported.write_text("[" * 30000 + "]" * 30000)
+    runs = _runs(tmp_path, {"a": b'{"team": ' + b"[" * 30000 + b"]" * 30000 + b"}"})
+    r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--challenge-file", toml)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {toml}: nested too deeply (a challenge.toml is tables "
+                                           "of plain values)\n")
+    r = run_cli("registry", "import", reported, "--registry", tmp_path / "reg", "--board", "b")
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {reported}: nested too deeply (expected a JSON list of "
+                                           "flat objects)\n")
+    _, out, _ = _grade(tmp_path, runs)
+    assert out["a.json"]["message"] == f"{runs / 'a.team.json'}: nested too deeply (a team.json is one flat object)"
+
+
+def test_two_boards_whose_names_make_the_same_file_name_keep_their_own_pages(tmp_path):
+    # before: boards "a/b" and "a-b" were both written to board-a-b.html (and .csv, .json): the second replaced the
+    # first, and the index linked both names to the one page
+    _grade(tmp_path, _runs(tmp_path / "one", {"a": {"team": "First"}}), "--board", "a/b")
+    _grade(tmp_path, _runs(tmp_path / "two", {"a": {"team": "Second"}}), "--board", "a-b")
+    site = tmp_path / "site"
+    assert run_cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", site).returncode == 0
+    pages = sorted(p.name for p in site.glob("board-*.json"))
+    assert len(pages) == 2 and "board-a-b.json" in pages, pages
+    teams = {json.loads((site / p).read_text())["board"]: (site / p).read_text() for p in pages}
+    assert "First" in teams["a/b"] and "Second" not in teams["a/b"]
+    assert "Second" in teams["a-b"] and "First" not in teams["a-b"]
+
+
+def test_a_date_time_out_of_range_in_utc_is_refused_in_one_line(tmp_path):
+    # before: "internal error: OverflowError: date value out of range" (exit 3) for --now, a team.json's
+    # submitted_at or a challenge.toml date whose offset takes it before year 1 in UTC
+    early = "0001-01-01T00:00:00+14:00"
+    runs = _runs(tmp_path, {"a": {"team": "A", "submitted_at": early}})
+    _, out, _ = _grade(tmp_path, runs)
+    assert out["a.json"]["message"].endswith('team.json: "submitted_at" must be an RFC 3339 date-time such as '
+                                             "2017-09-15T12:00:00Z")
+    r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--now", early)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: --now: '{early}' is out of range in UTC (years 1 to "
+                                           "9999)\n")
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(f'title = "t"\noverview = "o"\n[[phases]]\nname = "a"\nstart = {early}\nend = 2020-01-01\n')
+    r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--challenge-file", toml)
+    assert (r.returncode, r.stderr) == (2, f"dialeval: error: {toml}: a date-time is out of range in UTC (years 1 "
+                                           "to 9999)\n")
+
+
+def test_a_board_holds_one_benchmark(tmp_path):
+    # before: a douban run graded (or a douban paper's numbers imported) into a board of dstc6 runs was ranked
+    # beside them on "p@1" ("covers 9 of 19 items: not banded"), exit 0
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}}), "--board", "b")
+    douban = tmp_path / "douban"
+    douban.mkdir()
+    shutil.copy(REPO / "submissions" / "samples" / "douban" / "example-scores.txt", douban / "d.txt")
+    (douban / "d.team.json").write_text('{"team": "D"}')
+    said = "dialeval: error: board 'b' holds dstc6 runs, and these are douban: one board ranks one benchmark; give " \
+           "another --board\n"
+    r = run_cli("grade", douban, "--benchmark", "douban", "--data", "sample:douban", "--registry", tmp_path / "reg",
+                "--board", "b")
+    assert (r.returncode, r.stderr) == (2, said)
+    reported = tmp_path / "reported.csv"
+    reported.write_text("team,split,task,source,r10@1\nX,test,all,paper,0.5\n")
+    r = run_cli("registry", "import", reported, "--benchmark", "douban", "--registry", tmp_path / "reg", "--board", "b")
+    assert (r.returncode, r.stderr) == (2, said)
+    with sqlite3.connect(tmp_path / "reg" / "registry.sqlite") as db:
+        assert db.execute("SELECT DISTINCT benchmark FROM runs").fetchall() == [("dstc6",)]
+    r = run_cli("grade", douban, "--benchmark", "douban", "--data", "sample:douban", "--registry", tmp_path / "reg",
+                "--board", "c")
+    assert r.returncode == 0, r.stderr
+
+
+def test_reported_team_names_follow_team_jsons_rules(tmp_path):
+    # before: a reported team named with an escape sequence, a newline or 5,000 letters was imported as such (a
+    # team.json with it is refused), and a --team-prefix holding control characters was put before every team
+    import csv
+
+    f = tmp_path / "reported.csv"
+    with f.open("w", newline="") as out:
+        w = csv.writer(out)
+        w.writerow(["team", "split", "task", "source", "p@1"])
+        w.writerows([["evil\x1b[31m", "tst1", "1", "paper", "0.5"], ["L" * 500, "tst1", "1", "paper", "0.5"]])
+    r = run_cli("registry", "import", f, "--registry", tmp_path / "reg", "--board", "b")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [f"{f}:2: team must be a name without control characters (at most 120)",
+                                     f"{f}:3: team must be a name without control characters (at most 120)",
+                                     f"dialeval: error: {f}: 2 problems, nothing imported"]
+    r = run_cli("registry", "import", REPO / "submissions" / "reported" / "dstc6-2017.csv", "--registry",
+                tmp_path / "reg", "--board", "b", "--team-prefix", "\x1b]0;x\x07")
+    assert (r.returncode, r.stderr) == (2, 'dialeval: error: --team-prefix "\\x1b]0;x\\x07" holds control or '
+                                           "invisible characters; give plain text\n")
+    assert not (tmp_path / "reg").exists()
+
+
+def test_comparing_runs_of_two_benchmarks_says_so(tmp_path):
+    # before: "the two runs share no scored item", which hid why
+    _grade(tmp_path, _runs(tmp_path, {"a": {"team": "A"}}), "--board", "b")
+    douban = tmp_path / "douban"
+    douban.mkdir()
+    shutil.copy(REPO / "submissions" / "samples" / "douban" / "example-scores.txt", douban / "d.txt")
+    (douban / "d.team.json").write_text('{"team": "D"}')
+    assert run_cli("grade", douban, "--benchmark", "douban", "--data", "sample:douban", "--registry", tmp_path / "reg",
+                   "--board", "c").returncode == 0
+    r = run_cli("compare", "1", "2", "--registry", tmp_path / "reg")
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: run 1 (A / primary) is a dstc6 run and run 2 (D / "
+                                           "primary) a douban run: compare runs of one benchmark\n")

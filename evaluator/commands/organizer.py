@@ -182,6 +182,10 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     one = scope if scope not in (None, "all") else None  # a file is scored on the split compared, as score --split
     la, ta, ra = _load_run(run_a, registry_dir, benchmark, data_root, keys, one, text)
     lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one, text)
+    ba, bb = ({r["benchmark"] for r in recs if r.get("benchmark")} for recs in (ra, rb))
+    if ba and bb and ba != bb:  # else "the two runs share no scored item", which hides why
+        raise UsageError(f"{_safe(la)} is a {', '.join(sorted(ba))} run and {_safe(lb)} a {', '.join(sorted(bb))} "
+                         "run: compare runs of one benchmark")
     names = metrics or ",".join(dict.fromkeys(r["metric"] for r in ra if r["metric"] in {x["metric"] for x in rb}))
     if not names:
         raise UsageError("the two runs share no metric; give --metric")
@@ -260,6 +264,12 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
         if not runs:
             raise UsageError(f"board {board!r} has no runs")
         metric = metric or benchmark_info(runs[0].benchmark)["default_metrics"][0]
+        from dialeval.metrics import TEXT_METRICS, get
+
+        if get(metric).name in TEXT_METRICS:  # said before the metric's own error, which speaks to Python callers
+            raise UsageError(f"--metric {metric}: the registry keeps no response texts, so runs are not ranked on "
+                             "an embedding metric; compare two runs' files with `dialeval compare A.json B.json "
+                             f"--metric {metric}`")
         _check_scope(scope, runs, board)
         from dialeval.leaderboard.site import board_superseded
 
@@ -346,7 +356,7 @@ def registry_check_cmd(registry_dir):
 
     with Registry(registry_dir, create=False) as reg:
         found = reg.check()
-        n = len(reg.runs())
+        n = 0 if found else len(reg.runs())  # a damaged row is a finding, never read as a run
         path = reg.path
     for line in found:
         click.echo(f"{path}: {line}")
@@ -388,7 +398,11 @@ def registry_import_cmd(file, registry_dir, board, benchmark, team_prefix):
     """Import reported results (a paper's or an overview's numbers) from CSV or JSON: shown, never re-scored."""
     from dialeval.leaderboard.registry import Registry
     from dialeval.leaderboard.reported import import_reported, parse_reported
+    from dialeval.leaderboard.site import visible
 
+    if visible(team_prefix) != team_prefix:  # said once, not on every row it would start
+        raise UsageError(f"--team-prefix \"{visible(team_prefix)}\" holds control or invisible characters; give "
+                         "plain text")
     teams = parse_reported(Path(file), benchmark, team_prefix)  # a bad file is refused before a registry is made
     with Registry(registry_dir) as reg:
         created, unchanged = import_reported(reg, Path(file), board=board, benchmark=benchmark,

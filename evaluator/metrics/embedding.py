@@ -548,7 +548,7 @@ def _split_parts(texts: list[str], whitespace: bool, strings: bool = True) -> tu
     word_maps = [None]
     for other in vocabularies[1:]:
         n_other = int(other[4][0])
-        buf = kernels.spelling_buffer(other[1], other[2], n_other)
+        buf = _read_only(kernels.spelling_buffer(other[1], other[2], n_other))
         word_map, _, _, *state = kernels.split_chunk(buf, kernels.word_view(buf), n_other, classes, *first)
         first[:4] = state
         word_maps.append(word_map)
@@ -721,6 +721,14 @@ def _kernels():
                          "DIALEVAL_CACHE_DIR (or numba's NUMBA_CACHE_DIR) at a writable folder") from None
 
 
+def _read_only(buf: np.ndarray) -> np.ndarray:
+    """``buf`` marked read-only, as every other text buffer split_chunk reads is (``np.frombuffer`` of bytes):
+    numba compiles a kernel once per argument type, and writable is another type, so a writable spelling buffer
+    would compile split_chunk (and the kernels it calls) a second time, and ship that copy in the wheel."""
+    buf.flags.writeable = False
+    return buf
+
+
 def warm_kernels() -> None:
     """Compile (or load) every kernel signature scoring can call, on a few tiny texts: vectors in float32 and
     float64, texts split into one vocabulary or two (the second numbered from its spellings), tokens mapped to
@@ -743,7 +751,7 @@ def warm_kernels() -> None:
     buf = np.frombuffer(_utf8_joined(["a b", "c"], "\0" * (kernels.PADDING - 1)), np.uint8)
     _, _, _, *state[:4] = kernels.split_chunk(buf, kernels.word_view(buf), 2, classes, *state)
     n_words = int(state[4][0])
-    spellings = kernels.spelling_buffer(state[1], state[2], n_words)
+    spellings = _read_only(kernels.spelling_buffer(state[1], state[2], n_words))
     kernels.split_chunk(spellings, kernels.word_view(spellings), n_words, classes, *state)
 
 
