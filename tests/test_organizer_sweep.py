@@ -429,3 +429,10 @@ def test_comparing_runs_of_two_benchmarks_says_so(tmp_path):
     r = run_cli("compare", "1", "2", "--registry", tmp_path / "reg")
     assert (r.returncode, r.stderr) == (2, "dialeval: error: run 1 (A / primary) is a dstc6 run and run 2 (D / "
                                            "primary) a douban run: compare runs of one benchmark\n")
+
+
+def test_simulate_names_a_wrong_task_as_given_not_as_a_python_list(tmp_path):
+    # before: "tasks must be among 1-5, got [1, 7]"
+    r = run_cli("simulate", "--out", tmp_path / "sim", "--tasks", "7,1", "--train", "1", "--test", "1")
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: --tasks: must be among 1-5, got 1,7\n")
+    assert not (tmp_path / "sim").exists()
