@@ -436,3 +436,23 @@ def test_simulate_names_a_wrong_task_as_given_not_as_a_python_list(tmp_path):
     r = run_cli("simulate", "--out", tmp_path / "sim", "--tasks", "7,1", "--train", "1", "--test", "1")
     assert (r.returncode, r.stderr) == (2, "dialeval: error: --tasks: must be among 1-5, got 1,7\n")
     assert not (tmp_path / "sim").exists()
+
+
+def test_names_that_are_not_utf8_never_stop_the_grader(tmp_path):
+    # before: an entry named b"bad\xffname", or a file named b"x\xff.json" inside a team's folder, stopped grade with
+    # "internal error: UnicodeEncodeError ... surrogates not allowed" (exit 3), runs recorded before it kept
+    runs = tmp_path / "runs"
+    bad_entry = os.fsdecode(b"bad\xffname")
+    for name in (bad_entry, "team"):
+        (runs / name / "tst1").mkdir(parents=True)
+        (runs / name / "team.json").write_text(json.dumps({"team": f"T {len(name)}"}))
+        for key in (SAMPLE / "tst1").glob("*.answers.json"):
+            shutil.copy(key, runs / name / "tst1" / key.name)
+    (runs / "team" / "tst1" / os.fsdecode(b"x\xff.json")).write_text("[]")
+    code, out, _ = _grade(tmp_path, runs)
+    assert code == 1
+    assert out[bad_entry]["status"] == "skipped"
+    assert out[bad_entry]["message"] == f"{runs / bad_entry}: its name is not UTF-8 text; rename it"
+    assert out["team"]["status"] == "rejected" and os.fsdecode(b"tst1/x\xff.json") in out["team"]["message"]
+    r = run_cli("registry", "export", "--registry", tmp_path / "reg", "--out", "-")
+    assert r.returncode == 0 and "x\\\\udcff.json" in r.stdout
