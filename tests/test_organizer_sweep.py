@@ -456,3 +456,42 @@ def test_names_that_are_not_utf8_never_stop_the_grader(tmp_path):
     assert out["team"]["status"] == "rejected" and os.fsdecode(b"tst1/x\xff.json") in out["team"]["message"]
     r = run_cli("registry", "export", "--registry", tmp_path / "reg", "--out", "-")
     assert r.returncode == 0 and "x\\\\udcff.json" in r.stdout
+
+
+def _interrupt_on_call(monkeypatch, module, name: str, at: int) -> None:
+    """Make ``module.name`` raise KeyboardInterrupt (Ctrl-C) on its ``at``-th call."""
+    real = getattr(module, name)
+    calls = []
+
+    def wrapped(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == at:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapped)
+
+
+def reached_the_baseline(result) -> bool:
+    return "1. challenge:" in result.output  # the demo got as far as the baseline runs
+
+
+def test_an_interrupted_baseline_run_or_demo_leaves_no_partial_submission(tmp_path, monkeypatch):
+    # before: Ctrl-C while the baseline ranked task 3 left out/tst1 with tasks 1-2's files, and an interrupted
+    # `dialeval demo` left dialeval-demo/submission with the splits done so far: a submission that looks whole
+    from click.testing import CliRunner
+
+    from dialeval.baselines import data as baseline_data
+    from dialeval.baselines import run as baseline_run
+    from dialeval.baselines.run import run_baseline
+    from dialeval.commands.demo import demo_cmd
+
+    _interrupt_on_call(monkeypatch, baseline_data, "top_k_ids", 2)
+    with pytest.raises(KeyboardInterrupt):
+        run_baseline("random", SAMPLE, "tst1", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    monkeypatch.undo()
+    _interrupt_on_call(monkeypatch, baseline_run, "run_baseline", 2)
+    result = CliRunner().invoke(demo_cmd, ["--out", str(tmp_path / "demo"), "--no-organizer"])
+    assert result.exit_code != 0 and reached_the_baseline(result)  # click turns Ctrl-C into an abort
+    assert not (tmp_path / "demo").exists()
