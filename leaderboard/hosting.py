@@ -693,6 +693,7 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
     metrics = info["default_metrics"]
     entries: dict[str, bytes] = {}
+    published = False
     page_html = pages(ch, benchmark, metrics, phase_list, "html", wheel_where="linked from this page")
     templates = {"description": page_html["overview"], "evaluation_details": page_html["evaluation"] + page_html["phases"],
                  "terms_and_conditions": page_html["terms"], "submission_guidelines": page_html["submit"]}
@@ -704,6 +705,11 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     for p, ref in zip(phase_list, refs):
         pid = p["index"] + 1
         entries[f"annotations/{p['codename']}.tgz"] = tgz_bytes(ref)
+        # EvalAI's configuration has no entry for files participants download: the organizer publishes these
+        public = public_data(benchmark, data, keys, p["splits"], ref)
+        for name, body in (public or {}).items():
+            entries[f"{PUBLIC_DATA}/{p['codename']}/{name}"] = body
+        published = published or bool(public)
         entries[f"templates/challenge_phase_{pid}_description.html"] = (
             f"<p>{html.escape(p['description'])}</p>\n").encode()
         # is_submission_public with is_restricted_to_select_one_submission is refused by EvalAI's config check
@@ -758,7 +764,9 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     script[wheel_name()] = dialeval_wheel()
     entries["evaluation_script.zip"] = zip_bytes(script)
     entries["logo.png"] = logo_png()
-    entries["README.txt"] = _readme_evalai().encode()
+    from dialeval.benchmarks import registry
+
+    entries["README.txt"] = _readme_evalai(None if published else registry.get(benchmark).public_data_note).encode()
     return entries
 
 
@@ -771,7 +779,8 @@ def submission_file_types(benchmark: str) -> str:
     return ", ".join(dict.fromkeys(endings))
 
 
-def _readme_evalai() -> str:
+def _readme_evalai(no_public: str | None = None) -> str:
+    """README.txt of the EvalAI zip; ``no_public``: why there is no public data (None: public_data/ holds it)."""
     from dialeval.leaderboard.own_wheel import wheel_name
 
     wheel = wheel_name()
@@ -786,7 +795,12 @@ def _readme_evalai() -> str:
             "   dialeval (`dialeval leaderboard build`: its challenge page serves this wheel);\n"
             "3. link that URL in templates/submission_guidelines.html, whose \"How to submit\" names the file;\n"
             f"   participants download it and run: pip install ./{wheel}\n\n"
-            "annotations/ holds each phase's test files and answer keys: keep this zip private.\n")
+            + (f"{PUBLIC_DATA}/<phase codename>/ holds each phase's test files without the answers: publish them the\n"
+               "same way (EvalAI has no entry for them either); participants give them to dialeval validate as DATA.\n"
+               if no_public is None else
+               textwrap.fill(f"No public data: because {no_public}, participants take the test inputs from the "
+                             "release itself.", 110) + "\n")
+            + "annotations/ holds each phase's test files and answer keys: keep this zip private.\n")
 
 
 def _first_paragraph(ch) -> str:

@@ -1024,6 +1024,7 @@ def test_codabench_public_data_is_the_dstc6_test_dialogs_and_no_answer_reaches_p
     r = cli("validate", run, "--data", tmp_path / "bundle" / "public_data_1")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "public_data_N (its public_data) holds its test files without the answers" in z.read("README.txt").decode()
+    assert "DATA: the test files, the phase's public data on the Files tab" in z.read("starting_kit/README.md").decode()
     golds = {c["candidate_id"] for k in release.glob("*/*.answers.json") for i in json.loads(k.read_text())
              for c in i["lst_candidate_id"]}
     visible = participant_files(out)
@@ -1031,6 +1032,29 @@ def test_codabench_public_data_is_the_dstc6_test_dialogs_and_no_answer_reaches_p
     assert leaks(visible, golds) == []
     # the scan is not blind: the answers file, or the inline answers, would be found
     assert leaks({first.name: first.read_bytes()}, golds) and leaks({dialogs_file.name: dialogs_file.read_bytes()}, golds)
+    # EvalAI: the same files under public_data/<phase codename>/ for the organizer to publish (no config entry)
+    r = cli("bundle", "evalai", "--data", release, "--challenge", toml, "--out", tmp_path / "evalai.zip")
+    assert r.returncode == 0, r.stderr
+    e = zipfile.ZipFile(tmp_path / "evalai.zip")
+    codes = [p["codename"] for p in yaml.safe_load(e.read("challenge_config.yaml"))["challenge_phases"]]
+    for i, code in enumerate(codes):
+        assert {n.split("/", 2)[2]: e.read(n) for n in e.namelist() if n.startswith(f"public_data/{code}/")} == \
+            {n.split("/", 1)[1]: z.read(n) for n in z.namelist() if n.startswith(f"public_data_{i}/")}
+    assert "public_data/<phase codename>/ holds each phase's test files without the answers" in e.read("README.txt").decode()
+    assert leaks({n: e.read(n) for n in e.namelist() if not n.startswith("annotations/")}, golds) == []
+    # the keys in a folder of their own (--keys): the reference data hold them, the public data never do
+    keys = tmp_path / "keys"
+    for k in release.glob("*/*.answers.json"):
+        (keys / k.parent.name).mkdir(parents=True, exist_ok=True)
+        k.rename(keys / k.parent.name / k.name)
+    out = tmp_path / "apart.zip"
+    r = cli("bundle", "codabench", "--data", release, "--keys", keys, "--out", out)
+    assert r.returncode == 0, r.stderr
+    names = zipfile.ZipFile(out).namelist()
+    assert sum(n.startswith("reference_data_0/") and n.endswith(".answers.json") for n in names) == 10
+    assert sorted(n for n in names if n.startswith("public_data_0/")) == \
+        sorted(f"public_data_0/{p.relative_to(release).as_posix()}" for p in release.glob("*/*.json"))
+    assert leaks(participant_files(out), golds) == []
 
 
 def test_codabench_public_data_of_dstc7_files_drops_the_ground_truth(tmp_path):
@@ -1083,6 +1107,11 @@ def test_a_release_with_answers_inline_gets_no_public_data_and_readme_says_why(b
     assert not any("public_data" in p for p in yaml.safe_load(z.read("competition.yaml"))["phases"])
     readme = " ".join(z.read("README.txt").decode().split())
     assert f"No public data: the phases name none, because {registry.get(bench).public_data_note}" in readme
+    r = cli("bundle", "evalai", "--benchmark", bench, "--data", data, "--out", tmp_path / "evalai.zip")
+    assert r.returncode == 0, r.stderr
+    e = zipfile.ZipFile(tmp_path / "evalai.zip")
+    assert not [n for n in e.namelist() if n.startswith("public_data")]
+    assert f"No public data: because {registry.get(bench).public_data_note}" in " ".join(e.read("README.txt").decode().split())
     files = [p for p in data.iterdir() if p.suffix in (".txt", ".csv") and not p.name.startswith("example")]
     lines = {ln for f in files for ln in f.read_text().splitlines() if len(ln) > 40}
     assert lines
