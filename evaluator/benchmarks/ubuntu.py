@@ -60,6 +60,10 @@ class Ubuntu(ItemSetBenchmark):
         # any file by that name, so that a FIFO or device named test.csv is refused by name when read
         return [s for s in self.split_names if (data / f"{s}.csv").exists() and not (data / f"{s}.csv").is_dir()]
 
+    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
+        """The splits' CSV files (the ground truth is each row's own column); never train.csv."""
+        return [data / group_name(s) for s in splits]
+
     def present(self, data: Path) -> dict[str, list[str]]:
         if not data.is_dir():
             raise UsageError(f"{data}: not a directory (expected one holding valid.csv and/or test.csv)")
