@@ -292,3 +292,18 @@ def test_dstc7_zip_members_of_other_subtasks_are_left_out(tmp_path):
     assert [r["value"] for r in ev.records] == [r["value"] for r in alone.records]
     with pytest.raises(UsageError, match=r"no file of team.zip answers --task ubuntu-2 \(its files answer advising-3, "):
         score(z, "dev", benchmark="dstc7", data=SAMPLES / "dstc7", tasks=["ubuntu-2"])
+
+
+def test_dstc6_folder_result_files_of_other_splits_are_one_note(tmp_path):
+    root = tmp_path / "challenge"
+    chs = [make_challenge(root, split=s, seed=n) for n, s in enumerate(("tst1", "tst2", "tst3"), 6)]
+    for ch in chs:
+        for test in sorted(ch.split_dir.glob("dialog-task*.json")):
+            if test.name.endswith(".answers.json"):
+                continue
+            task = int(test.name[len("dialog-task")])
+            write_json(tmp_path / "run" / ch.split / test.name.replace(".json", ".answers.json"),
+                       [ranking(it.dialog_id, [c.candidate_id for c in it.candidates]) for it in ch.items[task]])
+    rc, rep = _report(tmp_path / "run", "--challenge", root, "--split", "tst2")
+    assert rc == 0 and rep["problems"] == []
+    assert rep["notes"][0] == "6 result files of splits tst1, tst3 left out (split tst2 is scored): not read"

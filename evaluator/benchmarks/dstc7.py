@@ -44,6 +44,13 @@ CORRECT = "options-for-correct-answers"
 """The data field holding an example's correct candidates (train and dev files; test files leave it out)."""
 
 
+def _data_split(name: str) -> str | None:
+    """The split of a released data file's name in a folder, else None: data files name their dataset and split (a
+    run such as ``Ubuntu_subtask_1.json`` does not), and a pool file is no data file."""
+    dataset, _, split = name_fields(name)
+    return split if name.endswith(".json") and dataset and "pool" not in name.lower() else None
+
+
 class DSTC7(ItemSetBenchmark):
     name = "dstc7"
     title = "DSTC7 Track 1 (NOESIS) response selection, subtasks 1-5, Ubuntu and Advising"
@@ -81,7 +88,7 @@ class DSTC7(ItemSetBenchmark):
             base = name.rpartition("/")[2]
             if "pool" in base.lower():
                 out[name] = raw
-            elif base.endswith(".json") and (name_fields(base)[2] or "test") in splits:
+            elif base.endswith(".json"):  # a folder's files are the splits' already (scoring_files); a file is its own
                 examples = parse_json_bytes(raw, name)
                 if not isinstance(examples, list) or not all(isinstance(e, dict) and "options-for-next" in e
                                                              for e in examples):
@@ -94,9 +101,12 @@ class DSTC7(ItemSetBenchmark):
     none_subtasks: frozenset[int] = frozenset({4})
 
     def _files(self, data: Path) -> list[Path]:
-        # in a folder, released data files name their dataset and split (a run such as Ubuntu_subtask_1.json does not)
-        return sorted(p for p in data.iterdir() if p.suffix == ".json" and None not in name_fields(p.name)[::2]
-                      and "pool" not in p.name.lower()) if data.is_dir() else [data]
+        return sorted(p for p in data.iterdir() if _data_split(p.name)) if data.is_dir() else [data]
+
+    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
+        """The splits' data files and every ``*pool*`` file (subtask 2's pool, found beside the data; all of them,
+        so that several are refused as they are with the whole folder). The ground truth comes with ``--keys``."""
+        return sorted(p for p in data.iterdir() if _data_split(p.name) in splits or "pool" in p.name.lower())
 
     def splits(self, data: Path) -> list[str]:
         return sorted({name_fields(p.name)[2] or "test" for p in self._files(Path(data))})

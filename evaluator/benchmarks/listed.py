@@ -5,7 +5,8 @@ set's ``candidates`` are sets (a frozenset per item, one shared pool, or :class:
 of each item, in the order an answer key lists them.
 
 Strict: an id outside the item's candidates, an id listed twice, an item ranked twice or unknown is an error; an
-empty ranking, or one longer than the item set's ``longest``, is an error; a ranking shorter than ``min(form.complete, the item's candidates)`` and scores that rise
+empty ranking, or one longer than the item set's ``longest``, is an error; a ranking listing fewer than
+``min(form.complete, the item's candidates)`` of them (``none_id`` is no candidate here) and scores that rise
 along the list are warnings; an item not ranked scores 0 and is a warning. Lenient (an official scorer's reading):
 ids are kept as written, duplicates and unknown ids are kept (the last ranking of an item wins) and nothing else
 is checked. No message names a correct id: messages echo what the submission itself contains.
@@ -190,8 +191,10 @@ def _check(ptr: str, ids: list, scores: list, allowed, form: ListedForm, add, be
                 add("unknown-candidate", at, f"{form.none_id} is an answer only where the correct response may be "
                     "absent" if c == form.none_id else f"{short(c)} is not a candidate of this {form.noun}")
             seen.add(c)
-    if len(ids) < min(len(allowed), form.complete):
-        add("short-ranking", ptr, f"lists {len(ids)} of {len(allowed)} candidates: a correct id it leaves out counts "
+    none = form.none_id is not None and form.none_id in allowed  # "no candidate is correct" is rankable, no option
+    listed, options = len(ids) - (none and form.none_id in ids), len(allowed) - none
+    if listed < min(options, form.complete):
+        add("short-ranking", ptr, f"lists {listed} of {options} candidates: a correct id it leaves out counts "
             "as not found", "warning")
     nums = [c for c in scores if type(c) in (int, float)]
     if len(nums) > 1 and any(map(operator.lt, nums, nums[1:])):

@@ -62,6 +62,16 @@ def other_split_hint(unknown: Sequence[str], split: str, others: Iterable[tuple[
                    f"belong to split {best[0]}: score with --split {best[0]}", "error")
 
 
+def splits_named(names: list[str]) -> str:
+    """``split tst1`` or ``splits tst1, tst3``."""
+    return f"split {names[0]}" if len(names) == 1 else f"splits {', '.join(names)}"
+
+
+def scored_splits(names: list[str]) -> str:
+    """``split tst1 is scored`` or ``splits tst1, tst3 are scored``."""
+    return f"{splits_named(names)} {'is' if len(names) == 1 else 'are'} scored"
+
+
 def other_split_outcome(counts: dict[str, int], unknown: int, split: str, has_own: bool, what: str = "dialog ids",
                         file: str | None = None) -> Problem:
     """THE outcome of a submission's items of other splits of the data (``counts``: split -> items), which were left
@@ -69,8 +79,8 @@ def other_split_outcome(counts: dict[str, int], unknown: int, split: str, has_ow
     ``wrong-split`` error of :func:`other_split_hint` (``unknown``: the ids of no split, counted in its total)."""
     n = sum(counts.values())
     if has_own:
-        return Problem("other-split", "", f"{n:,} item{'' if n == 1 else 's'} of split {', '.join(counts)} left out "
-                       f"(split {split} is scored): neither checked nor scored", "warning", file)
+        return Problem("other-split", "", f"{n:,} item{'' if n == 1 else 's'} of {splits_named(list(counts))} left out "
+                       f"({scored_splits(split.split(','))}): neither checked nor scored", "warning", file)
     best = max(counts, key=counts.__getitem__)  # the first on a tie
     return Problem("wrong-split", "", f"{counts[best]} of the {n + unknown} {what} that are not in split {split} "
                    f"belong to split {best}: score with --split {best}", "error")

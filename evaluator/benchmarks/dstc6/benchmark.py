@@ -197,6 +197,9 @@ class DSTC6(Benchmark):
                     parts.append(ranks)
             info = {"path": str(request.submission), "kind": sub.kind, "sha256": _sha256(sub),
                     "files": [f.name for f in sub.files]}
+            # a folder's or archive's result files for the challenge's other splits: left out unread, said once
+            elsewhere = sorted({f.split for f in sub.files if f.split in ch.splits and f.split not in splits})
+            n_elsewhere = sum(1 for f in sub.files if f.split in elsewhere)
         table = None
         if scoring:
             from dialeval.core.ranks import RankTable
@@ -211,8 +214,14 @@ class DSTC6(Benchmark):
         identity = data_identity([p for s in splits for p in used[s]], request.data,
                                  embedded_default=bool(request.options.get("embedded_default")),
                                  splits={s: used[s] for s in splits})
+        notes = []
+        if elsewhere:
+            from dialeval.benchmarks.rankings import scored_splits, splits_named
+
+            notes.append(f"{n_elsewhere} result file{'' if n_elsewhere == 1 else 's'} of {splits_named(elsewhere)} left "
+                         f"out ({scored_splits(splits)}): not read")
         return Evaluation(table=table, problems=problems, splits=splits, groups=[str(t) for t in sorted(all_tasks)],
-                          data=identity, submission=info, signature_fields=fields)
+                          data=identity, submission=info, signature_fields=fields, notes=notes)
 
 
 def _split_finder(ch: Challenge, scored: list[str]):
