@@ -24,12 +24,12 @@ from dialeval.benchmarks.base import Option
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Capped, Problem, short
 from dialeval.files.read import file_sha256, read_bytes
-from dialeval.formats.listed import key, listed_ids, read_id_list, read_listed
+from dialeval.formats.listed import key, listed_ids, read_answer_key, read_id_list, read_listed
 
 if TYPE_CHECKING:
     from dialeval.benchmarks.items import ItemSet
     from dialeval.core.ranks import RankTable
-    from dialeval.formats.listed import ListedForm
+    from dialeval.formats.listed import ItemFile, ListedForm
 
 
 class AnyId:
@@ -124,6 +124,51 @@ def answer_key(ids: list[str], given, keys: dict | None, keys_path, data_path, n
     if missing:
         raise UsageError(f"{keys_path}: no line for {noun} {missing[0]} ({len(missing)} {noun}s in all)")
     return ids, [list(dict.fromkeys(g.strip() for g in keys[e] if g.strip())) for e in ids]
+
+
+def listed_gold(data: ItemFile, allowed: list, keys_path: Path | None, form: ListedForm, none_ok: bool,
+                official=None) -> tuple[list, list]:
+    """(each scored item's correct ids, the scored items' ids) of a data file (:func:`answer_key`: its own correct
+    ids, or the answer key at ``keys_path``), keeping those among the item's candidates (``allowed``); an item with
+    none is answered by ``form.none_id`` where ``none_ok``, else is a usage error. ``official`` (lenient: the
+    official scorer's reading, e.g. ``str.upper``) rewrites each correct id, and the key's items are then taken as
+    written (:func:`answer_key`'s ``as_written``)."""
+    keys = read_answer_key(keys_path, form) if keys_path is not None else None
+    ids, given = answer_key(data.ids, data.correct, keys, keys_path, data.path, form.noun, bool(keys) and bool(official))
+    if keys is not None and official is not None:
+        return [[official(g) for g in c] for c in given], ids
+    out = []
+    for e, c, a in zip(data.ids, given, allowed, strict=True):
+        found = [official(g) if official else g for g in c if g in a and g != form.none_id]
+        if not found and not none_ok:
+            raise UsageError(f"{data.path}: {form.noun} {e} has no correct answer among its options")
+        out.append(found or [form.none_id])
+    return out, data.ids
+
+
+def public_listed(files: dict[str, bytes], form: ListedForm, shared: str | None) -> dict[str, bytes]:
+    """What participants may download of a listed benchmark's data files (:meth:`~dialeval.benchmarks.base.Benchmark.
+    public_files`): each JSON data file (an array of items holding ``form.options``) without ``form.correct`` (the
+    answers, where a file carries them), and a file whose name holds ``shared`` (the candidates every item shares,
+    such as a pool, which name no answer) as it is; nothing else (an answer key or a run left beside the data)."""
+    import json
+
+    from dialeval.formats.jsonio import parse_json_bytes
+
+    out = {}
+    for name, raw in files.items():
+        base = name.rpartition("/")[2]
+        if shared and shared in base.lower():
+            out[name] = raw
+        elif base.endswith(".json"):
+            items = parse_json_bytes(raw, name)
+            if not isinstance(items, list) or not all(isinstance(e, dict) and form.options in e for e in items):
+                continue  # not a data file (a run, an answer key as JSON): never published
+            if any(form.correct in e for e in items):
+                raw = (json.dumps([{k: v for k, v in e.items() if k != form.correct} for e in items],
+                                  ensure_ascii=False, indent=1) + "\n").encode()
+            out[name] = raw
+    return out
 
 
 def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, benchmark: str, scoring: bool,
