@@ -6,7 +6,8 @@ configuration, built from the benchmark's data and (optionally) the organizer's 
 * **Codabench** (competition bundle v2): ``competition.yaml`` (phases with dates and quotas, one task per
   phase, one leaderboard whose column keys are the metric names, its submission rule from ``counts``), the
   pages, a logo, per phase its public data (the test inputs without answers, where the benchmark's format
-  separates them: :func:`public_data`), per task the reference data (the phase's test files and answer keys) and a scoring program
+  separates them: :func:`public_data`), per task the reference data (what scoring the phase's splits reads:
+  :func:`reference_files`) and a scoring program
   whose ``metadata.yaml`` command is ``dialeval bundle codabench-score /app/input/res /app/input/ref
   /app/output``: the worker runs it in the scoring image (the ``Dockerfile`` installs this very dialeval); it
   writes ``/app/output/scores.json`` (``{metric: value}``) and ``detailed_results.html``.
@@ -62,6 +63,16 @@ the phase's test inputs without answers, which Codabench offers participants bes
 STARTING_KIT = "starting_kit"
 """The Codabench bundle's folder that every phase names as its ``starting_kit``: Codabench zips it and offers it
 to participants on the competition page (Files), so it carries the wheel they install."""
+WHEEL_CONTENTS = (
+    "What the wheel holds (participants get it): dialeval's code and its package data: JSON schemas, the known "
+    "releases' file checksums (files/releases.json), the leaderboard site's templates, static files and demo "
+    "challenge.toml, and dialeval's own constructed sample data (dialeval/samples/<benchmark>/) with their answers: "
+    "DSTC6's *.answers.json, DSTC7's GROUND_TRUTH.tsv, Douban's labelled test.txt, the other samples' inline answers "
+    "(small made-up files, no challenge's data). It is made from the installed package alone: nothing of "
+    "--data or --keys is added to it (only the reference data hold them; data given as sample:NAME are those same "
+    "samples). A bundle of the embedded default challenge (no --data) is a demo: that challenge is simulated from a "
+    "fixed seed, and the wheel's simulator remakes it, answers included.")
+"""README.txt of both bundles says what the wheel handed to participants contains (the README's hosting section too)."""
 EVALAI_NO_LIMIT = 100000
 """EvalAI's documented default for a phase's max_submissions_per_day, max_submissions_per_month and
 max_submissions ("optional, default 100000"; each "a positive integer": EvalAI has no 0-means-unlimited, unlike
@@ -247,24 +258,27 @@ def phases(ch, split_names: list[str]) -> list[dict]:
 
 
 def reference_files(benchmark: str, data: Path, keys: Path | None, splits: list[str]) -> dict[str, Path]:
-    """{path inside the reference data: file}: for a benchmark whose splits are folders (``split_folders``) the
-    phase's split folders (test files and answer keys), else every file of the data folder (and of the keys folder);
-    a data (keys) file given as such, for the benchmarks whose release is single files, under its own name."""
+    """{path inside the reference data: file}: of the data folder (and of the keys folder), the files scoring the
+    phase's ``splits`` reads (:meth:`~dialeval.benchmarks.base.Benchmark.scoring_files`: the splits' data files,
+    answer keys and shared candidates, never a train file), and the folder's sample or simulator mark (which the
+    report's data identity reads: the scored copy is named as the data it came from); every file where the
+    benchmark cannot tell. A data (keys) file given as such, for the benchmarks whose release is single files,
+    under its own name."""
     from dialeval.benchmarks import registry
+    from dialeval.files.identity import SAMPLE_MARK, SIMULATOR_MARK
 
-    split_folders = registry.get(benchmark).split_folders
+    bench = registry.get(benchmark)
     out: dict[str, Path] = {}
     for root in [r for r in (data, keys) if r is not None]:
         if root.is_file():
             out[root.name] = root
             continue
-        tops = [root / s for s in splits] if split_folders else [root]
-        for top in tops:
-            if not top.is_dir():
-                continue
-            for f in sorted(top.rglob("*")):
-                if f.is_file() and not f.is_symlink() and not any(p.startswith(".") for p in f.relative_to(root).parts):
-                    out[f.relative_to(root).as_posix()] = f
+        picked = bench.scoring_files(root, splits) if root.is_dir() else []
+        if picked:
+            picked += [root / SAMPLE_MARK, root / SIMULATOR_MARK]
+        for f in sorted(root.rglob("*")) if picked is None else sorted(set(picked)):
+            if f.is_file() and not f.is_symlink() and not any(p.startswith(".") for p in f.relative_to(root).parts):
+                out[f.relative_to(root).as_posix()] = f
     return out
 
 
@@ -665,7 +679,9 @@ def _readme_codabench(image: str, phase_list: list[dict], no_public: str | None 
              f"   by this same dialeval serves this wheel too, beside its challenge page.)\n")
     return (f"Codabench competition bundle written by dialeval {__version__}.\n\n" + step1 +
             "2. Upload this zip on Codabench (Benchmarks > Management > Upload).\n" + step3 + "\n"
-            "Each task's reference_data_N holds that phase's test files and answer keys: keep the bundle private.\n"
+            + textwrap.fill(WHEEL_CONTENTS, 110) + "\n\n"
+            "Each task's reference_data_N holds what scoring that phase's splits reads (their test files and answer\n"
+            "keys, never a train file): keep the bundle private.\n"
             + (f"Each phase's {PUBLIC_DATA}_N (its public_data) holds its test files without the answers; Codabench\n"
                "offers it to participants on the Files tab, beside the starting kit.\n" if no_public is None else
                textwrap.fill(f"No public data: the phases name none, because {no_public}. Participants take the "
@@ -693,6 +709,7 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
     metrics = info["default_metrics"]
     entries: dict[str, bytes] = {}
+    published = False
     page_html = pages(ch, benchmark, metrics, phase_list, "html", wheel_where="linked from this page")
     templates = {"description": page_html["overview"], "evaluation_details": page_html["evaluation"] + page_html["phases"],
                  "terms_and_conditions": page_html["terms"], "submission_guidelines": page_html["submit"]}
@@ -704,6 +721,11 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     for p, ref in zip(phase_list, refs):
         pid = p["index"] + 1
         entries[f"annotations/{p['codename']}.tgz"] = tgz_bytes(ref)
+        # EvalAI's configuration has no entry for files participants download: the organizer publishes these
+        public = public_data(benchmark, data, keys, p["splits"], ref)
+        for name, body in (public or {}).items():
+            entries[f"{PUBLIC_DATA}/{p['codename']}/{name}"] = body
+        published = published or bool(public)
         entries[f"templates/challenge_phase_{pid}_description.html"] = (
             f"<p>{html.escape(p['description'])}</p>\n").encode()
         # is_submission_public with is_restricted_to_select_one_submission is refused by EvalAI's config check
@@ -758,7 +780,9 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
     script[wheel_name()] = dialeval_wheel()
     entries["evaluation_script.zip"] = zip_bytes(script)
     entries["logo.png"] = logo_png()
-    entries["README.txt"] = _readme_evalai().encode()
+    from dialeval.benchmarks import registry
+
+    entries["README.txt"] = _readme_evalai(None if published else registry.get(benchmark).public_data_note).encode()
     return entries
 
 
@@ -771,7 +795,8 @@ def submission_file_types(benchmark: str) -> str:
     return ", ".join(dict.fromkeys(endings))
 
 
-def _readme_evalai() -> str:
+def _readme_evalai(no_public: str | None = None) -> str:
+    """README.txt of the EvalAI zip; ``no_public``: why there is no public data (None: public_data/ holds it)."""
     from dialeval.leaderboard.own_wheel import wheel_name
 
     wheel = wheel_name()
@@ -786,7 +811,14 @@ def _readme_evalai() -> str:
             "   dialeval (`dialeval leaderboard build`: its challenge page serves this wheel);\n"
             "3. link that URL in templates/submission_guidelines.html, whose \"How to submit\" names the file;\n"
             f"   participants download it and run: pip install ./{wheel}\n\n"
-            "annotations/ holds each phase's test files and answer keys: keep this zip private.\n")
+            + textwrap.fill(WHEEL_CONTENTS, 110) + "\n\n"
+            + (f"{PUBLIC_DATA}/<phase codename>/ holds each phase's test files without the answers: publish them the\n"
+               "same way (EvalAI has no entry for them either); participants give them to dialeval validate as DATA.\n"
+               if no_public is None else
+               textwrap.fill(f"No public data: because {no_public}, participants take the test inputs from the "
+                             "release itself.", 110) + "\n")
+            + "annotations/ holds what scoring each phase's splits reads (their test files and answer keys, never a\n"
+            "train file): keep this zip private.\n")
 
 
 def _first_paragraph(ch) -> str:

@@ -274,9 +274,11 @@ def test_phases_become_tasks_with_only_their_own_reference_data(data, tmp_path):
     assert [p["name"] for p in comp["phases"]] == ["dev", "Final Test"] and comp["phases"][1]["end"] == "2017-09-15 23:59:59"
     assert comp["leaderboards"][0]["submission_rule"] == "Add_And_Delete" and comp["phases"][0]["max_submissions"] == 7
     assert [p["max_submissions_per_day"] for p in comp["phases"]] == [0, 0]  # no daily limit: Codabench's 0, not its 5
+    # each phase's split folders, and the simulator's mark beside them (the scored copy's reports say "simulated" as
+    # dialeval score's do)
     tops = {n.split("/")[1] for n in z.namelist() if n.startswith("reference_data_1/")}
-    assert tops == {"tst4"} and {n.split("/")[1] for n in z.namelist() if n.startswith("reference_data_0/")} == \
-        {"tst1", "tst2", "tst3"}
+    assert tops == {"tst4", "simulator.json"} and \
+        {n.split("/")[1] for n in z.namelist() if n.startswith("reference_data_0/")} == {"tst1", "tst2", "tst3", "simulator.json"}
     e = zipfile.ZipFile(tmp_path / "evalai.zip")
     config = yaml.safe_load(e.read("challenge_config.yaml"))
     assert [p["codename"] for p in config["challenge_phases"]] == ["dev", "final-test"]
@@ -287,7 +289,7 @@ def test_phases_become_tasks_with_only_their_own_reference_data(data, tmp_path):
     vis = {(s["challenge_phase_id"], s["dataset_split_id"]): s["visibility"] for s in config["challenge_phase_splits"]}
     assert vis == {(1, 1): 3, (1, 2): 3, (1, 3): 3, (2, 4): 1}  # the hidden phase: host only
     with tarfile.open(fileobj=io.BytesIO(e.read("annotations/final-test.tgz"))) as tf:
-        assert {m.name.split("/")[0] for m in tf} == {"tst4"}
+        assert {m.name.split("/")[0] for m in tf} == {"tst4", "simulator.json"}
 
 
 def test_a_challenge_without_a_quota_is_unlimited_on_codabench_too(data):
@@ -1024,6 +1026,7 @@ def test_codabench_public_data_is_the_dstc6_test_dialogs_and_no_answer_reaches_p
     r = cli("validate", run, "--data", tmp_path / "bundle" / "public_data_1")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "public_data_N (its public_data) holds its test files without the answers" in z.read("README.txt").decode()
+    assert "DATA: the test files, the phase's public data on the Files tab" in z.read("starting_kit/README.md").decode()
     golds = {c["candidate_id"] for k in release.glob("*/*.answers.json") for i in json.loads(k.read_text())
              for c in i["lst_candidate_id"]}
     visible = participant_files(out)
@@ -1031,6 +1034,29 @@ def test_codabench_public_data_is_the_dstc6_test_dialogs_and_no_answer_reaches_p
     assert leaks(visible, golds) == []
     # the scan is not blind: the answers file, or the inline answers, would be found
     assert leaks({first.name: first.read_bytes()}, golds) and leaks({dialogs_file.name: dialogs_file.read_bytes()}, golds)
+    # EvalAI: the same files under public_data/<phase codename>/ for the organizer to publish (no config entry)
+    r = cli("bundle", "evalai", "--data", release, "--challenge", toml, "--out", tmp_path / "evalai.zip")
+    assert r.returncode == 0, r.stderr
+    e = zipfile.ZipFile(tmp_path / "evalai.zip")
+    codes = [p["codename"] for p in yaml.safe_load(e.read("challenge_config.yaml"))["challenge_phases"]]
+    for i, code in enumerate(codes):
+        assert {n.split("/", 2)[2]: e.read(n) for n in e.namelist() if n.startswith(f"public_data/{code}/")} == \
+            {n.split("/", 1)[1]: z.read(n) for n in z.namelist() if n.startswith(f"public_data_{i}/")}
+    assert "public_data/<phase codename>/ holds each phase's test files without the answers" in e.read("README.txt").decode()
+    assert leaks({n: e.read(n) for n in e.namelist() if not n.startswith("annotations/")}, golds) == []
+    # the keys in a folder of their own (--keys): the reference data hold them, the public data never do
+    keys = tmp_path / "keys"
+    for k in release.glob("*/*.answers.json"):
+        (keys / k.parent.name).mkdir(parents=True, exist_ok=True)
+        k.rename(keys / k.parent.name / k.name)
+    out = tmp_path / "apart.zip"
+    r = cli("bundle", "codabench", "--data", release, "--keys", keys, "--out", out)
+    assert r.returncode == 0, r.stderr
+    names = zipfile.ZipFile(out).namelist()
+    assert sum(n.startswith("reference_data_0/") and n.endswith(".answers.json") for n in names) == 10
+    assert sorted(n for n in names if n.startswith("public_data_0/")) == \
+        sorted(f"public_data_0/{p.relative_to(release).as_posix()}" for p in release.glob("*/*.json"))
+    assert leaks(participant_files(out), golds) == []
 
 
 def test_codabench_public_data_of_dstc7_files_drops_the_ground_truth(tmp_path):
@@ -1083,6 +1109,11 @@ def test_a_release_with_answers_inline_gets_no_public_data_and_readme_says_why(b
     assert not any("public_data" in p for p in yaml.safe_load(z.read("competition.yaml"))["phases"])
     readme = " ".join(z.read("README.txt").decode().split())
     assert f"No public data: the phases name none, because {registry.get(bench).public_data_note}" in readme
+    r = cli("bundle", "evalai", "--benchmark", bench, "--data", data, "--out", tmp_path / "evalai.zip")
+    assert r.returncode == 0, r.stderr
+    e = zipfile.ZipFile(tmp_path / "evalai.zip")
+    assert not [n for n in e.namelist() if n.startswith("public_data")]
+    assert f"No public data: because {registry.get(bench).public_data_note}" in " ".join(e.read("README.txt").decode().split())
     files = [p for p in data.iterdir() if p.suffix in (".txt", ".csv") and not p.name.startswith("example")]
     lines = {ln for f in files for ln in f.read_text().splitlines() if len(ln) > 40}
     assert lines
@@ -1090,3 +1121,156 @@ def test_a_release_with_answers_inline_gets_no_public_data_and_readme_says_why(b
         if not name.startswith("scoring_program_") and "!" not in name:  # the wheel's samples are this data
             text = body.decode("utf-8", "replace")
             assert not any(ln in text for ln in lines), name
+
+
+# ---- a folder release: each phase's reference data is what scoring its split reads ------------------------------
+def split_release(tmp: Path, bench: str) -> Path:
+    """A DSTC7 (DSTC8) folder holding train, dev and test files, the sample run and the ground truth beside them;
+    the test file carries its answers inline (from GROUND_TRUTH.tsv), so that every phase scores without --keys."""
+    folder = tmp / f"{bench}-release"
+    folder.mkdir()
+    src = SAMPLES / bench
+    for f in src.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    if bench == "dstc7":
+        (folder / "ubuntu_train_subtask_1.json").write_bytes((src / "ubuntu_dev_subtask_1.json").read_bytes())
+        gold = {int(a): b.split(",") for a, b in (ln.split("\t") for ln in (src / "GROUND_TRUTH.tsv").read_text().splitlines())}
+        test = json.loads((src / "ubuntu_test_subtask_1.json").read_text())
+        for e in test:
+            e["options-for-correct-answers"] = [c for c in e["options-for-next"] if c["candidate-id"] in gold[e["example-id"]]]
+        (folder / "ubuntu_test_subtask_1.json").write_text(json.dumps(test))
+    else:
+        (folder / "task-1.ubuntu.train.json").write_bytes((src / "task-1.ubuntu.dev.json").read_bytes())
+    return folder
+
+
+def first_listed_run(data_file: Path, dest: Path) -> Path:
+    """A run ranking each example's options in the data's order (a run for a dev file, which the samples lack)."""
+    dest.write_text(json.dumps([{"example-id": e["example-id"], "candidate-ranking": [
+        {"candidate-id": c["candidate-id"], "confidence": 1.0 / (i + 1)} for i, c in enumerate(e["options-for-next"])]}
+        for e in json.loads(data_file.read_text())]))
+    return dest
+
+
+def reference_cases(tmp: Path) -> list[tuple[str, Path, Path, str, set[str]]]:
+    """(benchmark, data folder, run, split, the split's files that runs for its other groups read): each sample folder (its README, sample.json and example runs beside the
+    data; bAbI's trn/dev/tst-OOV, Ubuntu's train.csv, DSTC6's trn/) and the DSTC7 and DSTC8 train/dev/test folders."""
+    cases = [(b, SAMPLES / b, SAMPLES / b / run, split, set()) for b, run, split in (
+        ("babi", "example-run.json", "tst"), ("dstc6", "example-run.json", "tst1"),
+        ("movie-dialog", "example-run.json", "dev"), ("ubuntu", "example-scores.csv", "test"),
+        ("douban", "example-scores.txt", "test"), ("convai2", "example-run.json", "valid"),
+        ("airdialogue", "example-run.jsonl", "dev"))]
+    dstc7 = split_release(tmp, "dstc7")
+    dstc8 = split_release(tmp, "dstc8")
+    dev_run = first_listed_run(dstc7 / "ubuntu_dev_subtask_1.json", tmp / "Ubuntu_subtask_1.json")
+    return cases + [("dstc7", dstc7, dstc7 / "Ubuntu_subtask_1.json", "test", set()),
+                    ("dstc7", dstc7, dev_run, "dev", {"advising_dev_subtask_3.json", "ubuntu_dev_subtask_4.json"}),
+                    ("dstc8", dstc8, dstc8 / "example-run.json", "dev", set())]
+
+
+def test_reference_data_holds_exactly_the_files_scoring_its_split_reads_and_scores_the_same(tmp_path):
+    """Before: a folder release's reference data (non-DSTC6) was every file of the folder: train files, READMEs,
+    runs. Now a phase's reference data is the benchmark's scoring_files for its split: the very files `dialeval
+    score --split` reads (its data identity lists them), and scoring a copy of it gives the same numbers."""
+    import shutil
+
+    from dialeval.api import score
+    from dialeval.leaderboard.hosting import reference_files
+
+    for bench, folder, run, split, also in reference_cases(tmp_path):
+        full = score(str(run), split, benchmark=bench, data=str(folder))
+        assert full.valid, (bench, full.errors)
+        ref = reference_files(bench, folder, None, [split])
+        marks = {"sample.json", "simulator.json"}  # read by the data identity (provenance, no answer)
+        assert {Path(n).name for n in ref} - marks == set(full.data.files) | also, bench  # nothing else or missing
+        assert {n for n in ref if Path(n).name in marks} == {n for n in marks if (folder / n).is_file()}, bench
+        copy = tmp_path / f"ref-{bench}-{split}"
+        for name, f in ref.items():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, copy / name)
+        alone = score(str(run), split, benchmark=bench, data=str(copy))
+        assert alone.records == full.records, bench  # every number and signature (the data digest in it)
+        assert alone.data.digest == full.data.digest, bench
+
+
+DSTC7_PHASES = """title = "DSTC7 from its folder"
+overview = "A dev phase, then the test phase, from one folder holding train, dev and test."
+benchmark = "dstc7"
+[[phases]]
+name = "dev"
+start = 2018-06-01
+end = 2018-08-31
+splits = ["dev"]
+[[phases]]
+name = "test"
+start = 2018-09-01
+end = 2018-09-15
+splits = ["test"]
+"""
+
+
+def test_a_dstc7_folder_release_gives_each_phase_only_its_split_and_scores_like_dialeval_score(tmp_path,
+                                                                                           wheel_install):
+    """Before: every phase's reference data (and EvalAI annotation archive) held the whole folder, train included.
+    Now only the phase's split's data files; the bundled scoring program still gives `dialeval score --split`'s
+    numbers exactly, for each phase."""
+    from dialeval.leaderboard.hosting import evalai_evaluate
+
+    folder = split_release(tmp_path, "dstc7")
+    runs = {"test": folder / "Ubuntu_subtask_1.json",
+            "dev": first_listed_run(folder / "ubuntu_dev_subtask_1.json", tmp_path / "Ubuntu_subtask_1.json")}
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(DSTC7_PHASES)
+    for kind in ("codabench", "evalai"):
+        r = cli("bundle", kind, "--benchmark", "dstc7", "--data", folder, "--challenge", toml,
+                "--out", tmp_path / f"{kind}.zip")
+        assert r.returncode == 0, r.stderr
+    bundle = unzip(tmp_path / "codabench.zip", tmp_path / "bundle")
+    e = unzip(tmp_path / "evalai.zip", tmp_path / "evalai")
+    config = yaml.safe_load((e / "challenge_config.yaml").read_text())
+    # the split's data files, and the samples' mark (constructed data, named so in every report): never the train
+    # file, the other split's, the ground truth TSV, the README or the run left in the folder
+    want = {"dev": {"advising_dev_subtask_3.json", "ubuntu_dev_subtask_1.json", "ubuntu_dev_subtask_4.json", "sample.json"},
+            "test": {"ubuntu_test_subtask_1.json", "sample.json"}}
+    for i, (split, run) in enumerate(sorted(runs.items())):  # dev is phase 0, test phase 1
+        assert {p.name for p in (bundle / f"reference_data_{i}").iterdir()} == want[split]
+        phase = config["challenge_phases"][i]
+        with tarfile.open(e / phase["test_annotation_file"]) as tf:
+            assert {m.name for m in tf if m.isfile()} == want[split]
+        r = cli("score", run, "--benchmark", "dstc7", "--data", folder, "--split", split, "--json")
+        assert r.returncode == 0, r.stderr
+        expected = {x["metric"]: x["value"] for x in json.loads(r.stdout)["results"]
+                    if x["group"] == "all" and x["average"] == "micro" and x["subset"] is None} or \
+                   {x["metric"]: x["value"] for x in json.loads(r.stdout)["results"] if x["subset"] is None}
+        (tmp_path / f"res{i}").mkdir()
+        (tmp_path / f"res{i}" / run.name).write_bytes(run.read_bytes())
+        r = run_as_codabench_worker(bundle, i, tmp_path / f"res{i}", tmp_path / f"app{i}", wheel_install)
+        assert r.returncode == 0, r.stderr
+        assert json.loads((tmp_path / f"app{i}" / "output" / "scores.json").read_text()) == expected
+        out = evalai_evaluate(str(e / phase["test_annotation_file"]), str(run), phase["codename"], benchmark="dstc7",
+                              phases={phase["codename"]: [split]})
+        assert out["submission_result"] == {split: expected}
+
+
+def test_the_readmes_say_exactly_what_the_wheel_handed_to_participants_holds(bundles):
+    """Before: the README said the wheel carries "no answer key", yet it holds dialeval/samples/ with their answers
+    (DSTC7's GROUND_TRUTH.tsv, Douban's labelled test.txt). Now both bundles' README.txt and the README's hosting
+    section say what it holds, samples and their answers included, and every data file in it is of a kind named."""
+    from dialeval.leaderboard.hosting import WHEEL_CONTENTS
+
+    _, wheel, _ = wheel_of(bundles)
+    names = zipfile.ZipFile(io.BytesIO(wheel)).namelist()
+    named = ("dialeval/schemas/", "dialeval/files/releases.json", "dialeval/leaderboard/templates/",
+             "dialeval/leaderboard/static/", "dialeval/leaderboard/default-challenge.toml", "dialeval/samples/")
+    data = [n for n in names if not n.endswith(".py") and ".dist-info/" not in n]
+    assert data and [n for n in data if not n.startswith(named)] == []
+    for answers in ("dialeval/samples/dstc7/GROUND_TRUTH.tsv", "dialeval/samples/douban/test.txt"):
+        assert answers in names  # the samples keep their answers: the statement must say so
+    assert any(n.startswith("dialeval/samples/dstc6/") and n.endswith(".answers.json") for n in names)
+    said = " ".join(WHEEL_CONTENTS.split())
+    for kind in ("codabench", "evalai"):
+        readme = " ".join(zipfile.ZipFile(bundles / f"{kind}.zip").read("README.txt").decode().split())
+        assert said in readme, kind
+    for text in (WHEEL_CONTENTS, (REPO / "README.md").read_text()):
+        flat = " ".join(text.split())
+        assert "no answer key," not in flat and "GROUND_TRUTH.tsv" in flat and "with their answers" in flat

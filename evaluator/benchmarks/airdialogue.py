@@ -662,6 +662,10 @@ class AirDialogue(Benchmark):
     def splits(self, data: Path) -> list[str]:
         return fmt.available_splits(data)
 
+    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
+        """Each split's data file and its knowledge base (``<split>_data.json``, ``<split>_kb.json``)."""
+        return [p for s in splits for p in fmt.split_paths(data, s)]
+
     def group_sort_key(self, group: str):
         return (0, group)
 

@@ -214,6 +214,11 @@ class Babi(ItemSetBenchmark):
     def present(self, data: Path) -> dict[str, list[str]]:
         return {s: [str(t) for t in ts] for s, ts in present(data).items()}
 
+    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
+        """The splits' task files and the candidate files of their tasks; never a trn file."""
+        tasks = present(data)
+        return [f for s in splits for t in tasks.get(s, ()) for f in (task_file(data, t, s), candidates_file(data, t))]
+
     def load(self, data, split, group, with_gold, problems):
         return load_items(data, int(group), split, with_gold=with_gold, problems=problems)
 

@@ -136,10 +136,21 @@ class Benchmark:
     public_data_note: ClassVar[str] = "its data files carry the answers inline, so no copy of them hides the answers"
     """Why :meth:`public_files` gives nothing (hosting says so beside a bundle without public data)."""
 
+    def scoring_files(self, data: Path, splits: list[str]) -> list[Path] | None:
+        """The files under the folder ``data`` that scoring ``splits`` reads: the splits' data files, their answer keys
+        and what they share (a candidate file, a pool), never another split's (train) files or a run left beside them.
+        What a hosted phase's reference data holds, and what its public data is made from (:meth:`public_files`).
+        Default: every file of a split's folder where splits are folders (``split_folders``), else None (cannot
+        tell: every file of ``data``). A file that is not there is left out (the caller keeps the regular ones)."""
+        if not self.split_folders:
+            return None
+        return [f for s in splits if (data / s).is_dir() for f in sorted((data / s).rglob("*"))]
+
     def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes] | None:
-        """What participants may download from a phase's data files (``{path inside the data: bytes}``; the
-        caller never passes the answer keys given apart with ``--keys``) for its ``splits``: the test inputs with
-        nothing of the answers. None where the release's format carries the answers inline (:attr:`public_data_note` says why)."""
+        """What participants may download from a phase's data files (``{path inside the data: bytes}``: the files
+        :meth:`scoring_files` gives for its ``splits``; the caller never passes the answer keys given apart with
+        ``--keys``): the test inputs with nothing of the answers. None where the release's format carries the
+        answers inline (:attr:`public_data_note` says why)."""
         return None
 
     def splits(self, data: Path) -> list[str]:

@@ -95,6 +95,10 @@ class ConvAI2(ItemSetBenchmark):
     def present(self, data: Path) -> dict[str, list[str]]:
         return {s: [p.stem] for s, p in data_files(data).items()}
 
+    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
+        """The splits' files of the folder (``<split>_self_original.txt``, labels inline)."""
+        return [data / DEFAULT_FILE.format(split=s) for s in splits]
+
     def load(self, data, split, group, with_gold, problems):
         path = data_files(data)[split]
         turns, gold = _load(path)

@@ -44,6 +44,10 @@ class _TsvBenchmark(LabelledBenchmark):
                              "such a folder")
         return found
 
+    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
+        """The splits' files (``<split>.txt``, labels inline); never train.txt."""
+        return [data / f"{s}.txt" for s in splits]
+
     def load(self, data, split, group, with_gold, problems):
         path = self.data_file(data, group)
         labels = fmt.read_labels(path)

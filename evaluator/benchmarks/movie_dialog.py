@@ -238,6 +238,16 @@ class MovieDialog(ItemSetBenchmark):
     def present(self, data: Path) -> dict[str, list[str]]:
         return {s: [str(t) for t in ts] for s, ts in movie.present(data).items()}
 
+    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
+        """The splits' task files, ``entities.txt`` (tasks 1-3's candidates) and the splits' Reddit candidate files
+        (task 4), where the release's task folders hold them too; never a train file."""
+        tasks = movie.present(data)
+        out = [movie.task_path(data, t, s) for s in splits for t in tasks.get(s, ())]
+        if any(t != 4 for s in splits for t in tasks.get(s, ())):
+            out.append(Path(data) / movie.ENTITIES)
+        return out + [movie.reddit_candidates_path(data, s) for s in splits
+                      if 4 in tasks.get(s, ()) and _has_reddit_candidates(data, s)]
+
     def load(self, data, split, group, with_gold, problems):
         return load_task(data, int(group), split, problems, with_gold=with_gold).items
 
