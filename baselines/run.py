@@ -43,6 +43,7 @@ def run_baseline(
     all_rankings: list[tuple[str, list[str]]] = []
     seen: dict[str, str] = {}
     written: list[Path] = []
+    pending: list[tuple[Path, list]] = []
     for task, tf in sorted(sp.files.items()):
         model = model0 if task == min(sp.files) else create(name, seed=seed)
         tr = train.get(task, [])
@@ -69,10 +70,11 @@ def run_baseline(
                     )
                 seen[d] = tf.path.name
             all_rankings.extend(rankings)
-        else:
-            path = Path(out) / split / tf.answers_name
-            write_results(path, rankings)
-            written.append(path)
+        else:  # written once every task is ranked: an interrupted run leaves no folder of some tasks' files
+            pending.append((Path(out) / split / tf.answers_name, rankings))
+    for path, rankings in pending:
+        write_results(path, rankings)
+        written.append(path)
     if single:
         write_results(out, all_rankings)
         written.append(Path(out))

@@ -241,6 +241,9 @@ def discover(runs_dir: Path, split_names: list[str] | None = None, suffixes: tup
         if p.is_symlink():
             entries.append(Entry(name, None, None, f"{p}: a symbolic link; give the submission itself"))
             continue
+        if _SURROGATE.search(name):  # bytes that are not UTF-8: no registry or page can hold the name
+            entries.append(Entry(name, None, None, f"{p}: its name is not UTF-8 text; rename it"))
+            continue
         special = _special(p)
         if special:
             entries.append(Entry(name, None, None, special))

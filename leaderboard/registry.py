@@ -516,7 +516,8 @@ class Registry:
                 " graded_at, benchmark, board, data_digest, data_location, data_json, splits, metrics, version,"
                 " status, n_errors, n_warnings, reported_source, url, note, paper_url, code_url, chosen)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (team_id, team.get("system") or "", team.get("description"), kind, source_name, sha256, grading_key,
+                (team_id, team.get("system") or "", team.get("description"), kind, _storable(source_name), sha256,
+                 grading_key,
                  submitted_at, graded_at, graded.benchmark, board, graded.data_digest, graded.data_location,
                  json.dumps(graded.data_json, sort_keys=True), json.dumps(graded.splits), json.dumps(graded.metrics),
                  graded.version, status, sev.get("error", 0), sev.get("warning", 0), reported_source,
@@ -525,8 +526,8 @@ class Registry:
             run_id = cur.lastrowid
             db.executemany(
                 "INSERT INTO problems VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(run_id, i, p.get("severity", "error"), p.get("code", ""), p.get("file"), p.get("pointer"),
-                  p.get("message", "")) for i, p in enumerate(problems)],
+                [(run_id, i, p.get("severity", "error"), _storable(p.get("code", "")), _storable(p.get("file")),
+                  _storable(p.get("pointer")), _storable(p.get("message", ""))) for i, p in enumerate(problems)],
             )
             db.executemany(
                 "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -757,6 +758,14 @@ def _make_private(path: Path) -> None:
                 os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700)
         except OSError:
             continue
+
+
+def _storable(text):
+    """Text SQLite can store: a file name that is not UTF-8 (``x\udcff.json`` in a team's archive, as Python reads
+    it) keeps its odd bytes as ``\udcff`` escapes, never fails the run's transaction."""
+    if isinstance(text, str) and any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def _name_list(text) -> list[str] | None:

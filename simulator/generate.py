@@ -138,7 +138,7 @@ def generate_challenge(
         raise UsageError(f"need n_train >= 0 and n_test >= 1, got {n_train} and {n_test}")
     tasks = sorted(set(int(t) for t in tasks))
     if not tasks or any(t not in TASKS for t in tasks):
-        raise UsageError(f"tasks must be among 1-5, got {tasks}")
+        raise UsageError(f"--tasks: must be among 1-5, got {','.join(map(str, tasks)) or 'none'}")
     names = parse_splits(splits)
     if n_train == 0:
         names = [s for s in names if s != TRAIN_SPLIT]

@@ -262,6 +262,11 @@ def unknown_listed(o) -> None:
     assert "[unknown-dialog]" in o.stderr and o.stderr.count("belong to split") == 1
 
 
+def left_out(o) -> None:
+    """Items of another split are left out unchecked: no unknown-dialog line, the one hint says where they belong."""
+    assert "[unknown-dialog]" not in o.stderr and o.stderr.count("belong to split") == 1
+
+
 def no_hint(o) -> None:
     assert "wrong-split" not in o.stdout + o.stderr and "[unknown-dialog]" in o.stderr
 
@@ -269,9 +274,8 @@ def no_hint(o) -> None:
 @case("babi-submission-ids-of-another-split")
 def _(root):
     write_json(root / "dev-ids.json", ranked([(f"{STEM}-dev:1:1", ["151"])]))
-    return Hostile("", babi_args("dev-ids.json"), 1, [root / "babi"], GOLD,
-                   rf"(?s){STEM}-dev:1:1\" is not an item of split tst.*" + WRONG_SPLIT.format(n=1, m=1, split="tst"),
-                   max_lines=None), unknown_listed
+    return Hostile("", babi_args("dev-ids.json"), 1, [root / "babi"], GOLD, WRONG_SPLIT.format(n=1, m=1, split="tst"),
+                   max_lines=None), left_out
 
 
 @case("babi-scores-json-ids-of-another-split")
@@ -279,16 +283,16 @@ def _(root):
     doc = {"format": "scores", "items": {i.replace("-tst:", "-dev:"): {"151": 1.0, "302": 0.5} for i in TST_IDS}}
     write_json(root / "dev-scores.json", doc)
     return Hostile("", babi_args("dev-scores.json"), 1, [root / "babi"], GOLD,
-                   WRONG_SPLIT.format(n=3, m=3, split="tst"), max_lines=None), unknown_listed
+                   WRONG_SPLIT.format(n=3, m=3, split="tst"), max_lines=None), left_out
 
 
 @case("babi-submission-300000-ids-naming-another-split")
 def _(root):
-    # 300,000 ids whose stem names the dev file (3 of them are dev items): the hint looks at the first 100,000
+    # 300,000 ids whose stem names the dev file (3 of them are dev items, left out; the others unknown, counted)
     ids = [f"{STEM}-dev:{c}:{k}" for c in range(1, 100_001) for k in (1, 2, 3)]
     write_json(root / "dev-many.json", ranked((i, ["151"]) for i in ids))
     return Hostile("", babi_args("dev-many.json"), 1, [root / "babi", root / "dev-many.json"], GOLD,
-                   WRONG_SPLIT.format(n=3, m=100000, split="tst"), max_lines=None, seconds=20), None
+                   WRONG_SPLIT.format(n=3, m=300000, split="tst"), max_lines=None, seconds=20), None
 
 
 @case("babi-submission-ids-of-a-fifo-split")
@@ -487,7 +491,7 @@ def _(root):
     write_json(root / "m-dev.json", ranked([("task1_qa_dev:1:1", ["e1"]), ("task1_qa_dev:2:1", ["e2"]),
                                             ("task1_qa_train:1:1", ["e3"])]))
     return Hostile("", movie_args("m-dev.json", d.name, "--task", "1"), 1, [d], MOVIE_SECRETS,
-                   r"(?s)task1_qa_dev:1:1\" is not an item of split test.*" + WRONG_SPLIT.format(n=2, m=3, split="test"),
+                   r"(?s)task1_qa_train:1:1\" is not an item of split test.*" + WRONG_SPLIT.format(n=2, m=3, split="test"),
                    max_lines=None), unknown_listed
 
 

@@ -429,3 +429,69 @@ def test_comparing_runs_of_two_benchmarks_says_so(tmp_path):
     r = run_cli("compare", "1", "2", "--registry", tmp_path / "reg")
     assert (r.returncode, r.stderr) == (2, "dialeval: error: run 1 (A / primary) is a dstc6 run and run 2 (D / "
                                            "primary) a douban run: compare runs of one benchmark\n")
+
+
+def test_simulate_names_a_wrong_task_as_given_not_as_a_python_list(tmp_path):
+    # before: "tasks must be among 1-5, got [1, 7]"
+    r = run_cli("simulate", "--out", tmp_path / "sim", "--tasks", "7,1", "--train", "1", "--test", "1")
+    assert (r.returncode, r.stderr) == (2, "dialeval: error: --tasks: must be among 1-5, got 1,7\n")
+    assert not (tmp_path / "sim").exists()
+
+
+def test_names_that_are_not_utf8_never_stop_the_grader(tmp_path):
+    # before: an entry named b"bad\xffname", or a file named b"x\xff.json" inside a team's folder, stopped grade with
+    # "internal error: UnicodeEncodeError ... surrogates not allowed" (exit 3), runs recorded before it kept
+    runs = tmp_path / "runs"
+    bad_entry = os.fsdecode(b"bad\xffname")
+    for name in (bad_entry, "team"):
+        (runs / name / "tst1").mkdir(parents=True)
+        (runs / name / "team.json").write_text(json.dumps({"team": f"T {len(name)}"}))
+        for key in (SAMPLE / "tst1").glob("*.answers.json"):
+            shutil.copy(key, runs / name / "tst1" / key.name)
+    (runs / "team" / "tst1" / os.fsdecode(b"x\xff.json")).write_text("[]")
+    code, out, _ = _grade(tmp_path, runs)
+    assert code == 1
+    assert out[bad_entry]["status"] == "skipped"
+    assert out[bad_entry]["message"] == f"{runs / bad_entry}: its name is not UTF-8 text; rename it"
+    assert out["team"]["status"] == "rejected" and os.fsdecode(b"tst1/x\xff.json") in out["team"]["message"]
+    r = run_cli("registry", "export", "--registry", tmp_path / "reg", "--out", "-")
+    assert r.returncode == 0 and "x\\\\udcff.json" in r.stdout
+
+
+def _interrupt_on_call(monkeypatch, module, name: str, at: int) -> None:
+    """Make ``module.name`` raise KeyboardInterrupt (Ctrl-C) on its ``at``-th call."""
+    real = getattr(module, name)
+    calls = []
+
+    def wrapped(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == at:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapped)
+
+
+def reached_the_baseline(result) -> bool:
+    return "1. challenge:" in result.output  # the demo got as far as the baseline runs
+
+
+def test_an_interrupted_baseline_run_or_demo_leaves_no_partial_submission(tmp_path, monkeypatch):
+    # before: Ctrl-C while the baseline ranked task 3 left out/tst1 with tasks 1-2's files, and an interrupted
+    # `dialeval demo` left dialeval-demo/submission with the splits done so far: a submission that looks whole
+    from click.testing import CliRunner
+
+    from dialeval.baselines import data as baseline_data
+    from dialeval.baselines import run as baseline_run
+    from dialeval.baselines.run import run_baseline
+    from dialeval.commands.demo import demo_cmd
+
+    _interrupt_on_call(monkeypatch, baseline_data, "top_k_ids", 2)
+    with pytest.raises(KeyboardInterrupt):
+        run_baseline("random", SAMPLE, "tst1", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    monkeypatch.undo()
+    _interrupt_on_call(monkeypatch, baseline_run, "run_baseline", 2)
+    result = CliRunner().invoke(demo_cmd, ["--out", str(tmp_path / "demo"), "--no-organizer"])
+    assert result.exit_code != 0 and reached_the_baseline(result)  # click turns Ctrl-C into an abort
+    assert not (tmp_path / "demo").exists()

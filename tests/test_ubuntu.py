@@ -148,7 +148,7 @@ def test_npy_known_answers(data, tmp_path):
     assert ev.table.gold_rank.tolist() == [1, 2, 5, 10]
     assert ev.table.nested[2][0].tolist() == [1, 2, 1, 2]
     assert values(ev) == {"r2@1": 0.5, "r10@1": 0.25, "r10@2": 0.5, "r10@5": 0.75}
-    assert ev.signature_fields == {"ties": "pessimistic"}
+    assert ev.signature_fields == {"ties": "pessimistic", "text": "lower"}
     assert ev.splits == ["test"] and ev.groups == ["test.csv"]
     assert ev.submission["format"] == "npy"
     assert ev.data.files == ["test.csv"] and len(ev.data.digest) == 8
@@ -194,13 +194,26 @@ def test_json_may_cover_both_splits(data, tmp_path):
     assert ev.table.gold_rank.tolist() == [1] * 6
 
 
+def test_signature_says_raw_text_when_a_capital_appears(data, tmp_path):
+    """releases.md: v2 circulates as raw text and as tokenized, stemmed and lemmatized text (lower-cased by the
+    stemmer); the signature says ``text:raw`` when a text holds a capital, ``text:lower`` when it cannot tell."""
+    np.save(tmp_path / "s.npy", np.ones((4, 10)))
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    write_eval(raw / "test.csv", [row(i) if i != 3 else [row(i)[0], "try Ubuntu's updater __eou__", *row(i)[2:]]
+                                  for i in range(1, 5)])
+    assert evaluate(data, tmp_path / "s.npy").signature_fields["text"] == "lower"
+    assert evaluate(raw, tmp_path / "s.npy").signature_fields["text"] == "raw"
+    assert evaluate(data, tmp_path / "s.npy").signature_fields["text"] == "lower"  # nothing carried over
+
+
 def test_narrow_matrix_scores_first_n_only(data, tmp_path):
     np.save(tmp_path / "s.npy", np.array([[1, 0], [0, 1], [1, 0], [1, 1]], dtype=np.int64))
     ev = evaluate(data, tmp_path / "s.npy", ties="expected")
     assert ev.valid and [p.code for p in ev.problems] == ["wrong-shape"] and ev.problems[0].severity == "warning"
     assert get("ubuntu").metrics_for(ev) == ["r2@1"]
     assert values(ev) == {"r2@1": (1 + 0 + 1 + 0.5) / 4}
-    assert ev.signature_fields == {"ties": "expected", "nc": 2}
+    assert ev.signature_fields == {"ties": "expected", "text": "lower", "nc": 2}
     with pytest.raises(UsageError, match="r10@1 needs ranks among the first 10"):
         metrics.get("r10@1").compute(ev.table)
 

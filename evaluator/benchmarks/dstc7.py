@@ -20,10 +20,9 @@ from pathlib import Path
 from dialeval.benchmarks.base import Option, Request, parse_split_names
 from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
-from dialeval.benchmarks.listed import CONTEXTS, answer_key, one_file, shared_pool, side_file
+from dialeval.benchmarks.listed import CONTEXTS, listed_gold, one_file, shared_pool, side_file
 from dialeval.core.errors import UsageError
 from dialeval.formats.dstc7 import NONE, RANKING, name_fields, read_data
-from dialeval.formats.listed import read_answer_key
 
 SUBTASK_2_LISTED = 100
 """A subtask 2 ranking lists the top 100 of the pool (submission.rst); strict mode refuses more, while the official
@@ -38,10 +37,6 @@ LENIENT_NOTES = (
     "the example are ignored, confidences are not read",
     "lenient: only the ground truth's ids are upper-cased: a submitted id in another case matches nothing",
 )
-
-
-CORRECT = "options-for-correct-answers"
-"""The data field holding an example's correct candidates (train and dev files; test files leave it out)."""
 
 
 def _data_split(name: str) -> str | None:
@@ -73,31 +68,7 @@ class DSTC7(ItemSetBenchmark):
                       "the data).", kind="text"))
     separate_keys = True
     archive_members = True
-    listed, lenient_notes = RANKING, LENIENT_NOTES
-
-    def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes]:
-        """The ``splits``' data files' examples without ``options-for-correct-answers`` (the ground truth, where a file
-        carries it), and subtask 2's candidate pool (``*pool*``, which names no answer); nothing else (the
-        ground-truth TSV given with ``--keys`` never reaches here, one left in the data folder stays out)."""
-        import json
-
-        from dialeval.formats.jsonio import parse_json_bytes
-
-        out = {}
-        for name, raw in files.items():
-            base = name.rpartition("/")[2]
-            if "pool" in base.lower():
-                out[name] = raw
-            elif base.endswith(".json"):  # a folder's files are the splits' already (scoring_files); a file is its own
-                examples = parse_json_bytes(raw, name)
-                if not isinstance(examples, list) or not all(isinstance(e, dict) and "options-for-next" in e
-                                                             for e in examples):
-                    continue  # not a data file (a run, a ground truth as JSON): never published
-                if any(CORRECT in e for e in examples):
-                    raw = (json.dumps([{k: v for k, v in e.items() if k != CORRECT} for e in examples],
-                                      ensure_ascii=False, indent=1) + "\n").encode()
-                out[name] = raw
-        return out
+    listed, lenient_notes, shared_word = RANKING, LENIENT_NOTES, "pool"
     none_subtasks: frozenset[int] = frozenset({4})
 
     def _files(self, data: Path) -> list[Path]:
@@ -146,7 +117,8 @@ class DSTC7(ItemSetBenchmark):
                              "data, whose examples list their own candidates")
         pool, pool_file = self._pool(df, none_ok) if self.subtask == 2 else (None, None)
         allowed = [pool or frozenset((*o, NONE) if none_ok else o) for o in df.options]
-        gold, ids = self._gold(df, allowed, none_ok, bool(request.options.get("lenient"))) if with_gold else (None, df.ids)
+        official = str.upper if request.options.get("lenient") else None  # the script upper-cases the TSV's ids
+        gold, ids = listed_gold(df, allowed, request.keys, RANKING, none_ok, official) if with_gold else (None, df.ids)
         at = {e: i for i, e in enumerate(df.ids)}
         files = (df.path, *([request.keys] if request.keys else []), *([pool_file] if pool_file else []))
         return ItemSet(group, ids, [allowed[at[e]] if e in at else frozenset() for e in ids], gold, files=files,
@@ -159,21 +131,6 @@ class DSTC7(ItemSetBenchmark):
         pool, note = shared_pool(path, RANKING, df.options, df.correct or (), 120_000 + none_ok, "subtask 2")
         self.notes.extend([note] if note else [])
         return pool | {NONE} if none_ok and note is None else pool, path
-
-    def _gold(self, df, allowed, none_ok: bool, lenient: bool):
-        """(correct ids per scored example, the scored examples' ids): the data's examples, or in lenient mode with
-        ``--keys`` the ground truth's, upper-cased (what the official script scores)."""
-        keys = read_answer_key(self.request.keys, RANKING) if self.request.keys is not None else None
-        ids, given = answer_key(df.ids, df.correct, keys, self.request.keys, df.path, "example", keys and lenient)
-        if keys is not None and lenient:
-            return [[g.upper() for g in c] for c in given], ids
-        out = []
-        for e, c, a in zip(df.ids, given, allowed, strict=True):
-            found = [g.upper() if lenient else g for g in c if g in a and g != NONE]  # lenient: as the official TSV
-            if not found and not none_ok:
-                raise UsageError(f"{df.path}: example {e} has no correct answer among its options")
-            out.append(found or [NONE])
-        return out, df.ids
 
     def item_values(self, where, gold) -> dict[str, float]:
         if not self.request.options.get("lenient"):

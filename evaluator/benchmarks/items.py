@@ -204,6 +204,7 @@ class _Out:
         self.other_split: dict[str, int] = {}  # items of each other split of the data: neither checked nor scored
         self.other_split_of = other_split_of
         self.unknown: list[str] = []  # the first WRONG_SPLIT_IDS submitted ids the split does not have
+        self.n_unknown = 0  # all of them
 
     def outside(self, pos_of: Mapping[str, tuple[int, int]], sets: list[ItemSet], iid: str) -> str | None:
         """Where an item the run leaves out belongs: ``""`` a group outside --task, a split's name another split of
@@ -220,6 +221,7 @@ class _Out:
             self.left_out += 1
 
     def not_in_split(self, iid: str) -> None:
+        self.n_unknown += 1
         if len(self.unknown) < WRONG_SPLIT_IDS:
             self.unknown.append(iid)
 
@@ -315,7 +317,7 @@ def score_items(
             problems.always(other_group_warning(out.left_out, item_sets, group_label, fname))
         if readable and out.other_split:
             own = any(seen.any() for s, seen in zip(item_sets, out.seen, strict=True) if not s.optional)
-            split_problem = other_split_outcome(out.other_split, len(out.unknown), split, own, "item ids", fname)
+            split_problem = other_split_outcome(out.other_split, out.n_unknown, split, own, "item ids", fname)
     table = None
     if scoring and any(s.gold is not None and not s.optional for s in item_sets):
         table = _table(item_sets, out, benchmark, split, ties)

@@ -55,8 +55,9 @@ accepts), :meth:`loadable`, :meth:`other_split_ids` (the wrong-split hint), :met
 (options that change a number; ``ties`` by default). A benchmark whose submissions list each item's candidates
 best first (DSTC7, DSTC8) declares their fields in ``listed`` (a :class:`~dialeval.formats.listed.ListedForm`):
 :mod:`dialeval.benchmarks.listed` then reads them (strict, or with ``--lenient`` an official scorer's reading,
-whose definitions ``lenient_notes`` lists), :meth:`item_values` adds value columns such as MAP, and the signature
-names the mode. While evaluating, ``self.request`` is the request (for a reader that depends on ``--keys`` or an
+whose definitions ``lenient_notes`` lists), :meth:`item_values` adds value columns such as MAP, the signature
+names the mode, and a hosted phase publishes its data files without their correct candidates (with the file named
+by ``shared_word``, such as DSTC7's pool, as it is). While evaluating, ``self.request`` is the request (for a reader that depends on ``--keys`` or an
 option) and ``self.notes`` the lines a reader adds under the numbers. Sample data is not declared here: it lives in
 ``submissions/samples/<name>/`` and the command line resolves it.
 """
@@ -114,6 +115,7 @@ class ItemSetBenchmark(Benchmark):
     listed: ClassVar[ListedForm | None] = None  # submissions are listed rankings of this form (benchmarks.listed)
     lenient_notes: ClassVar[tuple[str, ...]] = ()  # --lenient: the official scorer's definitions, under the numbers
     archive_members: ClassVar[bool] = False  # a zip of submission files is scored member by member (DSTC7's form)
+    shared_word: ClassVar[str | None] = None  # listed: a file naming this word holds every item's candidates (a pool)
 
     # ---- what a benchmark declares ------------------------------------------------------------------
     def present(self, data: Path) -> dict[str, list[str]]:
@@ -125,6 +127,15 @@ class ItemSetBenchmark(Benchmark):
         """The reader: the items of one (split, group), with their gold when ``with_gold``, and the data
         files they came from in ``ItemSet.files`` (the data identity); data warnings go to ``problems``."""
         raise NotImplementedError
+
+    def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes] | None:
+        """Listed benchmarks: the data files without their correct candidates, and the shared candidates file
+        (:func:`~dialeval.benchmarks.listed.public_listed`); others: the base's answer."""
+        if self.listed is None:
+            return super().public_files(files, splits)
+        from dialeval.benchmarks.listed import public_listed
+
+        return public_listed(files, self.listed, self.shared_word)
 
     def split_of_id(self, item_id: str) -> str | None:
         """The split an item id names (ids are split-specific), or None; used by :meth:`splits_of`, and to leave out

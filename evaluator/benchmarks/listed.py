@@ -5,7 +5,8 @@ set's ``candidates`` are sets (a frozenset per item, one shared pool, or :class:
 of each item, in the order an answer key lists them.
 
 Strict: an id outside the item's candidates, an id listed twice, an item ranked twice or unknown is an error; an
-empty ranking, or one longer than the item set's ``longest``, is an error; a ranking shorter than ``min(form.complete, the item's candidates)`` and scores that rise
+empty ranking, or one longer than the item set's ``longest``, is an error; a ranking listing fewer than
+``min(form.complete, the item's candidates)`` of them (``none_id`` is no candidate here) and scores that rise
 along the list are warnings; an item not ranked scores 0 and is a warning. Lenient (an official scorer's reading):
 ids are kept as written, duplicates and unknown ids are kept (the last ranking of an item wins) and nothing else
 is checked. No message names a correct id: messages echo what the submission itself contains.
@@ -23,12 +24,12 @@ from dialeval.benchmarks.base import Option
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Capped, Problem, short
 from dialeval.files.read import file_sha256, read_bytes
-from dialeval.formats.listed import key, listed_ids, read_id_list, read_listed
+from dialeval.formats.listed import key, listed_ids, read_answer_key, read_id_list, read_listed
 
 if TYPE_CHECKING:
     from dialeval.benchmarks.items import ItemSet
     from dialeval.core.ranks import RankTable
-    from dialeval.formats.listed import ListedForm
+    from dialeval.formats.listed import ItemFile, ListedForm
 
 
 class AnyId:
@@ -125,6 +126,51 @@ def answer_key(ids: list[str], given, keys: dict | None, keys_path, data_path, n
     return ids, [list(dict.fromkeys(g.strip() for g in keys[e] if g.strip())) for e in ids]
 
 
+def listed_gold(data: ItemFile, allowed: list, keys_path: Path | None, form: ListedForm, none_ok: bool,
+                official=None) -> tuple[list, list]:
+    """(each scored item's correct ids, the scored items' ids) of a data file (:func:`answer_key`: its own correct
+    ids, or the answer key at ``keys_path``), keeping those among the item's candidates (``allowed``); an item with
+    none is answered by ``form.none_id`` where ``none_ok``, else is a usage error. ``official`` (lenient: the
+    official scorer's reading, e.g. ``str.upper``) rewrites each correct id, and the key's items are then taken as
+    written (:func:`answer_key`'s ``as_written``)."""
+    keys = read_answer_key(keys_path, form) if keys_path is not None else None
+    ids, given = answer_key(data.ids, data.correct, keys, keys_path, data.path, form.noun, bool(keys) and bool(official))
+    if keys is not None and official is not None:
+        return [[official(g) for g in c] for c in given], ids
+    out = []
+    for e, c, a in zip(data.ids, given, allowed, strict=True):
+        found = [official(g) if official else g for g in c if g in a and g != form.none_id]
+        if not found and not none_ok:
+            raise UsageError(f"{data.path}: {form.noun} {e} has no correct answer among its options")
+        out.append(found or [form.none_id])
+    return out, data.ids
+
+
+def public_listed(files: dict[str, bytes], form: ListedForm, shared: str | None) -> dict[str, bytes]:
+    """What participants may download of a listed benchmark's data files (:meth:`~dialeval.benchmarks.base.Benchmark.
+    public_files`): each JSON data file (an array of items holding ``form.options``) without ``form.correct`` (the
+    answers, where a file carries them), and a file whose name holds ``shared`` (the candidates every item shares,
+    such as a pool, which name no answer) as it is; nothing else (an answer key or a run left beside the data)."""
+    import json
+
+    from dialeval.formats.jsonio import parse_json_bytes
+
+    out = {}
+    for name, raw in files.items():
+        base = name.rpartition("/")[2]
+        if shared and shared in base.lower():
+            out[name] = raw
+        elif base.endswith(".json"):
+            items = parse_json_bytes(raw, name)
+            if not isinstance(items, list) or not all(isinstance(e, dict) and form.options in e for e in items):
+                continue  # not a data file (a run, an answer key as JSON): never published
+            if any(form.correct in e for e in items):
+                raw = (json.dumps([{k: v for k, v in e.items() if k != form.correct} for e in items],
+                                  ensure_ascii=False, indent=1) + "\n").encode()
+            out[name] = raw
+    return out
+
+
 def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, benchmark: str, scoring: bool,
                  strict: bool, values) -> tuple[RankTable | None, list[Problem], dict]:
     """(rank table, problems, submission info) of a listed-ranking submission; ``values(where, gold)`` gives an
@@ -190,8 +236,10 @@ def _check(ptr: str, ids: list, scores: list, allowed, form: ListedForm, add, be
                 add("unknown-candidate", at, f"{form.none_id} is an answer only where the correct response may be "
                     "absent" if c == form.none_id else f"{short(c)} is not a candidate of this {form.noun}")
             seen.add(c)
-    if len(ids) < min(len(allowed), form.complete):
-        add("short-ranking", ptr, f"lists {len(ids)} of {len(allowed)} candidates: a correct id it leaves out counts "
+    none = form.none_id is not None and form.none_id in allowed  # "no candidate is correct" is rankable, no option
+    listed, options = len(ids) - (none and form.none_id in ids), len(allowed) - none
+    if listed < min(options, form.complete):
+        add("short-ranking", ptr, f"lists {listed} of {options} candidates: a correct id it leaves out counts "
             "as not found", "warning")
     nums = [c for c in scores if type(c) in (int, float)]
     if len(nums) > 1 and any(map(operator.lt, nums, nums[1:])):

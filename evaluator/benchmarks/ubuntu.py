@@ -20,7 +20,7 @@ from dialeval.benchmarks.items import ItemSet, SameGold
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
 from dialeval.core.ranks import NumberedIds
-from dialeval.formats.ubuntu import CANDIDATE_IDS, count_eval_rows, item_id
+from dialeval.formats.ubuntu import CANDIDATE_IDS, eval_rows_and_case, item_id
 
 NESTED = (2, 5, 10)
 _GOLD = frozenset({"gt"})
@@ -53,6 +53,7 @@ class Ubuntu(ItemSetBenchmark):
     default_metrics = ("r2@1", "r10@1", "r10@2", "r10@5")
     submission_formats = ("dstc6-result", "scores (JSON)", ".npy matrix", "headerless .csv matrix")
     nested = NESTED
+    raw_text = False  # whether a text read holds a capital letter (raw text, not the stemmed version)
 
     def splits(self, data: Path) -> list[str]:
         data = Path(data)
@@ -69,11 +70,14 @@ class Ubuntu(ItemSetBenchmark):
         available = self.splits(data)
         if not available:
             raise UsageError(f"{data}: no valid.csv or test.csv found (Ubuntu v2 layout)")
+        self.raw_text = False  # a new evaluation: set by load() from the files it reads
         return {s: [group_name(s)] for s in available}
 
     def load(self, data, split, group, with_gold, problems):
         path = data / group
-        return item_set(split, count_eval_rows(path), with_gold, (path,))  # the input layer vets the file
+        rows, capitals = eval_rows_and_case(path)  # the input layer vets the file
+        self.raw_text = self.raw_text or capitals
+        return item_set(split, rows, with_gold, (path,))
 
     def select_groups(self, requested: list[str]) -> list[str]:
         """Groups are the files; a split's name stands for its file."""
@@ -96,7 +100,8 @@ class Ubuntu(ItemSetBenchmark):
         return [m for m in self.default_metrics if int(m[1:].split("@")[0]) in have] or list(self.default_metrics)
 
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
-        fields = {"ties": request.ties}
+        # which of v2's two text versions (releases.md): capitals mean raw text; the stemmed one is all lower case
+        fields = {"ties": request.ties, "text": "raw" if self.raw_text else "lower"}
         cols = ev.submission.get("columns")
         if cols is not None and cols < len(CANDIDATE_IDS):
             fields["nc"] = cols

@@ -48,14 +48,33 @@ def demo_cmd(out, baseline, seed, organizer):
     out_dir = Path(out)
     sub_dir = out_dir / "submission"
     splits = [s for s in Challenge(challenge).splits if s.startswith("tst")]
-    from dialeval.core.termsafe import progress
+    import contextlib
+    import os
+    import shutil
 
-    files = []
-    with progress(f"baseline {baseline}", total=len(splits)) as bar:
-        for split in splits:
-            bar.describe(f"baseline {baseline} on {split}")
-            files += run_baseline(baseline, challenge, split, sub_dir, seed=seed, top_k=10)
-            bar.advance()
+    from dialeval.core.termsafe import progress
+    from dialeval.leaderboard.outdir import new_folder_beside, replace_folder
+
+    # built beside and swapped in whole: an interrupted demo leaves no submission of some splits' files
+    made_out = not os.path.lexists(out_dir)
+    building = new_folder_beside(sub_dir, prefix=".submission-")
+    try:
+        files = []
+        with progress(f"baseline {baseline}", total=len(splits)) as bar:
+            for split in splits:
+                bar.describe(f"baseline {baseline} on {split}")
+                files += run_baseline(baseline, challenge, split, building, seed=seed, top_k=10)
+                bar.advance()
+        replace_folder(building, sub_dir)
+    except BaseException:
+        if made_out:  # the folder this demo made for its outputs goes too (only when nothing else is in it)
+            shutil.rmtree(building, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                out_dir.rmdir()
+        raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    files = [sub_dir / f.relative_to(building) for f in files]
     click.echo(f"2. submission: {sub_dir}  ({len(files)} files by baseline {baseline!r}, seed {seed}, top-10 ranks)")
     v = validate(sub_dir, "all", challenge, options={"embedded_default": True})
     if not v.valid:

@@ -193,10 +193,23 @@ def read_eval(path: str | Path, split: str | None = None) -> EvalFile:
 
 def count_eval_rows(path: str | Path) -> int:
     """Number of data rows of ``valid.csv`` / ``test.csv``, with the same checks as :func:`read_eval`."""
-    n = 0
-    for _ in _rows(Path(path), EVAL_HEADER):
+    return eval_rows_and_case(path)[0]
+
+
+_CAPITAL = re.compile(r"[A-Z]")
+
+
+def eval_rows_and_case(path: str | Path) -> tuple[int, bool]:
+    """(data rows, whether any text holds an ASCII capital letter) of ``valid.csv`` / ``test.csv``.
+
+    Two text versions of v2 circulate: the raw text (ParlAI's packaging) and the creator's tokenized, stemmed and
+    lemmatized one, which the stemmer lower-cases: a capital letter says the text is raw; all lower case cannot
+    tell the two apart."""
+    n, capitals = 0, False
+    for _, fields in _rows(Path(path), EVAL_HEADER):
         n += 1
-    return n
+        capitals = capitals or any(map(_CAPITAL.search, fields))
+    return n, capitals
 
 
 def read_train(path: str | Path) -> TrainFile:
