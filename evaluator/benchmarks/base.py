@@ -111,6 +111,8 @@ class Benchmark:
     title: ClassVar[str]
     group_label: ClassVar[str] = "task"  # what a group is called in tables ("task", "file", ...)
     split_names: ClassVar[tuple[str, ...]] = ()  # documented split names (the data may hold fewer)
+    # splits a user may ask for that were never released -> why, and what to pass instead (said as the usage error)
+    unreleased_splits: ClassVar[dict[str, str]] = {}
     # what the published data are called ("not the DSTC6 data"), and what each split and group means, in the
     # benchmark's own words: the leaderboard renders them for any benchmark (none: the names alone are shown)
     data_name: ClassVar[str] = ""
@@ -127,6 +129,7 @@ class Benchmark:
     reads_stdin: ClassVar[bool] = False  # a submission may be ``-`` (standard input)
     problem_codes: ClassVar[dict[str, str]] = {}  # this benchmark's own problem codes -> meaning
     one_split: ClassVar[bool] = False  # a submission file answers one split (several are refused)
+    split_file: ClassVar[str | None] = None  # a split's one file in a data folder ("{split}.txt"), labels inline
     split_folders: ClassVar[bool] = False  # each split is a folder of the data named after it (hosting ships those)
     # where the command line finds data when no --data is given (after the benchmark's sample data is looked up
     # by name): an environment variable naming a folder, and the sub-folder of the embedded simulated challenge
@@ -140,8 +143,11 @@ class Benchmark:
         """The files under the folder ``data`` that scoring ``splits`` reads: the splits' data files, their answer keys
         and what they share (a candidate file, a pool), never another split's (train) files or a run left beside them.
         What a hosted phase's reference data holds, and what its public data is made from (:meth:`public_files`).
-        Default: every file of a split's folder where splits are folders (``split_folders``), else None (cannot
-        tell: every file of ``data``). A file that is not there is left out (the caller keeps the regular ones)."""
+        Default: the ``split_file`` of each split where the benchmark declares one, every file of a split's folder
+        where splits are folders (``split_folders``), else None (cannot tell: every file of ``data``). A file that is
+        not there is left out (the caller keeps the regular ones)."""
+        if self.split_file:
+            return [data / self.split_file.format(split=s) for s in splits]
         if not self.split_folders:
             return None
         return [f for s in splits if (data / s).is_dir() for f in sorted((data / s).rglob("*"))]
@@ -236,6 +242,9 @@ class Benchmark:
                 raise UsageError(f"{self.name}: no split found in the data directory")
             return list(available)
         names = parse_split_names(requested)
+        for name in names:
+            if name in self.unreleased_splits and name not in available:
+                raise UsageError(f"{self.name}: no split {name!r}: {self.unreleased_splits[name]}")
         require_splits(names, available, f"{self.name}: no split {{name!r}} in the data (available: {{known}})")
         return names
 

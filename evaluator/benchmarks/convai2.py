@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dialeval.benchmarks.base import Evaluation, Request, one_split_refusal, parse_split_names
+from dialeval.benchmarks.base import Evaluation, Request, one_split_refusal
 from dialeval.benchmarks.items import ItemSet, score_replies
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
@@ -79,6 +79,10 @@ class ConvAI2(ItemSetBenchmark):
     title = "ConvAI2 (PersonaChat): hits@1/5/10 of 20 candidates per turn, or token F1 of generated replies"
     group_label = "file"
     split_names = SPLITS
+    split_file = DEFAULT_FILE
+    # the test set stayed hidden; ParlAI's convai2 task serves valid when asked for test, dialeval never silently does
+    unreleased_splits = {"test": "the ConvAI2 test set was never released (ParlAI's convai2 task reads the valid set "
+                                 "when asked for test); pass --split valid"}
     data_name = "ConvAI2"
     # the persona variant is the file's: a folder's train_self_original.txt, or whichever train_* file --data names
     split_descriptions = {"train": "training dialogs (PersonaChat; the file's persona variant: self, other, both or "
@@ -95,10 +99,6 @@ class ConvAI2(ItemSetBenchmark):
     def present(self, data: Path) -> dict[str, list[str]]:
         return {s: [p.stem] for s, p in data_files(data).items()}
 
-    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
-        """The splits' files of the folder (``<split>_self_original.txt``, labels inline)."""
-        return [data / DEFAULT_FILE.format(split=s) for s in splits]
-
     def load(self, data, split, group, with_gold, problems):
         path = data_files(data)[split]
         turns, gold = _load(path)
@@ -106,14 +106,6 @@ class ConvAI2(ItemSetBenchmark):
                        turns.turns, names=_names(turns), files=(path,), extra=turns, top_values=_top_f1(turns))
 
     split_of_id = staticmethod(split_of)  # an item id starts with its file's stem: "valid_self_original:1:5"
-
-    def check_split_names(self, requested, available: list[str]) -> list[str]:
-        """``--split test`` says why there is none: the test set stayed hidden, and ParlAI's convai2 task serves the
-        valid set when asked for test (its numbers are valid numbers; dialeval never substitutes one split silently)."""
-        if requested not in (None, "all", ["all"]) and "test" in parse_split_names(requested) and "test" not in available:
-            raise UsageError(f"{self.name}: no split 'test': the ConvAI2 test set was never released (ParlAI's convai2 "
-                             "task reads the valid set when asked for test); pass --split valid")
-        return super().check_split_names(requested, available)
 
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         return ["f1"] if evaluation.submission.get("format") == "text" else list(self.default_metrics)

@@ -31,6 +31,7 @@ class _TsvBenchmark(LabelledBenchmark):
                         "give the answer away where the release puts the true response first of its ten (Ubuntu v1, "
                         "E-commerce); it is not a file dialeval or the release's scorers read either")
     split_names = ("dev", "valid", "test")
+    split_file = "{split}.txt"
     split_descriptions = {"dev": "development contexts (dev.txt)", "valid": "validation contexts (valid.txt)",
                           "test": "test contexts (test.txt), 10 candidate responses each"}
     default_metrics = ("map", "mrr", "p@1", "r10@1", "r10@2", "r10@5")
@@ -43,10 +44,6 @@ class _TsvBenchmark(LabelledBenchmark):
             raise UsageError(f"{data}: no such file, and no {' or '.join(s + '.txt' for s in self.split_names)} in "
                              "such a folder")
         return found
-
-    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
-        """The splits' files (``<split>.txt``, labels inline); never train.txt."""
-        return [data / f"{s}.txt" for s in splits]
 
     def load(self, data, split, group, with_gold, problems):
         path = self.data_file(data, group)

@@ -47,6 +47,7 @@ class Ubuntu(ItemSetBenchmark):
     title = "Ubuntu Dialogue Corpus v2 next-utterance classification, recall@k in 1-of-N"
     group_label = "file"
     split_names = ("valid", "test")
+    split_file = "{split}.csv"
     data_name = "Ubuntu Dialogue Corpus v2"
     split_descriptions = {"valid": "dialogs of May to August 2012: the true next utterance among 10",
                           "test": "dialogs of September to December 2012: the true next utterance among 10"}
@@ -59,10 +60,6 @@ class Ubuntu(ItemSetBenchmark):
         data = Path(data)
         # any file by that name, so that a FIFO or device named test.csv is refused by name when read
         return [s for s in self.split_names if (data / f"{s}.csv").exists() and not (data / f"{s}.csv").is_dir()]
-
-    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
-        """The splits' CSV files (the ground truth is each row's own column); never train.csv."""
-        return [data / group_name(s) for s in splits]
 
     def present(self, data: Path) -> dict[str, list[str]]:
         if not data.is_dir():
