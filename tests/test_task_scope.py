@@ -200,15 +200,7 @@ def test_ubuntu_and_douban_files_outside_task_are_left_out(tmp_path):
         "4 items of files other than test.csv left out (--task test.csv): neither checked nor scored"]
     assert ev.records == score(alone, benchmark="ubuntu", data=str(ub), tasks=["test.csv"]).records
 
-    db = tmp_path / "douban"
-    db.mkdir()
-    shutil.copy(SAMPLES / "douban" / "test.txt", db / "test.txt")
-    shutil.copy(SAMPLES / "douban" / "test.txt", db / "dev.txt")
-    n = sum(1 for _ in open(db / "test.txt")) // 10
-    test = {f"test:{r}": {str(c): (c * r) % 7 + 0.5 for c in range(1, 11)} for r in range(1, n + 1)}
-    bad = {f"dev:{r}": {"99": "x"} for r in range(1, n + 1)}
-    both = write_json(tmp_path / "d.json", {"format": "scores", "items": {**bad, **test}})
-    alone = write_json(tmp_path / "d1.json", {"format": "scores", "items": test})
+    db, n, both, alone, _ = _douban_dev_and_test(tmp_path)
     ev = score(both, benchmark="douban", data=str(db), tasks=["test.txt"])
     assert ev.valid and [p.code for p in ev.problems] == ["other-task"]
     assert ev.records == score(alone, benchmark="douban", data=str(db), tasks=["test.txt"]).records
@@ -255,15 +247,7 @@ def test_babi_dev_items_beside_tst_ones_are_left_out(babi_runs, tmp_path):
 
 
 def test_douban_json_scores_of_another_split_are_left_out(tmp_path):
-    db = tmp_path / "douban"
-    db.mkdir()
-    shutil.copy(SAMPLES / "douban" / "test.txt", db / "test.txt")
-    shutil.copy(SAMPLES / "douban" / "test.txt", db / "dev.txt")
-    n = sum(1 for _ in open(db / "test.txt")) // 10
-    test = {f"test:{r}": {str(c): (c * r) % 7 + 0.5 for c in range(1, 11)} for r in range(1, n + 1)}
-    bad = {f"dev:{r}": {"99": "x"} for r in range(1, n + 1)}
-    both = write_json(tmp_path / "d.json", {"format": "scores", "items": {**bad, **test}})
-    alone = write_json(tmp_path / "d1.json", {"format": "scores", "items": test})
+    db, n, both, alone, bad = _douban_dev_and_test(tmp_path)
     ev = score(both, "test", benchmark="douban", data=str(db))
     assert ev.valid and [p.message for p in ev.problems] == [
         f"{n} items of split dev left out (split test is scored): neither checked nor scored"]
@@ -307,3 +291,18 @@ def test_dstc6_folder_result_files_of_other_splits_are_one_note(tmp_path):
     rc, rep = _report(tmp_path / "run", "--challenge", root, "--split", "tst2")
     assert rc == 0 and rep["problems"] == []
     assert rep["notes"][0] == "6 result files of splits tst1, tst3 left out (split tst2 is scored): not read"
+
+
+def _douban_dev_and_test(tmp_path):
+    """A Douban folder with dev.txt and test.txt (the sample's), JSON scores of every test item plus dev items that
+    name a candidate that does not exist (``both``), of the test items alone (``alone``), and the dev items' scores (``bad``)."""
+    db = tmp_path / "douban"
+    db.mkdir()
+    shutil.copy(SAMPLES / "douban" / "test.txt", db / "test.txt")
+    shutil.copy(SAMPLES / "douban" / "test.txt", db / "dev.txt")
+    n = sum(1 for _ in open(db / "test.txt")) // 10
+    test = {f"test:{r}": {str(c): (c * r) % 7 + 0.5 for c in range(1, 11)} for r in range(1, n + 1)}
+    bad = {f"dev:{r}": {"99": "x"} for r in range(1, n + 1)}
+    both = write_json(tmp_path / "d.json", {"format": "scores", "items": {**bad, **test}})
+    alone = write_json(tmp_path / "d1.json", {"format": "scores", "items": test})
+    return db, n, both, alone, bad
