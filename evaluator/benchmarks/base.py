@@ -154,6 +154,12 @@ class Benchmark:
             return None
         return [f for s in splits if (data / s).is_dir() for f in sorted((data / s).rglob("*"))]
 
+    def key_splits(self, data: Path, keys: Path, splits: list[str]) -> list[str] | None:
+        """Of ``splits``, those whose examples the answer key file ``keys`` (given apart with ``--keys``) answers:
+        where a hosted challenge's phases get it (one key per split). None (the default): cannot tell, every phase
+        gets it."""
+        return None
+
     def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes] | None:
         """What participants may download from a phase's data files (``{path inside the data: bytes}``: the files
         :meth:`scoring_files` gives for its ``splits``; the caller never passes the answer keys given apart with
