@@ -125,6 +125,9 @@ class Benchmark:
     submission_suffixes: ClassVar[tuple[str, ...]] = (".json",)  # how a single-file submission's name ends (grade
     #                                                              finds a run's file by it)
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)
+    # layouts of another tool's printout that ``score --print-as`` can give this benchmark's numbers in
+    # (names of :data:`dialeval.results.printed.SCORE_LAYOUTS`)
+    print_layouts: ClassVar[tuple[str, ...]] = ()
     separate_keys: ClassVar[bool] = False  # answer keys may sit in their own folder (``--keys``)
     reads_stdin: ClassVar[bool] = False  # a submission may be ``-`` (standard input)
     problem_codes: ClassVar[dict[str, str]] = {}  # this benchmark's own problem codes -> meaning

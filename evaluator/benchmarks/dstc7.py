@@ -20,10 +20,9 @@ from pathlib import Path
 from dialeval.benchmarks.base import Option, Request, parse_split_names
 from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
-from dialeval.benchmarks.listed import CONTEXTS, listed_gold, one_file, shared_pool, side_file
+from dialeval.benchmarks.listed import CONTEXTS, answered_splits, listed_gold, one_file, shared_pool, side_file
 from dialeval.core.errors import UsageError
 from dialeval.formats.dstc7 import NONE, RANKING, name_fields, read_data
-from dialeval.formats.listed import read_answer_key
 
 SUBTASK_2_LISTED = 100
 """A subtask 2 ranking lists the top 100 of the pool (submission.rst); strict mode refuses more, while the official
@@ -81,17 +80,8 @@ class DSTC7(ItemSetBenchmark):
         return sorted(p for p in data.iterdir() if _data_split(p.name) in splits or "pool" in p.name.lower())
 
     def key_splits(self, data: Path, keys: Path, splits: list[str]) -> list[str]:
-        """The splits whose data files hold examples the ground truth TSV names, those of the files withholding
-        their answers (test files, which need it) first: a dev file may reuse the test's example ids."""
-        named = set(read_answer_key(keys, RANKING))
-        hits: dict[str, bool] = {}  # split -> one of its files it answers withholds the answers
-        for p in self._files(Path(data)):
-            split = name_fields(p.name)[2] or "test"
-            if split in splits:
-                df = read_data(p)
-                if named.intersection(df.ids):
-                    hits[split] = hits.get(split, False) or df.correct is None
-        return sorted([s for s, withheld in hits.items() if withheld] or hits)
+        at = [(name_fields(p.name)[2] or "test", p) for p in self._files(Path(data))]
+        return answered_splits([(s, read_data(p)) for s, p in at if s in splits], keys, RANKING)
 
     def splits(self, data: Path) -> list[str]:
         return sorted({name_fields(p.name)[2] or "test" for p in self._files(Path(data))})
