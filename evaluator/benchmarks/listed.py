@@ -217,11 +217,19 @@ def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, ben
             "as the official scorer reads them", "warning")
     if numbers and not strict and form.number_ids:
         add("official-quirk", "", form.number_ids.format(n=numbers), "warning")
+    unlisted = 0  # missing examples past the cap: one summary line stands for them (its count), as items.py says
     for k, s in enumerate(sets):
         for i, iid in enumerate(s.item_ids):
-            if (k, i) not in listed and not s.optional and not problems.full("missing-dialog", "warning"):
+            if (k, i) in listed or s.optional:
+                continue
+            if problems.kept.get("missing-dialog", 0) < problems.cap:
                 problems.append(Problem("missing-dialog", "", f"{form.noun} {iid} is not ranked: it scores 0",
                                         "warning", fname))
+            else:
+                unlisted += 1
+    if unlisted:
+        problems.always(Problem("missing-dialog", "", f"... {unlisted:,} more {form.noun}s are not ranked: each scores 0",
+                                "warning", fname, count=unlisted))
     table = _table(sets, listed, benchmark, values) if scoring else None
     info = {"path": str(sub), "kind": "file", "sha256": file_sha256(sub), "format": form.name}
     return table, problems.close(), info
