@@ -35,7 +35,7 @@ from dialeval.formats.fbdialog import Line, write_candidates, write_conversation
 from dialeval.simulator.kb import DEFAULT_KB_SEED, build_kb, write_kb
 from dialeval.simulator.tasks import Conversation, ItemOptions, TaskSimulator, simulate_items
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 """Bumped whenever the same parameters would produce different files (it names the default-challenge cache)."""
 
 TRAIN_SPLIT = "trn"

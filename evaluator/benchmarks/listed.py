@@ -126,6 +126,18 @@ def answer_key(ids: list[str], given, keys: dict | None, keys_path, data_path, n
     return ids, [list(dict.fromkeys(g.strip() for g in keys[e] if g.strip())) for e in ids]
 
 
+def answered_splits(files: list[tuple[str, ItemFile]], keys_path: Path, form: ListedForm) -> list[str]:
+    """The splits whose data files (``(split, file)`` pairs) hold items the answer key at ``keys_path`` names, those
+    of files withholding their answers (test files, which need it) first: a dev file may reuse the test's item ids.
+    Where a hosted challenge's phases get the key (:meth:`~dialeval.benchmarks.base.Benchmark.key_splits`)."""
+    named = set(read_answer_key(keys_path, form))
+    hits: dict[str, bool] = {}  # split -> one of its files the key answers withholds its answers
+    for split, df in files:
+        if named.intersection(df.ids):
+            hits[split] = hits.get(split, False) or df.correct is None
+    return sorted([s for s, withheld in hits.items() if withheld] or hits)
+
+
 def listed_gold(data: ItemFile, allowed: list, keys_path: Path | None, form: ListedForm, none_ok: bool,
                 official=None) -> tuple[list, list]:
     """(each scored item's correct ids, the scored items' ids) of a data file (:func:`answer_key`: its own correct

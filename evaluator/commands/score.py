@@ -15,6 +15,7 @@ from dialeval.commands.wording import reword
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem, describe
 from dialeval.core.termsafe import safe
+from dialeval.results.printed import SCORE_LAYOUTS
 
 SCREEN_PER_CODE = 5
 
@@ -392,6 +393,37 @@ def _check_text_options(metrics, vectors, vformat, embedding_preset) -> None:
                      "vector-extrema), and none is asked for: add one to --metrics (e.g. --metrics p@1,embedding-average)")
 
 
+def _check_print_as(print_as, benchmark, metrics, as_json, as_csv) -> None:
+    """``--print-as``: a layout the benchmark has, with the numbers it prints, and not beside another stdout format."""
+    if not print_as:
+        return
+    from dialeval.benchmarks import registry
+    from dialeval.results.printed import DSTC6_OFFICIAL_METRICS
+
+    if as_json or as_csv:
+        raise UsageError(f"give --print-as or {'--json' if as_json else '--csv'}, not both (both print on stdout)")
+    if benchmark in registry.names() and print_as not in registry.get(benchmark).print_layouts:
+        raise UsageError(f"--print-as {print_as}: not a layout of benchmark {benchmark} "
+                         f"(it has {', '.join(registry.get(benchmark).print_layouts) or 'none'})")
+    if metrics and not set(DSTC6_OFFICIAL_METRICS) <= {m.strip() for m in metrics.split(",")}:
+        raise UsageError(f"--print-as {print_as} prints {', '.join(DSTC6_OFFICIAL_METRICS)}: add them to --metrics "
+                         "or leave --metrics out")
+
+
+def _print_as(report, print_as: str) -> None:
+    """The tool's lines alone on stdout; the signature (naming the layout) and the data line on stderr."""
+    from dataclasses import replace
+
+    from dialeval.core.termsafe import table_console
+    from dialeval.results.printed import dstc6_official_lines
+    from dialeval.results.render import print_footer
+
+    for line in dstc6_official_lines(report):
+        click.echo(line)
+    signed = replace(report, signature=report.signature.with_fields(print=print_as))
+    print_footer(signed, table_console(stderr=True))
+
+
 @click.command("score", cls=BenchmarkCommand, scoring=True)
 @click.argument("submission", type=click.Path())
 @common_options
@@ -407,8 +439,11 @@ def _check_text_options(metrics, vectors, vformat, embedding_preset) -> None:
 @click.option("--csv", "as_csv", is_flag=True, help="Print the results as CSV (same columns as the JSON records).")
 @click.option("--per-item", type=click.Path(dir_okay=False), default=None,
               help="Write JSONL (item id, group, gold rank) to FILE. ORGANIZERS ONLY: it reveals the answer key.")
+@click.option("--print-as", "print_as", type=click.Choice(tuple(SCORE_LAYOUTS)), default=None,
+              help="Print the numbers in another tool's layout instead of the table (dstc6-official: the official "
+                   "DSTC6 scorer's 'Precision @1: <float>' lines per answer file); the signature goes to stderr.")
 def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json, out, max_problems, embedding_preset,
-              vectors, vformat, metrics, keys, as_csv, per_item, **bench_opts):
+              vectors, vformat, metrics, keys, as_csv, per_item, print_as, **bench_opts):
     """Validate and score SUBMISSION on a benchmark (default dstc6: P@1, P@2, P@5, MRR per task and split).
 
     Exit 0 scored, 1 invalid (strict mode) or a submission the official scorer would crash on (--lenient),
@@ -417,6 +452,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
     from dialeval.api import score
 
     refuse_empty("--metrics", metrics, "for the benchmark's own metrics")
+    _check_print_as(print_as, benchmark, metrics, as_json, as_csv)
     _check_text_options(metrics, vectors, vformat, embedding_preset)
     if vectors != "default" and vformat != "default":  # a missing or special file is refused before any work
         from dialeval.files.read import check_regular
@@ -435,7 +471,9 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         # problems go to stderr, so a --csv on stdout stays a clean table
         _print_problems(report.problems, max_problems, benchmark)
     if not (as_json or as_csv or out) or to_file:
-        if report.valid:
+        if report.valid and print_as:
+            _print_as(report, print_as)
+        elif report.valid:
             from dialeval.results.render import print_table
 
             print_table(report)
@@ -468,7 +506,8 @@ def benchmarks_cmd(as_json):
                      "metrics": list(b.default_metrics), "group": b.group_label,
                      "submissions": list(b.submission_formats),
                      "options": [o.flag for o in b.options if o.cli] + (["--keys"] if b.separate_keys else []),
-                     "api_options": [o.name for o in b.options if not o.cli]})
+                     "api_options": [o.name for o in b.options if not o.cli],
+                     "print_as": list(b.print_layouts)})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return 0
@@ -479,7 +518,15 @@ def benchmarks_cmd(as_json):
         for label, value in (("splits", " ".join(r["splits"])), ("metrics", ", ".join(r["metrics"])),
                              ("submissions", "; ".join(r["submissions"])),
                              ("options", " ".join(r["options"]) or "none"),
-                             *((("API options", ", ".join(r["api_options"])),) if r["api_options"] else ())):
+                             *((("API options", ", ".join(r["api_options"])),) if r["api_options"] else ()),
+                             *((("print as", "; ".join(f"--print-as {p}: {SCORE_LAYOUTS[p]}" for p in r["print_as"])),)
+                               if r["print_as"] else ())):
             click.echo(textwrap.fill(value, width=100, initial_indent=f"  {label + ':':<13}",
                                      subsequent_indent=" " * 15))
+    from dialeval.results.printed import EMBED_LAYOUTS
+
+    # the embedding metrics belong to no one benchmark: their tools' printed layouts are named once, after the list
+    click.echo("embedding metrics (dialeval embed):")
+    click.echo(textwrap.fill("; ".join(f"--print-as {k}: {v}" for k, v in EMBED_LAYOUTS.items()), width=100,
+                             initial_indent=f"  {'print as:':<13}", subsequent_indent=" " * 15))
     return 0

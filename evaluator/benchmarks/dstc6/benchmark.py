@@ -89,6 +89,7 @@ class DSTC6(Benchmark):
         "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     }
     separate_keys = True
+    print_layouts = ("dstc6-official",)  # score --print-as dstc6-official: the official scorer's three lines
     reads_stdin = True  # a result file or a .tgz on standard input (benchmarks/dstc6/submission.py)
     split_folders = True  # tst1/ ... tst4/
     data_env = "DIALEVAL_CHALLENGE"
