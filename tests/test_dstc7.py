@@ -495,11 +495,15 @@ def test_issue_25s_benchmarks_stay_within_200_lines_with_their_reader(name):
     assert lines <= 200, f"{name}: {lines} lines (benchmark module + reader); issue 25 caps them at 200"
 
 
-@pytest.mark.parametrize("name", ["airdialogue"])
+@pytest.mark.parametrize("name", ["airdialogue", "movie_dialog", "ubuntu", "dstc7", "convai2", "douban"])
 def test_benchmark_modules_stay_declarations_within_200_lines(name):
-    """The design's "a benchmark declares; the shared skeleton does the loop", at issue 25's 200 lines, for a benchmark
-    whose files need more than one reader: the benchmark module alone (``wc -l``). AirDialogue's was 825 lines while it
-    checked predictions, built KB arrays and assembled its numbers itself; now formats/airdialogue.py reads the data
-    and KB, formats/airdialogue_predictions.py the predictions, and metrics/airdialogue.py computes every number."""
+    """The design's "a benchmark declares; the shared skeleton does the loop", at issue 25's 200 lines, counted as
+    ``wc -l`` of the benchmark module alone: parsing lives in its readers (``formats/``), metric math in ``metrics/``
+    and what other benchmarks share in the skeleton. AirDialogue's was 825 lines while it checked predictions, built
+    KB arrays and assembled its numbers itself; now formats/airdialogue.py reads the data and KB,
+    formats/airdialogue_predictions.py the predictions, and metrics/airdialogue.py computes every number. Movie
+    Dialog's was 556 while it read task and candidate files and rewrote text-named candidates: now formats/movie.py
+    reads, and the rewrite is skeleton (benchmarks/textids.py over formats/textnames.py). Issue 25's benchmarks are
+    held to 200 lines with their reader as well (above)."""
     lines = len((REPO / "evaluator" / "benchmarks" / f"{name}.py").read_bytes().splitlines())
     assert lines <= 200, f"{name}: {lines} lines (benchmark module); a benchmark module declares within 200"

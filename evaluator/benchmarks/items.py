@@ -277,7 +277,7 @@ def score_items(
     nested = tuple(sorted({int(n) for n in nested}))
     out = _Out(item_sets, nested, other_split_of)
     golds = scoring
-    problems = Capped(make=lambda message, severity: Problem("", "", message, severity, fname))
+    problems = Capped(file=fname)
     split_problem = None  # items of other splits: one warning, or the wrong-split error
     if suffix in (".npy", ".csv"):
         fmt = suffix[1:]
