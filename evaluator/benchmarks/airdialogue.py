@@ -39,12 +39,11 @@ GROUP = "state"
 for _name in (*METRICS, *EXTRA_METRICS):
     register(value_metric(_name, adm.METRIC_DESCRIPTIONS[_name]))
 
-OPTION_DEFAULTS = {"flight_distance": "current", "exact_name": "tokens", "lenient": False, "source": "submission",
-                   "bleu": "auto"}
 
-
-def _options(options: dict) -> dict:
-    o = {**OPTION_DEFAULTS, **{k: v for k, v in (options or {}).items() if v is not None}}
+def _options(options: dict, declared: tuple[Option, ...]) -> dict:
+    """The options given, else their declared defaults, checked here too (a direct ``evaluate`` call skips the
+    registry's check)."""
+    o = {x.name: x.default for x in declared} | {k: v for k, v in (options or {}).items() if v is not None}
     if o["flight_distance"] not in adm.FLIGHT_DISTANCES:
         raise UsageError(f"--flight-distance must be one of {', '.join(adm.FLIGHT_DISTANCES)}")
     if o["exact_name"] not in adm.EXACT_NAMES:
@@ -110,7 +109,7 @@ class AirDialogue(Benchmark):
         return [*METRICS, *(m for m in EXTRA_METRICS if t is not None and m in t.values)]
 
     def evaluate(self, request: Request) -> Evaluation:
-        o = _options(request.options)
+        o = _options(request.options, self.options)
         (split,) = self.choose_splits(request, self.splits(request.data))
         if request.groups and set(request.groups) != {GROUP}:
             raise UsageError(f"airdialogue has one task, {GROUP!r}")

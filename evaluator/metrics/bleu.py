@@ -57,13 +57,17 @@ def bleu_class():
 def selfplay_bleu(pred_dialogues: list[list[str]], gold_dialogues: list[list[str]]) -> tuple[np.ndarray, str]:
     """(sentence BLEU ×100 per dialogue, embedded signature): per dialogue BLEU-4 of the flattened generated
     dialogue against the reference one (module docstring; sacrebleu ``sentence_score``, the toolkit's selfplay
-    ``bleu``). An empty generated dialogue scores 0."""
+    ``bleu``). An empty generated dialogue scores 0 (so do all of them when none has a text to compare)."""
     bleu = bleu_class()(effective_order=True)
     out = np.zeros(len(gold_dialogues))
+    scored = False
     for i, (p, g) in enumerate(zip(pred_dialogues, gold_dialogues)):
         hyp, ref = dialogue_text(p), dialogue_text(g)
         if hyp and ref:
             out[i] = bleu.sentence_score(hyp, [ref]).score
+            scored = True
+    if not scored:  # sacrebleu learns the reference count (in its signature) from a first evaluation: one reference
+        bleu.sentence_score("-", ["-"])
     return out, signature_text(bleu.get_signature())
 
 
