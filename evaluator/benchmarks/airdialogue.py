@@ -601,7 +601,8 @@ def gold_columns(kb: adm.KBArrays, gold_flights: list[list[int]], data_name: str
 
 # ---------------------------------------------------------------------------------------------- benchmark
 OPTION_DEFAULTS = {"flight_distance": "current", "exact_name": "tokens", "lenient": False, "source": "submission",
-                   "bleu": "auto"}
+                   "bleu": "auto", "bleu_variant": None}
+BLEU_VARIANTS = ("sacrebleu", "toolkit")  # dialeval.metrics.bleu.BLEU_VARIANTS (kept import-free: the CLI lists it)
 
 
 def _options(options: dict) -> dict:
@@ -615,6 +616,8 @@ def _options(options: dict) -> dict:
     if o["bleu"] not in ("auto", "yes", "no", True, False):
         raise UsageError("bleu must be auto, yes or no")
     o["bleu"] = {True: "yes", False: "no"}.get(o["bleu"], o["bleu"])
+    if o["bleu_variant"] not in (None, *BLEU_VARIANTS):
+        raise UsageError(f"--bleu-variant must be one of {', '.join(BLEU_VARIANTS)}")
     o["lenient"] = bool(o["lenient"])
     return o
 
@@ -657,6 +660,9 @@ class AirDialogue(Benchmark):
         Option("source", "submission (default) or human: score the data file's own actions.", kind="choice",
                choices=("submission", "human"), default="submission", cli=False),
         Option("bleu", "auto, yes or no: BLEU of the predicted utterances.", kind="text", default="auto", cli=False),
+        Option("bleu_variant", "airdialogue: self-play BLEU by sacrebleu (default) or as the toolkit computes it "
+                               "(toolkit: turns split on ':', NLTK word tokens, no smoothing; the toolkit-bleu extra).",
+               kind="choice", choices=BLEU_VARIANTS, default="sacrebleu", scoring_only=True),
     )
 
     def splits(self, data: Path) -> list[str]:
@@ -683,6 +689,10 @@ class AirDialogue(Benchmark):
 
     def evaluate(self, request: Request) -> Evaluation:
         o = _options(request.options)
+        if o["bleu_variant"] == "toolkit" and request.scoring:  # NLTK and its model are checked before any work
+            from dialeval.metrics.bleu import nltk_word_tokenize
+
+            nltk_word_tokenize()
         (split,) = self.choose_splits(request, self.splits(request.data))
         if request.groups and set(request.groups) != {GROUP}:
             raise UsageError(f"airdialogue has one task, {GROUP!r}")
@@ -765,12 +775,16 @@ class AirDialogue(Benchmark):
                                                  count=len(gold_status))
         bleu_wanted = o["bleu"] == "yes" or (o["bleu"] == "auto" and o["source"] == "submission" and n_scored > 0
                                              and all(d is not None for d in preds.dialogues))
+        if o["bleu_variant"] and not bleu_wanted:  # given, it would change nothing: the user expects a BLEU
+            raise UsageError(f"--bleu-variant {o['bleu_variant']} chooses the self-play BLEU, and no BLEU is computed "
+                             "here (it needs a \"dialogue\" on every prediction line): leave it out")
         if bleu_wanted:
             if gold_dialogues is None:
                 gold_dialogues = fmt.read_gold(data_path, with_dialogue=True)[3][:n_scored]
             from dialeval.metrics.bleu import selfplay_bleu
 
-            per_item, bleu_sig = selfplay_bleu([d or [] for d in preds.dialogues], gold_dialogues)
+            per_item, bleu_sig = selfplay_bleu([d or [] for d in preds.dialogues], gold_dialogues,
+                                               variant=o["bleu_variant"] or "sacrebleu")
             values["bleu"] = per_item
             fields["bleu"] = bleu_sig
         from dialeval.core.ranks import RankTable
