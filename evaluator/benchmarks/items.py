@@ -312,6 +312,7 @@ def score_items(
         except UnreadableInput as e:  # the participant's file (not JSON, a BOM, compressed...): exit 1
             problems.append(Problem(e.code, "", e.reason, "error", fname))
         if readable:
+            _task_hint(item_sets, out, problems, fname, split, group_label)
             _missing_warnings(item_sets, out, problems, fname, split)
         if out.left_out:
             problems.always(other_group_warning(out.left_out, item_sets, group_label, fname))
@@ -412,6 +413,20 @@ def other_group_warning(n: int, sets: list[ItemSet], group_label: str, fname: st
     asked = ",".join(dict.fromkeys(s.group for s in sets if not s.optional))
     return Problem("other-task", "", f"{n:,} item{'' if n == 1 else 's'} of {group_label}s other than {asked} left out "
                    f"(--task {asked}): neither checked nor scored", "warning", fname)
+
+
+def _task_hint(sets, out: _Out, problems: list[Problem], fname: str, split: str, group_label: str) -> None:
+    """A run ranking only some groups of the split (of --task, when given) is pointed at --task, as DSTC6's are: the other
+    groups' items count as misses, which pulls its all-groups numbers down."""
+    ranked: dict[str, bool] = {}
+    for s, seen in zip(sets, out.seen, strict=True):
+        if not s.optional:
+            ranked[s.group] = ranked.get(s.group, False) or bool(seen.any())
+    if not any(ranked.values()) or all(ranked.values()):
+        return
+    only = ",".join(g for g, r in ranked.items() if r)
+    problems.append(Problem("task-hint", "", f"only {group_label}(s) {only} of split {split} are ranked: the other "
+                            f"{group_label}s' items count as misses; --task {only} scores just those", "warning", fname))
 
 
 def _missing_warnings(sets, out: _Out, problems: list[Problem], fname: str, split: str) -> None:

@@ -189,7 +189,7 @@ class LabelledBenchmark(ItemSetBenchmark):
         missing = sum(int((~m).sum()) for m in seen.values())
         if missing:
             found.append(Problem("missing-dialog", "", f"{missing:,} {'context is' if missing == 1 else 'contexts are'} "
-                                 "not in the submission: each scores 0 on every metric", "warning", file))
+                                 "not in the submission: each scores 0 on every metric", "warning", file, count=missing))
         if left_out:
             found.always(other_group_warning(left_out, [*sets, *outside], self.group_label, file))
         if other_splits:

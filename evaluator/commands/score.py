@@ -101,6 +101,20 @@ def common_options(f):
     return f
 
 
+def _default_text(owners: list) -> str:
+    """`` [default: X]``, or each benchmark's own default where the benchmarks sharing an option differ (Douban's
+    ``--contexts`` counts mixed contexts, DSTC8's every example): one default would be wrong for the others."""
+    by_default: dict[str, list[str]] = {}
+    for bench, opt in owners:
+        if opt.default is not None and opt.kind != "flag":
+            by_default.setdefault(str(opt.default), []).append(bench)
+    if len(by_default) == 1:
+        return f" [default: {next(iter(by_default))}]"
+    if not by_default:
+        return ""
+    return " [default: " + "; ".join(f"{', '.join(b)}: {d}" for d, b in by_default.items()) + "]"
+
+
 def benchmark_params(scoring: bool, names: list[str] | None = None) -> list[click.Option]:
     """Click options for every option the benchmarks ``names`` (None: every registered one) declare
     (``Benchmark.options``): this module names none of them. Each is None unless given, so the benchmark
@@ -113,7 +127,7 @@ def benchmark_params(scoring: bool, names: list[str] | None = None) -> list[clic
         if not o.cli or (o.scoring_only and not scoring):
             continue
         helps = list(dict.fromkeys(opt.help for _, opt in owners))
-        text = " ".join(helps) + (f" [default: {o.default}]" if o.default is not None and o.kind != "flag" else "")
+        text = " ".join(helps) + _default_text(owners)
         if o.kind == "flag":
             out.append(click.Option([o.flag, name], is_flag=True, default=None, help=text))
         elif o.kind == "int":
@@ -310,6 +324,10 @@ def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, 
 
     if as_json and as_csv:
         raise UsageError("give --json or --csv, not both")
+    out, per_item = (list(outs) + [None, None])[:2]
+    if per_item == "-" and (out == "-" or (as_json or as_csv) and not out):  # one stream cannot hold both
+        raise UsageError(f"--per-item - and {'--out -' if out == '-' else '--json' if as_json else '--csv'} would both "
+                         "write to standard output: give one of them a file")
     refuse_shared_outputs(dict(zip(("--out", "--per-item"), outs)))
     if submission != "-":
         protect(submission, "the submission")
@@ -453,6 +471,9 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
 
     refuse_empty("--metrics", metrics, "for the benchmark's own metrics")
     _check_print_as(print_as, benchmark, metrics, as_json, as_csv)
+    if print_as and per_item == "-":
+        raise UsageError(f"--per-item - and --print-as {print_as} would both write to standard output: give "
+                         "--per-item a file")
     _check_text_options(metrics, vectors, vformat, embedding_preset)
     if vectors != "default" and vformat != "default":  # a missing or special file is refused before any work
         from dialeval.files.read import check_regular
@@ -474,9 +495,11 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         if report.valid and print_as:
             _print_as(report, print_as)
         elif report.valid:
+            from dialeval.core.termsafe import table_console
             from dialeval.results.render import print_table
 
-            print_table(report)
+            # with --per-item -, standard output holds the per-item lines alone (as embed --per-pair -)
+            print_table(report, table_console(stderr=per_item == "-"))
         else:
             click.echo(f"{safe(submission)}: INVALID, not scored ({report.counts['errors']} error(s)); "
                        "see above, or --json for the full list", err=True)

@@ -62,6 +62,7 @@ CODES: dict[str, str] = {
     "wrong-split": "the submitted ids belong to another split of the data (the message names it)",
     # --task scopes validation as well as scoring
     "other-task": "(warning) items (or files) of tasks outside --task, left out: neither checked nor scored",
+    "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     "other-split": "(warning) items of splits of the data other than the one scored, left out: neither checked nor scored",
 }
 
