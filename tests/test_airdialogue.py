@@ -653,3 +653,23 @@ def test_simulate_never_replaces_a_split_silently(tmp_path):
     assert len((d / "dev_data.json").read_text().splitlines()) == 2
     r = run_cli("airdialogue", "simulate", "--out", d, "--n", "2", "--split", "../escape")
     assert r.returncode == 2 and not (tmp_path / "escape_data.json").exists()
+
+
+def test_selfplay_bleu_with_no_dialogue_to_compare_scores_zero(tmp_path):
+    # before: a self-play run whose every dialogue is empty (or asked for bleu without dialogues) ended in an internal
+    # error, exit 3: sacrebleu has no signature before its first evaluation, and no line had a pair to evaluate
+    from conftest import REPO, run_cli
+
+    sample = REPO / "submissions" / "samples" / "airdialogue"
+    lines = [json.loads(x) | {"dialogue": []} for x in open(sample / "example-run.jsonl")]
+    sub = write_preds(tmp_path / "empty-dialogues.jsonl", lines)
+    r = run_cli("score", sub, "--benchmark", "airdialogue", "--data", sample, "--split", "dev", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert "|bleu:sacrebleu,nrefs:1," in report["signature"]
+    bleu = [x["value"] for x in report["results"] if x["metric"] == "bleu" and x["group"] == "state" and not x["subset"]]
+    assert bleu == [0.0], report["results"]
+    _, ev = evaluate(sample / "example-run.jsonl", benchmark="airdialogue", data=sample, split="dev",
+                     options={"bleu": "yes"})  # no line has a dialogue
+    assert ev.table.values["bleu"].tolist() == [0.0] * len(lines)
+    assert ev.signature_fields["bleu"].startswith("sacrebleu,nrefs:1,")

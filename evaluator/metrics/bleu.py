@@ -144,8 +144,8 @@ def selfplay_bleu(pred_dialogues: list[list[str]], gold_dialogues: list[list[str
                   variant: str = "sacrebleu") -> tuple[np.ndarray, str]:
     """(sentence BLEU ×100 per dialogue, embedded signature): per dialogue BLEU-4 of the flattened generated
     dialogue against the reference one (module docstring; sacrebleu ``sentence_score``, the toolkit's selfplay
-    ``bleu``). An empty generated dialogue scores 0. ``variant="toolkit"``: the toolkit's ':' split, NLTK tokens
-    and unsmoothed BLEU (:func:`toolkit_bleu`)."""
+    ``bleu``). An empty generated dialogue scores 0 (so do all of them when none has a text to compare).
+    ``variant="toolkit"``: the toolkit's ':' split, NLTK tokens and unsmoothed BLEU (:func:`toolkit_bleu`)."""
     if variant == "toolkit":
         tokenize, nltk_sig = nltk_word_tokenize()
 
@@ -157,10 +157,14 @@ def selfplay_bleu(pred_dialogues: list[list[str]], gold_dialogues: list[list[str
         return out, toolkit_signature("nltk-word_tokenize," + nltk_sig)
     bleu = bleu_class()(effective_order=True)
     out = np.zeros(len(gold_dialogues))
+    scored = False
     for i, (p, g) in enumerate(zip(pred_dialogues, gold_dialogues)):
         hyp, ref = dialogue_text(p), dialogue_text(g)
         if hyp and ref:
             out[i] = bleu.sentence_score(hyp, [ref]).score
+            scored = True
+    if not scored:  # sacrebleu learns the reference count (in its signature) from a first evaluation: one reference
+        bleu.sentence_score("-", ["-"])
     return out, signature_text(bleu.get_signature())
 
 
