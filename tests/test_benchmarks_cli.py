@@ -17,7 +17,7 @@ def _fields(rec: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def ubuntu_dir(tmp_path_factory):
-    from dialeval.formats.ubuntu import write_fixture
+    from dialeval.simulator.ubuntu import write_fixture
 
     d = tmp_path_factory.mktemp("ubuntu")
     write_fixture(d, seed=3, n_train=60, n_valid=20, n_test=40)

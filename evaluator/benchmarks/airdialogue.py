@@ -39,13 +39,12 @@ GROUP = "state"
 for _name in (*METRICS, *EXTRA_METRICS):
     register(value_metric(_name, adm.METRIC_DESCRIPTIONS[_name]))
 
-OPTION_DEFAULTS = {"flight_distance": "current", "exact_name": "tokens", "lenient": False, "source": "submission",
-                   "bleu": "auto", "bleu_variant": None}
 BLEU_VARIANTS = ("sacrebleu", "toolkit")  # dialeval.metrics.bleu.BLEU_VARIANTS (kept import-free: the CLI lists it)
 
-
-def _options(options: dict) -> dict:
-    o = {**OPTION_DEFAULTS, **{k: v for k, v in (options or {}).items() if v is not None}}
+def _options(options: dict, declared: tuple[Option, ...]) -> dict:
+    """The options given, else their declared defaults, checked here too (a direct ``evaluate`` call skips the
+    registry's check)."""
+    o = {x.name: x.default for x in declared} | {k: v for k, v in (options or {}).items() if v is not None}
     if o["flight_distance"] not in adm.FLIGHT_DISTANCES:
         raise UsageError(f"--flight-distance must be one of {', '.join(adm.FLIGHT_DISTANCES)}")
     if o["exact_name"] not in adm.EXACT_NAMES:
@@ -55,7 +54,7 @@ def _options(options: dict) -> dict:
     if o["bleu"] not in ("auto", "yes", "no", True, False):
         raise UsageError("bleu must be auto, yes or no")
     o["bleu"] = {True: "yes", False: "no"}.get(o["bleu"], o["bleu"])
-    if o["bleu_variant"] not in (None, *BLEU_VARIANTS):
+    if o["bleu_variant"] not in BLEU_VARIANTS:
         raise UsageError(f"--bleu-variant must be one of {', '.join(BLEU_VARIANTS)}")
     o["lenient"] = bool(o["lenient"])
     return o
@@ -116,7 +115,7 @@ class AirDialogue(Benchmark):
         return [*METRICS, *(m for m in EXTRA_METRICS if t is not None and m in t.values)]
 
     def evaluate(self, request: Request) -> Evaluation:
-        o = _options(request.options)
+        o = _options(request.options, self.options)
         if o["bleu_variant"] == "toolkit" and request.scoring:  # NLTK and its model are checked before any work
             from dialeval.metrics.bleu import nltk_word_tokenize
 
@@ -169,7 +168,7 @@ class AirDialogue(Benchmark):
             values["selfplay-mean4"] = adm.selfplay_mean4(values)
         values["gold-status-code"] = adm.status_codes(g_status)
         bleu = want_bleu or (o["bleu"] == "auto" and not human and n_data > 0 and None not in preds.dialogues)
-        if o["bleu_variant"] and not bleu:  # given, it would change nothing: the user expects a BLEU
+        if (request.options or {}).get("bleu_variant") and not bleu:  # given, it would change nothing
             raise UsageError(f"--bleu-variant {o['bleu_variant']} chooses the self-play BLEU, and no BLEU is computed "
                              "here (it needs a \"dialogue\" on every prediction line): leave it out")
         if bleu:
@@ -178,7 +177,7 @@ class AirDialogue(Benchmark):
             if g_dialogues is None:
                 g_dialogues = fmt.read_gold(data_path, with_dialogue=True)[3][:n_data]
             values["bleu"], fields["bleu"] = selfplay_bleu([d or [] for d in preds.dialogues], g_dialogues,
-                                                           variant=o["bleu_variant"] or "sacrebleu")
+                                                           variant=o["bleu_variant"])
         from dialeval.core.ranks import RankTable
 
         ev.table = RankTable.build(benchmark=self.name, split=split, group=GROUP, values=values, n_candidates=1,

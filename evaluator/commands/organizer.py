@@ -423,6 +423,10 @@ def registry_export_cmd(registry_dir, out, fmt, with_contact):
 
     protect(registry_dir, "the registry")  # an export must never replace the database it reads
     check_output(out, parents=True)
+    if out != "-":  # nor sit among the organizer's inputs, where the next grade would take it for a run
+        from dialeval.leaderboard.outdir import check_outside_inputs
+
+        check_outside_inputs(out, Path(registry_dir), "the export")
     fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
     with Registry(registry_dir, create=False) as reg:
         n = (export_csv if fmt == "csv" else export_jsonl)(reg, Path(out), with_contact=with_contact)
@@ -461,22 +465,12 @@ def leaderboard_group():
 
 
 def _check_site_folder(out: Path, registry_dir: Path) -> None:
-    """The site folder is replaced as a whole: see :func:`dialeval.leaderboard.outdir.check_out_folder`."""
-    import os
+    """The site folder is replaced as a whole: see :func:`dialeval.files.outdir.check_out_folder`."""
+    from dialeval.files.outdir import check_out_folder
+    from dialeval.leaderboard.outdir import SITE, check_outside_inputs
 
-    from dialeval.leaderboard.outdir import check_out_folder
-
-    check_out_folder(out, protect={"the registry": registry_dir})
-    # nor inside the registry's folder (it holds contacts and per-item gold ranks; a site is made to be published)
-    # or inside a runs folder (the next grade would take the site for a team's run)
-    where = Path(os.path.realpath(out))
-    if registry_dir.is_dir() and Path(os.path.realpath(registry_dir)) in where.parents:
-        raise UsageError(f"--out {out}: inside the registry's folder {registry_dir}, which holds team contacts and "
-                         "per-item results; build the public site elsewhere")
-    parent = where.parent
-    if parent.is_dir() and any(q.name.endswith(".team.json") or (q / "team.json").is_file() for q in parent.iterdir()):
-        raise UsageError(f"--out {out}: inside a runs folder ({parent.name} holds team runs), where the next grade "
-                         "would take the site for a run; build it elsewhere")
+    check_out_folder(out, SITE, protect={"the registry": registry_dir})
+    check_outside_inputs(out, registry_dir, "the site")  # a site is made to be published, never among the inputs
 
 
 @leaderboard_group.command("build")
