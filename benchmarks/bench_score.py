@@ -102,7 +102,7 @@ def write_synthetic_split(root: Path, n_items: int, seed: int = 0, cands=(7, 7, 
             n = cands[i % len(cands)]
             cids = [_id(0x10000000 + task, i * 16 + j) for j in range(n)]
             gold = cids[rng.randrange(n)]
-            cand_json = ", ".join(f'{{"candidate_id": "{c}", "utterance": "bot says {j}"}}' for j, c in enumerate(cids))
+            cand_json = ", ".join(f'{{"utterance": "bot says {j}", "candidate_id": "{c}"}}' for j, c in enumerate(cids))
             test_parts.append(
                 f'{{"dialog_id": "{did}", "candidates": [{cand_json}], '
                 f'"utterances": ["hello", "hello what can i help you with today", "i want food {i % 97}"]}}'

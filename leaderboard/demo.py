@@ -173,8 +173,9 @@ def _arrivals(runs_dir: Path, names: list[str]) -> list[tuple[str, list[str]]]:
 def check_site_folder(out_dir: str | Path) -> None:
     """Refuse (one line, exit 2) an ``out_dir/site`` the build could not replace, before anything is written:
     a demo must not leave runs and a registry behind and then fail on its site folder."""
-    from dialeval.leaderboard.outdir import check_out_folder
+    from dialeval.files.outdir import check_out_folder
+    from dialeval.leaderboard.outdir import SITE
 
     out_dir = Path(out_dir)
-    check_out_folder(out_dir / "site", protect={"the registry": out_dir / "registry", "the runs": out_dir / "runs"},
-                     option="--out")
+    check_out_folder(out_dir / "site", SITE,
+                     protect={"the registry": out_dir / "registry", "the runs": out_dir / "runs"})

@@ -288,6 +288,59 @@ def file_names(data: Path, keys: Path | None) -> tuple[str | None, str | None]:
     return (data.name if data.is_file() else None, keys.name if keys is not None and keys.is_file() else None)
 
 
+def key_args(keys) -> list[tuple[str | None, Path]]:
+    """``--keys`` as given (None, one path, or a list): each a keys file or folder, or ``SPLIT=FILE``, a keys file
+    named as the answers of that split (a value that is an existing path is that path), as (split or None, path)."""
+    out = []
+    for v in [] if keys is None else [keys] if isinstance(keys, (str, Path)) else keys:
+        if isinstance(v, tuple):
+            out.append((v[0], Path(v[1])))
+            continue
+        split, eq, rest = str(v).partition("=")
+        named = eq and split and rest and not any(c in split for c in "/\\") and not Path(v).exists()
+        out.append((split, Path(rest)) if named else (None, Path(v)))
+    return out
+
+
+def phase_keys(benchmark: str, data: Path, keys: list[tuple[str | None, Path]], phase_list: list[dict]) -> list[Path | None]:
+    """Each phase's answer key: one scoring reads one, so a keys file goes only to the phases on the split whose
+    examples it answers (its ``SPLIT=``, else the benchmark's :meth:`~dialeval.benchmarks.base.Benchmark.key_splits`):
+    DSTC7's test ground truth never reaches the dev phase, whose scoring it would break. A keys folder, or a file
+    whose split the benchmark cannot tell, goes to every phase. Refused (usage error; the messages name files and
+    splits, never an id of the key): a key answering none of the phases' splits, or several; two keys for one
+    split, or for one phase."""
+    from dialeval.benchmarks import registry
+
+    bench = registry.get(benchmark)
+    on = list(dict.fromkeys(s for p in phase_list for s in p["splits"]))
+    claims: dict[str, list[Path]] = {}
+    for split, key in dict.fromkeys(keys):  # the same key given twice is given once
+        if split is not None and split not in on:
+            raise UsageError(f"--keys {split}={key}: no phase is on split {split} (the phases' splits: {', '.join(on)})")
+        if not key.exists():
+            raise UsageError(f"--keys {key}: missing (no such file or folder)")
+        got = bench.key_splits(data, key, [split] if split else on) if key.is_file() else None
+        where = f"split {split}" if split else f"the phases' splits ({', '.join(on)})"
+        if got is not None and not got:
+            raise UsageError(f"--keys {key}: answers no example of {where}: the answer key of another split?")
+        if got is not None and len(got) > 1:
+            raise UsageError(f"--keys {key}: answers examples of {len(got)} splits ({', '.join(got)}), and a phase's "
+                             f"scoring reads one key: name the split it is for, --keys SPLIT={key}")
+        for s in got or ([split] if split else on):
+            claims.setdefault(s, []).append(key)
+    for s, given in claims.items():
+        if len(given) > 1:
+            raise UsageError(f"--keys: split {s} has {len(given)} answer keys ({given[0]}, {given[1]}); give one per split")
+    out = []
+    for p in phase_list:
+        mine = list(dict.fromkeys(k for s in p["splits"] for k in claims.get(s, [])))
+        if len(mine) > 1:
+            raise UsageError(f"phase {p['name']!r}: its splits ({', '.join(p['splits'])}) have {len(mine)} answer keys "
+                             f"and its scoring reads one: give it one split, or one key covering them")
+        out.append(mine[0] if mine else None)
+    return out
+
+
 def _read(path: Path) -> bytes:
     from dialeval.files.read import read_bytes, text_limit
 
@@ -499,7 +552,7 @@ def scoring_command(args: str, version: str = __version__, image: str | None = N
                                   f"{shlex.quote(failed)} >&2; exit 2; }}; }} && exec dialeval bundle codabench-score {args}")
 
 
-def _prepare(benchmark: str, data: Path, keys: Path | None, ch):
+def _prepare(benchmark: str, data: Path, keys: list[tuple[str | None, Path]], ch):
     from dialeval.leaderboard.scoring import benchmark_info
 
     info = benchmark_info(benchmark)
@@ -513,11 +566,13 @@ def _prepare(benchmark: str, data: Path, keys: Path | None, ch):
 
         check_splits(ch, names, "--challenge")
     phase_list = phases(ch, names)
-    if data.is_file() and keys is not None and keys.name == data.name:
-        raise UsageError(f"--keys {keys}: the same file name as --data {data}; the reference data hold both by name")
+    for p, key in zip(phase_list, phase_keys(benchmark, data, keys, phase_list)):
+        if data.is_file() and key is not None and key.name == data.name:
+            raise UsageError(f"--keys {key}: the same file name as --data {data}; the reference data hold both by name")
+        p["keys"] = key
     refs = []
     for p in phase_list:
-        files = reference_files(benchmark, data, keys, p["splits"])
+        files = reference_files(benchmark, data, p["keys"], p["splits"])
         if not files:
             raise UsageError(f"{data}: no reference data for phase {p['name']!r} (splits {', '.join(p['splits'])})")
         refs.append({name: _read(f) for name, f in files.items()})
@@ -537,11 +592,11 @@ def public_data(benchmark: str, data: Path, keys: Path | None, splits: list[str]
     return registry.get(benchmark).public_files(files, splits) or None
 
 
-def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None = None, ch=None,
+def codabench_bundle(benchmark: str, data: str | Path, keys=None, ch=None,
                      image: str | None = None) -> dict[str, bytes]:
-    """The entries of a Codabench v2 competition bundle (see the module docstring)."""
-    data, keys = Path(data), Path(keys) if keys else None
-    ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
+    """The entries of a Codabench v2 competition bundle (see the module docstring). ``keys``: see :func:`key_args`."""
+    data = Path(data)
+    ch, info, phase_list, refs = _prepare(benchmark, data, key_args(keys), ch)
     metrics = info["default_metrics"]
     image = image or BASE_IMAGE
     from dialeval.leaderboard.own_wheel import wheel_name
@@ -560,12 +615,12 @@ def codabench_bundle(benchmark: str, data: str | Path, keys: str | Path | None =
         i = p["index"]
         for name, body in ref.items():
             entries[f"reference_data_{i}/{name}"] = body
-        public = public_data(benchmark, data, keys, p["splits"], ref)
+        public = public_data(benchmark, data, p["keys"], p["splits"], ref)
         for name, body in (public or {}).items():
             entries[f"{PUBLIC_DATA}_{i}/{name}"] = body
         published = published or bool(public)
         args = f"/app/input/res /app/input/ref /app/output --benchmark {benchmark}"
-        for flag, name in zip(("--data-file", "--keys-file"), file_names(data, keys)):
+        for flag, name in zip(("--data-file", "--keys-file"), file_names(data, p["keys"])):
             if name:
                 args += f" {flag} {shlex.quote(name)}"
         if not split_folders and p["named"]:  # split folders: the reference data hold only the phase's splits
@@ -703,10 +758,11 @@ def starting_kit_readme(ch, public: bool = False) -> str:
             "`dialeval validate` makes the checks the scoring program makes; a run it rejects is not scored.\n")
 
 
-def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = None, ch=None) -> dict[str, bytes]:
-    """The entries of an EvalAI challenge configuration zip (see the module docstring)."""
-    data, keys = Path(data), Path(keys) if keys else None
-    ch, info, phase_list, refs = _prepare(benchmark, data, keys, ch)
+def evalai_bundle(benchmark: str, data: str | Path, keys=None, ch=None) -> dict[str, bytes]:
+    """The entries of an EvalAI challenge configuration zip (see the module docstring). ``keys``: see
+    :func:`key_args`."""
+    data = Path(data)
+    ch, info, phase_list, refs = _prepare(benchmark, data, key_args(keys), ch)
     metrics = info["default_metrics"]
     entries: dict[str, bytes] = {}
     published = False
@@ -722,7 +778,7 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
         pid = p["index"] + 1
         entries[f"annotations/{p['codename']}.tgz"] = tgz_bytes(ref)
         # EvalAI's configuration has no entry for files participants download: the organizer publishes these
-        public = public_data(benchmark, data, keys, p["splits"], ref)
+        public = public_data(benchmark, data, p["keys"], p["splits"], ref)
         for name, body in (public or {}).items():
             entries[f"{PUBLIC_DATA}/{p['codename']}/{name}"] = body
         published = published or bool(public)
@@ -776,7 +832,7 @@ def evalai_bundle(benchmark: str, data: str | Path, keys: str | Path | None = No
                                         + EVALAI_LIMITS_NOTE + _yaml(config) + "\n").encode()
     from dialeval.leaderboard.own_wheel import wheel_name
 
-    script = evaluation_script(benchmark, phase_list, *file_names(data, keys))
+    script = evaluation_script(benchmark, phase_list, file_names(data, None)[0])
     script[wheel_name()] = dialeval_wheel()
     entries["evaluation_script.zip"] = zip_bytes(script)
     entries["logo.png"] = logo_png()
@@ -833,13 +889,14 @@ def _utc_date(ts: str) -> str:
     return ts.replace("T", " ").replace("Z", "")
 
 
-def evaluation_script(benchmark: str, phase_list: list[dict], data_file: str | None = None,
-                      keys_file: str | None = None) -> dict[str, bytes]:
+def evaluation_script(benchmark: str, phase_list: list[dict], data_file: str | None = None) -> dict[str, bytes]:
     """The files of EvalAI's evaluation script package: ``__init__.py`` (installs the wheel the caller adds beside
-    it when the worker lacks this version) and ``main.py``. ``data_file``, ``keys_file``: see :func:`file_names`."""
+    it when the worker lacks this version) and ``main.py``. ``data_file``, and each phase's keys file (its
+    ``keys``): see :func:`file_names`."""
     from dialeval.leaderboard.own_wheel import BUILD_FILE, build_id, wheel_name
 
     split_map = {p["codename"]: p["splits"] for p in phase_list}
+    keys_map = {p["codename"]: p["keys"].name if p.get("keys") and p["keys"].is_file() else None for p in phase_list}
     init = (f'"""EvalAI evaluation script written by dialeval {__version__}: scores with that exact version."""\n'
             "import importlib.metadata\nimport subprocess\nimport sys\nfrom pathlib import Path\n\n"
             f'VERSION = "{__version__}"\n'
@@ -857,12 +914,13 @@ def evaluation_script(benchmark: str, phase_list: list[dict], data_file: str | N
             f"BENCHMARK = {benchmark!r}\n"
             f"PHASE_SPLITS = {json.dumps(split_map, sort_keys=True)}\n"
             f"DATA_FILE = {data_file!r}  # the data file inside each annotation archive (None: the archive is the folder)\n"
-            f"KEYS_FILE = {keys_file!r}  # the answer keys file inside it (None: the keys are in the data)\n\n\n"
+            f"KEYS_FILES = {dict(sorted(keys_map.items()))!r}  # per phase, its answer keys file inside it\n"
+            "# (None: the keys are in the data)\n\n\n"
             "def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs):\n"
             "    from dialeval.leaderboard.hosting import evalai_evaluate\n\n"
             "    return evalai_evaluate(test_annotation_file, user_submission_file, phase_codename,\n"
             "                           benchmark=BENCHMARK, phases=PHASE_SPLITS, data_file=DATA_FILE,\n"
-            "                           keys_file=KEYS_FILE)\n")
+            "                           keys_file=KEYS_FILES.get(phase_codename))\n")
     return {"__init__.py": init.encode(), "main.py": main.encode()}
 
 

@@ -33,11 +33,12 @@ class Graded:
     data_json: dict = field(default_factory=dict)
     submission_sha256: str | None = None
     version: str = __version__
+    missing: int = 0  # answer-key items the submission does not rank (missing-dialog warnings): scored as misses
 
 
 def score_submission(submission: str | Path, benchmark: str, data: str | Path, keys: str | Path | None = None,
                      split=None, groups: list[str] | None = None, options: dict | None = None,
-                     text_metrics: dict | None = None) -> Graded:
+                     text_metrics: dict | None = None, ties: str | None = None) -> Graded:
     """Validate and score one submission strictly. Usage / I/O faults raise :class:`~dialeval.core.errors.UsageError`.
 
     ``text_metrics``: ``api.score``'s ``metrics``, ``embedding_preset``, ``vectors`` and ``vectors_format``, for
@@ -45,7 +46,8 @@ def score_submission(submission: str | Path, benchmark: str, data: str | Path, k
     from dialeval import api
 
     report = api.score(str(submission), split, keys=str(keys) if keys else None, tasks=groups or None,
-                       benchmark=benchmark, data=str(data), options=dict(options or {}), **(text_metrics or {}))
+                       benchmark=benchmark, data=str(data), options=dict(options or {}),
+                       **({"ties": ties} if ties else {}), **(text_metrics or {}))
     return _from_report(report, benchmark)
 
 
@@ -65,6 +67,7 @@ def _from_report(report: ScoreReport, benchmark: str) -> Graded:
         data_location=data.location if data is not None else None,
         data_json=data.to_json() if data is not None else {},
         submission_sha256=(report.submission or {}).get("sha256"),
+        missing=sum(p.count for p in report.problems if p.code == "missing-dialog"),
     )
 
 

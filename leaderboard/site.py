@@ -670,15 +670,10 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
     of its hidden phases stay off the public site until the phase has ended (at ``now``: an RFC 3339 time, else
     ``DIALEVAL_NOW``, else the clock) and ``reveal`` is given.
     """
+    from dialeval.files.outdir import atomic_output_dir
     from dialeval.leaderboard import challenge as challenges
     from dialeval.leaderboard.hosting import dialeval_wheel
-    from dialeval.leaderboard.outdir import (
-        SITE_MARKER,
-        check_out_folder,
-        hidden_by_board,
-        new_folder_beside,
-        replace_folder,
-    )
+    from dialeval.leaderboard.outdir import SITE, hidden_by_board
     from dialeval.leaderboard.own_wheel import wheel_name
 
     hidden = set(hidden_splits or [])
@@ -695,11 +690,10 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
     # decided before anything is written: --reveal before a hidden phase has ended is refused
     board_hidden = {b: hidden_of[b] | challenges.hidden_splits(board_challenge[b], at, reveal) for b in boards}
     out = Path(out)
-    check_out_folder(out, protect={"the registry": reg.path})
     env = _env()
-    tmp = new_folder_beside(out)
-    try:
-        (tmp / SITE_MARKER).write_text("a site built by dialeval: `leaderboard build` replaces this folder\n")
+    _TEAM_INDEX.clear()  # team page numbers are this build's own (cleared after it too: nothing kept between builds)
+    # an earlier site is replaced (built beside, swapped in whole); any other non-empty folder is refused
+    with atomic_output_dir(out, SITE, force=True, protect={"the registry": reg.path}) as tmp:
         (tmp / "static").mkdir()
         for f in (HERE / "static").iterdir():
             if f.is_file():
@@ -747,12 +741,7 @@ def build_site(reg, out: Path, private: bool = False, hidden_splits: list[str] |
                 page_title=f"{visible(team)} · {title}", **common))
         _write(tmp / "index.html", env.get_template("index.html").render(
             boards=views, page_title=title, updated=max((v["updated"] for v in views), default=""), **common))
-        replace_folder(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        _TEAM_INDEX.clear()
+    _TEAM_INDEX.clear()
     return out / "index.html"
 
 

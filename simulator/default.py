@@ -103,9 +103,9 @@ def ensure_default_challenge(params: dict | None = None, parts=None) -> Path:
 def _in_temp(root: Path, name: str, make, dest: Path, inner: str | None = None) -> None:
     """``make`` a temp folder beside ``dest``\'s challenge, then rename it (or its ``inner`` folder) into place:
     a reader never sees half of a part."""
-    from dialeval.simulator.generate import make_temp_dir
+    from dialeval.files.outdir import new_folder_beside
 
-    tmp = make_temp_dir(root, f".{name}.tmp-")
+    tmp = new_folder_beside(root / name, f".{name}.tmp-")
     try:
         make(tmp)
         os.replace(tmp if inner is None else tmp / inner, dest)

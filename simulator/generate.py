@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from dialeval.core.errors import UsageError
-from dialeval.files.write import (  # noqa: F401 (re-exported: the simulator's public API)
-    atomic_output_dir,
-    atomic_write_text,
-    make_temp_dir,
-)
+from dialeval.files import outdir
+from dialeval.files.write import atomic_write_text
 from dialeval.formats.convert import BABI_CANDIDATES, BABI_TASK_FILES
 from dialeval.formats.dstc6 import DSTC6_SPLITS, answers_file_name, dataset_file_name, write_dataset, write_results
 from dialeval.formats.fbdialog import Conversation as FbConversation
@@ -35,12 +34,28 @@ from dialeval.formats.fbdialog import Line, write_candidates, write_conversation
 from dialeval.simulator.kb import DEFAULT_KB_SEED, build_kb, write_kb
 from dialeval.simulator.tasks import Conversation, ItemOptions, TaskSimulator, simulate_items
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 """Bumped whenever the same parameters would produce different files (it names the default-challenge cache)."""
 
 TRAIN_SPLIT = "trn"
 ALL_SPLITS = (TRAIN_SPLIT, *DSTC6_SPLITS)
 TASKS = (1, 2, 3, 4, 5)
+
+CHALLENGE_FOLDER = outdir.OutputFolder(
+    marker=".dialeval-simulate",
+    names=re.compile(r"^(\.dialeval-simulate|extendedkb[12]\.txt|simulator\.json|trn|tst[1-4]|fb|babi)$"),
+    made_by="a challenge that simulate wrote",
+    legacy=("simulator.json",),  # written before the marker existed
+    note="a challenge simulated by dialeval: `simulate --force` replaces this folder\n",
+)
+"""The folder ``dialeval simulate --out`` writes: ``--force`` replaces a folder holding only what simulate writes
+(its marker among it), never a folder holding anything else."""
+
+
+def atomic_output_dir(out_dir: str | Path, force: bool = False) -> AbstractContextManager[Path]:
+    """A new folder to generate into, swapped in for ``out_dir`` once complete (:data:`CHALLENGE_FOLDER`'s rule:
+    an absent or empty ``out_dir``, or with ``force`` one that simulate wrote; anything else is refused)."""
+    return outdir.atomic_output_dir(out_dir, CHALLENGE_FOLDER, force)
 
 
 def parse_candidates(spec: str | int | tuple[int, int] | Sequence[int]) -> tuple[int, int]:

@@ -14,8 +14,9 @@ import pytest
 
 from dialeval.api import evaluate
 from dialeval.baselines.airdialogue import write_reference_submissions, write_submission
-from dialeval.benchmarks.airdialogue import AirDialogue, read_kb_arrays
+from dialeval.benchmarks.airdialogue import AirDialogue
 from dialeval.core.errors import UsageError
+from dialeval.formats.airdialogue import read_kb_arrays
 from dialeval.metrics import airdialogue as adm
 from dialeval.simulator.airdialogue import generate, write_airdialogue
 
@@ -411,8 +412,8 @@ def test_one_word_names_are_listed_by_lenient_only(tmp_path):
 def test_limits_on_data_and_predictions(tmp_path):
     """Gold past 64 bits and KBs past MAX_FLIGHTS are data errors; a predicted flight past 64 bits is a wrong
     answer; problems past PROBLEMS_PER_CODE are counted in the shared cap's one closing line."""
-    from dialeval.benchmarks import airdialogue as bench
     from dialeval.formats import airdialogue as fmt
+    from dialeval.formats import airdialogue_predictions as ap
 
     d = tmp_path / "data"
     write_split(d, [([G, P, F], 0, {"name": "A B", "flight": [2**64], "status": "book"})])
@@ -424,9 +425,9 @@ def test_limits_on_data_and_predictions(tmp_path):
     write_split(d, [([G, P, F], 0, {"name": "A B", "flight": [1000], "status": "book"})] * 3)
     ev = score(write_preds(tmp_path / "p", [act(flight=[2**64 + 1000])] * 3), d)
     assert ev.valid and ev.table.values["flight"].tolist() == [0.0, 0.0, 0.0]
-    ev = score(write_preds(tmp_path / "p", [""] * (bench.PROBLEMS_PER_CODE + 7)), d)
+    ev = score(write_preds(tmp_path / "p", [""] * (ap.PROBLEMS_PER_CODE + 7)), d)
     blank = [q for q in ev.problems if q.code == "blank-line"]
-    assert len(blank) == bench.PROBLEMS_PER_CODE
+    assert len(blank) == ap.PROBLEMS_PER_CODE
     assert [q.message for q in ev.problems if not q.code] == ["... 7 more problems not listed (blank-line 7)"]
     assert [q.file for q in ev.problems if not q.code] == [blank[0].file]
 
@@ -652,3 +653,23 @@ def test_simulate_never_replaces_a_split_silently(tmp_path):
     assert len((d / "dev_data.json").read_text().splitlines()) == 2
     r = run_cli("airdialogue", "simulate", "--out", d, "--n", "2", "--split", "../escape")
     assert r.returncode == 2 and not (tmp_path / "escape_data.json").exists()
+
+
+def test_selfplay_bleu_with_no_dialogue_to_compare_scores_zero(tmp_path):
+    # before: a self-play run whose every dialogue is empty (or asked for bleu without dialogues) ended in an internal
+    # error, exit 3: sacrebleu has no signature before its first evaluation, and no line had a pair to evaluate
+    from conftest import REPO, run_cli
+
+    sample = REPO / "submissions" / "samples" / "airdialogue"
+    lines = [json.loads(x) | {"dialogue": []} for x in open(sample / "example-run.jsonl")]
+    sub = write_preds(tmp_path / "empty-dialogues.jsonl", lines)
+    r = run_cli("score", sub, "--benchmark", "airdialogue", "--data", sample, "--split", "dev", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert "|bleu:sacrebleu,nrefs:1," in report["signature"]
+    bleu = [x["value"] for x in report["results"] if x["metric"] == "bleu" and x["group"] == "state" and not x["subset"]]
+    assert bleu == [0.0], report["results"]
+    _, ev = evaluate(sample / "example-run.jsonl", benchmark="airdialogue", data=sample, split="dev",
+                     options={"bleu": "yes"})  # no line has a dialogue
+    assert ev.table.values["bleu"].tolist() == [0.0] * len(lines)
+    assert ev.signature_fields["bleu"].startswith("sacrebleu,nrefs:1,")

@@ -838,7 +838,7 @@ def test_a_bundle_made_from_a_data_file_and_its_keys_file_scores_like_dialeval_s
     # EvalAI: the evaluation script names the files inside the annotation archive; evaluate scores them the same
     e = unzip(tmp_path / "evalai.zip", tmp_path / "evalai")
     main = zipfile.ZipFile(e / "evaluation_script.zip").read("main.py").decode()
-    assert f"DATA_FILE = {data_file.name!r}" in main and f"KEYS_FILE = {keys_file.name if keys_file else None!r}" in main
+    assert f"DATA_FILE = {data_file.name!r}" in main and f"KEYS_FILES = {{'test': {keys_file.name if keys_file else None!r}}}" in main
     phase = yaml.safe_load((e / "challenge_config.yaml").read_text())["challenge_phases"][0]
     # EvalAI takes an upload only when its name ends with an allowed type (Douban's run is a .txt)
     assert run.suffix in [t.strip() for t in phase["allowed_submission_file_types"].split(",")]
@@ -1274,3 +1274,141 @@ def test_the_readmes_say_exactly_what_the_wheel_handed_to_participants_holds(bun
     for text in (WHEEL_CONTENTS, (REPO / "README.md").read_text()):
         flat = " ".join(text.split())
         assert "no answer key," not in flat and "GROUND_TRUTH.tsv" in flat and "with their answers" in flat
+
+
+# ---- a release whose test answers come apart (DSTC7/DSTC8 ground truth): each phase gets only its own key -------
+KEYED_PHASES = """title = "{bench} dev, then test"
+overview = "A dev phase on the dev file (answers inline), then the test phase on the test file and its ground truth."
+benchmark = "{bench}"
+[[phases]]
+name = "dev"
+start = 2019-06-01
+end = 2019-06-30
+splits = ["dev"]
+[[phases]]
+name = "test"
+start = 2019-07-01
+end = 2019-07-15
+splits = ["test"]
+"""
+
+
+def keyed_release(tmp: Path, bench: str) -> tuple[Path, Path, set[str]]:
+    """(data folder, ground truth TSV in a folder of its own, the test's gold ids): a DSTC7 (DSTC8) release as the
+    organisers shipped it, 100 candidates per example: train and dev files listing their correct answers, a test
+    file withholding them, with example ids of its own, and the test ground truth (``example-id<TAB>ids``) apart."""
+    import random
+
+    from dialeval.baselines.dstc7 import _examples
+
+    rng = random.Random(11)
+    subtask = 1 if bench == "dstc7" else 4  # DSTC8: every example may have its answer absent (NONE), as subtask 4
+    name = "ubuntu_{split}_subtask_1.json" if bench == "dstc7" else "task-1.ubuntu.{split}.json"
+    folder, keys = tmp / f"{bench}-keyed", tmp / f"{bench}-keys"
+    folder.mkdir()
+    keys.mkdir()
+    for split in ("train", "dev"):
+        (folder / name.format(split=split)).write_text(json.dumps(_examples(rng, "ubuntu", subtask, split, 6, 100)))
+    test = _examples(rng, "ubuntu", subtask, "test", 6, 100)
+    for k, e in enumerate(test):
+        e["example-id"] = 70001 + k  # the test examples are not the dev ones
+    truth = [(e["example-id"], [c["candidate-id"] for c in e.pop("options-for-correct-answers")]) for e in test]
+    (folder / name.format(split="test")).write_text(json.dumps(test))
+    (keys / "GROUND_TRUTH.tsv").write_text("".join(f"{i}\t{','.join(g)}\n" for i, g in truth))
+    return folder, keys / "GROUND_TRUTH.tsv", {g for _, gold in truth for g in gold}
+
+
+@pytest.mark.parametrize("bench", ["dstc7", "dstc8"])
+def test_a_release_with_a_ground_truth_gives_the_key_to_the_test_phase_only(bench, tmp_path, wheel_install):
+    """Before: `bundle --data FOLDER --keys GROUND_TRUTH.tsv` with a dev and a test phase put the test key in every
+    phase, so the dev phase's scoring failed as `dialeval score --split dev --keys TSV` does (no line for a dev
+    example). Now the key goes to the phase whose split's examples it answers (the test file, which withholds
+    them): the dev phase scores from the dev file's own answers, the test phase from the key, each exactly as
+    `dialeval score --split` does, on Codabench and on EvalAI."""
+    import importlib.util
+
+    folder, key, golds = keyed_release(tmp_path, bench)
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(KEYED_PHASES.format(bench=bench))
+    run_name = "Ubuntu_subtask_1.json" if bench == "dstc7" else "example-run.json"
+    runs = {s: first_listed_run(next(folder.glob(f"*{s}*")), tmp_path / s / run_name) for s in ("dev", "test")
+            if (tmp_path / s).mkdir() is None}
+    for kind in ("codabench", "evalai"):
+        r = cli("bundle", kind, "--benchmark", bench, "--data", folder, "--keys", key, "--challenge", toml,
+                "--out", tmp_path / f"{kind}.zip")
+        assert r.returncode == 0, r.stderr
+    bundle = unzip(tmp_path / "codabench.zip", tmp_path / "bundle")
+    e = unzip(tmp_path / "evalai.zip", tmp_path / "evalai")
+    config = yaml.safe_load((e / "challenge_config.yaml").read_text())
+    unzip(e / "evaluation_script.zip", tmp_path / "script")
+    spec = importlib.util.spec_from_file_location("keyed_main", tmp_path / "script" / "main.py")
+    main = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(main)  # the script's evaluate() with its per-phase constants (no wheel install here)
+    for i, split in enumerate(("dev", "test")):
+        has_key = {p.name for p in (bundle / f"reference_data_{i}").iterdir()} >= {key.name}
+        assert has_key == (split == "test"), split  # the dev phase's reference data never hold the test key
+        keys = ["--keys", key] if split == "test" else []
+        r = cli("score", runs[split], "--benchmark", bench, "--data", folder, *keys, "--split", split, "--json")
+        assert r.returncode == 0, r.stderr
+        expected = {x["metric"]: x["value"] for x in json.loads(r.stdout)["results"]
+                    if x["group"] == "all" and x["average"] == "micro" and x["subset"] is None}
+        assert expected
+        r = run_as_codabench_worker(bundle, i, runs[split].parent, tmp_path / f"app{i}", wheel_install)
+        assert r.returncode == 0, r.stderr
+        assert json.loads((tmp_path / f"app{i}" / "output" / "scores.json").read_text()) == expected
+        phase = config["challenge_phases"][i]
+        with tarfile.open(e / phase["test_annotation_file"]) as tf:
+            assert (key.name in {m.name for m in tf if m.isfile()}) == (split == "test")
+        out = main.evaluate(str(e / phase["test_annotation_file"]), str(runs[split]), phase["codename"])
+        assert out["submission_result"] == {split: expected}
+    assert leaks(participant_files(tmp_path / "codabench.zip"), golds) == []
+
+
+@pytest.mark.parametrize("bench", ["dstc7", "dstc8"])
+def test_a_key_for_no_phase_or_for_two_splits_is_refused_in_one_line_naming_no_gold_id(bench, tmp_path):
+    """A ground truth answering none of the phases' splits, one answering two splits that both withhold their
+    answers (a blind dev file too), two keys for one split, a split no phase is on: exit 2, one line that says
+    what to do, nothing written, and never a gold id or an example id in it. Named (--keys SPLIT=FILE), each key
+    goes to its split's phase; a key that also answers a dev file listing its own answers goes to the test phase."""
+    folder, key, golds = keyed_release(tmp_path, bench)
+    dev_file = next(folder.glob("*dev*"))
+    dev = json.loads(dev_file.read_text())
+    both = tmp_path / "both.tsv"  # dev's answers, then the test's
+    both.write_text("".join(f"{x['example-id']}\t{','.join(c['candidate-id'] for c in x['options-for-correct-answers'])}\n"
+                            for x in dev) + key.read_text())
+    golds |= {c["candidate-id"] for x in dev for c in x["options-for-correct-answers"]}
+    ids = {str(x["example-id"]) for x in dev} | {ln.split("\t")[0] for ln in key.read_text().splitlines()}
+    blind = tmp_path / "blind"  # the same release with the dev answers withheld as well
+    blind.mkdir()
+    for f in folder.iterdir():
+        (blind / f.name).write_bytes(f.read_bytes())
+    (blind / dev_file.name).write_text(json.dumps([{k: v for k, v in x.items() if k != "options-for-correct-answers"}
+                                                  for x in dev]))
+    dev_only = tmp_path / "dev-only.toml"
+    dev_only.write_text(KEYED_PHASES.format(bench=bench).split("[[phases]]\nname = \"test\"")[0])
+    toml = tmp_path / "challenge.toml"
+    toml.write_text(KEYED_PHASES.format(bench=bench))
+    cases = {"no phase": (folder, dev_only, [key], "answers no example of the phases' splits (dev)"),
+             "named wrong": (folder, toml, [f"dev={key}"], "answers no example of split dev"),
+             "two splits": (blind, toml, [both], "answers examples of 2 splits (dev, test)"),
+             "two keys": (folder, toml, [key, f"test={both}"], "split test has 2 answer keys"),
+             "unknown split": (folder, toml, [f"valid={key}"], "no phase is on split valid")}
+    for case, (data, challenge, keys, said) in cases.items():
+        for kind in ("codabench", "evalai"):
+            out = tmp_path / f"{case}-{kind}.zip"
+            r = cli("bundle", kind, "--benchmark", bench, "--data", data, *[a for k in keys for a in ("--keys", k)],
+                    "--challenge", challenge, "--out", out)
+            assert r.returncode == 2 and not out.exists(), (case, r.stdout + r.stderr)
+            (line,) = r.stderr.strip().splitlines()
+            assert said in line and "Traceback" not in line, (case, line)
+            assert not [g for g in golds | ids if g in line], (case, line)
+    for data, keys, want in ((blind, [f"dev={both}", f"test={key}"], ({"both.tsv"}, {key.name})),
+                             (folder, [both], (set(), {"both.tsv"}))):
+        out = tmp_path / f"{data.name}-named.zip"
+        r = cli("bundle", "codabench", "--benchmark", bench, "--data", data, *[a for k in keys for a in ("--keys", k)],
+                "--challenge", toml, "--out", out)
+        assert r.returncode == 0, r.stderr
+        names = zipfile.ZipFile(out).namelist()
+        for i in (0, 1):
+            assert {n.rpartition("/")[2] for n in names if n.startswith(f"reference_data_{i}/") and n.endswith(".tsv")} \
+                == want[i], (data.name, i)

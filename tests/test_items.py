@@ -119,7 +119,8 @@ def test_ranked_form_every_problem_at_once_with_pointers(tmp_path):
 def test_missing_items_are_warnings_and_misses(tmp_path):
     table, problems, _ = run(tmp_path, [ranked("A:1", SECRET)])
     assert table.gold_rank.tolist() == [1, 0, 0, 0, 0]
-    assert [(p.code, p.severity) for p in problems] == [("missing-dialog", "warning")] * 4
+    assert [(p.code, p.severity) for p in problems] == [("task-hint", "warning")] + [("missing-dialog", "warning")] * 4
+    assert "--task A scores just those" in problems[0].message  # only group A is ranked
     assert "B:2" in problems[-1].message
     no_secret(problems)
 

@@ -543,7 +543,7 @@ def test_compare_signs_the_split_both_runs_cover_from_the_registry_and_from_file
     from_files = cli("compare", files["tfidf"], files["nearest-neighbor"], "--data", challenge, "--metric", "p@1")
     for r in (from_registry, from_files):
         assert r.returncode == 0, r.stderr
-        assert "scope: tst1 (the items both runs have)" in r.stdout
+        assert "scope: tst1 (the answer-key items of the scope)" in r.stdout
         sig = next(line for line in r.stdout.splitlines() if line.startswith("signature:"))
         assert "|data:tst1#" in sig and "|split:tst1|" in sig
     r = cli("compare", *ids, "--registry", tmp_path / "reg", "--metric", "p@1", "--json")

@@ -381,7 +381,7 @@ def test_compare_takes_a_data_file_says_the_default_once_and_scores_files_on_the
     r = run_cli("compare", douban / "example-scores.txt", tfidf, "--benchmark", "douban", "--data",
                 douban / "test.txt")
     assert r.returncode == 0, r.stderr
-    assert "scope: test (the items both runs have)" in r.stdout and "signature: douban|data:test#" in r.stdout
+    assert "scope: test (the answer-key items of the scope)" in r.stdout and "signature: douban|data:test#" in r.stdout
     # before: the embedded default's notice twice (once per file)
     run = REPO / "submissions" / "samples" / "dstc6" / "example-run.json"
     r = run_cli("compare", run, run, "--data", "sample:dstc6")
@@ -395,7 +395,7 @@ def test_compare_takes_a_data_file_says_the_default_once_and_scores_files_on_the
     bad.write_bytes(b'[{"dialog_id": "caf\xe9"}]')
     r = run_cli("compare", empty, bad, "--split", "tst1")
     assert (r.returncode, r.stderr.splitlines()[-1]) == (
-        2, f"dialeval: error: {bad}: invalid submission (1 error); see `dialeval validate {bad}`"), r.stderr
+        1, f"dialeval: error: {bad}: invalid submission (1 error); see `dialeval validate {bad} --split tst1`"), r.stderr
 
 
 def test_a_cache_folder_that_is_a_file_is_said_in_dialevals_words(tmp_path):

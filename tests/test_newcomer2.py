@@ -211,7 +211,7 @@ def test_simulate_force_never_replaces_the_current_folder_or_one_holding_it(tmp_
     for out in (".", "..", here):
         r = run_cli("simulate", "--out", out, "--force", "--train", "0", "--test", "1", cwd=here)
         assert (r.returncode, r.stderr) == (2, f"dialeval: error: --out {out}: is the current folder or holds it; the "
-                                               "folder is replaced as a whole: give a folder of its own\n")
+                                               "output folder is replaced as a whole, give a folder of its own\n")
     assert sorted(p.name for p in here.iterdir()) == ["keep.txt"]
     r = run_cli("simulate", "--out", "sim", "--force", "--train", "0", "--test", "1", cwd=here)
     assert r.returncode == 0 and (here / "sim" / "tst1").is_dir(), r.stderr

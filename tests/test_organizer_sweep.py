@@ -207,6 +207,28 @@ def test_the_site_is_never_built_inside_the_registrys_folder_or_a_runs_folder(tm
     assert run_cli("leaderboard", "build", "--registry", tmp_path / "reg", "--out", tmp_path / "site").returncode == 0
 
 
+def test_an_export_is_never_written_among_the_runs_or_inside_the_registrys_folder(tmp_path):
+    # before: `registry export --out runs/archive.jsonl` wrote it (exit 0) and the next grade listed it as a broken
+    # entry ("not a submission", exit 1); into a run's own folder it changed that run's files; into the registry's
+    # folder it sat beside the database
+    runs = _runs(tmp_path, {"a": {"team": "A"}, "b": {"team": "B"}})
+    (runs / "c").mkdir()
+    shutil.copy(RUN, runs / "c" / "submission.json")
+    (runs / "c" / "team.json").write_text(json.dumps({"team": "C"}))
+    assert _grade(tmp_path, runs)[0] == 0
+    listed = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    for out, said in ((runs / "archive.jsonl", "inside a runs folder (runs holds team runs)"),
+                      (runs / "c" / "records.csv", "inside a runs folder (runs holds team runs)"),
+                      (tmp_path / "reg" / "archive.jsonl", "inside the registry's folder"),
+                      (runs, "is a directory, not a file"), (tmp_path / "reg", "is a directory, not a file")):
+        r = run_cli("registry", "export", "--registry", tmp_path / "reg", "--out", out)
+        assert r.returncode == 2 and said in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == listed  # nothing written
+    r = run_cli("registry", "export", "--registry", tmp_path / "reg", "--out", tmp_path / "archive.jsonl")
+    assert r.returncode == 0 and len((tmp_path / "archive.jsonl").read_text().splitlines()) == 3
+    assert _grade(tmp_path, runs)[0] == 0  # the runs folder still grades clean
+
+
 def test_ctrl_c_is_one_line_and_leaves_nothing_behind(tmp_path):
     # before: click printed an empty line, then "dialeval: aborted"
     import signal

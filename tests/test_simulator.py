@@ -371,6 +371,28 @@ def test_realism_against_real_tst1(tmp_path):
         assert 0.40 <= s.context_distractor_share <= 0.70, (s.task, s.context_distractor_share)
 
 
+def test_dstc6_writer_rewrites_real_files_byte_for_byte(tmp_path):
+    """Reading a real DSTC6 test file and writing it back gives its exact bytes (key order included: a candidate
+    is written utterance first, as the release has it); the simulator's files use the same key order."""
+    if not (REAL_DSTC6 / "tst1").is_dir():
+        pytest.skip(f"real DSTC6 data not found at {REAL_DSTC6}")
+    from dialeval.formats.dstc6 import read_dataset, write_dataset
+
+    real = sorted(p for p in (REAL_DSTC6 / "tst1").glob("*.json") if not p.name.endswith(ANSWERS_SUFFIX))
+    assert len(real) == 5
+    for path in real:
+        write_dataset(tmp_path / path.name, read_dataset(path))
+        assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
+    release_order = list(json.loads(real[0].read_text())[0]["candidates"][0])
+    out = tmp_path / "sim"
+    generate_challenge(out, seed=3, n_train=2, n_test=2, splits="trn,tst1", tasks=[1])
+    for path, _task in _datasets(out):
+        for it in json.loads(path.read_text()):
+            assert {tuple(c) for c in it["candidates"]} == {tuple(release_order)}, path.name
+            if "answer" in it:
+                assert list(it["answer"]) == release_order
+
+
 # --- default challenge cache ------------------------------------------------------------------------------------
 def _ensure_in_process(cache: str, q) -> None:
     import os

@@ -1,22 +1,12 @@
 """AirDialogue (Wei et al. 2018): the final state an agent submits, scored against the computed ground truth.
 
-Data: ``DIR/<split>_data.json`` and ``DIR/<split>_kb.json`` (JSON lines aligned by line, the release's names).
-Submission: JSON lines, one per data line in the same order,
-``{"action": {"name": str, "flight": [int], "status": str}}`` with an optional ``"id"`` (the 0-based line
-number; if present it must match) and an optional ``"dialogue"`` (self-play: a list of "speaker: text" turns,
-scored with BLEU when every line has one).
-
-Strict (default): a line-count mismatch, blank or non-JSON lines, wrong types, a status outside the five
-values and missing keys are errors, each reported with its line (pointer ``/<0-based line>/...``, message
-"line N"); the submission is then not scored. A flight outside the KB or several flights are wrong answers:
-valid and scored 0, as the toolkit scores them; so is a flight number past 64 bits (no KB holds one), while an
-integer literal of more than 4,300 digits cannot be read at all (``wrong-type``). A line longer than
-:data:`MAX_LINE_BYTES` is ``line-too-long``; a file that is not UTF-8 JSON lines (BOM, UTF-16, gzip, binary) or is
-empty is one problem (``bad-encoding``, ``wrong-file-type``, ``empty-file``). At most :data:`PROBLEMS_PER_CODE`
-problems are kept per code, then one line without a code counts the rest (the shared cap,
-:class:`~dialeval.core.problems.Capped`). Lenient (``options["lenient"]``): the toolkit's numbers on
-whatever it accepts (its fill-ins for missing fields, unknown statuses as mismatches, extra or missing lines
-dropped), each quirk listed as a warning; where the toolkit crashes, an ``official-crash`` error.
+Data (:mod:`dialeval.formats.airdialogue`): ``DIR/<split>_data.json`` and ``DIR/<split>_kb.json`` (JSON lines
+aligned by line, the release's names). Submission (:mod:`dialeval.formats.airdialogue_predictions`): JSON lines, one
+per data line in the same order, ``{"action": {"name": str, "flight": [int], "status": str}}`` with an optional
+``"id"`` and an optional ``"dialogue"`` (self-play turns, scored with BLEU when every line has one). Strict (default):
+every fault is an error with its line, and the submission is then not scored; lenient (``options["lenient"]``): the
+toolkit's numbers on whatever it accepts, each quirk a warning, an ``official-crash`` error where it crashes.
+Metrics: :mod:`dialeval.metrics.airdialogue`.
 
 Options (``Request.options``, all in the signature): ``flight_distance`` current|legacy, ``exact_name``
 tokens|whole, ``lenient`` bool, ``source`` submission|human (score the data file's own ``action``, the
@@ -24,588 +14,37 @@ toolkit's ``--task human``), ``bleu`` auto|yes|no.
 
 Per-item numbers go to ``RankTable.values`` (metrics ``score``, ``exact``, ``name``, ``name-exact``, ``flight``,
 ``flight-exact``, ``status``, ``bleu``, and with --lenient ``selfplay-mean4``, the toolkit's self-play printout);
-``values["gold-status-code"]`` is the index of the gold status in
-:data:`STATUSES` (-1 for another value), used by :meth:`AirDialogue.breakdown`.
+``values["gold-status-code"]`` is the index of the gold status in :data:`STATUSES` (-1 for another value), the
+report's breakdown by gold status (:meth:`AirDialogue.subsets`).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import ClassVar
 
-import msgspec
 import numpy as np
 
 from dialeval.benchmarks.base import Benchmark, Evaluation, Option, Request, data_identity
-from dialeval.core.errors import UnreadableInput, UsageError
-from dialeval.core.problems import Capped, Problem, counted, json_type, pointer, short
+from dialeval.core.errors import UsageError
 from dialeval.files import read
 from dialeval.formats import airdialogue as fmt
+from dialeval.formats import airdialogue_predictions as ap
 from dialeval.metrics import airdialogue as adm
 from dialeval.metrics import register, value_metric
 
 STATUSES = adm.STATUSES
 METRICS = ("score", "exact", "name", "name-exact", "flight", "flight-exact", "status")
+EXTRA_METRICS = ("bleu", "selfplay-mean4")
 GROUP = "state"
-QUIRK_LIST_LIMIT = 20  # per quirk kind; the count of the rest is added to the last one listed
-PROBLEMS_PER_CODE = 1000
-"""Problems kept per code (strict mode, and --lenient crashes): a file of a million bad lines is reported with
-the first thousand of each kind and their total, so memory follows the file's kinds of faults, not its size."""
-MAX_LINE_BYTES = 1024**2
-"""The longest prediction line read (a state and, for self-play, its dialogue: a few KB). A longer line is the
-submission's fault, ``line-too-long`` (exit 1), and is never held whole."""
-PREDICTION_FILE = "a JSON-lines prediction file"
-
-
-EXTRA_DESCRIPTIONS = {
-    "bleu": "sentence BLEU per dialogue (sacrebleu), averaged",
-    "selfplay-mean4": "(score + name + flight + status) / 4: the number the toolkit's --task selfplay prints "
-                      "(= 0.3 name + 0.375 flight + 0.325 status), not the paper's total; --lenient only",
-}
-
-
-def _register_metrics() -> None:
-    for name in (*METRICS, *EXTRA_DESCRIPTIONS):
-        register(value_metric(name, adm.METRIC_DESCRIPTIONS.get(name) or EXTRA_DESCRIPTIONS[name]))
-
-
-_register_metrics()
-
-
-# ------------------------------------------------------------------------------------------ predictions
-class _FastAction(msgspec.Struct, forbid_unknown_fields=True):
-    name: str
-    flight: list[int]
-    status: str
-
-
-class _FastLine(msgspec.Struct, forbid_unknown_fields=True):
-    action: _FastAction
-    id: int | msgspec.UnsetType = msgspec.UNSET
-    dialogue: list[str] | msgspec.UnsetType = msgspec.UNSET
-
-
-_FAST = msgspec.json.Decoder(_FastLine)
-_STATUS_SET = frozenset(STATUSES)
-_LINE_KEYS = ("action", "id", "dialogue")
-_ACTION_KEYS = ("name", "flight", "status")
-
-
-_SEVERAL = [None, None]  # several flights (strict): always INVALID
-_SEVERAL_TOK = ("unk",)  # several flights (lenient): the toolkit's joined string matches no flight either
-
-
-def _capped(file: str) -> Capped:
-    """The shared per-code cap at :data:`PROBLEMS_PER_CODE`; its closing line (how many more, by code) names the file."""
-    return Capped(PROBLEMS_PER_CODE, make=lambda message, severity: Problem("", "", message, severity, file))
-
-
-class _Preds:
-    """Predictions of the scored lines: name, flight (as raw numbers or the toolkit's strings), status."""
-
-    def __init__(self):
-        self.names: list[str] = []
-        self.flights: list = []  # list[int] (strict) or ("tok", [str...]) / ("unk",) (lenient)
-        self.statuses: list[str] = []
-        self.dialogues: list = []  # list[str] or None
-
-    def add(self, name, flight, status, dialogue=None):
-        # Only an empty or one-flight answer can score: several flights are kept as one shared marker, so a
-        # line listing 100,000 flights costs nothing once read.
-        if isinstance(flight, list):
-            flight = flight if len(flight) <= 1 else _SEVERAL
-        elif flight[0] == "tok" and len(flight[1]) > 1:
-            flight = _SEVERAL_TOK
-        self.names.append(name)
-        self.flights.append(flight)
-        self.statuses.append(status)
-        self.dialogues.append(dialogue)
-
-
-def _strict_check(obj, idx: int, file: str, problems: list[Problem]):
-    """Check one decoded line; return (name, flights, status, dialogue) or None when it has errors."""
-    line = idx + 1
-    ok = True
-
-    def err(code, ptr, msg, severity="error"):
-        nonlocal ok
-        problems.append(Problem(code, ptr, f"line {line}: {msg}", severity, file))
-        if severity == "error":
-            ok = False
-
-    base = f"/{idx}"
-    if not isinstance(obj, dict):
-        err("item-not-object", base, f"each line must be a JSON object, got {_a(json_type(obj))}")
-        return None
-    for k in obj:
-        if k not in _LINE_KEYS:
-            err("unknown-key", base + pointer(k), f"unknown key {short(k)} (ignored)", "warning")
-    if "id" in obj:
-        v = obj["id"]
-        if not isinstance(v, int) or isinstance(v, bool):
-            err("wrong-type", f"{base}/id", f"id must be an integer (the 0-based line number), got {_a(json_type(v))}")
-        elif v != idx:
-            err("id-mismatch", f"{base}/id", f"id {_num(v)} does not match the line's position (expected {idx})")
-    dialogue = obj.get("dialogue")
-    if "dialogue" in obj and not (isinstance(dialogue, list) and all(isinstance(t, str) for t in dialogue)):
-        err("wrong-type", f"{base}/dialogue", "dialogue must be an array of strings")
-    if "action" not in obj:
-        err("missing-key", f"{base}/action", 'missing "action" ({"name": ..., "flight": [...], "status": ...})')
-        return None
-    a = obj["action"]
-    if not isinstance(a, dict):
-        err("wrong-type", f"{base}/action", f"action must be an object, got {_a(json_type(a))}")
-        return None
-    for k in a:
-        if k not in _ACTION_KEYS:
-            err("unknown-key", base + pointer("action", k), f"unknown key {short(k)} (ignored)", "warning")
-    for k in _ACTION_KEYS:
-        if k not in a:
-            err("missing-key", f"{base}/action/{k}", f"action has no {k!r}")
-    name, flight, status = a.get("name"), a.get("flight"), a.get("status")
-    if "name" in a and not isinstance(name, str):
-        err("wrong-type", f"{base}/action/name", f"name must be a string, got {_a(json_type(name))}")
-    if "flight" in a:
-        if not isinstance(flight, list):
-            err("wrong-type", f"{base}/action/flight",
-                f"flight must be an array of flight numbers ([] for none), got {_a(json_type(flight))}")
-        else:
-            bad = [j for j, f in enumerate(flight) if not isinstance(f, int) or isinstance(f, bool)]
-            if bad:  # one problem per array, however long
-                j = bad[0]
-                more = f" (and {len(bad) - 1} more in this array)" if len(bad) > 1 else ""
-                err("wrong-type", f"{base}/action/flight/{j}",
-                    f"a flight number is an integer, got {_a(json_type(flight[j]))}{more}")
-    if "status" in a:
-        if not isinstance(status, str):
-            err("wrong-type", f"{base}/action/status", f"status must be a string, got {_a(json_type(status))}")
-        elif status not in _STATUS_SET:
-            err("unknown-status", f"{base}/action/status",
-                f"status {short(status)} is not one of {', '.join(STATUSES)}")
-    if not ok:
-        return None
-    return name, flight, status, dialogue
-
-
-def _num(v: int) -> str:
-    """An integer for a message: a long one shortened (Python refuses to print past 4,300 digits)."""
-    if -(10**18) < v < 10**18:
-        return str(v)
-    return f"{'-' if v < 0 else ''}<an integer of about {int(abs(v).bit_length() * 0.30103) + 1} digits>"
-
-
-def _a(word: str) -> str:
-    """``"an integer"``, ``"a string"``."""
-    return ("an " if word[:1] in "aeiou" else "a ") + word
-
-
-def _lines(path: Path, file: str, refused: list[Problem]):
-    """The prediction file's lines (see :func:`fmt.iter_raw_lines`); a file that is not UTF-8 JSON lines
-    (BOM, UTF-16, compressed, binary) is refused before its first line: one problem with the input layer's
-    code, appended to ``refused``."""
-    try:
-        yield from fmt.iter_raw_lines(path, MAX_LINE_BYTES, what=PREDICTION_FILE)
-    except UnreadableInput as e:
-        refused.append(Problem(e.code, "", e.reason, "error", file))
-
-
-def _too_long(idx: int, length: int, file: str) -> Problem:
-    return Problem("line-too-long", f"/{idx}", f"line {idx + 1}: {length} bytes, longer than the limit of "
-                   f"{MAX_LINE_BYTES} bytes for one prediction", "error", file)
-
-
-def _unreadable_number(e: Exception) -> str | None:
-    """The JSON pointer (below the line) of an integer literal too long to read, from msgspec's error; else None."""
-    text = str(e)
-    if "Integer value out of range" not in text:
-        return None
-    m = re.search(r"at `\$(.*)`", text)
-    path = m.group(1) if m else ""
-    if "..." in path:  # untyped decoding does not name object keys: point at the line
-        return ""
-    return "".join("/" + part for part in re.findall(r"[^.\[\]]+", path))
-
-
-def read_strict(path: Path, n_data: int, file: str, problems: list[Problem]) -> _Preds | None:
-    """Every line checked; None when the submission has errors (problems appended, at most
-    :data:`PROBLEMS_PER_CODE` per code)."""
-    preds = _Preds()
-    n_lines = 0
-    bad = False
-    found = _capped(file)
-    refused: list[Problem] = []
-    for lineno, raw, length in _lines(path, file, refused):
-        idx = lineno - 1
-        n_lines = lineno
-        if raw is None:
-            found.append(_too_long(idx, length, file))
-            bad = True
-            continue
-        fast_error = None
-        try:
-            fast = _FAST.decode(raw)
-        except (msgspec.MsgspecError, ValueError, RecursionError) as e:
-            fast, fast_error = None, e
-        if fast is not None and fast.action.status in _STATUS_SET and (fast.id is msgspec.UNSET or fast.id == idx):
-            a = fast.action
-            if not bad:
-                preds.add(a.name, a.flight, a.status, None if fast.dialogue is msgspec.UNSET else fast.dialogue)
-            continue
-        # The full checker explains what the fast path refused.
-        if not raw.strip():
-            found.append(Problem("blank-line", f"/{idx}", f"line {lineno}: blank line (one prediction per data "
-                                 "line, in order)", "error", file))
-            bad = True
-            continue
-        try:
-            obj = msgspec.json.decode(raw)
-        except (msgspec.MsgspecError, ValueError, RecursionError) as e:
-            where = _unreadable_number(e)
-            if where == "" and fast_error is not None:  # the typed decoder names the keys on the way
-                where = _unreadable_number(fast_error) or ""
-            if where is not None:  # valid JSON, but no field holds a number of thousands of digits
-                found.append(Problem("wrong-type", f"/{idx}{where}", f"line {lineno}: an integer of more than 4,300 "
-                                     "digits (a flight number is at most 64 bits)", "error", file))
-            else:
-                found.append(Problem("not-json", f"/{idx}", f"line {lineno}: not a JSON value", "error", file))
-            bad = True
-            continue
-        r = _strict_check(obj, idx, file, found)
-        if r is None:
-            bad = True
-        elif not bad:
-            preds.add(*r)
-    if refused:
-        found.append(refused[0])
-        bad = True
-    elif n_lines == 0 and n_data > 0:
-        found.append(Problem("empty-file", "", f"the file is empty; the split has {n_data} data lines (one "
-                             "prediction per line, in order)", "error", file))
-        bad = True
-    elif n_lines != n_data:
-        first = min(n_lines, n_data)
-        found.append(Problem(
-            "line-count", f"/{first}",
-            f"the submission has {counted(n_lines, 'line')}, the split has {n_data} data lines (one prediction per data line, "
-            f"in order); {'missing from' if n_lines < n_data else 'extra from'} line {first + 1}", "error", file))
-        bad = True
-    problems.extend(found.close())
-    return None if bad else preds
-
-
-SHOWN_FLIGHTS = 8  # flight strings turned into text for a message (a longer list scores 0 whatever it holds)
-
-
-def _toolkit_flight_strings(v) -> tuple[int, list[str]] | None:
-    """``(how many, the first few)`` of what ``[str(f) for f in o['flight']]`` gives for a truthy value; None where
-    iterating it crashes. Only a one-flight answer can score, so a long list is never converted whole."""
-    if isinstance(v, list):
-        return len(v), [_py_str(x) for x in v[:SHOWN_FLIGHTS]]
-    if isinstance(v, str):
-        return len(v), list(v[:SHOWN_FLIGHTS])
-    if isinstance(v, dict):
-        return len(v), [str(k) for _, k in zip(range(SHOWN_FLIGHTS), v)]
-    return None
-
-
-def _py_str(x) -> str:
-    """Python's ``str()`` of a decoded JSON value (what the toolkit puts inside ``<fl_...>``)."""
-    if isinstance(x, str):
-        return x
-    return str(x)
-
-
-class _Quirks:
-    """The quirks applied (:data:`QUIRK_LIST_LIMIT` listed per kind, the count of the rest added to the last one
-    listed) and the crashes and errors found (:data:`PROBLEMS_PER_CODE` per code)."""
-
-    def __init__(self, file: str):
-        self.file = file
-        self.seen: dict[str, int] = {}  # quirk kind -> lines it was applied to
-        self.last: dict[str, int] = {}  # quirk kind -> index of its last listed warning
-        self.problems = _capped(file)  # the crashes and errors are capped; quirks have their own limit
-
-    def add(self, kind: str, ptr: str, msg: str):
-        self.seen[kind] = self.seen.get(kind, 0) + 1
-        if self.seen[kind] <= QUIRK_LIST_LIMIT:
-            self.last[kind] = len(self.problems)
-            self.problems.always(Problem("official-quirk", ptr, msg, "warning", self.file))
-
-    def crash(self, ptr: str, msg: str):
-        self.problems.append(Problem("official-crash", ptr, msg, "error", self.file))
-
-    def error(self, p: Problem):
-        self.problems.append(p)
-
-    def finish(self) -> list[Problem]:
-        for kind, n in self.seen.items():
-            if n > QUIRK_LIST_LIMIT:
-                i = self.last[kind]
-                p = self.problems[i]
-                self.problems[i] = Problem(p.code, p.pointer, f"{p.message} (and {n - QUIRK_LIST_LIMIT} more lines "
-                                           "with this quirk, not listed)", p.severity, p.file)
-        return self.problems.close()
-
-
-def _lenient_object(obj, idx: int, q: _Quirks, preds: _Preds, want_dialogue: bool) -> bool:
-    """The toolkit's ``action_obj_to_str`` fill-ins on one line; False where it would crash."""
-    line = idx + 1
-    base = f"/{idx}"
-    if not isinstance(obj, dict):
-        q.crash(base, f"line {line}: {_a(json_type(obj))}, not an object: the toolkit crashes on it")
-        return False
-    if "id" in obj and obj["id"] != idx:
-        q.add("id ignored", f"{base}/id", f"line {line}: id does not match the line's position; the toolkit "
-              "ignores ids and scores lines by position")
-    dialogue = obj.get("dialogue")
-    if want_dialogue and not (isinstance(dialogue, list) and all(isinstance(t, str) for t in dialogue)):
-        q.crash(f"{base}/dialogue", f"line {line}: no dialogue (array of strings): the toolkit's BLEU crashes")
-        return False
-    if "action" not in obj:
-        q.add("missing action", f"{base}/action", f"line {line}: no action: scored as the toolkit's "
-              "'<unk> <unk> <unk> <unk>' (name '<unk> <unk>', a flight matching nothing, status '<unk>')")
-        preds.add("<unk> <unk>", ("unk",), "<unk>", dialogue)
-        return True
-    a = obj["action"]
-    if not isinstance(a, dict):
-        q.crash(f"{base}/action", f"line {line}: action is {_a(json_type(a))}: the toolkit crashes on it")
-        return False
-    ok = True
-    if "name" not in a:
-        q.add("missing name", f"{base}/action/name", f"line {line}: no name: filled in as '<unk> <unk>'")
-        name = "<unk> <unk>"
-    else:
-        name = a["name"]
-        if not isinstance(name, str):
-            q.crash(f"{base}/action/name", f"line {line}: name is {_a(json_type(name))}: the toolkit crashes")
-            ok = False
-        elif " " not in name:
-            # The toolkit's scorer (character F1) takes it; the model code's exact score (compute_01_score,
-            # names split on " ") raises IndexError. Only the prediction is looked at: the gold's shape is secret.
-            q.add("one-word name", f"{base}/action/name", f"line {line}: a name without a space: the toolkit's "
-                  "score is unaffected, but its model code's exact-name score raises IndexError on it; name-exact "
-                  "counts the missing word as a mismatch")
-    if "status" not in a:
-        q.add("missing status", f"{base}/action/status", f"line {line}: no status: filled in as 'unk' (a mismatch)")
-        status = "unk"
-    else:
-        status = a["status"]
-        if not isinstance(status, str):
-            q.crash(f"{base}/action/status", f"line {line}: status is {_a(json_type(status))}: the toolkit crashes")
-            ok = False
-        elif status not in _STATUS_SET:
-            q.add("unknown status", f"{base}/action/status",
-                  f"line {line}: status {short(status)} is not one of the five values: scored as a mismatch")
-    v = a.get("flight")
-    if not v:
-        if "flight" not in a or v is None or not isinstance(v, list):
-            q.add("missing flight", f"{base}/action/flight",
-                  f"line {line}: flight is {'missing' if 'flight' not in a else short(v)}: scored as no flight")
-        flight = ("tok", [])
-    else:
-        got = _toolkit_flight_strings(v)
-        if got is None:
-            q.crash(f"{base}/action/flight", f"line {line}: flight is a bare {json_type(v)}: the toolkit crashes "
-                    "iterating over it")
-            ok = False
-            flight = None
-        else:
-            n, strs = got
-            if not (isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)):
-                shown = v[:SHOWN_FLIGHTS] if isinstance(v, (list, str)) else strs
-                q.add("flight strings", f"{base}/action/flight", f"line {line}: flight {short(shown)} is not an array "
-                      "of integers: matched as the toolkit's strings " + short("_".join(f"<fl_{s}>" for s in strs)))
-            flight = ("tok", strs) if n <= 1 else _SEVERAL_TOK
-    if ok:
-        preds.add(name, flight, status, dialogue)
-    return ok
-
-
-def read_lenient(path: Path, n_data: int, file: str, want_dialogue: bool) -> tuple[_Preds, list[Problem], int]:
-    """The toolkit's reading: lines zipped with the data (extra or missing lines dropped), fill-ins applied."""
-    q = _Quirks(file)
-    preds = _Preds()
-    n_lines = 0
-    crashed = False
-    refused: list[Problem] = []
-    for lineno, raw, length in _lines(path, file, refused):
-        n_lines = lineno
-        if lineno > n_data:
-            continue  # zip() stops before parsing it
-        idx = lineno - 1
-        if raw is None:  # the toolkit would read it; dialeval's bound applies in both modes
-            q.error(_too_long(idx, length, file))
-            crashed = True
-            continue
-        try:
-            obj = msgspec.json.decode(raw)
-        except (msgspec.MsgspecError, ValueError, RecursionError) as e:
-            if _unreadable_number(e) is not None:
-                what = "an integer of more than 4,300 digits, which Python's int refuses"
-            else:
-                what = "a blank line" if not raw.strip() else "not JSON"
-            q.crash(f"/{idx}", f"line {lineno}: {what}: the toolkit's json.loads crashes")
-            crashed = True
-            continue
-        if not _lenient_object(obj, idx, q, preds, want_dialogue):
-            crashed = True
-    if refused:
-        q.error(refused[0])
-        crashed = True
-    elif n_lines > n_data:
-        q.add("extra lines", f"/{n_data}", f"lines {n_data + 1}-{n_lines} have no data line: the toolkit drops them "
-              "silently")
-    elif n_lines < n_data:
-        q.add("missing lines", f"/{n_lines}", f"data lines {n_lines + 1}-{n_data} have no prediction: the toolkit "
-              "drops them silently (they do not count in the means)")
-    problems = q.finish()
-    return (preds if not crashed else None), problems, min(n_lines, n_data)
-
-
-_INT = re.compile(r"-?[0-9]{1,19}")  # longer cannot be a 64-bit KB number (and int() refuses 4,300+ digits)
-
-
-def _resolve_flights(kb: adm.KBArrays, flights: list) -> tuple[np.ndarray, np.ndarray]:
-    """(kind, KB column) per item: EMPTY, IN_KB with its column, or INVALID (several, outside the KB, <unk>)."""
-    n = len(flights)
-    kind = np.full(n, adm.INVALID, np.int8)
-    col = np.full(n, -1, np.int64)
-    single_rows: list[int] = []
-    single_num: list[int] = []
-    for i, f in enumerate(flights):
-        if isinstance(f, list):  # strict: integers
-            if not f:
-                kind[i] = adm.EMPTY
-            elif len(f) == 1:
-                single_rows.append(i)
-                single_num.append(f[0])
-        elif f[0] == "tok":  # lenient: the toolkit's strings
-            strs = f[1]
-            if not strs or (len(strs) == 1 and strs[0] == "empty"):
-                kind[i] = adm.EMPTY
-            elif len(strs) == 1 and _INT.fullmatch(strs[0]) and str(int(strs[0])) == strs[0]:
-                single_rows.append(i)
-                single_num.append(int(strs[0]))
-    if single_rows:
-        rows = np.asarray(single_rows)
-        nums = np.asarray(single_num, dtype=object)
-        # Numbers beyond int64 cannot be KB flights (the KB reader refuses them): a wrong answer, not an error.
-        fits = np.fromiter((-(2**63) <= x < 2**63 for x in single_num), bool, count=len(single_num))
-        rows, nums = rows[fits], nums[fits].astype(np.int64)
-        eq = (kb.number[rows] == nums[:, None]) & kb.valid[rows]
-        found = eq.any(axis=1)
-        kind[rows[found]] = adm.IN_KB
-        col[rows[found]] = eq[found].argmax(axis=1)
-    return kind, col
-
-
-# ---------------------------------------------------------------------------------------------- KB
-def iter_kb_blocks(path: Path):
-    """``(0-based index of the block's first line, KBArrays of the block)`` for blocks of KB lines.
-
-    Scoring runs block by block, so the split's KB never exists whole: at most one block of structs and its
-    numpy columns are alive. The cyclic GC is paused while a block is decoded (the structs hold no cycles, and
-    millions of allocations would otherwise trigger it over and over).
-    """
-    import gc
-
-    codes = fmt.string_codes()
-    blocks = fmt.read_kb_blocks(path)
-    while True:
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            item = next(blocks, None)
-            if item is None:
-                return
-            first, block = item
-            counts, reservation, cols = fmt.kb_block_columns(path, first, block, codes)
-            del block, item
-        finally:
-            if enabled:
-                gc.enable()
-        yield first - 1, _block_arrays(counts, reservation, cols)
-
-
-def _block_arrays(counts: list[int], reservation: list[int], cols: dict[str, np.ndarray]) -> adm.KBArrays:
-    n = len(counts)
-    kmax = max(counts) if counts else 0
-    cnt = np.asarray(counts, np.int64)
-    uniform = n == 0 or bool((cnt == kmax).all())
-    valid = np.ones((n, kmax), bool) if uniform else np.arange(kmax)[None, :] < cnt[:, None]
-
-    def shape(arr, fill):
-        if uniform:
-            return arr.reshape(n, kmax)
-        out = np.full((n, kmax), fill, dtype=arr.dtype)
-        out[valid] = arr
-        return out
-
-    out = {k: shape(cols[k], -1 if k in ("a1", "a2", "cl") else 0) for k in adm.FEATURES}
-    return adm.KBArrays(**out, number=shape(cols["number"], -1), valid=valid,
-                        reservation=np.asarray(reservation, np.int64))
-
-
-def _pad(kb: adm.KBArrays, kmax: int) -> adm.KBArrays:
-    k = kb.number.shape[1] if kb.number.ndim == 2 else 0
-    if k == kmax:
-        return kb
-    fields = {}
-    for name in kb.__dataclass_fields__:
-        a = getattr(kb, name)
-        if name == "reservation":
-            fields[name] = a
-            continue
-        fill = False if name == "valid" else (-1 if name in ("a1", "a2", "cl", "number") else 0)
-        out = np.full((a.shape[0], kmax), fill, dtype=a.dtype)
-        out[:, :k] = a
-        fields[name] = out
-    return adm.KBArrays(**fields)
-
-
-def read_kb_arrays(path: Path) -> adm.KBArrays:
-    """The whole KB file as (items × flights) columns (for tools and tests; scoring streams the blocks)."""
-    blocks = [kb for _, kb in iter_kb_blocks(path)]
-    if not blocks:
-        return _block_arrays([], [], {k: np.empty(0, np.int64) for k in fmt.COLUMN_NAMES})
-    kmax = max(b.number.shape[1] for b in blocks)
-    blocks = [_pad(b, kmax) for b in blocks]
-    return adm.KBArrays(**{k: np.concatenate([getattr(b, k) for b in blocks]) for k in adm.KBArrays.__dataclass_fields__})
-
-
-def gold_columns(kb: adm.KBArrays, gold_flights: list[list[int]], data_name: str, offset: int = 0) -> list[list[int]]:
-    """KB columns of each item's gold flights; a gold flight missing from its KB is a data error."""
-    n_gold = np.fromiter(map(len, gold_flights), np.int64, count=len(gold_flights))
-    owner = np.repeat(np.arange(len(gold_flights)), n_gold)
-    flat = np.fromiter((f for fl in gold_flights for f in fl), np.int64, count=int(n_gold.sum()))
-    # (pairs x KB width) at a time, in chunks of at most adm.CHUNK_CELLS cells
-    step = max(1, adm.CHUNK_CELLS // max(1, kb.number.shape[1] if kb.number.ndim == 2 else 1))
-    parts = []
-    for s in range(0, len(flat), step):
-        o = owner[s : s + step]
-        eq = (kb.number[o] == flat[s : s + step, None]) & kb.valid[o]
-        found = eq.any(axis=1)
-        if not found.all():
-            bad = int(o[~found][0]) + offset
-            raise UsageError(f"{data_name} line {bad + 1}: a gold flight of expected_action is not in the line's KB")
-        parts.append(eq.argmax(axis=1))
-    cols = np.concatenate(parts).tolist() if parts else []
-    out: list[list[int]] = []
-    pos = 0
-    for k in n_gold.tolist():
-        out.append(cols[pos : pos + k])
-        pos += k
-    return out
-
-
-# ---------------------------------------------------------------------------------------------- benchmark
-OPTION_DEFAULTS = {"flight_distance": "current", "exact_name": "tokens", "lenient": False, "source": "submission",
-                   "bleu": "auto"}
-
-
-def _options(options: dict) -> dict:
-    o = {**OPTION_DEFAULTS, **{k: v for k, v in (options or {}).items() if v is not None}}
+for _name in (*METRICS, *EXTRA_METRICS):
+    register(value_metric(_name, adm.METRIC_DESCRIPTIONS[_name]))
+
+BLEU_VARIANTS = ("sacrebleu", "toolkit")  # dialeval.metrics.bleu.BLEU_VARIANTS (kept import-free: the CLI lists it)
+
+def _options(options: dict, declared: tuple[Option, ...]) -> dict:
+    """The options given, else their declared defaults, checked here too (a direct ``evaluate`` call skips the
+    registry's check)."""
+    o = {x.name: x.default for x in declared} | {k: v for k, v in (options or {}).items() if v is not None}
     if o["flight_distance"] not in adm.FLIGHT_DISTANCES:
         raise UsageError(f"--flight-distance must be one of {', '.join(adm.FLIGHT_DISTANCES)}")
     if o["exact_name"] not in adm.EXACT_NAMES:
@@ -615,37 +54,36 @@ def _options(options: dict) -> dict:
     if o["bleu"] not in ("auto", "yes", "no", True, False):
         raise UsageError("bleu must be auto, yes or no")
     o["bleu"] = {True: "yes", False: "no"}.get(o["bleu"], o["bleu"])
+    if o["bleu_variant"] not in BLEU_VARIANTS:
+        raise UsageError(f"--bleu-variant must be one of {', '.join(BLEU_VARIANTS)}")
     o["lenient"] = bool(o["lenient"])
     return o
 
 
 class AirDialogue(Benchmark):
-    name: ClassVar[str] = "airdialogue"
-    public_data_note: ClassVar[str] = (
-        "the ground truth is computed from the data file's intents and the KB file (and its action field is the "
-        "human agent's), both of which a participant's agent reads")
-    title: ClassVar[str] = "AirDialogue flight booking: final-state scores (name, flight, status; scaled and exact totals)"
-    group_label: ClassVar[str] = "task"
-    one_split: ClassVar[bool] = True  # a predictions file answers one split
-    embedded_folder: ClassVar[str | None] = "airdialogue"  # its simulated data in the embedded default challenge
-    split_names: ClassVar[tuple[str, ...]] = ("train", "dev", "test")
-    data_name: ClassVar[str] = "AirDialogue"
-    split_descriptions: ClassVar[dict[str, str]] = {"train": "training dialogs", "dev": "development dialogs",
-                                                    "test": "test dialogs"}
-    group_descriptions: ClassVar[dict[str, str]] = {
-        "state": "the dialog's final state: action, customer name and flight"}
-    default_metrics: ClassVar[tuple[str, ...]] = METRICS
-    extra_metrics: ClassVar[tuple[str, ...]] = tuple(EXTRA_DESCRIPTIONS)
-    submission_formats: ClassVar[tuple[str, ...]] = ("airdialogue-prediction",)
-    submission_suffixes: ClassVar[tuple[str, ...]] = (".jsonl", ".json")
-    problem_codes: ClassVar[dict[str, str]] = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
+    name = "airdialogue"
+    public_data_note = ("the ground truth is computed from the data file's intents and the KB file (and its action "
+                        "field is the human agent's), both of which a participant's agent reads")
+    title = "AirDialogue flight booking: final-state scores (name, flight, status; scaled and exact totals)"
+    one_split = True  # a predictions file answers one split
+    split_file = (f"{{split}}{fmt.DATA_SUFFIX}", f"{{split}}{fmt.KB_SUFFIX}")  # a split's data and knowledge base
+    embedded_folder = "airdialogue"  # its simulated data in the embedded default challenge
+    split_names = ("train", "dev", "test")
+    data_name = "AirDialogue"
+    split_descriptions = {"train": "training dialogs", "dev": "development dialogs", "test": "test dialogs"}
+    group_descriptions = {"state": "the dialog's final state: action, customer name and flight"}
+    default_metrics = METRICS
+    extra_metrics = EXTRA_METRICS
+    submission_formats = ("airdialogue-prediction",)
+    submission_suffixes = (".jsonl", ".json")
+    problem_codes = {  # this benchmark's own codes (the shared ones: core.problems.CODES)
         "blank-line": "a blank line in a JSON-lines file (one prediction per data line, in order)",
         "line-count": "a JSON-lines submission whose number of lines differs from the split's data lines",
         "unknown-status": "an AirDialogue status outside book, change, cancel, no_flight, no_reservation",
         "id-mismatch": "an optional line id that differs from the line's 0-based position",
         "line-too-long": "a line of a line-oriented submission longer than the documented limit (AirDialogue: 1 MiB)",
     }
-    options: ClassVar[tuple[Option, ...]] = (
+    options = (
         Option("lenient", "dstc6, airdialogue: reproduce the official scorer's numbers, listing every quirk "
                           "applied."),
         Option("flight_distance", "airdialogue: flight distance of the toolkit today (current) or of its pre-2020 "
@@ -657,17 +95,13 @@ class AirDialogue(Benchmark):
         Option("source", "submission (default) or human: score the data file's own actions.", kind="choice",
                choices=("submission", "human"), default="submission", cli=False),
         Option("bleu", "auto, yes or no: BLEU of the predicted utterances.", kind="text", default="auto", cli=False),
+        Option("bleu_variant", "airdialogue: self-play BLEU by sacrebleu (default) or as the toolkit computes it "
+                               "(toolkit: turns split on ':', NLTK word tokens, no smoothing; the toolkit-bleu extra).",
+               kind="choice", choices=BLEU_VARIANTS, default="sacrebleu", scoring_only=True),
     )
 
     def splits(self, data: Path) -> list[str]:
         return fmt.available_splits(data)
-
-    def scoring_files(self, data: Path, splits: list[str]) -> list[Path]:
-        """Each split's data file and its knowledge base (``<split>_data.json``, ``<split>_kb.json``)."""
-        return [p for s in splits for p in fmt.split_paths(data, s)]
-
-    def group_sort_key(self, group: str):
-        return (0, group)
 
     def subsets(self, table) -> list:
         """The report's breakdown by the item's gold status (book, change, cancel, no_flight, no_reservation)."""
@@ -678,148 +112,74 @@ class AirDialogue(Benchmark):
 
     def metrics_for(self, evaluation: Evaluation) -> list[str]:
         t = evaluation.table
-        extra = [m for m in EXTRA_DESCRIPTIONS if t is not None and m in t.values]
-        return [*METRICS, *extra]
+        return [*METRICS, *(m for m in EXTRA_METRICS if t is not None and m in t.values)]
 
     def evaluate(self, request: Request) -> Evaluation:
-        o = _options(request.options)
+        o = _options(request.options, self.options)
+        if o["bleu_variant"] == "toolkit" and request.scoring:  # NLTK and its model are checked before any work
+            from dialeval.metrics.bleu import nltk_word_tokenize
+
+            nltk_word_tokenize()
         (split,) = self.choose_splits(request, self.splits(request.data))
         if request.groups and set(request.groups) != {GROUP}:
             raise UsageError(f"airdialogue has one task, {GROUP!r}")
         data_path, kb_path = fmt.split_paths(request.data, split)
-        problems: list[Problem] = []
+        human, want_bleu = o["source"] == "human", o["bleu"] == "yes"
         fields = {"task": GROUP, "mode": "lenient" if o["lenient"] else "strict", "source": o["source"],
                   "flight-distance": o["flight_distance"], "exact-name": o["exact_name"]}
         # Every file is checked before any is read or hashed: a FIFO or a device is refused at once.
         for path in (data_path, kb_path):
             read.check_regular(path, what="a JSON-lines data file")
-        if o["source"] == "submission":
-            read.check_regular(request.submission, what=PREDICTION_FILE)
+        if not human:
+            read.check_regular(request.submission, what=ap.PREDICTION_FILE)
         identity = data_identity([data_path, kb_path], request.data)
 
         # Gold first (one pass), KB only when scoring.
-        if o["source"] == "human":
-            human = fmt.read_human(data_path)
-            gold_names = [h.expected_action.name for h in human]
-            gold_flights = [h.expected_action.flight for h in human]
-            gold_status = [h.expected_action.status for h in human]
-            gold_dialogues = None
-            sub_path = data_path
+        if human:
+            lines = fmt.read_human(data_path)
+            gold = ([h.expected_action.name for h in lines], [h.expected_action.flight for h in lines],
+                    [h.expected_action.status for h in lines], None)
         else:
-            want_bleu = o["bleu"] == "yes"
-            gold_names, gold_flights, gold_status, gold_dialogues = fmt.read_gold(data_path, with_dialogue=want_bleu)
-            sub_path = Path(request.submission)
-        n_data = len(gold_names)
-        file = sub_path.name
-        submission = {"path": str(sub_path), "kind": "file" if o["source"] == "submission" else "data-actions",
+            gold = fmt.read_gold(data_path, with_dialogue=want_bleu)
+        sub_path = data_path if human else Path(request.submission)
+        n_data, file, mask, problems = len(gold[0]), sub_path.name, None, []
+        submission = {"path": str(sub_path), "kind": "data-actions" if human else "file",
                       "sha256": read.file_sha256(sub_path), "files": [file]}
-
-        n_scored = n_data
-        correct_sample_mask = None
-        if o["source"] == "human":
-            preds, extra, correct_sample_mask = self._human_predictions(human, o["lenient"], file)
-            problems.extend(extra)
+        if human:
+            preds, problems, mask = ap.read_human_actions(lines, o["lenient"], file)
         elif o["lenient"]:
-            preds, extra, n_scored = read_lenient(sub_path, n_data, file, want_dialogue=o["bleu"] == "yes")
-            problems.extend(extra)
+            preds, problems, n_data = ap.read_lenient(sub_path, n_data, file, want_dialogue=want_bleu)
         else:
-            preds = read_strict(sub_path, n_data, file, problems)
+            preds = ap.read_strict(sub_path, n_data, file, problems)
+        ev = Evaluation(table=None, problems=problems, splits=[split], groups=[GROUP], data=identity,
+                        submission=submission, signature_fields=fields)
+        if preds is None or not ev.valid or not request.scoring:
+            return ev
 
-        def done(table):
-            return Evaluation(table=table, problems=problems, splits=[split], groups=[GROUP], data=identity,
-                              submission=submission, signature_fields=fields)
-
-        if preds is None or any(p.severity == "error" for p in problems) or not request.scoring:
-            return done(None)
-
-        if n_scored < n_data:  # lenient: lines the toolkit's zip() drops
-            gold_names, gold_flights, gold_status = gold_names[:n_scored], gold_flights[:n_scored], gold_status[:n_scored]
-            if gold_dialogues is not None:
-                gold_dialogues = gold_dialogues[:n_scored]
-        flight = np.zeros(n_scored)
-        flight_ex = np.zeros(n_scored)
-        n_kb = 0
-        for start, kb in iter_kb_blocks(kb_path):
-            n_kb = start + len(kb)
-            stop = min(n_kb, n_scored)
-            if start >= stop:
-                continue
-            if stop - start < len(kb):
-                kb = kb.take(slice(0, stop - start))
-            gcols = gold_columns(kb, gold_flights[start:stop], data_path.name, start)
-            kind, col = _resolve_flights(kb, preds.flights[start:stop])
-            flight[start:stop], flight_ex[start:stop] = adm.flight_scores(kb, gcols, kind, col, o["flight_distance"])
-            del kb
-        if n_kb != n_data:
-            raise UsageError(f"{kb_path.name} has {n_kb} lines but {data_path.name} has {n_data}: the two files of "
-                             "a split must align line by line")
-        name, name_ex = adm.name_scores(preds.names, gold_names, o["exact_name"])
-        values = adm.combine(name, name_ex, flight, flight_ex, adm.status_scores(preds.statuses, gold_status))
-        if correct_sample_mask is not None:  # --lenient human: lines marked correct count 1 without checking
-            for k in values:
-                values[k] = np.where(correct_sample_mask[:n_scored], 1.0, values[k])
-        code = {s: i for i, s in enumerate(STATUSES)}
-        if o["lenient"]:  # the toolkit's self-play printout: np.mean over (total, name, flight, status) rows
-            values["selfplay-mean4"] = (values["score"] + values["name"] + values["flight"] + values["status"]) / 4
-        values["gold-status-code"] = np.fromiter((code.get(s, -1) for s in gold_status), np.float64,
-                                                 count=len(gold_status))
-        bleu_wanted = o["bleu"] == "yes" or (o["bleu"] == "auto" and o["source"] == "submission" and n_scored > 0
-                                             and all(d is not None for d in preds.dialogues))
-        if bleu_wanted:
-            if gold_dialogues is None:
-                gold_dialogues = fmt.read_gold(data_path, with_dialogue=True)[3][:n_scored]
+        # n_data is now the lines scored: --lenient drops those the toolkit's zip() drops
+        g_names, g_flights, g_status, g_dialogues = (None if g is None else g[:n_data] for g in gold)
+        blocks = ap.resolved_kb_blocks(kb_path, data_path.name, len(gold[0]), g_flights, preds.flights)
+        flight, flight_ex = adm.blockwise_flight_scores(blocks, n_data, o["flight_distance"])
+        name, name_ex = adm.name_scores(preds.names, g_names, o["exact_name"])
+        values = adm.combine(name, name_ex, flight, flight_ex, adm.status_scores(preds.statuses, g_status))
+        if mask is not None:  # --lenient human: lines marked correct count 1 without checking
+            values = {k: np.where(mask[:n_data], 1.0, v) for k, v in values.items()}
+        if o["lenient"]:
+            values["selfplay-mean4"] = adm.selfplay_mean4(values)
+        values["gold-status-code"] = adm.status_codes(g_status)
+        bleu = want_bleu or (o["bleu"] == "auto" and not human and n_data > 0 and None not in preds.dialogues)
+        if (request.options or {}).get("bleu_variant") and not bleu:  # given, it would change nothing
+            raise UsageError(f"--bleu-variant {o['bleu_variant']} chooses the self-play BLEU, and no BLEU is computed "
+                             "here (it needs a \"dialogue\" on every prediction line): leave it out")
+        if bleu:
             from dialeval.metrics.bleu import selfplay_bleu
 
-            per_item, bleu_sig = selfplay_bleu([d or [] for d in preds.dialogues], gold_dialogues)
-            values["bleu"] = per_item
-            fields["bleu"] = bleu_sig
+            if g_dialogues is None:
+                g_dialogues = fmt.read_gold(data_path, with_dialogue=True)[3][:n_data]
+            values["bleu"], fields["bleu"] = selfplay_bleu([d or [] for d in preds.dialogues], g_dialogues,
+                                                           variant=o["bleu_variant"])
         from dialeval.core.ranks import RankTable
 
-        table = RankTable.build(benchmark=self.name, split=split, group=GROUP, item_ids=[str(i) for i in range(n_scored)],
-                                gold_rank=np.zeros(n_scored, np.int32), n_candidates=1, values=values)
-        return done(table)
-
-    def _human_predictions(self, human, lenient: bool, file: str):
-        """The data file's own ``action`` lines as predictions (the toolkit's ``--task human``)."""
-        preds = _Preds()
-        problems: list[Problem] = []
-        mask = np.zeros(len(human), bool)
-        if lenient:
-            q = _Quirks(file)
-            crashed = False
-            for i, h in enumerate(human):
-                if h.correct_sample is True:
-                    mask[i] = True
-                    q.add("correct_sample", f"/{i}/correct_sample", f"line {i + 1}: correct_sample is true: the "
-                          "toolkit counts 1 everywhere without checking the action")
-                obj = {"action": h.action} if h.action is not None else {}
-                if not _lenient_object(obj, i, q, preds, False):
-                    crashed = True
-            problems = q.finish()
-            return (None if crashed else preds), problems, mask
-        found = _capped(file)
-        for i, h in enumerate(human):
-            obj = {"action": h.action} if h.action is not None else {}
-            r = _strict_check(obj, i, file, found)
-            if r is not None:
-                preds.add(*r)
-        return preds, found.close(), None
-
-    def breakdown(self, evaluation: Evaluation, metrics=None) -> list[dict]:
-        """Records ``{status, metric, value, n}``: each metric's mean over the items of each gold status
-        (book, change, cancel, no_flight, no_reservation; statuses absent from the split are left out)."""
-        t = evaluation.table
-        if t is None or not len(t):
-            return []
-        names = [m for m in (metrics or self.metrics_for(evaluation)) if m in t.values]
-        code = t.values["gold-status-code"]
-        out = []
-        for i, status in enumerate(STATUSES):
-            mask = code == i
-            n = int(mask.sum())
-            if not n:
-                continue
-            for m in names:
-                out.append({"status": status, "metric": m, "value": float(t.values[m][mask].mean()), "n": n})
-        return out
-
+        ev.table = RankTable.build(benchmark=self.name, split=split, group=GROUP, values=values, n_candidates=1,
+                                   item_ids=[str(i) for i in range(n_data)], gold_rank=np.zeros(n_data, np.int32))
+        return ev

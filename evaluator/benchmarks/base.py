@@ -125,11 +125,15 @@ class Benchmark:
     submission_suffixes: ClassVar[tuple[str, ...]] = (".json",)  # how a single-file submission's name ends (grade
     #                                                              finds a run's file by it)
     options: ClassVar[tuple[Option, ...]] = ()  # benchmark-specific options (see :class:`Option`)
+    # layouts of another tool's printout that ``score --print-as`` can give this benchmark's numbers in
+    # (names of :data:`dialeval.results.printed.SCORE_LAYOUTS`)
+    print_layouts: ClassVar[tuple[str, ...]] = ()
     separate_keys: ClassVar[bool] = False  # answer keys may sit in their own folder (``--keys``)
     reads_stdin: ClassVar[bool] = False  # a submission may be ``-`` (standard input)
     problem_codes: ClassVar[dict[str, str]] = {}  # this benchmark's own problem codes -> meaning
     one_split: ClassVar[bool] = False  # a submission file answers one split (several are refused)
-    split_file: ClassVar[str | None] = None  # a split's one file in a data folder ("{split}.txt"), labels inline
+    # a split's file in a data folder ("{split}.txt"), labels inline, or its files (AirDialogue's data and KB)
+    split_file: ClassVar[str | tuple[str, ...] | None] = None
     split_folders: ClassVar[bool] = False  # each split is a folder of the data named after it (hosting ships those)
     # where the command line finds data when no --data is given (after the benchmark's sample data is looked up
     # by name): an environment variable naming a folder, and the sub-folder of the embedded simulated challenge
@@ -143,14 +147,21 @@ class Benchmark:
         """The files under the folder ``data`` that scoring ``splits`` reads: the splits' data files, their answer keys
         and what they share (a candidate file, a pool), never another split's (train) files or a run left beside them.
         What a hosted phase's reference data holds, and what its public data is made from (:meth:`public_files`).
-        Default: the ``split_file`` of each split where the benchmark declares one, every file of a split's folder
-        where splits are folders (``split_folders``), else None (cannot tell: every file of ``data``). A file that is
-        not there is left out (the caller keeps the regular ones)."""
+        Default: the ``split_file`` (or files) of each split where the benchmark declares it, every file of a split's
+        folder where splits are folders (``split_folders``), else None (cannot tell: every file of ``data``). A file
+        that is not there is left out (the caller keeps the regular ones)."""
         if self.split_file:
-            return [data / self.split_file.format(split=s) for s in splits]
+            names = (self.split_file,) if isinstance(self.split_file, str) else self.split_file
+            return [data / name.format(split=s) for s in splits for name in names]
         if not self.split_folders:
             return None
         return [f for s in splits if (data / s).is_dir() for f in sorted((data / s).rglob("*"))]
+
+    def key_splits(self, data: Path, keys: Path, splits: list[str]) -> list[str] | None:
+        """Of ``splits``, those whose examples the answer key file ``keys`` (given apart with ``--keys``) answers:
+        where a hosted challenge's phases get it (one key per split). None (the default): cannot tell, every phase
+        gets it."""
+        return None
 
     def public_files(self, files: dict[str, bytes], splits: list[str]) -> dict[str, bytes] | None:
         """What participants may download from a phase's data files (``{path inside the data: bytes}``: the files
@@ -230,6 +241,21 @@ class Benchmark:
         Reported as extra rows under the group; none by default.
         """
         return []
+
+    def breakdown(self, evaluation: Evaluation, metrics=None) -> list[dict]:
+        """Records ``{key: value, metric, value, n}``: each value metric's mean over the items of each of
+        :meth:`subsets`' breakdowns, a ``key=value`` label giving the record's first field (AirDialogue's
+        ``status=book``: ``{"status": "book", ...}``); breakdowns without items are left out."""
+        t = evaluation.table
+        if t is None or not len(t):
+            return []
+        names = [m for m in (metrics or self.metrics_for(evaluation)) if m in t.values]
+        out = []
+        for label, mask in self.subsets(t):
+            n = int(mask.sum())
+            key, _, value = label.partition("=")
+            out += [{key: value, "metric": m, "value": float(t.values[m][mask].mean()), "n": n} for m in names if n]
+        return out
 
     def group_sort_key(self, group: str):
         return (0, int(group)) if group.isdigit() else (1, group)

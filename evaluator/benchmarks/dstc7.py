@@ -20,7 +20,7 @@ from pathlib import Path
 from dialeval.benchmarks.base import Option, Request, parse_split_names
 from dialeval.benchmarks.items import ItemSet
 from dialeval.benchmarks.itemset import ItemSetBenchmark
-from dialeval.benchmarks.listed import CONTEXTS, listed_gold, one_file, shared_pool, side_file
+from dialeval.benchmarks.listed import CONTEXTS, answered_splits, listed_gold, one_file, shared_pool, side_file
 from dialeval.core.errors import UsageError
 from dialeval.formats.dstc7 import NONE, RANKING, name_fields, read_data
 
@@ -79,6 +79,10 @@ class DSTC7(ItemSetBenchmark):
         so that several are refused as they are with the whole folder). The ground truth comes with ``--keys``."""
         return sorted(p for p in data.iterdir() if _data_split(p.name) in splits or "pool" in p.name.lower())
 
+    def key_splits(self, data: Path, keys: Path, splits: list[str]) -> list[str]:
+        at = [(name_fields(p.name)[2] or "test", p) for p in self._files(Path(data))]
+        return answered_splits([(s, read_data(p)) for s, p in at if s in splits], keys, RANKING)
+
     def splits(self, data: Path) -> list[str]:
         return sorted({name_fields(p.name)[2] or "test" for p in self._files(Path(data))})
 
@@ -122,7 +126,7 @@ class DSTC7(ItemSetBenchmark):
         at = {e: i for i, e in enumerate(df.ids)}
         files = (df.path, *([request.keys] if request.keys else []), *([pool_file] if pool_file else []))
         return ItemSet(group, ids, [allowed[at[e]] if e in at else frozenset() for e in ids], gold, files=files,
-                       longest=SUBTASK_2_LISTED if self.subtask == 2 else None)
+                       longest=SUBTASK_2_LISTED if self.subtask == 2 else None, none_id=NONE if none_ok else None)
 
     def _pool(self, df, none_ok: bool):
         """Subtask 2's pool (``--pool``, the one ``*pool*`` file beside the data, else the data's own candidates)

@@ -156,7 +156,7 @@ class LabelledBenchmark(ItemSetBenchmark):
         problems.extend(Problem(f.code, f.pointer, f.message, f.severity, file) for f in faults)
         if items is None:
             return None, None
-        found = Capped(make=lambda message, severity: Problem("", "", message, severity, file))
+        found = Capped(file=file)
         scores = {x.split: np.full(x.extra.shape, -np.inf) for x in sets}
         seen = {x.split: np.zeros(len(x.extra), bool) for x in sets}
         names = sets[0].candidates
@@ -189,7 +189,7 @@ class LabelledBenchmark(ItemSetBenchmark):
         missing = sum(int((~m).sum()) for m in seen.values())
         if missing:
             found.append(Problem("missing-dialog", "", f"{missing:,} {'context is' if missing == 1 else 'contexts are'} "
-                                 "not in the submission: each scores 0 on every metric", "warning", file))
+                                 "not in the submission: each scores 0 on every metric", "warning", file, count=missing))
         if left_out:
             found.always(other_group_warning(left_out, [*sets, *outside], self.group_label, file))
         if other_splits:

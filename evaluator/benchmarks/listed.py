@@ -126,6 +126,18 @@ def answer_key(ids: list[str], given, keys: dict | None, keys_path, data_path, n
     return ids, [list(dict.fromkeys(g.strip() for g in keys[e] if g.strip())) for e in ids]
 
 
+def answered_splits(files: list[tuple[str, ItemFile]], keys_path: Path, form: ListedForm) -> list[str]:
+    """The splits whose data files (``(split, file)`` pairs) hold items the answer key at ``keys_path`` names, those
+    of files withholding their answers (test files, which need it) first: a dev file may reuse the test's item ids.
+    Where a hosted challenge's phases get the key (:meth:`~dialeval.benchmarks.base.Benchmark.key_splits`)."""
+    named = set(read_answer_key(keys_path, form))
+    hits: dict[str, bool] = {}  # split -> one of its files the key answers withholds its answers
+    for split, df in files:
+        if named.intersection(df.ids):
+            hits[split] = hits.get(split, False) or df.correct is None
+    return sorted([s for s, withheld in hits.items() if withheld] or hits)
+
+
 def listed_gold(data: ItemFile, allowed: list, keys_path: Path | None, form: ListedForm, none_ok: bool,
                 official=None) -> tuple[list, list]:
     """(each scored item's correct ids, the scored items' ids) of a data file (:func:`answer_key`: its own correct
@@ -177,7 +189,7 @@ def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, ben
     item's value columns from the 0-based first position of each of its correct ids (None: not listed)."""
     sub = Path(submission)
     fname = sub.name
-    problems = Capped(make=lambda message, severity: Problem("", "", message, severity, fname))
+    problems = Capped(file=fname)
 
     def add(code: str, ptr: str, message: str, severity: str = "error") -> None:
         if not problems.full(code, severity):  # past the cap a problem is counted, not built
@@ -205,11 +217,19 @@ def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, ben
             "as the official scorer reads them", "warning")
     if numbers and not strict and form.number_ids:
         add("official-quirk", "", form.number_ids.format(n=numbers), "warning")
+    unlisted = 0  # missing examples past the cap: one summary line stands for them (its count), as items.py says
     for k, s in enumerate(sets):
         for i, iid in enumerate(s.item_ids):
-            if (k, i) not in listed and not s.optional and not problems.full("missing-dialog", "warning"):
+            if (k, i) in listed or s.optional:
+                continue
+            if problems.kept.get("missing-dialog", 0) < problems.cap:
                 problems.append(Problem("missing-dialog", "", f"{form.noun} {iid} is not ranked: it scores 0",
                                         "warning", fname))
+            else:
+                unlisted += 1
+    if unlisted:
+        problems.always(Problem("missing-dialog", "", f"... {unlisted:,} more {form.noun}s are not ranked: each scores 0",
+                                "warning", fname, count=unlisted))
     table = _table(sets, listed, benchmark, values) if scoring else None
     info = {"path": str(sub), "kind": "file", "sha256": file_sha256(sub), "format": form.name}
     return table, problems.close(), info

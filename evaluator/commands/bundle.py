@@ -18,8 +18,10 @@ def _common(f):
                      help="The organizer's challenge.toml (schemas/challenge): title, pages, phases, quotas. Default "
                           "for the embedded default data: the shipped demo challenge.")(f)
     f = click.option("--out", type=click.Path(dir_okay=False), required=True, help="The .zip to write.")(f)
-    f = click.option("--keys", type=click.Path(), default=None,
-                     help="Answer keys in a separate folder; for dstc7/dstc8 the ground-truth TSV.")(f)
+    f = click.option("--keys", multiple=True, metavar="[SPLIT=]PATH",
+                     help="Answer keys in a separate folder; for dstc7/dstc8 the ground-truth TSV, which goes only to the "
+                          "phases on the split whose examples it answers (SPLIT=FILE names it). Repeatable: one key per "
+                          "split.")(f)
     f = click.option("--data", type=click.Path(), default=None,
                      help="The benchmark's data with its answer keys, as for score --data: a folder (or one data file, "
                           "for benchmarks whose release is single files), a fetched release's name, or sample:NAME "
@@ -29,15 +31,19 @@ def _common(f):
 
 
 def _inputs(benchmark, data, keys, challenge_file, out):
-    """(data folder, keys, Challenge or None), every input protected from the output before any work."""
+    """(data folder, keys as (split or None, path), Challenge or None), every input protected from the output
+    before any work."""
     from dialeval.commands.score import resolve_data
     from dialeval.files.write import check_output, protect
     from dialeval.leaderboard import challenge as challenges
+    from dialeval.leaderboard.hosting import key_args
 
     root, embedded = resolve_data(benchmark, data, None)
     if challenge_file is None and embedded and challenges.load(challenges.DEFAULT_FILE).benchmark == benchmark:
         challenge_file = challenges.DEFAULT_FILE  # the shipped demo challenge is written for that benchmark's data
-    for path, what in ((root, "the data"), (keys, "the answer keys"), (challenge_file, "the challenge file")):
+    keys = key_args(keys)
+    given = [(root, "the data"), *((k, "the answer keys") for _, k in keys), (challenge_file, "the challenge file")]
+    for path, what in given:
         if path is not None:
             protect(path, what)
     if not str(out).lower().endswith(".zip"):
@@ -46,11 +52,11 @@ def _inputs(benchmark, data, keys, challenge_file, out):
     import os
 
     where = Path(os.path.realpath(Path(out).parent))
-    for folder, what in ((root, "the data"), (keys, "the answer keys")):
+    for folder, what in ((root, "the data"), *((k, "the answer keys") for _, k in keys)):
         if folder is not None and os.path.isdir(folder) and (where == Path(os.path.realpath(folder)) or Path(os.path.realpath(folder)) in where.parents):
             raise click.UsageError(f"--out {out}: inside {what} folder ({folder}); write the bundle elsewhere")
     ch = challenges.load(challenge_file) if challenge_file is not None else None
-    return Path(root), Path(keys) if keys else None, ch
+    return Path(root), keys, ch
 
 
 @click.group("bundle")

@@ -6,6 +6,7 @@ every file was written. It is the README's "main job" and needs no data beyond t
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -13,7 +14,18 @@ import click
 
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import counted
+from dialeval.files.outdir import OutputFolder
 from dialeval.files.write import not_standard_output
+
+DEMO_FOLDER = OutputFolder(
+    marker=".dialeval-demo",
+    names=re.compile(r"^(\.dialeval-demo|submission|report\.json|organizer|\.submission-\w+)$"),  # + a killed one's
+    made_by="a folder an earlier demo wrote",
+    legacy=("report.json",),  # demos before the marker existed
+    note="written by `dialeval demo`: a later demo replaces what is in this folder\n",
+)
+"""``demo --out``: its submission, report and organizer folders are replaced by the next demo, so the folder must be
+new, empty or an earlier demo's (never the current folder, a home folder, a challenge, a runs folder)."""
 
 
 @click.command("demo")
@@ -43,6 +55,9 @@ def demo_cmd(out, baseline, seed, organizer):
         from dialeval.leaderboard.demo import check_site_folder
 
         check_site_folder(Path(out) / "organizer")
+    from dialeval.files.outdir import check_out_folder
+
+    check_out_folder(out, DEMO_FOLDER)  # refused before any work or output
     challenge = ensure_default_challenge()
     click.echo(f"1. challenge:  {challenge}  (embedded default, simulated; keys beside the test files)")
     out_dir = Path(out)
@@ -53,12 +68,13 @@ def demo_cmd(out, baseline, seed, organizer):
     import shutil
 
     from dialeval.core.termsafe import progress
-    from dialeval.leaderboard.outdir import new_folder_beside, replace_folder
+    from dialeval.files.outdir import new_folder_beside, replace_folder
 
     # built beside and swapped in whole: an interrupted demo leaves no submission of some splits' files
     made_out = not os.path.lexists(out_dir)
     building = new_folder_beside(sub_dir, prefix=".submission-")
     try:
+        (out_dir / DEMO_FOLDER.marker).write_text(DEMO_FOLDER.note, encoding="utf-8")
         files = []
         with progress(f"baseline {baseline}", total=len(splits)) as bar:
             for split in splits:
@@ -70,6 +86,7 @@ def demo_cmd(out, baseline, seed, organizer):
         if made_out:  # the folder this demo made for its outputs goes too (only when nothing else is in it)
             shutil.rmtree(building, ignore_errors=True)
             with contextlib.suppress(OSError):
+                (out_dir / DEMO_FOLDER.marker).unlink()
                 out_dir.rmdir()
         raise
     finally:

@@ -54,11 +54,15 @@ def vectors_options(f):
 @click.option("--multi-ref", type=click.Choice(["max", "mean"]), default=None,
               help="Override: how a hypothesis's scores over several references are reduced.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report (schema embed-report): one record per metric.")
+@click.option("--print-as", "print_as", type=click.Choice(["nlg-eval", "hed-dlg"]), default=None,
+              help="Print the three numbers as that tool prints them instead of the table (nlg-eval: the mean to 6 "
+                   "decimals, no spread; hed-dlg: mean +/- 1.96*std/n ( std ), its spread); signatures on stderr. "
+                   "Only the layout: --preset chooses the definitions.")
 @click.option("--per-pair", "per_pair", type=click.Path(dir_okay=False), default=None,
               help="Write each hypothesis's scores to FILE (JSON lines; null where skipped); - writes them to "
                    "standard output and the table to standard error (not with --json).")
 def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov, empty, extrema_tie, greedy_sim,
-              multi_ref, as_json, per_pair):
+              multi_ref, as_json, print_as, per_pair):
     """Embedding average, greedy matching and vector extrema of --hyp against --ref (default preset: paper).
 
     Every number carries a signature naming the vectors (name, dimension, vocabulary size, content hash) and each
@@ -73,13 +77,16 @@ def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, 
     for name in inputs:  # a FIFO, a device or a missing file is refused before anything heavy is loaded
         check_regular(name, what="a word-vectors file" if name == vectors and name not in (hyp, *refs)
                       else "a text file (one text per line)")
-    if per_pair == STDIN and as_json:
-        raise UsageError("--per-pair - and --json would both write to standard output: give --per-pair a file")
+    if per_pair == STDIN and (as_json or print_as):
+        raise UsageError(f"--per-pair - and {'--json' if as_json else '--print-as'} would both write to standard "
+                         "output: give --per-pair a file")
+    if as_json and print_as:
+        raise UsageError("give --print-as or --json, not both (both print on stdout)")
     if per_pair:
         _refuse_output_onto_inputs(per_pair, inputs)
     if STDIN not in (hyp, *refs):
         return _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov, empty, extrema_tie,
-                      greedy_sim, multi_ref, as_json, per_pair)
+                      greedy_sim, multi_ref, as_json, per_pair, print_as)
     # The texts are read twice (their words, then their scores): standard input is copied to a private file.
     from dialeval.files.read import spool_stdin
     from dialeval.files.write import private_temp_dir, release_private_temp_dir
@@ -90,7 +97,7 @@ def embed_cmd(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, 
         _stdin_copy = tmp / "stdin.txt"
         spool_stdin(_stdin_copy, what="texts (one per line)")
         return _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov, empty, extrema_tie,
-                      greedy_sim, multi_ref, as_json, per_pair)
+                      greedy_sim, multi_ref, as_json, per_pair, print_as)
     finally:
         _stdin_copy = None
         release_private_temp_dir(tmp)
@@ -101,7 +108,7 @@ _stdin_copy: Path | None = None
 
 
 def _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov, empty, extrema_tie, greedy_sim,
-           multi_ref, as_json, per_pair):
+           multi_ref, as_json, per_pair, print_as=None):
     from dialeval.formats.vectors import check_vectors, load_vectors, require_extra
 
     require_extra()
@@ -145,6 +152,8 @@ def _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov
             "results": result.records(),
         }
         click.echo(json.dumps(doc, indent=2))
+    elif print_as:
+        _print_as(result, print_as)
     else:
         _table(result, hyp, refs, stderr=per_pair == "-")  # stdout holds the per-pair lines alone
     return 0
@@ -455,6 +464,16 @@ def _version() -> str:
     from dialeval import __version__
 
     return __version__
+
+
+def _print_as(result, layout: str) -> None:
+    """The tool's lines alone on stdout; each metric's signature, naming the layout, on stderr."""
+    from dialeval.results.printed import embedding_lines
+
+    for line in embedding_lines(result.summaries, layout):
+        click.echo(line)
+    for sig in result.signatures.values():
+        click.echo(sig.with_fields(print=layout).format(), err=True)
 
 
 def _table(result, hyp, refs, stderr: bool = False) -> None:

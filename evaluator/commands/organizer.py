@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from dialeval.benchmarks.base import TIE_POLICIES
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.commands.embed import vectors_options
 from dialeval.core.errors import UsageError
@@ -106,17 +107,32 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
 
 
 # ---- compare ----------------------------------------------------------------------------------------------
-def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, text_metrics=None):
-    """(label, table, records) for a run id in the registry or a submission file scored on the fly (on
+class SubmissionFault(UsageError):
+    """A run given as a file that is not valid: the submission's fault (exit 1), as `score` says of it."""
+
+    exit_code = 1
+
+
+def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, text_metrics=None, tasks=None,
+              ties=None, shown=None):
+    """(label, table, records, missing) for a run id in the registry or a submission file scored on the fly (on
     ``data_root()``: the data folder, resolved once for both runs, so a default's notice is said once).
     ``text_metrics`` (embedding metrics asked for: see :func:`score_submission`) need the file: the registry keeps
-    each run's gold ranks, not its response texts."""
+    each run's gold ranks, not its response texts; so do ``tasks`` and ``ties``, which score the file as `score
+    --task` / `--ties` would (a registry run was graded on every task under its tie policy). ``missing``: the
+    answer-key items a file does not rank (scored as misses; None for a registry run). ``shown``: the data and
+    options to repeat in the hint for an invalid file, so that following it validates what was compared."""
     if ref.isdigit() and not Path(ref).exists():
         from dialeval.leaderboard.registry import Registry
 
         if text_metrics:
             raise UsageError(f"run {ref}: the registry keeps no response texts, so the embedding metrics "
                              f"({text_metrics['metrics']}) need the submission files (and --data)")
+        for flag, given in (("--task", tasks), ("--ties", ties)):
+            if given:
+                raise UsageError(f"run {ref}: {flag} applies to runs given as files (a registry run was graded on "
+                                 f"every task under its own tie policy); compare the two submission files with "
+                                 f"--data")
         with Registry(reg_dir, create=False) as reg:
             row = reg.run(int(ref))
             if row.status != "valid":
@@ -124,15 +140,23 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
             table = reg.table(row.run_id)
             if table is None:
                 raise UsageError(f"run {ref} has no per-item results (a reported result?)")
-            return f"run {row.run_id} ({row.team} / {row.system})", table, reg.records(row.run_id)
+            return f"run {row.run_id} ({row.team} / {row.system})", table, reg.records(row.run_id), None
     from dialeval.core.problems import counted
     from dialeval.leaderboard.scoring import score_submission
 
-    g = score_submission(ref, benchmark, data_root(), keys, split, text_metrics=text_metrics)
+    root = data_root()
+    try:
+        g = score_submission(ref, benchmark, root, keys, split, groups=tasks, text_metrics=text_metrics, ties=ties)
+    except UsageError as e:  # say which of the two runs it is about, unless it names it or is about --task alone
+        text = str(e)
+        if text.startswith((f"{ref}:", "--task")):
+            raise
+        raise UsageError(f"{ref}: {text}") from None
     if not g.valid:
         n = sum(p["severity"] == "error" for p in g.problems)
-        raise UsageError(f"{ref}: invalid submission ({counted(n, 'error')}); see `dialeval validate {ref}`")
-    return ref, g.table, g.records
+        raise SubmissionFault(f"{ref}: invalid submission ({counted(n, 'error')}); see `dialeval validate "
+                              f"{' '.join([ref, *(shown or [])])}`")
+    return ref, g.table, g.records, g.missing
 
 
 @click.command("compare")
@@ -140,22 +164,29 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
 @click.argument("run_b")
 @click.option("--metric", "metrics", default=None, help="Comma-separated metrics (default: the runs' metrics).")
 @click.option("--split", "scope", default=None, help="Compare on one split only (default: every common item).")
+@click.option("--task", multiple=True, help="Runs given as files: only these tasks/groups, as score --task (e.g. "
+              "--task 1 or --task 1,3-5).")
+@click.option("--ties", type=click.Choice(TIE_POLICIES), default=None,
+              help="Runs given as files, score-based: the tie policy, as score --ties (default: pessimistic).")
 @click.option("--resamples", type=click.IntRange(100, 1_000_000), default=1000, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=12345, show_default=True)
 @_registry_option
 @click.option("--benchmark", default=DEFAULT_BENCHMARK, show_default=True, help="For runs given as files.")
 @click.option("--data", type=click.Path(), default=None,
               help="For runs given as files: the benchmark's data, as for score --data.")
+@click.option("--challenge", type=click.Path(), default=None, help="Another name for --data, as for score.")
 @click.option("--keys", type=click.Path(), default=None, help="For runs given as files: as for score --keys.")
 @click.option("--embedding-preset", type=click.Choice(("paper", "hed-dlg", "nlg-eval")), default=None,
               help="Text metrics (embedding-average, greedy-matching, vector-extrema; runs given as files only): "
                    "as `score --embedding-preset`.")
 @vectors_options
 @click.option("--json", "as_json", is_flag=True)
-def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, benchmark, data, keys, embedding_preset,
-                vectors, vformat, as_json):
-    """Paired tests of RUN_A against RUN_B (run ids or submission files) on the items both have.
+def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, registry_dir, benchmark, data, challenge,
+                keys, embedding_preset, vectors, vformat, as_json):
+    """Paired tests of RUN_A against RUN_B (run ids or submission files) on the answer-key items of the scope.
 
+    Each run is scored as `score` scores it, so an item a run does not rank counts as a miss (a line says how many
+    a file leaves out; --task and --split narrow the comparison to what both runs rank).
     Per metric: the difference A - B with its paired-bootstrap 95 % interval, the approximate-randomization and
     bootstrap p-values (R resamples: a p-value at the floor prints as "< 1/(R+1)", e.g. "< 0.0010", since no
     resample was as extreme and the true value may be far smaller), and for 0/1 metrics on independent items
@@ -167,21 +198,26 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     """
     from functools import cache
 
-    from dialeval.commands.score import _check_text_options, refuse_empty, resolve_data
+    from dialeval.commands.score import _check_text_options, _tasks, refuse_empty, resolve_data
     from dialeval.leaderboard.bands import compare_runs
     from dialeval.metrics import resolve
     from dialeval.results.stats import ar_floor, format_p
 
     refuse_empty("--metric", metrics, "for the runs' metrics")
     _check_text_options(metrics, vectors, vformat, embedding_preset)
+    tasks = _tasks(task)
     text = None
     if metrics and any(m.needs == "texts" for m in resolve(metrics)):  # scored from the files' texts
         text = {"metrics": metrics, "embedding_preset": embedding_preset, "vectors": vectors,
                 "vectors_format": vformat}
-    data_root = cache(lambda: resolve_data(benchmark, data, None)[0])
+    data_root = cache(lambda: resolve_data(benchmark, data, challenge)[0])
     one = scope if scope not in (None, "all") else None  # a file is scored on the split compared, as score --split
-    la, ta, ra = _load_run(run_a, registry_dir, benchmark, data_root, keys, one, text)
-    lb, tb, rb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one, text)
+    # what `dialeval validate` needs to check a file as it was scored here
+    shown = [*(["--benchmark", benchmark] if benchmark != DEFAULT_BENCHMARK else []),
+             *(["--data", data or challenge] if data or challenge else []), *(["--keys", keys] if keys else []),
+             *(["--split", one] if one else []), *(["--task", ",".join(task)] if task else [])]
+    la, ta, ra, ma = _load_run(run_a, registry_dir, benchmark, data_root, keys, one, text, tasks, ties, shown)
+    lb, tb, rb, mb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one, text, tasks, ties, shown)
     ba, bb = ({r["benchmark"] for r in recs if r.get("benchmark")} for recs in (ra, rb))
     if ba and bb and ba != bb:  # else "the two runs share no scored item", which hides why
         raise UsageError(f"{_safe(la)} is a {', '.join(sorted(ba))} run and {_safe(lb)} a {', '.join(sorted(bb))} "
@@ -192,11 +228,16 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
     results = compare_runs(ta, tb, names.split(","), resamples, seed, scope=scope, records_a=ra, records_b=rb)
     # the scope the signature names (the splits both runs cover), so text, JSON and signature say the same
     signed = dict(p.partition(":")[::2] for p in results[0].signature.split("|")[1:]).get("split", scope or "all")
+    # a run leaving items out is scored as `score` scores it (misses), which a comparison must not hide
+    missing = {"a": ma or 0, "b": mb or 0}
+    notes = [f"{which}: {n:,} of the {len(t):,} items scored are not in {_safe(label)}: each counts as a miss, as "
+             "in `score` (--task or --split compares only what both runs rank)"
+             for which, n, t, label in (("A", ma, ta, la), ("B", mb, tb, lb)) if n]
     if as_json:
-        click.echo(json.dumps({"a": la, "b": lb, "scope": signed, "results": [r.to_json() for r in results]},
-                              indent=2))
+        click.echo(json.dumps({"a": la, "b": lb, "scope": signed, "missing": missing, "notes": notes,
+                               "results": [r.to_json() for r in results]}, indent=2))
         return 0
-    click.echo(f"A: {_safe(la)}\nB: {_safe(lb)}\nscope: {signed} (the items both runs have)")
+    click.echo(f"A: {_safe(la)}\nB: {_safe(lb)}\nscope: {signed} (the answer-key items of the scope)")
     click.echo(f"{'metric':<24}{'A':>9}{'B':>9}{'A-B':>9}  {'95% CI of A-B':<20}{'p (AR)':>10}{'p (boot)':>10}"
                f"{'p (exact)':>11}")
     for r in results:
@@ -210,6 +251,8 @@ def compare_cmd(run_a, run_b, metrics, scope, resamples, seed, registry_dir, ben
         if r.left_out:
             click.echo(f"{r.metric}: {r.left_out} item(s) of both runs left out by the metric in either run (an "
                        f"empty text under empty:skip) are not compared: units {r.n}")
+    for note in notes:
+        click.echo(f"note: {note}")
     for r in results:
         click.echo(f"signature: {r.signature}")
     return 0
@@ -380,6 +423,10 @@ def registry_export_cmd(registry_dir, out, fmt, with_contact):
 
     protect(registry_dir, "the registry")  # an export must never replace the database it reads
     check_output(out, parents=True)
+    if out != "-":  # nor sit among the organizer's inputs, where the next grade would take it for a run
+        from dialeval.leaderboard.outdir import check_outside_inputs
+
+        check_outside_inputs(out, Path(registry_dir), "the export")
     fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
     with Registry(registry_dir, create=False) as reg:
         n = (export_csv if fmt == "csv" else export_jsonl)(reg, Path(out), with_contact=with_contact)
@@ -418,22 +465,12 @@ def leaderboard_group():
 
 
 def _check_site_folder(out: Path, registry_dir: Path) -> None:
-    """The site folder is replaced as a whole: see :func:`dialeval.leaderboard.outdir.check_out_folder`."""
-    import os
+    """The site folder is replaced as a whole: see :func:`dialeval.files.outdir.check_out_folder`."""
+    from dialeval.files.outdir import check_out_folder
+    from dialeval.leaderboard.outdir import SITE, check_outside_inputs
 
-    from dialeval.leaderboard.outdir import check_out_folder
-
-    check_out_folder(out, protect={"the registry": registry_dir})
-    # nor inside the registry's folder (it holds contacts and per-item gold ranks; a site is made to be published)
-    # or inside a runs folder (the next grade would take the site for a team's run)
-    where = Path(os.path.realpath(out))
-    if registry_dir.is_dir() and Path(os.path.realpath(registry_dir)) in where.parents:
-        raise UsageError(f"--out {out}: inside the registry's folder {registry_dir}, which holds team contacts and "
-                         "per-item results; build the public site elsewhere")
-    parent = where.parent
-    if parent.is_dir() and any(q.name.endswith(".team.json") or (q / "team.json").is_file() for q in parent.iterdir()):
-        raise UsageError(f"--out {out}: inside a runs folder ({parent.name} holds team runs), where the next grade "
-                         "would take the site for a run; build it elsewhere")
+    check_out_folder(out, SITE, protect={"the registry": registry_dir})
+    check_outside_inputs(out, registry_dir, "the site")  # a site is made to be published, never among the inputs
 
 
 @leaderboard_group.command("build")

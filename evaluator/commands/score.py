@@ -15,6 +15,7 @@ from dialeval.commands.wording import reword
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem, describe
 from dialeval.core.termsafe import safe
+from dialeval.results.printed import SCORE_LAYOUTS
 
 SCREEN_PER_CODE = 5
 
@@ -100,6 +101,20 @@ def common_options(f):
     return f
 
 
+def _default_text(owners: list) -> str:
+    """`` [default: X]``, or each benchmark's own default where the benchmarks sharing an option differ (Douban's
+    ``--contexts`` counts mixed contexts, DSTC8's every example): one default would be wrong for the others."""
+    by_default: dict[str, list[str]] = {}
+    for bench, opt in owners:
+        if opt.default is not None and opt.kind != "flag":
+            by_default.setdefault(str(opt.default), []).append(bench)
+    if len(by_default) == 1:
+        return f" [default: {next(iter(by_default))}]"
+    if not by_default:
+        return ""
+    return " [default: " + "; ".join(f"{', '.join(b)}: {d}" for d, b in by_default.items()) + "]"
+
+
 def benchmark_params(scoring: bool, names: list[str] | None = None) -> list[click.Option]:
     """Click options for every option the benchmarks ``names`` (None: every registered one) declare
     (``Benchmark.options``): this module names none of them. Each is None unless given, so the benchmark
@@ -112,7 +127,7 @@ def benchmark_params(scoring: bool, names: list[str] | None = None) -> list[clic
         if not o.cli or (o.scoring_only and not scoring):
             continue
         helps = list(dict.fromkeys(opt.help for _, opt in owners))
-        text = " ".join(helps) + (f" [default: {o.default}]" if o.default is not None and o.kind != "flag" else "")
+        text = " ".join(helps) + _default_text(owners)
         if o.kind == "flag":
             out.append(click.Option([o.flag, name], is_flag=True, default=None, help=text))
         elif o.kind == "int":
@@ -309,6 +324,10 @@ def _guard_outputs(submission: str, data: str, keys: str | None, as_json: bool, 
 
     if as_json and as_csv:
         raise UsageError("give --json or --csv, not both")
+    out, per_item = (list(outs) + [None, None])[:2]
+    if per_item == "-" and (out == "-" or (as_json or as_csv) and not out):  # one stream cannot hold both
+        raise UsageError(f"--per-item - and {'--out -' if out == '-' else '--json' if as_json else '--csv'} would both "
+                         "write to standard output: give one of them a file")
     refuse_shared_outputs(dict(zip(("--out", "--per-item"), outs)))
     if submission != "-":
         protect(submission, "the submission")
@@ -392,6 +411,37 @@ def _check_text_options(metrics, vectors, vformat, embedding_preset) -> None:
                      "vector-extrema), and none is asked for: add one to --metrics (e.g. --metrics p@1,embedding-average)")
 
 
+def _check_print_as(print_as, benchmark, metrics, as_json, as_csv) -> None:
+    """``--print-as``: a layout the benchmark has, with the numbers it prints, and not beside another stdout format."""
+    if not print_as:
+        return
+    from dialeval.benchmarks import registry
+    from dialeval.results.printed import DSTC6_OFFICIAL_METRICS
+
+    if as_json or as_csv:
+        raise UsageError(f"give --print-as or {'--json' if as_json else '--csv'}, not both (both print on stdout)")
+    if benchmark in registry.names() and print_as not in registry.get(benchmark).print_layouts:
+        raise UsageError(f"--print-as {print_as}: not a layout of benchmark {benchmark} "
+                         f"(it has {', '.join(registry.get(benchmark).print_layouts) or 'none'})")
+    if metrics and not set(DSTC6_OFFICIAL_METRICS) <= {m.strip() for m in metrics.split(",")}:
+        raise UsageError(f"--print-as {print_as} prints {', '.join(DSTC6_OFFICIAL_METRICS)}: add them to --metrics "
+                         "or leave --metrics out")
+
+
+def _print_as(report, print_as: str) -> None:
+    """The tool's lines alone on stdout; the signature (naming the layout) and the data line on stderr."""
+    from dataclasses import replace
+
+    from dialeval.core.termsafe import table_console
+    from dialeval.results.printed import dstc6_official_lines
+    from dialeval.results.render import print_footer
+
+    for line in dstc6_official_lines(report):
+        click.echo(line)
+    signed = replace(report, signature=report.signature.with_fields(print=print_as))
+    print_footer(signed, table_console(stderr=True))
+
+
 @click.command("score", cls=BenchmarkCommand, scoring=True)
 @click.argument("submission", type=click.Path())
 @common_options
@@ -407,8 +457,11 @@ def _check_text_options(metrics, vectors, vformat, embedding_preset) -> None:
 @click.option("--csv", "as_csv", is_flag=True, help="Print the results as CSV (same columns as the JSON records).")
 @click.option("--per-item", type=click.Path(dir_okay=False), default=None,
               help="Write JSONL (item id, group, gold rank) to FILE. ORGANIZERS ONLY: it reveals the answer key.")
+@click.option("--print-as", "print_as", type=click.Choice(tuple(SCORE_LAYOUTS)), default=None,
+              help="Print the numbers in another tool's layout instead of the table (dstc6-official: the official "
+                   "DSTC6 scorer's 'Precision @1: <float>' lines per answer file); the signature goes to stderr.")
 def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json, out, max_problems, embedding_preset,
-              vectors, vformat, metrics, keys, as_csv, per_item, **bench_opts):
+              vectors, vformat, metrics, keys, as_csv, per_item, print_as, **bench_opts):
     """Validate and score SUBMISSION on a benchmark (default dstc6: P@1, P@2, P@5, MRR per task and split).
 
     Exit 0 scored, 1 invalid (strict mode) or a submission the official scorer would crash on (--lenient),
@@ -417,6 +470,10 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
     from dialeval.api import score
 
     refuse_empty("--metrics", metrics, "for the benchmark's own metrics")
+    _check_print_as(print_as, benchmark, metrics, as_json, as_csv)
+    if print_as and per_item == "-":
+        raise UsageError(f"--per-item - and --print-as {print_as} would both write to standard output: give "
+                         "--per-item a file")
     _check_text_options(metrics, vectors, vformat, embedding_preset)
     if vectors != "default" and vformat != "default":  # a missing or special file is refused before any work
         from dialeval.files.read import check_regular
@@ -435,10 +492,14 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         # problems go to stderr, so a --csv on stdout stays a clean table
         _print_problems(report.problems, max_problems, benchmark)
     if not (as_json or as_csv or out) or to_file:
-        if report.valid:
+        if report.valid and print_as:
+            _print_as(report, print_as)
+        elif report.valid:
+            from dialeval.core.termsafe import table_console
             from dialeval.results.render import print_table
 
-            print_table(report)
+            # with --per-item -, standard output holds the per-item lines alone (as embed --per-pair -)
+            print_table(report, table_console(stderr=per_item == "-"))
         else:
             click.echo(f"{safe(submission)}: INVALID, not scored ({report.counts['errors']} error(s)); "
                        "see above, or --json for the full list", err=True)
@@ -468,18 +529,31 @@ def benchmarks_cmd(as_json):
                      "metrics": list(b.default_metrics), "group": b.group_label,
                      "submissions": list(b.submission_formats),
                      "options": [o.flag for o in b.options if o.cli] + (["--keys"] if b.separate_keys else []),
-                     "api_options": [o.name for o in b.options if not o.cli]})
+                     "api_options": [o.name for o in b.options if not o.cli],
+                     "print_as": list(b.print_layouts),
+                     # text only: a choice option shows its values (the named variants: --bleu-variant sacrebleu|toolkit)
+                     "_choices": {o.flag: "|".join(o.choices) for o in b.options if o.cli and o.kind == "choice"}})
+    choices = [r.pop("_choices") for r in rows]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return 0
     import textwrap
 
-    for r in rows:
+    for r, shown in zip(rows, choices):
+        r["options"] = [f"{o}={shown[o]}" if o in shown else o for o in r["options"]]
         click.echo(f"{r['name']}: {r['title']}")
         for label, value in (("splits", " ".join(r["splits"])), ("metrics", ", ".join(r["metrics"])),
                              ("submissions", "; ".join(r["submissions"])),
                              ("options", " ".join(r["options"]) or "none"),
-                             *((("API options", ", ".join(r["api_options"])),) if r["api_options"] else ())):
-            click.echo(textwrap.fill(value, width=100, initial_indent=f"  {label + ':':<13}",
+                             *((("API options", ", ".join(r["api_options"])),) if r["api_options"] else ()),
+                             *((("print as", "; ".join(f"--print-as {p}: {SCORE_LAYOUTS[p]}" for p in r["print_as"])),)
+                               if r["print_as"] else ())):
+            click.echo(textwrap.fill(value, width=100, break_on_hyphens=False, initial_indent=f"  {label + ':':<13}",
                                      subsequent_indent=" " * 15))
+    from dialeval.results.printed import EMBED_LAYOUTS
+
+    # the embedding metrics belong to no one benchmark: their tools' printed layouts are named once, after the list
+    click.echo("embedding metrics (dialeval embed):")
+    click.echo(textwrap.fill("; ".join(f"--print-as {k}: {v}" for k, v in EMBED_LAYOUTS.items()), width=100,
+                             initial_indent=f"  {'print as:':<13}", subsequent_indent=" " * 15))
     return 0

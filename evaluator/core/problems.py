@@ -62,6 +62,7 @@ CODES: dict[str, str] = {
     "wrong-split": "the submitted ids belong to another split of the data (the message names it)",
     # --task scopes validation as well as scoring
     "other-task": "(warning) items (or files) of tasks outside --task, left out: neither checked nor scored",
+    "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     "other-split": "(warning) items of splits of the data other than the one scored, left out: neither checked nor scored",
 }
 
@@ -159,12 +160,12 @@ counts the rest: a broken file stays readable, and a million bad cells cost no m
 class Capped(list):
     """A list of problems (or score-file faults: anything with ``code`` and ``severity``) that keeps at most
     ``cap`` of each code and counts the rest; :meth:`close` appends the one code-less line that says how many
-    (``make(message, severity)`` builds it: a :class:`Problem` without a code unless told otherwise)."""
+    (``make(message, severity)`` builds it: by default a :class:`Problem` without a code, naming ``file``)."""
 
-    def __init__(self, cap: int = MAX_LISTED, make=None):
+    def __init__(self, cap: int = MAX_LISTED, make=None, file: str | None = None):
         super().__init__()
         self.cap = cap
-        self.make = make or (lambda message, severity: Problem("", "", message, severity))
+        self.make = make or (lambda message, severity: Problem("", "", message, severity, file))
         self.kept: dict[str, int] = {}
         self.dropped: dict[str, int] = {}
         self.dropped_error = False

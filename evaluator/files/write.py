@@ -19,7 +19,6 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -389,54 +388,3 @@ def make_temp_dir(parent: Path, prefix: str) -> Path:
     os.umask(umask)
     os.chmod(tmp, 0o777 & ~umask)
     return tmp
-
-
-def _holds_cwd(folder: Path) -> bool:
-    """Whether ``folder`` is the current working folder or one above it (by identity, links resolved)."""
-    try:
-        st = os.stat(folder)
-        here = Path.cwd()
-    except OSError:
-        return False
-    for d in (here, *here.parents):
-        try:
-            ds = os.stat(d)
-        except OSError:
-            continue
-        if (ds.st_dev, ds.st_ino) == (st.st_dev, st.st_ino):
-            return True
-    return False
-
-
-@contextmanager
-def atomic_output_dir(out_dir: str | Path, force: bool = False) -> Iterator[Path]:
-    """Yield a temp dir beside ``out_dir``; on success it replaces ``out_dir`` in one rename, on error it vanishes.
-
-    Refuses a non-empty ``out_dir`` unless ``force`` (then the old directory is removed only after the new one is
-    complete, so an interrupted run keeps the old data).
-    """
-    out = Path(out_dir).absolute()
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} exists and is not a directory")
-    if out.is_dir() and _holds_cwd(out):  # `--out . --force` would swap the user's working folder away, files and all
-        raise UsageError(f"--out {out_dir}: is the current folder or holds it; the folder is replaced as a whole: "
-                         "give a folder of its own")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise UsageError(f"--out {out} is not empty (use --force to replace it)")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = make_temp_dir(out.parent, f".{out.name}.tmp-")
-    except OSError as e:
-        raise cannot_create(out_dir, e) from None
-    try:
-        yield tmp
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / "d")
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

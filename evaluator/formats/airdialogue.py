@@ -6,10 +6,9 @@ features and ``flight_number``. The release's names and layout; nothing else is 
 skipped without being materialised).
 
 Readers here decode straight into typed msgspec structs, line by line in blocks, and turn each block of KB
-lines into numpy columns (:class:`~dialeval.metrics.airdialogue.KBArrays` is built by the benchmark from
-:class:`KBColumns`) so a 40,000-line split never exists as Python dicts. Data errors raise
-:class:`~dialeval.core.errors.UsageError` with ``file line N``; a prediction file is only split into lines here
-(checking it produces Problems, which live above this layer).
+lines into numpy columns (:class:`KBArrays`, :func:`iter_kb_blocks`) so a 40,000-line split never exists as Python
+dicts. Data errors raise :class:`~dialeval.core.errors.UsageError` with ``file line N``; a prediction file is only
+split into lines here (:mod:`dialeval.formats.airdialogue_predictions` checks and reads it).
 """
 
 from __future__ import annotations
@@ -17,11 +16,13 @@ from __future__ import annotations
 import operator
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import chain, count
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from dialeval.core.errors import UsageError
 from dialeval.files import read
@@ -31,6 +32,18 @@ KB_SUFFIX = "_kb.json"
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "June", "July", "Aug", "Sept", "Oct", "Nov", "Dec")
 _MONTH_INDEX = {m: i + 1 for i, m in enumerate(MONTHS)}
 AIRLINE_COST = {"UA": 0, "AA": 0, "Delta": 0, "Hawaiian": 0, "Southwest": 1, "Frontier": 1, "JetBlue": 1, "Spirit": 1}
+STATUSES = ("book", "change", "cancel", "no_flight", "no_reservation")
+"""The five gold statuses, in the order used by the numeric ``gold-status`` code."""
+FEATURES = ("a1", "a2", "m1", "m2", "d1", "d2", "t1", "t2", "cl", "pr", "cn", "al")
+"""The 12 flight features in the toolkit's token order (departure/return airport, month, day, hour, class,
+price, connections, airline cost class)."""
+# Prediction flight kinds (after the reader resolved the flight list against the line's KB).
+EMPTY, IN_KB, INVALID = 0, 1, 2
+"""``EMPTY``: no flight; ``IN_KB``: exactly one flight, found in the KB (``pred_index`` is its column);
+``INVALID``: several flights, a flight outside the KB, or the toolkit's ``<unk>`` fill-in: 0 everywhere."""
+CHUNK_CELLS = 4096 * 32
+"""(item, gold flight) pairs x KB flights computed at once: the distance temporaries stay a few MB each whatever the
+KB's width (4,096 pairs of 30-flight KBs; 131 pairs of 1,000-flight ones)."""
 BLOCK = 2048  # lines decoded before a block is turned into columns (bounds the Python objects alive at once)
 BLOCK_CELLS = BLOCK * 32
 """A block also ends before (lines x its widest KB) passes this: the block's arrays are padded to its widest KB,
@@ -51,6 +64,37 @@ class Flight(msgspec.Struct, gc=False):
     num_connections: int
     airline: str
     flight_number: int
+
+
+@dataclass
+class KBArrays:
+    """One row per item, one column per KB flight (``valid`` is False in padding columns).
+
+    All int64. Airports and class are codes of their strings (only compared for equality); months are 1-12,
+    days and hours as numbers, ``al`` the airline's cost class (0 normal, 1 low).
+    """
+
+    a1: np.ndarray
+    a2: np.ndarray
+    m1: np.ndarray
+    m2: np.ndarray
+    d1: np.ndarray
+    d2: np.ndarray
+    t1: np.ndarray
+    t2: np.ndarray
+    cl: np.ndarray
+    pr: np.ndarray
+    cn: np.ndarray
+    al: np.ndarray
+    number: np.ndarray  # int64 flight numbers, -1 in padding
+    valid: np.ndarray  # bool
+    reservation: np.ndarray  # int64 per item (0 = none)
+
+    def __len__(self) -> int:
+        return int(self.number.shape[0])
+
+    def take(self, rows) -> KBArrays:
+        return KBArrays(**{k: getattr(self, k)[rows] for k in self.__dataclass_fields__})
 
 
 class KBLine(msgspec.Struct, gc=False):
@@ -157,7 +201,7 @@ def decode_lines(path: Path, typ) -> Iterator[tuple[int, object]]:
             raise _decode_error(path, lineno, line, e) from None
 
 
-COLUMN_NAMES = ("a1", "a2", "m1", "m2", "d1", "d2", "t1", "t2", "cl", "pr", "cn", "al", "number")
+COLUMN_NAMES = (*FEATURES, "number")
 _FLIGHT_TUPLE = operator.attrgetter(
     "departure_airport", "return_airport", "departure_month", "return_month", "departure_day", "return_day",
     "departure_time_num", "return_time_num", "class_", "price", "num_connections", "airline", "flight_number")
@@ -206,8 +250,6 @@ def kb_block_columns(path: Path, first: int, block: list[KBLine], codes: dict | 
     One C-level attribute getter per flight, a transpose and ``np.fromiter`` over C-level maps: no Python code
     runs per flight feature.
     """
-    import numpy as np
-
     codes = string_codes() if codes is None else codes
     kbs = list(map(operator.attrgetter("kb"), block))
     counts = list(map(len, kbs))
@@ -278,8 +320,6 @@ def check_gold_flights(path: Path, flights: list[list[int]]) -> None:
 
     One C-level pass over all lines (lengths, then every number into int64); lines are looked at one by one only
     to name the faulty one."""
-    import numpy as np
-
     if not flights:
         return
     if max(map(len, flights)) > MAX_FLIGHTS:
@@ -299,6 +339,103 @@ def read_human(path: Path) -> list[HumanLine]:
     """Every data line's gold, the human agent's own ``action`` and ``correct_sample`` (the ``human`` task)."""
     out = [obj for _, obj in decode_lines(path, HumanLine)]
     check_gold_flights(path, [h.expected_action.flight for h in out])
+    return out
+
+
+def iter_kb_blocks(path: Path):
+    """``(0-based index of the block's first line, KBArrays of the block)`` for blocks of KB lines.
+
+    Scoring runs block by block, so the split's KB never exists whole: at most one block of structs and its
+    numpy columns are alive. The cyclic GC is paused while a block is decoded (the structs hold no cycles, and
+    millions of allocations would otherwise trigger it over and over).
+    """
+    import gc
+
+    codes = string_codes()
+    blocks = read_kb_blocks(path)
+    while True:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            item = next(blocks, None)
+            if item is None:
+                return
+            first, block = item
+            counts, reservation, cols = kb_block_columns(path, first, block, codes)
+            del block, item
+        finally:
+            if enabled:
+                gc.enable()
+        yield first - 1, _block_arrays(counts, reservation, cols)
+
+
+def _block_arrays(counts: list[int], reservation: list[int], cols: dict[str, np.ndarray]) -> KBArrays:
+    n = len(counts)
+    kmax = max(counts) if counts else 0
+    cnt = np.asarray(counts, np.int64)
+    uniform = n == 0 or bool((cnt == kmax).all())
+    valid = np.ones((n, kmax), bool) if uniform else np.arange(kmax)[None, :] < cnt[:, None]
+
+    def shape(arr, fill):
+        if uniform:
+            return arr.reshape(n, kmax)
+        out = np.full((n, kmax), fill, dtype=arr.dtype)
+        out[valid] = arr
+        return out
+
+    out = {k: shape(cols[k], -1 if k in ("a1", "a2", "cl") else 0) for k in FEATURES}
+    return KBArrays(**out, number=shape(cols["number"], -1), valid=valid, reservation=np.asarray(reservation, np.int64))
+
+
+def _pad(kb: KBArrays, kmax: int) -> KBArrays:
+    k = kb.number.shape[1] if kb.number.ndim == 2 else 0
+    if k == kmax:
+        return kb
+    fields = {}
+    for name in kb.__dataclass_fields__:
+        a = getattr(kb, name)
+        if name == "reservation":
+            fields[name] = a
+            continue
+        fill = False if name == "valid" else (-1 if name in ("a1", "a2", "cl", "number") else 0)
+        out = np.full((a.shape[0], kmax), fill, dtype=a.dtype)
+        out[:, :k] = a
+        fields[name] = out
+    return KBArrays(**fields)
+
+
+def read_kb_arrays(path: Path) -> KBArrays:
+    """The whole KB file as (items × flights) columns (for tools and tests; scoring streams the blocks)."""
+    blocks = [kb for _, kb in iter_kb_blocks(path)]
+    if not blocks:
+        return _block_arrays([], [], {k: np.empty(0, np.int64) for k in COLUMN_NAMES})
+    kmax = max(b.number.shape[1] for b in blocks)
+    blocks = [_pad(b, kmax) for b in blocks]
+    return KBArrays(**{k: np.concatenate([getattr(b, k) for b in blocks]) for k in KBArrays.__dataclass_fields__})
+
+
+def gold_columns(kb: KBArrays, gold_flights: list[list[int]], data_name: str, offset: int = 0) -> list[list[int]]:
+    """KB columns of each item's gold flights; a gold flight missing from its KB is a data error."""
+    n_gold = np.fromiter(map(len, gold_flights), np.int64, count=len(gold_flights))
+    owner = np.repeat(np.arange(len(gold_flights)), n_gold)
+    flat = np.fromiter((f for fl in gold_flights for f in fl), np.int64, count=int(n_gold.sum()))
+    # (pairs x KB width) at a time, in chunks of at most CHUNK_CELLS cells
+    step = max(1, CHUNK_CELLS // max(1, kb.number.shape[1] if kb.number.ndim == 2 else 1))
+    parts = []
+    for s in range(0, len(flat), step):
+        o = owner[s : s + step]
+        eq = (kb.number[o] == flat[s : s + step, None]) & kb.valid[o]
+        found = eq.any(axis=1)
+        if not found.all():
+            bad = int(o[~found][0]) + offset
+            raise UsageError(f"{data_name} line {bad + 1}: a gold flight of expected_action is not in the line's KB")
+        parts.append(eq.argmax(axis=1))
+    cols = np.concatenate(parts).tolist() if parts else []
+    out: list[list[int]] = []
+    pos = 0
+    for k in n_gold.tolist():
+        out.append(cols[pos : pos + k])
+        pos += k
     return out
 
 

@@ -87,14 +87,15 @@ class DialogItem:
     turn: int | None = None
 
     def to_json(self) -> dict:
-        # Key order of the official files: dialog_id, candidates, utterances (then answer in training).
+        # Key order of the official files: dialog_id, candidates, utterances (then answer in training); in a
+        # candidate, utterance before candidate_id.
         d: dict = {
             "dialog_id": self.dialog_id,
-            "candidates": [{"candidate_id": c.candidate_id, "utterance": c.utterance} for c in self.candidates],
+            "candidates": [{"utterance": c.utterance, "candidate_id": c.candidate_id} for c in self.candidates],
             "utterances": list(self.utterances),
         }
         if self.answer is not None:
-            d["answer"] = {"candidate_id": self.answer.candidate_id, "utterance": self.answer.utterance}
+            d["answer"] = {"utterance": self.answer.utterance, "candidate_id": self.answer.candidate_id}
         if self.conversation_id is not None:
             d["conversation_id"] = self.conversation_id
         if self.turn is not None:

@@ -27,62 +27,25 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from dataclasses import dataclass
 
 import numpy as np
 
-from dialeval.formats.airdialogue import AIRLINE_COST, MONTHS  # noqa: F401  (re-exported: 0 normal, 1 low cost)
-
-STATUSES = ("book", "change", "cancel", "no_flight", "no_reservation")
-"""The five gold statuses, in the order used by the numeric ``gold-status`` code."""
+# The KB's columns and the prediction kinds are the reader's (formats); re-exported as this module's vocabulary.
+from dialeval.formats.airdialogue import (  # noqa: F401
+    AIRLINE_COST,
+    CHUNK_CELLS,
+    EMPTY,
+    FEATURES,
+    IN_KB,
+    INVALID,
+    MONTHS,
+    STATUSES,
+    KBArrays,
+)
 
 WEIGHTS = (0.2, 0.5, 0.3)  # name, flight, status (the paper's total, scaled and exact alike)
 FLIGHT_DISTANCES = ("current", "legacy")
 EXACT_NAMES = ("tokens", "whole")
-
-# Prediction flight kinds (after the reader resolved the flight list against the line's KB).
-EMPTY, IN_KB, INVALID = 0, 1, 2
-"""``EMPTY``: no flight; ``IN_KB``: exactly one flight, found in the KB (``pred_index`` is its column);
-``INVALID``: several flights, a flight outside the KB, or the toolkit's ``<unk>`` fill-in: 0 everywhere."""
-
-CHUNK_CELLS = 4096 * 32
-"""(item, gold flight) pairs x KB flights computed at once: the distance temporaries stay a few MB each whatever the
-KB's width (4,096 pairs of 30-flight KBs; 131 pairs of 1,000-flight ones)."""
-
-FEATURES = ("a1", "a2", "m1", "m2", "d1", "d2", "t1", "t2", "cl", "pr", "cn", "al")
-"""The 12 flight features in the toolkit's token order (departure/return airport, month, day, hour, class,
-price, connections, airline cost class)."""
-
-
-@dataclass
-class KBArrays:
-    """One row per item, one column per KB flight (``valid`` is False in padding columns).
-
-    All int64. Airports and class are codes of their strings (only compared for equality); months are 1-12,
-    days and hours as numbers, ``al`` the airline's cost class (0 normal, 1 low).
-    """
-
-    a1: np.ndarray
-    a2: np.ndarray
-    m1: np.ndarray
-    m2: np.ndarray
-    d1: np.ndarray
-    d2: np.ndarray
-    t1: np.ndarray
-    t2: np.ndarray
-    cl: np.ndarray
-    pr: np.ndarray
-    cn: np.ndarray
-    al: np.ndarray
-    number: np.ndarray  # int64 flight numbers, -1 in padding
-    valid: np.ndarray  # bool
-    reservation: np.ndarray  # int64 per item (0 = none)
-
-    def __len__(self) -> int:
-        return int(self.number.shape[0])
-
-    def take(self, rows) -> KBArrays:
-        return KBArrays(**{k: getattr(self, k)[rows] for k in self.__dataclass_fields__})
 
 
 # ---------------------------------------------------------------------------------------------- names
@@ -276,6 +239,18 @@ def flight_scores(
     return scaled, exact
 
 
+def blockwise_flight_scores(blocks, n: int, distance: str = "current") -> tuple[np.ndarray, np.ndarray]:
+    """:func:`flight_scores` of ``n`` items whose KB comes in blocks ``(first item, KBArrays, gold columns,
+    prediction kinds, prediction columns)`` (:func:`~dialeval.formats.airdialogue_predictions.resolved_kb_blocks`):
+    one block's distances exist at a time. Items no block reaches score 0."""
+    scaled, exact = np.zeros(n), np.zeros(n)
+    for start, kb, gcols, kind, col in blocks:
+        stop = start + len(kb)
+        scaled[start:stop], exact[start:stop] = flight_scores(kb, gcols, kind, col, distance)
+        del kb
+    return scaled, exact
+
+
 def status_scores(preds, golds) -> np.ndarray:
     """1[pred == gold], the status strings compared case-sensitively (the paper's action / state score; scaled
     and exact alike)."""
@@ -286,28 +261,8 @@ def status_scores(preds, golds) -> np.ndarray:
 
 def total(name, flight, status) -> np.ndarray:
     """The paper's total: 0.2 name + 0.5 flight + 0.3 status (same operation order as the toolkit)."""
-    return np.asarray(name) * 0.2 + np.asarray(flight) * 0.5 + np.asarray(status) * 0.3
-
-
-def state_scores(
-    kb: KBArrays,
-    gold_names: list[str],
-    gold_cols: list[list[int]],
-    gold_status: list[str],
-    pred_names: list[str],
-    pred_kind,
-    pred_col,
-    pred_status: list[str],
-    flight_distance: str = "current",
-    exact_name: str = "tokens",
-) -> dict[str, np.ndarray]:
-    """Every per-item metric: ``score``, ``exact``, ``name``, ``name-exact``, ``flight``, ``flight-exact``,
-    ``status``."""
-    if exact_name not in EXACT_NAMES:
-        raise ValueError(f"exact name must be one of {EXACT_NAMES}")
-    name, name_ex = name_scores(pred_names, gold_names, exact_name)
-    flight, flight_ex = flight_scores(kb, gold_cols, pred_kind, pred_col, flight_distance)
-    return combine(name, name_ex, flight, flight_ex, status_scores(pred_status, gold_status))
+    w_name, w_flight, w_status = WEIGHTS
+    return np.asarray(name) * w_name + np.asarray(flight) * w_flight + np.asarray(status) * w_status
 
 
 def combine(name, name_ex, flight, flight_ex, status) -> dict[str, np.ndarray]:
@@ -323,6 +278,18 @@ def combine(name, name_ex, flight, flight_ex, status) -> dict[str, np.ndarray]:
     }
 
 
+def selfplay_mean4(values: dict[str, np.ndarray]) -> np.ndarray:
+    """(score + name + flight + status) / 4 per item: the toolkit's ``--task selfplay`` printout, ``np.mean`` over
+    its (total, name, flight, status) rows (= 0.3 name + 0.375 flight + 0.325 status); not the paper's total."""
+    return (values["score"] + values["name"] + values["flight"] + values["status"]) / 4
+
+
+def status_codes(statuses: list[str]) -> np.ndarray:
+    """Each status's index in :data:`STATUSES` (-1 for another value), as a float64 value column."""
+    code = {s: i for i, s in enumerate(STATUSES)}
+    return np.fromiter((code.get(s, -1) for s in statuses), np.float64, count=len(statuses))
+
+
 METRIC_DESCRIPTIONS = {
     "score": "AirDialogue scaled total: 0.2 name F1 + 0.5 scaled flight + 0.3 status (the paper's 'total')",
     "exact": "AirDialogue exact-match total: 0.2 exact name + 0.5 exact flight + 0.3 status",
@@ -331,4 +298,7 @@ METRIC_DESCRIPTIONS = {
     "flight": "scaled flight: 1 - min distance to a gold flight / max distance over KB x gold",
     "flight-exact": "1 if the predicted flight is a gold flight (or both are empty)",
     "status": "1 if the predicted status equals the gold status",
+    "bleu": "sentence BLEU per dialogue (sacrebleu), averaged",
+    "selfplay-mean4": "(score + name + flight + status) / 4: the number the toolkit's --task selfplay prints "
+                      "(= 0.3 name + 0.375 flight + 0.325 status), not the paper's total; --lenient only",
 }

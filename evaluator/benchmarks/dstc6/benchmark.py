@@ -86,9 +86,9 @@ class DSTC6(Benchmark):
         "key-without-gold": "(warning) an answer-key item with no rank-1 entry: scored as a miss, never a false hit",
         "no-result-file": "a directory or archive without a result file for the split scored",
         "nothing-ranked": "(warning) the submission ranks no item of the split",
-        "task-hint": "(warning) only some tasks are ranked: --task restricts the score to them",
     }
     separate_keys = True
+    print_layouts = ("dstc6-official",)  # score --print-as dstc6-official: the official scorer's three lines
     reads_stdin = True  # a result file or a .tgz on standard input (benchmarks/dstc6/submission.py)
     split_folders = True  # tst1/ ... tst4/
     data_env = "DIALEVAL_CHALLENGE"
