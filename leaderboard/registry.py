@@ -327,9 +327,12 @@ class Registry:
     """Open (creating or migrating) the registry at ``<dir>/registry.sqlite``. Use as a context manager."""
 
     def __init__(self, registry_dir: str | Path, create: bool = True, readonly: bool = False,
-                 now: str | None = None):
+                 now: str | None = None, reading: bool = False):
         """``now``: the time every timestamp this connection writes carries (the registry's creation, a new
-        team, a kept challenge, a run's default ``graded_at``); default :func:`now_utc` at each write."""
+        team, a kept challenge, a run's default ``graded_at``); default :func:`now_utc` at each write.
+        ``reading``: the caller only reads (rank, compare, export, check, a site build), so a registry this
+        process may not write (a read-only file, folder or mount; another user's) is opened read-only; a caller
+        that writes is refused such a registry in one line before anything is written."""
         self.path = registry_path(registry_dir)
         self.readonly = readonly
         self.now = now
@@ -358,10 +361,24 @@ class Registry:
                 raise RegistryError(str(e) if isinstance(e, UsageError) else f"{self.path}: cannot read") from None
             if head and head != SQLITE_MAGIC:
                 raise RegistryError(f"{self.path}: not a dialeval registry (not an SQLite database)")
+            blocked = None if readonly else _cannot_write(self.path)
+            if blocked and not reading:
+                raise RegistryError(f"{self.path}: read-only here ({blocked}); this command writes the registry: "
+                                    "give one you may write (nothing was written)")
+            self.readonly = readonly = readonly or blocked is not None
             if not readonly:
                 _make_private(self.path)
         try:
-            uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
+            if readonly:
+                from urllib.parse import quote
+
+                # SQLite reads a WAL database only where it may make the -shm file beside it, unless told the
+                # file is immutable: said where the folder is not ours to write (no grader of ours can be
+                # writing it; one of its owner's that is would go unseen until it ends)
+                frozen = "&immutable=1" if not _writable(self.path.parent) else ""
+                uri = f"file:{quote(str(self.path))}?mode=ro{frozen}"
+            else:
+                uri = str(self.path)
             self.db = sqlite3.connect(uri, timeout=BUSY_SECONDS, isolation_level=None, uri=readonly)
             self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
             self._init_waiting(BUSY_SECONDS)
@@ -769,6 +786,24 @@ def over_quota(graded, message: str, code: str = "over-quota"):
 
     problem = {"severity": "error", "code": code, "file": None, "pointer": "", "message": message}
     return replace(graded, valid=False, problems=[problem], records=[], table=None)
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write ``path`` (as the kernel decides it: permissions, a read-only mount, the
+    capabilities root runs with)."""
+    if os.access in os.supports_effective_ids:
+        return os.access(path, os.W_OK, effective_ids=True)
+    return os.access(path, os.W_OK)
+
+
+def _cannot_write(path: Path) -> str | None:
+    """Why this process cannot write the registry file ``path`` (SQLite also makes its -wal and -shm files in the
+    file's folder), or None when it can."""
+    if not _writable(path):
+        return "no permission to write the file"
+    if not _writable(path.parent):
+        return "no permission to write its folder, where SQLite keeps its -wal and -shm files"
+    return None
 
 
 def _make_private(path: Path) -> None:
