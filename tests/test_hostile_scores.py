@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from hostile import MB, Hostile, fifo  # noqa: E402
 
-from dialeval.formats.ubuntu import read_eval, write_fixture  # noqa: E402
+from dialeval.formats.ubuntu import read_eval  # noqa: E402
+from dialeval.simulator.ubuntu import write_fixture  # noqa: E402
 
 ROWS = 20  # test.csv data rows of the fixture
 AT_ONCE = 2.0

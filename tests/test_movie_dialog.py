@@ -260,11 +260,11 @@ def test_normalize_text():
 
 
 def test_item_ids_turns_and_gold(data):
-    t1 = load_task(data, 1, "test", []).items
+    t1 = load_task(data, 1, "test", [])
     assert t1.item_ids == ["task1_qa_test:1:1", "task1_qa_test:2:1", "task1_qa_test:3:1"]
     assert len(t1.candidates) == len(ENTITIES) and t1.candidates[0] == "e1"
     assert t1.gold[0] == {E["Girl, Interrupted"], E["Alien"]}
-    t3 = load_task(data, 3, "test", []).items
+    t3 = load_task(data, 3, "test", [])
     assert t3.item_ids[:4] == ["task3_qarecs_test:1:1", "task3_qarecs_test:1:2", "task3_qarecs_test:1:3",
                                "task3_qarecs_test:2:1"]
     assert t3.turns == [1, 2, 3, 1, 2, 3]
@@ -272,7 +272,7 @@ def test_item_ids_turns_and_gold(data):
 
 
 def test_reddit_candidates_and_gold(data):
-    t4 = load_task(data, 4, "test", []).items
+    t4 = load_task(data, 4, "test", [])
     assert t4.candidates == ("c1", "c2", "c3", "c4", "reply")  # file candidates + the item's own reply
     assert t4.item_ids == ["task4_reddit_test:1:1", "task4_reddit_test:1:2", "task4_reddit_test:2:1"]
     # "Fair enough ." is also (twice) in the candidate file: those lines are gold as well
@@ -451,11 +451,11 @@ def test_registered(data):
 @pytest.mark.realdata
 def test_real_dev_files(tmp_path):
     probs = []
-    sizes = {t: len(load_task(MOVIE, t, "dev", probs).items) for t in (1, 2, 3)}
+    sizes = {t: len(load_task(MOVIE, t, "dev", probs)) for t in (1, 2, 3)}
     assert sizes == {1: 9968, 2: 10000, 3: 14723}
     # seven task-1 dev answers have parts that are not in entities.txt (e.g. "20, 000 Leagues Under the Sea")
     assert [p.code for p in probs] == ["answer-not-entity"] and "7 answer(s)" in probs[0].message
-    t1 = load_task(MOVIE, 1, "dev", []).items
+    t1 = load_task(MOVIE, 1, "dev", [])
     assert len(t1.candidates) == 75542 and all(t1.gold)
     # answers with comma entities: more comma-separated parts than entities
     rows = [ln.split("\t")[1] for ln in (MOVIE / "task1_qa_dev.txt").read_text().splitlines() if "\t" in ln]
@@ -465,9 +465,9 @@ def test_real_dev_files(tmp_path):
 @needs_movie
 @pytest.mark.realdata
 def test_real_perfect_and_text_submissions(tmp_path):
-    from dialeval.benchmarks.movie_dialog import load_entities
+    from dialeval.formats.movie import load_entities
 
-    t3 = load_task(MOVIE, 3, "dev", []).items
+    t3 = load_task(MOVIE, 3, "dev", [])
     sub = ranked(*((i, sorted(g)) for i, g in zip(t3.item_ids, t3.gold, strict=True)))
     ev = run(tmp_path, MOVIE, sub, split="dev", groups=["3"])
     assert ev.valid and hits(ev, 1) == 1.0 and len(ev.table) == 14723
@@ -483,19 +483,23 @@ def test_real_perfect_and_text_submissions(tmp_path):
 @needs_movie
 @pytest.mark.realdata
 def test_real_reddit_candidate_file(tmp_path):
-    from dialeval.benchmarks.movie_dialog import load_reddit_candidates
+    from dialeval.formats.movie import load_reddit_candidates
 
     path, (ids, texts, _, _) = load_reddit_candidates(MOVIE, "dev")
     assert path.name == "task4_reddit_cand-valid.txt" and len(ids) == 10000 and ids[-1] == "c10000"
 
 
 def test_id_only_score_document_needs_no_text_pass(tmp_path, data):
-    from dialeval.benchmarks.movie_dialog import _only_ids, load_task
+    from dialeval.benchmarks.movie_dialog import load_task
+    from dialeval.formats.movie import ID_PATTERN
+    from dialeval.formats.textnames import only_ids
 
-    loaded = [load_task(data, 1, "test", [])]
+    def _only_ids(raw: bytes, head: bytes) -> bool:
+        return only_ids(raw, head, ID_PATTERN, lambda: [load_task(data, 1, "test", []).candidates])
+
     ids_doc = json.dumps({"format": "scores", "items": {"task1_qa_test:1:1": {"e2": 1.0, "e5": 0.5}}}).encode()
     text_doc = json.dumps({"format": "scores", "items": {"task1_qa_test:1:1": {"Alien": 1.0}}}).encode()
-    assert _only_ids(ids_doc, b"{", loaded) is True
-    assert _only_ids(text_doc, b"{", loaded) is False
-    assert _only_ids(json.dumps(ranked(("x", ["e1", "reply"]))).encode(), b"[", loaded) is True
-    assert _only_ids(json.dumps(ranked(("x", ["e1", "300"]))).encode(), b"[", loaded) is False
+    assert _only_ids(ids_doc, b"{") is True
+    assert _only_ids(text_doc, b"{") is False
+    assert _only_ids(json.dumps(ranked(("x", ["e1", "reply"]))).encode(), b"[") is True
+    assert _only_ids(json.dumps(ranked(("x", ["e1", "300"]))).encode(), b"[") is False

@@ -472,7 +472,7 @@ def test_verify_checks_ubuntu_v2_row_counts_where_no_hash_is_published(tmp_path)
     """releases.md: no file hash is known for Ubuntu v2, but test.csv has 18,920 data rows and valid.csv 19,560
     (quoted multi-line fields count once); a copy of another size is said not to be that release (exit 1). A file of
     another layout under the same name is not counted."""
-    from dialeval.formats.ubuntu import write_fixture
+    from dialeval.simulator.ubuntu import write_fixture
 
     assert dict(registry(REPO / "evaluator" / "files" / "releases.json").get("ubuntu-v2").rows) == {
         "test.csv": 18920, "valid.csv": 19560}

@@ -30,7 +30,7 @@ def test_a_file_naming_several_splits_says_how_many_the_data_hold(tmp_path):
 
 
 def test_ubuntu_unknown_group_lists_only_the_files_present(tmp_path):
-    from dialeval.formats.ubuntu import write_fixture
+    from dialeval.simulator.ubuntu import write_fixture
 
     write_fixture(tmp_path, seed=3, n_train=10, n_valid=5, n_test=5)
     (tmp_path / "valid.csv").unlink()

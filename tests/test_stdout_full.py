@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /
 
 @pytest.fixture(scope="module")
 def ubuntu_run(tmp_path_factory):
-    from dialeval.formats.ubuntu import write_fixture
+    from dialeval.simulator.ubuntu import write_fixture
 
     d = tmp_path_factory.mktemp("ubuntu")
     write_fixture(d / "data", seed=3, n_train=60, n_valid=20, n_test=40)

@@ -62,7 +62,7 @@ def test_unscored_candidates_tie_below_in_the_data_order(tmp_path):
 
 
 def test_the_command_line_takes_input_order_for_ubuntu(tmp_path, cli):
-    from dialeval.formats.ubuntu import write_fixture
+    from dialeval.simulator.ubuntu import write_fixture
 
     write_fixture(tmp_path / "u", seed=1, n_train=2, n_valid=2, n_test=3)
     np.save(tmp_path / "s.npy", np.full((3, 10), 0.5))  # all tied: the ground truth (column 0) comes first
@@ -75,7 +75,7 @@ def test_the_command_line_takes_input_order_for_ubuntu(tmp_path, cli):
 
 
 def test_protocols_prints_every_tie_policy_side_by_side(tmp_path, cli):
-    from dialeval.formats.ubuntu import write_fixture
+    from dialeval.simulator.ubuntu import write_fixture
 
     write_fixture(tmp_path / "u", seed=1, n_train=2, n_valid=2, n_test=3)
     np.save(tmp_path / "s.npy", np.full((3, 10), 0.5))

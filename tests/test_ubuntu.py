@@ -21,8 +21,8 @@ from dialeval.formats.ubuntu import (
     read_eval,
     read_train,
     turns,
-    write_fixture,
 )
+from dialeval.simulator.ubuntu import write_fixture
 
 HEADER = ",".join(EVAL_HEADER)
 

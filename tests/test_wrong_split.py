@@ -133,7 +133,7 @@ def movie_two_splits(tmp_path) -> Path:
 def test_movie_dev_ids_scored_as_test(movie_two_splits, tmp_path, task):
     from dialeval.benchmarks.movie_dialog import load_task
 
-    s = load_task(MOVIE, task, "dev", []).items
+    s = load_task(MOVIE, task, "dev", [])
     sub = tmp_path / "run.json"
     sub.write_text(json.dumps(ranked(s.item_ids, s.gold)))
     _, ev = evaluate(sub, benchmark="movie-dialog", data=movie_two_splits, split="test", groups=["1"])
@@ -151,7 +151,7 @@ def test_movie_dev_ids_scored_as_test(movie_two_splits, tmp_path, task):
 def test_movie_cli_and_ids_of_no_split(movie_two_splits, tmp_path):
     from dialeval.benchmarks.movie_dialog import load_task
 
-    s = load_task(MOVIE, 2, "dev", []).items
+    s = load_task(MOVIE, 2, "dev", [])
     ids = list(s.item_ids[:500]) + ["task2_recs_train:1:1", "nowhere"]
     sub = tmp_path / "run.json"
     sub.write_text(json.dumps(ranked(ids, [["e1"]] * len(ids))))

@@ -126,7 +126,7 @@ class DSTC7(ItemSetBenchmark):
         at = {e: i for i, e in enumerate(df.ids)}
         files = (df.path, *([request.keys] if request.keys else []), *([pool_file] if pool_file else []))
         return ItemSet(group, ids, [allowed[at[e]] if e in at else frozenset() for e in ids], gold, files=files,
-                       longest=SUBTASK_2_LISTED if self.subtask == 2 else None)
+                       longest=SUBTASK_2_LISTED if self.subtask == 2 else None, none_id=NONE if none_ok else None)
 
     def _pool(self, df, none_ok: bool):
         """Subtask 2's pool (``--pool``, the one ``*pool*`` file beside the data, else the data's own candidates)

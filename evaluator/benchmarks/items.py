@@ -94,6 +94,10 @@ class ItemSet:
     """Items of a group outside --task: a submission's items of it are left out (neither checked nor scored, counted in
     one ``other-task`` warning); no missing warnings, not in the table."""
     split: str | None = None  # the split its items belong to (None: the split score_items is called with)
+    none_id: str | None = None
+    """Optional: the answer "no candidate is correct" (DSTC8's ``NONE``), rankable where it is in an item's
+    candidates but no candidate: :meth:`n_candidates` leaves it out (a gold rank one past that count is NONE
+    ranked after every candidate)."""
     files: tuple[Path, ...] = ()  # the data files its items and gold came from (the data identity)
     extra: object = None  # what the benchmark keeps beside the items (e.g. Movie Dialog's reply texts)
     names: Callable[[int, str], str | None] | None = None
@@ -117,9 +121,15 @@ class ItemSet:
         return self.candidates if self.shared else self.candidates[i]
 
     def n_candidates(self) -> np.ndarray:
+        """Per item, its real candidates: the ids it may rank, less :attr:`none_id`."""
+        none = self.none_id
+
+        def real(c) -> int:
+            return len(c) - (none is not None and none in c)
+
         if self.shared:
-            return np.full(len(self), len(self.candidates), np.int32)
-        return np.fromiter((len(c) for c in self.candidates), np.int32, len(self.candidates))
+            return np.full(len(self), real(self.candidates), np.int32)
+        return np.fromiter((real(c) for c in self.candidates), np.int32, len(self.candidates))
 
     def uniform_width(self) -> int | None:
         """The number of candidates when every item has the same number, else None."""
@@ -267,7 +277,7 @@ def score_items(
     nested = tuple(sorted({int(n) for n in nested}))
     out = _Out(item_sets, nested, other_split_of)
     golds = scoring
-    problems = Capped(make=lambda message, severity: Problem("", "", message, severity, fname))
+    problems = Capped(file=fname)
     split_problem = None  # items of other splits: one warning, or the wrong-split error
     if suffix in (".npy", ".csv"):
         fmt = suffix[1:]
@@ -369,7 +379,8 @@ def _table(sets: list[ItemSet], out: _Out, benchmark: str, split: str, ties: str
     for k, s in enumerate(sets):
         if s.gold is None or s.optional:
             continue
-        ncand = len(s.candidates) if s.shared else s.n_candidates()  # one number: no per-item array to fill
+        # shared: one number, no per-item array to fill (less the NONE answer, no candidate, where there is one)
+        ncand = len(s.candidates) - (s.none_id is not None and s.none_id in s.candidates) if s.shared else s.n_candidates()
         if out.width is not None:
             ncand = np.minimum(ncand, out.width)
         nested = {n: v for n, v in out.nested[k].items() if out.width is None or n <= out.width}

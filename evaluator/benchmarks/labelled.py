@@ -156,7 +156,7 @@ class LabelledBenchmark(ItemSetBenchmark):
         problems.extend(Problem(f.code, f.pointer, f.message, f.severity, file) for f in faults)
         if items is None:
             return None, None
-        found = Capped(make=lambda message, severity: Problem("", "", message, severity, file))
+        found = Capped(file=file)
         scores = {x.split: np.full(x.extra.shape, -np.inf) for x in sets}
         seen = {x.split: np.zeros(len(x.extra), bool) for x in sets}
         names = sets[0].candidates

@@ -189,7 +189,7 @@ def score_listed(submission: Path, sets: list[ItemSet], form: ListedForm, *, ben
     item's value columns from the 0-based first position of each of its correct ids (None: not listed)."""
     sub = Path(submission)
     fname = sub.name
-    problems = Capped(make=lambda message, severity: Problem("", "", message, severity, fname))
+    problems = Capped(file=fname)
 
     def add(code: str, ptr: str, message: str, severity: str = "error") -> None:
         if not problems.full(code, severity):  # past the cap a problem is counted, not built

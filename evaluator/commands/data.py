@@ -297,7 +297,7 @@ def _row_checks(root: Path, names: list[str], reg) -> list[tuple[str, str, int, 
     """``(file, release, data rows, published rows)`` for each file whose name a release lists with a row count but
     no sha256 (Ubuntu v2's CSVs: releases.md gives their sizes). A file of another layout is not counted."""
     from dialeval.core.errors import DialevalError
-    from dialeval.formats.ubuntu import count_eval_rows
+    from dialeval.formats.ubuntu import eval_rows_and_case
 
     published = {name: (r.name, n) for r in reg.releases.values() if r.benchmark == "ubuntu" for name, n in r.rows}
     out = []
@@ -305,7 +305,7 @@ def _row_checks(root: Path, names: list[str], reg) -> list[tuple[str, str, int, 
         name = rel.rpartition("/")[2]
         if name in published:
             try:
-                out.append((rel, published[name][0], count_eval_rows(root / rel), published[name][1]))
+                out.append((rel, published[name][0], eval_rows_and_case(root / rel)[0], published[name][1]))
             except DialevalError:  # not Ubuntu's evaluation CSV layout: another benchmark's file of that name
                 continue
     return out

@@ -244,7 +244,10 @@ def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, regis
         ci = f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}]"
         click.echo(f"{r.metric:<24}{r.a:9.4f}{r.b:9.4f}{r.diff:+9.4f}  {ci:<20}{r.p_randomization_text:>10}"
                    f"{r.p_bootstrap_text:>10}{r.p_exact_text:>11}")
-    click.echo(f"units: {results[0].n} ({results[0].clusters} clusters); {resamples} resamples: the smallest p (AR) "
+    sizes = {(r.n, r.clusters) for r in results}  # metrics may differ (an embedding metric leaves items out)
+    units = (f"{results[0].n} ({results[0].clusters} clusters)" if len(sizes) == 1 else
+             ", ".join(f"{r.n} ({r.clusters} clusters) for {r.metric}" for r in results))
+    click.echo(f"units: {units}; {resamples} resamples: the smallest p (AR) "
                f"is {format_p(ar_floor(resamples))}, p (boot) {format_p(1 / (resamples + 1))}, shown as \"<\" at that "
                "floor; p (exact): McNemar, 0/1 metrics on independent items only")
     for r in results:

@@ -530,13 +530,17 @@ def benchmarks_cmd(as_json):
                      "submissions": list(b.submission_formats),
                      "options": [o.flag for o in b.options if o.cli] + (["--keys"] if b.separate_keys else []),
                      "api_options": [o.name for o in b.options if not o.cli],
-                     "print_as": list(b.print_layouts)})
+                     "print_as": list(b.print_layouts),
+                     # text only: a choice option shows its values (the named variants: --bleu-variant sacrebleu|toolkit)
+                     "_choices": {o.flag: "|".join(o.choices) for o in b.options if o.cli and o.kind == "choice"}})
+    choices = [r.pop("_choices") for r in rows]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return 0
     import textwrap
 
-    for r in rows:
+    for r, shown in zip(rows, choices):
+        r["options"] = [f"{o}={shown[o]}" if o in shown else o for o in r["options"]]
         click.echo(f"{r['name']}: {r['title']}")
         for label, value in (("splits", " ".join(r["splits"])), ("metrics", ", ".join(r["metrics"])),
                              ("submissions", "; ".join(r["submissions"])),
@@ -544,7 +548,7 @@ def benchmarks_cmd(as_json):
                              *((("API options", ", ".join(r["api_options"])),) if r["api_options"] else ()),
                              *((("print as", "; ".join(f"--print-as {p}: {SCORE_LAYOUTS[p]}" for p in r["print_as"])),)
                                if r["print_as"] else ())):
-            click.echo(textwrap.fill(value, width=100, initial_indent=f"  {label + ':':<13}",
+            click.echo(textwrap.fill(value, width=100, break_on_hyphens=False, initial_indent=f"  {label + ':':<13}",
                                      subsequent_indent=" " * 15))
     from dialeval.results.printed import EMBED_LAYOUTS
 

@@ -160,12 +160,12 @@ counts the rest: a broken file stays readable, and a million bad cells cost no m
 class Capped(list):
     """A list of problems (or score-file faults: anything with ``code`` and ``severity``) that keeps at most
     ``cap`` of each code and counts the rest; :meth:`close` appends the one code-less line that says how many
-    (``make(message, severity)`` builds it: a :class:`Problem` without a code unless told otherwise)."""
+    (``make(message, severity)`` builds it: by default a :class:`Problem` without a code, naming ``file``)."""
 
-    def __init__(self, cap: int = MAX_LISTED, make=None):
+    def __init__(self, cap: int = MAX_LISTED, make=None, file: str | None = None):
         super().__init__()
         self.cap = cap
-        self.make = make or (lambda message, severity: Problem("", "", message, severity))
+        self.make = make or (lambda message, severity: Problem("", "", message, severity, file))
         self.kept: dict[str, int] = {}
         self.dropped: dict[str, int] = {}
         self.dropped_error = False

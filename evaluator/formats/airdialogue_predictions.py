@@ -73,7 +73,7 @@ _SEVERAL_TOK = ("unk",)  # several flights (lenient): the toolkit's joined strin
 
 def _capped(file: str) -> Capped:
     """The shared per-code cap at :data:`PROBLEMS_PER_CODE`; its closing line (how many more, by code) names the file."""
-    return Capped(PROBLEMS_PER_CODE, make=lambda message, severity: Problem("", "", message, severity, file))
+    return Capped(PROBLEMS_PER_CODE, file=file)
 
 
 class Predictions:

@@ -1,4 +1,5 @@
-"""Movie Dialog dataset (Dodge et al. 2016): file layout, entity list, answer splitting, text normalisation.
+"""Movie Dialog dataset (Dodge et al. 2016): file layout, entity list, answer splitting, text normalisation, the
+task files' exchanges and the candidates a submission may name by text.
 
 Layout of a data directory (the release's own names, flat)::
 
@@ -26,12 +27,15 @@ import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from dialeval.core.errors import UsageError
+from dialeval.core.problems import Problem
 from dialeval.core.ranks import LineIds
+from dialeval.files.read import os_error
 
 TASK_NAMES = {1: "task1_qa", 2: "task2_recs", 3: "task3_qarecs", 4: "task4_reddit"}
 """File-name stem prefix per task; the split is appended as ``_{split}.txt``."""
@@ -308,3 +312,267 @@ def normalize_text(text: str) -> str:
     s = _PUNCT.sub(" ", text.lower())
     s = _ARTICLES.sub(" ", s)
     return " ".join(s.split())
+
+
+# ---- the candidate files, read once per (path, size, mtime) and shared by every task and split reading them ----
+
+
+@lru_cache(maxsize=2)
+def _entities(path: str, size: int, mtime_ns: int):
+    ents = read_entities(path)
+    return ents, ents.ids  # a LineIds: the items' shared candidates, compact however long the list
+
+
+_CANON: dict[int, dict[str, str]] = {}
+
+
+def entity_canon(ents: Entities) -> dict[str, str]:
+    """Normalised text -> id of the first entity (file order) with it; built on first text matching only."""
+    d = _CANON.get(id(ents))
+    if d is None:
+        d = {}
+        for eid, text in zip(ents.ids, ents.texts, strict=True):
+            d.setdefault(normalize_text(text), eid)
+        _CANON[id(ents)] = d
+    return d
+
+
+def load_entities(data: Path):
+    """``(Entities, candidate id tuple)`` for ``data/entities.txt`` (memoised)."""
+    path = Path(data) / ENTITIES
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file (the Movie Dialog entity list, candidates of tasks 1-3)") from None
+    except OSError as e:
+        raise os_error(str(path), e) from None
+    return _entities(str(path), st.st_size, st.st_mtime_ns)
+
+
+class _IdsByText:
+    """Reddit candidate text -> the ids of the candidates with exactly that text (a list; ``default`` if none)."""
+
+    def __init__(self, cands, ids: tuple[str, ...]):
+        self._cands, self._ids = cands, ids
+
+    def get(self, text: str, default=None):
+        found = self._cands.positions(text)
+        return [self._ids[i] for i in found] if found else default
+
+
+class _FirstByNormalised:
+    """Normalised text -> id of the first candidate (file order) normalising to it; built on first use, since
+    only submissions that give candidates as text need it."""
+
+    def __init__(self, cands, ids: tuple[str, ...]):
+        self._cands, self._ids = cands, ids
+        self._d: dict[str, str] | None = None
+
+    def get(self, text: str, default=None):
+        if self._d is None:
+            d: dict[str, str] = {}
+            for cid, t in zip(self._ids, self._cands, strict=True):
+                d.setdefault(normalize_text(t), cid)
+            self._d = d
+        return self._d.get(text, default)
+
+
+@lru_cache(maxsize=2)
+def _reddit(path: str, size: int, mtime_ns: int):
+    from dialeval.formats.fbdialog import CandidateFile
+
+    cands = CandidateFile(path)  # compact: a candidate file may be large
+    if not len(cands):
+        raise UsageError(f"{path}: no candidates (an empty candidate file?)")
+    ids = tuple(f"c{n}" for n in range(1, len(cands) + 1))
+    return ids, cands, _IdsByText(cands, ids), _FirstByNormalised(cands, ids)
+
+
+def load_reddit_candidates(data: Path, split: str):
+    """``(ids c1..cN, texts, text -> ids, normalised text -> first id)`` of the split's Reddit candidate file.
+
+    ``texts`` is a sequence (the compact :class:`~dialeval.formats.fbdialog.CandidateFile`); the two lookups
+    have ``get(text, default)``."""
+    path = reddit_candidates_path(data, split)
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise os_error(str(path), e) from None
+    return path, _reddit(str(path), st.st_size, st.st_mtime_ns)
+
+
+def has_reddit_candidates(data: Path, split: str) -> bool:
+    try:
+        reddit_candidates_path(data, split)
+    except UsageError:
+        return False
+    return True
+
+
+# ---- a task file's exchanges ------------------------------------------------------------------------------
+
+
+@dataclass
+class TaskFile:
+    """One task file's exchanges in file order (the items), and the candidates they are ranked among."""
+
+    task: int
+    path: Path
+    item_ids: list[str]
+    conversation_ids: list[str]
+    turns: list[int]  # the exchange's position in its conversation, from 1
+    gold: list[frozenset[str]] | None  # None: read without the answers
+    replies: list[str] | None  # task 4: each exchange's reply text (text matching needs it even without gold)
+    candidates: Sequence[str]  # the ids every exchange is ranked among: e<N> (a LineIds), or c1..cN and reply
+    files: tuple[Path, ...]  # the task file, then the candidate file
+
+
+def read_task(data: Path, task: int, split: str, problems: list[Problem], with_gold: bool = True) -> TaskFile:
+    """Every exchange (``ID question<TAB>answer``) of one task file, with its golds when ``with_gold`` (else ids only:
+    the answers are not split). Answer parts matching no entity are one ``answer-not-entity`` warning."""
+    from dialeval.formats.fbdialog import iter_lines
+
+    path = task_path(data, task, split)
+    stem = path.stem
+    item_ids: list[str] = []
+    conv_ids: list[str] = []
+    turns: list[int] = []
+    gold: list[frozenset[str]] = []
+    conv = turn = 0
+    if task == 4:
+        cpath, (ids, texts, by_text, _) = load_reddit_candidates(data, split)
+        replies: list[str] | None = []
+        cand_files = [cpath]
+    else:
+        ents, ids = load_entities(data)
+        replies = None
+        cand_files = [ents.path]
+    partial: list[int] = []
+    unmatched_items = 0
+    for ln in iter_lines(path):
+        if ln.bot is None:
+            continue  # a fact / context line without an answer
+        if ln.conversation != conv:
+            conv, turn = ln.conversation, 0
+        turn += 1
+        item_ids.append(f"{stem}:{conv}:{ln.lid}")
+        conv_ids.append(f"{stem}:{conv}")
+        turns.append(turn)
+        if task == 4:
+            replies.append(ln.bot)  # type: ignore[union-attr]  (text matching needs it even without gold)
+        if not with_gold:
+            continue
+        if task == 4:
+            gold.append(frozenset((REPLY_ID, *by_text.get(ln.bot, ()))))
+        else:
+            if ln.bot.count(SEPARATOR) >= MAX_ANSWER_PARTS:
+                raise UsageError(f"{path}:{ln.lineno}: an answer of more than {MAX_ANSWER_PARTS:,} comma-separated "
+                                 "parts; not a Movie Dialog answer (an entity list)")
+            gids, missing = split_answer(ln.bot, ents)
+            if missing:
+                partial.append(ln.lineno)
+                unmatched_items += not gids
+            gold.append(frozenset(gids))
+    if not item_ids:
+        raise UsageError(f"{path}: no exchanges (ID question<TAB>answer lines): not a Movie Dialog file?")
+    if partial:
+        lines = ", ".join(map(str, partial[:5])) + (", ..." if len(partial) > 5 else "")
+        none = (f"; {unmatched_items} of them match no entity at all and count as misses for every system"
+                if unmatched_items else "")
+        problems.append(Problem(
+            "answer-not-entity", "", f"line {partial[0]} of the data file: {len(partial)} answer(s) have parts "
+            f"that match no line of {ENTITIES} (lines {lines}); those items are scored against the entities "
+            f"that do match{none}", "warning", path.name))
+    cands = (*ids, REPLY_ID) if task == 4 else ids
+    return TaskFile(task, path, item_ids, conv_ids, turns, gold if with_gold else None, replies, cands,
+                    (path, *cand_files))
+
+
+def task_item_ids(path: Path) -> list[str]:
+    """A task file's item ids alone (read without any candidate file)."""
+    from dialeval.formats.fbdialog import iter_lines
+
+    return [f"{path.stem}:{ln.conversation}:{ln.lid}" for ln in iter_lines(path) if ln.bot is not None]
+
+
+# ---- candidates a submission names by text ----------------------------------------------------------------
+
+
+class CandidateNames:
+    """One task file's candidate names: maps an item's submitted strings to candidate ids (exact id, exact text,
+    normalised text). ``replies``: the task 4 items' reply texts (each item's ``reply`` candidate)."""
+
+    def __init__(self, task: int, replies: list[str] | None, data: Path, split: str):
+        self.replies = replies
+        if task == 4:
+            _, (ids, texts, by_text, canon) = load_reddit_candidates(data, split)
+            self._canon = canon
+            self.ids = frozenset((*ids, REPLY_ID))
+            self.by_text = by_text
+            self.texts = texts
+            self.pos = lambda cid: int(cid[1:]) - 1  # c<N> is the N-th candidate
+        else:
+            ents, ids = load_entities(data)
+            self._canon = None
+            self._ents = ents
+            self.ids = ids  # a LineIds: ``in`` reads the id's number
+            self.by_text = _AsList(ents.by_text)
+            self.texts = ents.texts
+            self.pos = ids.columns().__getitem__
+
+    @property
+    def canon(self) -> dict[str, str]:
+        if self._canon is None:
+            self._canon = entity_canon(self._ents)
+        return self._canon
+
+    def reply(self, i: int) -> str | None:
+        return self.replies[i] if self.replies is not None else None
+
+    def exact(self, i: int, strings: list[str]) -> list[str | None]:
+        """Ids for strings that are ids or exact texts (the k-th copy of a repeated text -> its k-th id)."""
+        used: dict[str, int] = {}
+        out: list[str | None] = []
+        reply = self.reply(i)
+        for s in strings:
+            if s in self.ids:
+                out.append(s)
+                continue
+            options = self.by_text.get(s, [])
+            if reply is not None and s == reply:
+                options = [REPLY_ID, *options]
+            k = used.get(s, 0)
+            used[s] = k + 1
+            out.append(options[k] if k < len(options) else None)
+        return out
+
+    def text(self, cid: str, i: int) -> str:
+        if cid == REPLY_ID:
+            return self.reply(i) or ""
+        return self.texts[self.pos(cid)]
+
+    def canonical(self, i: int, s: str) -> str | None:
+        """The id standing for every candidate whose text normalises like ``s`` (an id stands for its text)."""
+        if s in self.ids:
+            s = self.text(s, i)
+        n = normalize_text(s)
+        reply = self.reply(i)
+        if reply is not None and n == normalize_text(reply):
+            return REPLY_ID
+        return self.canon.get(n)
+
+
+class _AsList:
+    """An entity lookup (text -> id) answering as the Reddit one does: text -> [id]."""
+
+    def __init__(self, lookup):
+        self._lookup = lookup
+
+    def get(self, text: str, default=None):
+        eid = self._lookup.get(text)
+        return default if eid is None else [eid]
+
+
+ID_PATTERN = rb"e[0-9]+|c[0-9]+|reply"
+"""What a candidate id looks like (``e<N>``, ``c<N>``, ``reply``): a submission naming only such strings needs no
+text pass."""

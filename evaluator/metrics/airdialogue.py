@@ -261,28 +261,8 @@ def status_scores(preds, golds) -> np.ndarray:
 
 def total(name, flight, status) -> np.ndarray:
     """The paper's total: 0.2 name + 0.5 flight + 0.3 status (same operation order as the toolkit)."""
-    return np.asarray(name) * 0.2 + np.asarray(flight) * 0.5 + np.asarray(status) * 0.3
-
-
-def state_scores(
-    kb: KBArrays,
-    gold_names: list[str],
-    gold_cols: list[list[int]],
-    gold_status: list[str],
-    pred_names: list[str],
-    pred_kind,
-    pred_col,
-    pred_status: list[str],
-    flight_distance: str = "current",
-    exact_name: str = "tokens",
-) -> dict[str, np.ndarray]:
-    """Every per-item metric: ``score``, ``exact``, ``name``, ``name-exact``, ``flight``, ``flight-exact``,
-    ``status``."""
-    if exact_name not in EXACT_NAMES:
-        raise ValueError(f"exact name must be one of {EXACT_NAMES}")
-    name, name_ex = name_scores(pred_names, gold_names, exact_name)
-    flight, flight_ex = flight_scores(kb, gold_cols, pred_kind, pred_col, flight_distance)
-    return combine(name, name_ex, flight, flight_ex, status_scores(pred_status, gold_status))
+    w_name, w_flight, w_status = WEIGHTS
+    return np.asarray(name) * w_name + np.asarray(flight) * w_flight + np.asarray(status) * w_status
 
 
 def combine(name, name_ex, flight, flight_ex, status) -> dict[str, np.ndarray]:
