@@ -388,6 +388,31 @@ def test_compare_and_rank_commands(demo):
     assert r.returncode == 2 and "no board 'nope'" in r.stderr
 
 
+def test_a_rejected_run_is_the_submissions_fault_for_compare_rank_and_grade(demo, challenge, tmp_path):
+    """Exit 1 is the submission's fault, 2 usage. Before: `compare` with a rejected registry run exited 2 ("was
+    rejected: nothing to compare"), as for a mistyped option. Now 1, one line; `rank` leaves the rejected run out
+    (exit 0); `grade` on a folder holding only that run exits 1."""
+    import shutil
+
+    out, _ = demo
+    with Registry(out / "registry") as reg:
+        runs = {r.system: r for r in reg.runs()}
+    bad, good = runs["late-night"], runs["memnet-v2"]
+    assert bad.status == "rejected"
+    for pair in ((bad.run_id, good.run_id), (good.run_id, bad.run_id)):
+        r = cli("compare", *pair, "--registry", out / "registry")
+        assert (r.returncode, r.stderr) == (1, f"dialeval: error: run {bad.run_id} was rejected: nothing to compare\n")
+    r = cli("rank", "--registry", out / "registry", "--board", "demo", "--json")
+    assert r.returncode == 0 and bad.run_id not in {x["run_id"] for x in json.loads(r.stdout)["runs"]}, r.stderr
+    folder = tmp_path / "runs"
+    for p in (out / "runs").iterdir():
+        if p.is_dir() and (p / "team.json").is_file() and json.loads((p / "team.json").read_text()).get("system") == "late-night":
+            shutil.copytree(p, folder / p.name)
+    assert len(list(folder.iterdir())) == 1
+    r = cli("grade", folder, "--challenge", challenge, "--registry", tmp_path / "reg", "--board", "demo")
+    assert r.returncode == 1 and "rejected" in r.stdout, r.stdout + r.stderr
+
+
 def test_export_jsonl_matches_the_schema_and_csv_is_formula_safe(demo, tmp_path):
     out, _ = demo
     from dialeval.core.schemacheck import validator

@@ -287,3 +287,24 @@ def test_per_dialog_accuracy_records_count_conversations(tmp_path):
     comp = json.loads(run_cli("compare", run, run, "--benchmark", "babi", "--data", BABI, "--task", "1,2",
                               "--metric", "per-dialog-accuracy", "--json").stdout)
     assert comp["results"][0]["n"] == n[("all", "micro", "per-dialog-accuracy")]
+
+
+def test_a_reproduced_table_signs_its_rows_as_score_does(tmp_path):
+    # before: babi-table2.json/.md rows carried no signature: no data identity, nothing to match a paper table's
+    # number with `dialeval score`'s
+    data = _babi()
+    r = run_cli("reproduce", "babi", "--data", data, "--out", tmp_path / "t", "--models", "rule-based", "--tasks", "1")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "t" / "babi-table2.json").read_text())
+    run = _babi_run(tmp_path / "run.json", (1,), 1.0, 6)
+    s = json.loads(run_cli("score", run, "--benchmark", "babi", "--data", data, "--task", "1", "--json").stdout)
+    scored = next(x["signature"] for x in s["results"] if x["metric"] == "per-response-accuracy" and x["group"] == "1")
+    row = next(x for x in rows if x["split"] == "tst")
+    assert row["signature"] == scored and "|data:babi-dialog/tst#" in scored
+    assert f"- T1 tst: `{scored}`" in (tmp_path / "t" / "babi-table2.md").read_text()
+    # a row over the first conversations only says so
+    r = run_cli("reproduce", "babi", "--data", data, "--out", tmp_path / "s", "--models", "rule-based", "--tasks", "1",
+                "--max-conversations", "3")
+    assert r.returncode == 0, r.stderr
+    short = next(x for x in json.loads((tmp_path / "s" / "babi-table2.json").read_text()) if x["split"] == "tst")
+    assert short["signature"] == scored.replace("|v:", "|convs:3|v:")

@@ -108,7 +108,8 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
 
 # ---- compare ----------------------------------------------------------------------------------------------
 class SubmissionFault(UsageError):
-    """A run given as a file that is not valid: the submission's fault (exit 1), as `score` says of it."""
+    """A run given as a file that is not valid, or a registry run that was rejected: the submission's fault (exit 1),
+    as `score` and `grade` say of it."""
 
     exit_code = 1
 
@@ -135,8 +136,8 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
                                  f"--data")
         with Registry(reg_dir, create=False, reading=True) as reg:
             row = reg.run(int(ref))
-            if row.status != "valid":
-                raise UsageError(f"run {ref} was rejected: nothing to compare")
+            if row.status != "valid":  # the run's fault, as for a submission file found invalid: exit 1
+                raise SubmissionFault(f"run {ref} was rejected: nothing to compare")
             table = reg.table(row.run_id)
             if table is None:
                 raise UsageError(f"run {ref} has no per-item results (a reported result?)")
