@@ -308,3 +308,43 @@ def test_a_reproduced_table_signs_its_rows_as_score_does(tmp_path):
     assert r.returncode == 0, r.stderr
     short = next(x for x in json.loads((tmp_path / "s" / "babi-table2.json").read_text()) if x["split"] == "tst")
     assert short["signature"] == scored.replace("|v:", "|convs:3|v:")
+
+
+def test_compare_counts_an_invalid_files_errors_as_validate_does(tmp_path):
+    # before: "invalid submission (21 errors)" where validate says 20 (it counted the "... more not listed" note)
+    run = json.loads(SAMPLE_RUN.read_text())
+    run += [{"dialog_id": f"unknown-{i}", "lst_candidate_id": [{"candidate_id": "x", "rank": 1}]} for i in range(25)]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(run))
+    v = run_cli("validate", bad, "--data", "sample:dstc6", "--json")
+    errors = json.loads(v.stdout)["counts"]["errors"]
+    r = run_cli("compare", SAMPLE_RUN, bad, "--data", "sample:dstc6")
+    assert r.returncode == 1 and f"invalid submission ({errors} errors)" in r.stderr, (errors, r.stderr)
+
+
+def test_stats_on_the_babi_release_says_it_describes_the_dstc6_layout():
+    # before: ".../babi-dialog: no dialog-task*.json dataset files in its split folders"
+    data = _babi()
+    r = run_cli("stats", data)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "holds bAbI dialog text files, not DSTC6 split folders" in r.stderr
+    assert f"dialeval convert babi-to-dstc6 --data {data}" in r.stderr
+
+
+def test_compare_takes_the_benchmarks_own_options_for_files(tmp_path):
+    # before: "unknown option --contexts": a Douban run could be compared only under mixed contexts, a DSTC6 one
+    # only strictly, though score takes --contexts and --lenient
+    douban = REPO / "submissions" / "samples" / "douban"
+    tfidf = REPO / "submissions" / "baselines" / "samples" / "douban" / "tfidf" / "scores.txt"
+    args = ("--benchmark", "douban", "--data", "sample:douban", "--metric", "map", "--json")
+    for contexts in ("mixed", "with-positive"):
+        r = run_cli("compare", douban / "example-scores.txt", tfidf, *args, "--contexts", contexts)
+        assert r.returncode == 0, r.stderr
+        res = json.loads(r.stdout)["results"][0]
+        s = json.loads(run_cli("score", tfidf, "--benchmark", "douban", "--data", "sample:douban", "--contexts",
+                               contexts, "--json").stdout)
+        rec = next(x for x in s["results"] if x["metric"] == "map" and x["group"] != "all")
+        assert (res["n"], res["b"]) == (rec["n"], pytest.approx(rec["value"], abs=1e-6))
+        assert f"|contexts:{contexts}|" in res["signature"]
+    r = run_cli("compare", douban / "example-scores.txt", tfidf, *args, "--protocols")
+    assert r.returncode == 2 and "unknown option --protocols" in r.stderr

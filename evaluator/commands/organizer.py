@@ -107,6 +107,12 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
 
 
 # ---- compare ----------------------------------------------------------------------------------------------
+def _benchmark_command():
+    from dialeval.commands.score import BenchmarkCommand  # builds the chosen benchmark's own flags
+
+    return BenchmarkCommand
+
+
 class SubmissionFault(UsageError):
     """A run given as a file that is not valid, or a registry run that was rejected: the submission's fault (exit 1),
     as `score` and `grade` say of it."""
@@ -115,7 +121,7 @@ class SubmissionFault(UsageError):
 
 
 def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, text_metrics=None, tasks=None,
-              ties=None, shown=None):
+              ties=None, shown=None, options=None):
     """(label, table, records, missing) for a run id in the registry or a submission file scored on the fly (on
     ``data_root()``: the data folder, resolved once for both runs, so a default's notice is said once).
     ``text_metrics`` (embedding metrics asked for: see :func:`score_submission`) need the file: the registry keeps
@@ -129,7 +135,8 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
         if text_metrics:
             raise UsageError(f"run {ref}: the registry keeps no response texts, so the embedding metrics "
                              f"({text_metrics['metrics']}) need the submission files (and --data)")
-        for flag, given in (("--task", tasks), ("--ties", ties)):
+        given_flags = [f"--{k.replace('_', '-')}" for k in options or {}]
+        for flag, given in (("--task", tasks), ("--ties", ties), *((f, True) for f in given_flags)):
             if given:
                 raise UsageError(f"run {ref}: {flag} applies to runs given as files (a registry run was graded on "
                                  f"every task under its own tie policy); compare the two submission files with "
@@ -147,20 +154,20 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
 
     root = data_root()
     try:
-        g = score_submission(ref, benchmark, root, keys, split, groups=tasks, text_metrics=text_metrics, ties=ties)
+        g = score_submission(ref, benchmark, root, keys, split, groups=tasks, options=options,
+                             text_metrics=text_metrics, ties=ties)
     except UsageError as e:  # say which of the two runs it is about, unless it names it or is about --task alone
         text = str(e)
         if text.startswith((f"{ref}:", "--task")):
             raise
         raise UsageError(f"{ref}: {text}") from None
     if not g.valid:
-        n = sum(p["severity"] == "error" for p in g.problems)
-        raise SubmissionFault(f"{ref}: invalid submission ({counted(n, 'error')}); see `dialeval validate "
+        raise SubmissionFault(f"{ref}: invalid submission ({counted(g.errors, 'error')}); see `dialeval validate "
                               f"{' '.join([ref, *(shown or [])])}`")
     return ref, g.table, g.records, g.missing
 
 
-@click.command("compare")
+@click.command("compare", cls=_benchmark_command(), scoring=True, exclude=("protocols",))
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--metric", "metrics", default=None, help="Comma-separated metrics (default: the runs' metrics).")
@@ -183,7 +190,7 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
 @vectors_options
 @click.option("--json", "as_json", is_flag=True)
 def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, registry_dir, benchmark, data, challenge,
-                keys, embedding_preset, vectors, vformat, as_json):
+                keys, embedding_preset, vectors, vformat, as_json, **bench_opts):
     """Paired tests of RUN_A against RUN_B (run ids or submission files) on the answer-key items of the scope.
 
     Each run is scored as `score` scores it, so an item a run does not rank counts as a miss (a line says how many
@@ -199,7 +206,7 @@ def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, regis
     """
     from functools import cache
 
-    from dialeval.commands.score import _check_text_options, _tasks, refuse_empty, resolve_data
+    from dialeval.commands.score import _check_text_options, _tasks, given_options, refuse_empty, resolve_data
     from dialeval.leaderboard.bands import compare_runs
     from dialeval.metrics import resolve
     from dialeval.results.stats import ar_floor, format_p
@@ -207,6 +214,7 @@ def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, regis
     refuse_empty("--metric", metrics, "for the runs' metrics")
     _check_text_options(metrics, vectors, vformat, embedding_preset)
     tasks = _tasks(task)
+    options = given_options(bench_opts)  # the benchmark's own (--contexts, --lenient, ...), as score takes them
     text = None
     if metrics and any(m.needs == "texts" for m in resolve(metrics)):  # scored from the files' texts
         text = {"metrics": metrics, "embedding_preset": embedding_preset, "vectors": vectors,
@@ -216,9 +224,10 @@ def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, regis
     # what `dialeval validate` needs to check a file as it was scored here
     shown = [*(["--benchmark", benchmark] if benchmark != DEFAULT_BENCHMARK else []),
              *(["--data", data or challenge] if data or challenge else []), *(["--keys", keys] if keys else []),
-             *(["--split", one] if one else []), *(["--task", ",".join(task)] if task else [])]
-    la, ta, ra, ma = _load_run(run_a, registry_dir, benchmark, data_root, keys, one, text, tasks, ties, shown)
-    lb, tb, rb, mb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one, text, tasks, ties, shown)
+             *(["--split", one] if one else []), *(["--task", ",".join(task)] if task else []),
+             *(f"--{k.replace('_', '-')}" if v is True else f"--{k.replace('_', '-')} {v}" for k, v in options.items())]
+    la, ta, ra, ma = _load_run(run_a, registry_dir, benchmark, data_root, keys, one, text, tasks, ties, shown, options)
+    lb, tb, rb, mb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one, text, tasks, ties, shown, options)
     ba, bb = ({r["benchmark"] for r in recs if r.get("benchmark")} for recs in (ra, rb))
     if ba and bb and ba != bb:  # else "the two runs share no scored item", which hides why
         raise UsageError(f"{_safe(la)} is a {', '.join(sorted(ba))} run and {_safe(lb)} a {', '.join(sorted(bb))} "
