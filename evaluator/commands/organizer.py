@@ -108,7 +108,8 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
 
 # ---- compare ----------------------------------------------------------------------------------------------
 class SubmissionFault(UsageError):
-    """A run given as a file that is not valid: the submission's fault (exit 1), as `score` says of it."""
+    """A run given as a file that is not valid, or a registry run that was rejected: the submission's fault (exit 1),
+    as `score` and `grade` say of it."""
 
     exit_code = 1
 
@@ -133,10 +134,10 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
                 raise UsageError(f"run {ref}: {flag} applies to runs given as files (a registry run was graded on "
                                  f"every task under its own tie policy); compare the two submission files with "
                                  f"--data")
-        with Registry(reg_dir, create=False) as reg:
+        with Registry(reg_dir, create=False, reading=True) as reg:
             row = reg.run(int(ref))
-            if row.status != "valid":
-                raise UsageError(f"run {ref} was rejected: nothing to compare")
+            if row.status != "valid":  # the run's fault, as for a submission file found invalid: exit 1
+                raise SubmissionFault(f"run {ref} was rejected: nothing to compare")
             table = reg.table(row.run_id)
             if table is None:
                 raise UsageError(f"run {ref} has no per-item results (a reported result?)")
@@ -244,7 +245,10 @@ def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, regis
         ci = f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}]"
         click.echo(f"{r.metric:<24}{r.a:9.4f}{r.b:9.4f}{r.diff:+9.4f}  {ci:<20}{r.p_randomization_text:>10}"
                    f"{r.p_bootstrap_text:>10}{r.p_exact_text:>11}")
-    click.echo(f"units: {results[0].n} ({results[0].clusters} clusters); {resamples} resamples: the smallest p (AR) "
+    sizes = {(r.n, r.clusters) for r in results}  # metrics may differ (an embedding metric leaves items out)
+    units = (f"{results[0].n} ({results[0].clusters} clusters)" if len(sizes) == 1 else
+             ", ".join(f"{r.n} ({r.clusters} clusters) for {r.metric}" for r in results))
+    click.echo(f"units: {units}; {resamples} resamples: the smallest p (AR) "
                f"is {format_p(ar_floor(resamples))}, p (boot) {format_p(1 / (resamples + 1))}, shown as \"<\" at that "
                "floor; p (exact): McNemar, 0/1 metrics on independent items only")
     for r in results:
@@ -301,7 +305,7 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
     from dialeval.leaderboard.scoring import benchmark_info
 
     refuse_empty("--metric", metric, "for the benchmark's first metric")
-    with Registry(registry_dir, create=False) as reg:
+    with Registry(registry_dir, create=False, reading=True) as reg:
         board = _pick_board(reg, board)
         runs = reg.runs(board=board)
         if not runs:
@@ -397,7 +401,7 @@ def registry_check_cmd(registry_dir):
     """PRAGMA integrity_check, foreign keys and dialeval's own invariants; exit 1 on any problem."""
     from dialeval.leaderboard.registry import Registry
 
-    with Registry(registry_dir, create=False) as reg:
+    with Registry(registry_dir, create=False, reading=True) as reg:
         found = reg.check()
         n = 0 if found else len(reg.runs())  # a damaged row is a finding, never read as a run
         path = reg.path
@@ -428,7 +432,7 @@ def registry_export_cmd(registry_dir, out, fmt, with_contact):
 
         check_outside_inputs(out, Path(registry_dir), "the export")
     fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
-    with Registry(registry_dir, create=False) as reg:
+    with Registry(registry_dir, create=False, reading=True) as reg:
         n = (export_csv if fmt == "csv" else export_jsonl)(reg, Path(out), with_contact=with_contact)
     # to standard output (--out -) the export is the data: the count goes to stderr, never into the JSONL/CSV
     click.echo(f"wrote {out} ({n} {'records' if fmt == 'csv' else 'runs'})", err=out == "-")
@@ -496,7 +500,7 @@ def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title, all_
         raise UsageError(f"--title \"{visible(title)}\" holds control or invisible characters; give plain text")
     hidden = [s.strip() for s in hidden_splits.split(",") if s.strip()]
     _check_site_folder(Path(out), Path(registry_dir))
-    with Registry(registry_dir, create=False) as reg:
+    with Registry(registry_dir, create=False, reading=True) as reg:
         index = build_site(reg, Path(out), private=private, hidden_splits=hidden, title=title, all_runs=all_runs,
                            reveal=reveal, now=now)
     click.echo(f"site: {index}  (open it in a browser{'; PRIVATE: do not publish' if private else ''})")
