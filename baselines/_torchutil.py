@@ -121,14 +121,14 @@ def deterministic_algorithms(torch, device, on: bool | None):
     Some default kernels accumulate in an order that is not fixed, so two runs with the same seed can differ in the
     last bits, and over thousands of steps in the dev-selected epoch: on a GPU (the backward passes of embeddings,
     gathers and indexing; cuBLAS with its default workspace; ``babi-neural-gpu.md``), and on the CPU with more than
-    one torch thread (the indexing backward's accumulation; measured: memn2n T4 on 2 threads, 3 runs, 2 different
-    sets of trained weights; at 1 thread, the stored numbers' setting, runs repeat bit for bit). When on:
+    one torch thread (the indexing backward's accumulation; measured on bAbI T4 at 2 threads: 3 runs, 2 or 3
+    different sets of trained weights; at 1 thread, the stored numbers' setting, runs repeat bit for bit). When on:
     ``torch.use_deterministic_algorithms(True, warn_only=True)`` inside the block, then restored, and on CUDA
     ``CUBLAS_WORKSPACE_CONFIG`` = :data:`CUBLAS_WORKSPACE` (unless already set; cuBLAS reads it at its first use in
     a process, so enter the block before the device's first matrix product). At 1 CPU thread the fixed-order kernels
-    give the bits of torch's default ones (the stored CPU rows, made with those, stay: a test checks it). An operation without a deterministic
-    kernel warns instead of failing (a long run is not lost to it): those warnings are collected into
-    ``nondeterministic_ops`` (their first sentences, each once), others are shown as usual.
+    give the bits of torch's default ones (the stored CPU rows, made with those, stay: a test checks it). An
+    operation without a deterministic kernel warns instead of failing (a long run is not lost to it): those warnings
+    are collected into ``nondeterministic_ops`` (their first sentences, each once), others are shown as usual.
     """
     import warnings
 

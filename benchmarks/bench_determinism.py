@@ -76,10 +76,11 @@ def main(argv=None) -> int:
                 digests[(threads, det)].add(d)
         for threads in (1, 2):
             off, on = seconds[(threads, False)], seconds[(threads, True)]
-            print(f"| {name} | {threads} | {min(off):.2f} / {statistics.median(off):.2f} "
-                  f"| {min(on):.2f} / {statistics.median(on):.2f} | {min(on) / min(off):.2f} "
-                  f"| {statistics.median(on) / statistics.median(off):.2f} "
-                  f"| {len(digests[(threads, False)])} / {len(digests[(threads, True)])} |", flush=True)
+            cells = [name, str(threads), f"{min(off):.2f} / {statistics.median(off):.2f}",
+                     f"{min(on):.2f} / {statistics.median(on):.2f}", f"{min(on) / min(off):.2f}",
+                     f"{statistics.median(on) / statistics.median(off):.2f}",
+                     f"{len(digests[(threads, False)])} / {len(digests[(threads, True)])}"]
+            print("| " + " | ".join(cells) + " |", flush=True)
     return 0
 
 

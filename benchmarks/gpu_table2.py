@@ -12,10 +12,11 @@ In the order of what matters most, each step with the time the steps before it l
    rewrites its own files from it every few seconds), so a run stopped by the device tool keeps what finished.
 2. **Determinism** (``DETERMINISM=0`` skips it): one short job (``DETERMINISM_JOBS``, default memn2n-match T4, then
    supervised-embeddings T4 if time is left) retrained alone on the GPU, each run a fresh process: twice with
-   ``deterministic=true``, then twice with ``deterministic=false`` (torch's default kernels, a GPU's default; on the
-   CPU, where the fixed-order kernels are the default, what they are compared with). Are the two deterministic runs' test scores (every item × candidate,
-   float64) byte-identical, and the trained weights? Are the two default runs'? What does determinism cost in
-   training seconds? A run is started only when the one before it says it will end before the deadline.
+   ``deterministic=true``, then twice with ``deterministic=false`` (torch's default kernels: a GPU's default; on the
+   CPU, whose default is the fixed-order kernels, what they are compared with). Are the two deterministic runs'
+   test scores (every item × candidate, float64) byte-identical, and the trained weights? Are the two default
+   runs'? What does determinism cost in training seconds? A run is started only when the one before it says it
+   will end before the deadline.
 3. **The batch-32 baseline** on this GPU (``--param device_profile=false``; ``BASELINE=0`` skips it): its rows and
    train seconds join the comparison; jobs still running at the deadline are listed as unfinished.
 4. **Supervised-embeddings variants** (``VARIANTS=0`` skips them; ``--param``, dev-selected as always).
@@ -31,7 +32,7 @@ running then are stopped and listed, finished rows are kept), ``JOBS`` (default 
 a small number for a dry run on a machine without a GPU), ``PARAMS`` (``--param`` values, space-separated, given
 to every training run: the table, the determinism runs, the baseline, the variants; ``epochs=1`` makes a dry run
 quick), ``DETERMINISM_JOBS`` (``model:task,…``), ``DETERMINISM``, ``BASELINE``, ``VARIANTS`` (0 skips them). A dry
-run on the CPU, every step but the variants (about a minute)::
+run on the CPU, every step but the variants (a minute or two)::
 
     OUT=/tmp/gt DATA=../shared/data/babi-dialog DEADLINE_S=240 JOBS=1 TASKS=4 MODELS=memn2n-match \\
         MAX_CONVERSATIONS=1 PARAMS=epochs=1 DETERMINISM_JOBS=memn2n-match:4 VARIANTS=0 python3 benchmarks/gpu_table2.py
