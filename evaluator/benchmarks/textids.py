@@ -2,7 +2,8 @@
 candidates have texts (Movie Dialog) returns from :meth:`~dialeval.benchmarks.itemset.ItemSetBenchmark.translate`.
 
 The benchmark gives, per item set, its :class:`CandidateNames` (how an item's strings map to ids); the JSON walking
-is :mod:`dialeval.formats.textnames`. A submission naming ids only is read as it is.
+is :mod:`dialeval.formats.textnames`. A submission naming ids only is read as it is. A benchmark using this declares
+the ``text-normalised`` warning among its ``problem_codes`` and signs ``gold: normalised-text`` when it was given.
 """
 
 from __future__ import annotations
