@@ -25,8 +25,8 @@ copy; the device gathers and scatters. Nothing is read back inside an epoch on a
 device tensors), so the host can queue batches ahead. The CPU path computes exactly what it did before this split
 (same values, same order of float operations), so the stored CPU numbers are reproduced bit for bit (at one torch
 thread, their setting). A GPU's default kernels, and the CPU's with several threads, do not fix their order of
-accumulation; ``deterministic=true`` (:func:`deterministic_algorithms`) makes torch use fixed-order ones, so that
-such runs can be repeated bit for bit too.
+accumulation; fixed-order ones (:func:`deterministic_algorithms`: on the CPU by default, on a GPU with
+``deterministic=true``) make such runs repeatable bit for bit too.
 
 Batches. On the CPU a model trains at batch 32 (the stored numbers' setting); on another device, unless
 ``batch_size`` is given, at the device profile's batch of 256 (SGD's learning rate × 8, Adam's as it is:
@@ -100,28 +100,42 @@ CUBLAS_WORKSPACE = ":4096:8"
 bits run to run. cuBLAS reads it when a process first uses it, so it must be in the environment before that."""
 
 
+def deterministic_on(setting: bool | None, device) -> bool:
+    """Whether a model's ``deterministic`` setting means fixed-order kernels on ``device``: ``true`` / ``false`` as
+    given; unset (the default) on the CPU, off elsewhere. The CPU default: with more than one torch thread the
+    default kernels are not repeatable (``benchmarks/bench_determinism.py``: bAbI T4, 2 threads, 3 runs gave 3
+    different sets of weights for both supervised embeddings and memn2n), the fixed-order ones are, and they cost
+    nothing measurable: at 1 thread the same bits in 0.87-1.17x the seconds; at 2 threads 0.6-2.0x, where two
+    spinning threads on a shared 2-core machine made every run 7-50x slower than 1 thread and the noise swamps the
+    kernels. Off a CPU their cost is not measured yet (``benchmarks/gpu_table2.py`` measures it), so a GPU run keeps
+    torch's default kernels unless ``deterministic=true``."""
+    return device.type == "cpu" if setting is None else bool(setting)
+
+
 @contextmanager
-def deterministic_algorithms(torch, device, on: bool):
-    """Yields the record of what ``deterministic=true`` did on ``device`` (``{}`` unless ``on``).
+def deterministic_algorithms(torch, device, on: bool | None):
+    """Yields the record of what fixed-order kernels did on ``device`` (``{}`` when off; ``on``: a model's
+    ``deterministic`` setting, see :func:`deterministic_on`; ``requested`` in the record says whether it was
+    ``deterministic=true`` rather than the CPU default).
 
     Some default kernels accumulate in an order that is not fixed, so two runs with the same seed can differ in the
     last bits, and over thousands of steps in the dev-selected epoch: on a GPU (the backward passes of embeddings,
     gathers and indexing; cuBLAS with its default workspace; ``babi-neural-gpu.md``), and on the CPU with more than
     one torch thread (the indexing backward's accumulation; measured: memn2n T4 on 2 threads, 3 runs, 2 different
-    sets of trained weights; at 1 thread, the stored numbers' setting, runs repeat bit for bit). With ``on``:
+    sets of trained weights; at 1 thread, the stored numbers' setting, runs repeat bit for bit). When on:
     ``torch.use_deterministic_algorithms(True, warn_only=True)`` inside the block, then restored, and on CUDA
     ``CUBLAS_WORKSPACE_CONFIG`` = :data:`CUBLAS_WORKSPACE` (unless already set; cuBLAS reads it at its first use in
     a process, so enter the block before the device's first matrix product). At 1 CPU thread the fixed-order kernels
-    give the default's bits (the stored CPU rows stay: a test checks it). An operation without a deterministic
+    give the bits of torch's default ones (the stored CPU rows, made with those, stay: a test checks it). An operation without a deterministic
     kernel warns instead of failing (a long run is not lost to it): those warnings are collected into
     ``nondeterministic_ops`` (their first sentences, each once), others are shown as usual.
     """
     import warnings
 
-    if not on:
+    if not deterministic_on(on, device):
         yield {}
         return
-    record: dict = {"requested": True, "device": device.type}
+    record: dict = {"requested": on is True, "device": device.type}
     if device.type == "cpu":
         record["torch_threads"] = torch.get_num_threads()
     if device.type == "cuda":
@@ -657,8 +671,9 @@ class TorchRanker(ScoringMixin, Baseline):
                     setattr(self, k, v)
             self._cand_cache = {}
             return self
-        # deterministic=true: set up before the first tensor reaches the device, recorded in describe()
-        with deterministic_algorithms(torch, device, getattr(self, "deterministic", False)) as determinism:
+        # fixed-order kernels (the CPU default, or deterministic=true): set up before the first tensor reaches the
+        # device, recorded in describe()
+        with deterministic_algorithms(torch, device, getattr(self, "deterministic", None)) as determinism:
             self._train(torch, device, train, dev)
         if determinism:
             self.train_stats["deterministic"] = determinism
@@ -838,7 +853,7 @@ class TorchRanker(ScoringMixin, Baseline):
         cand_t = torch.from_numpy(cs.tokens).to(device)
         out = np.empty((len(items), len(candidates)), dtype=np.float64)
         rows = 256 if device.type == "cpu" else eval_rows(device)
-        with torch.no_grad(), deterministic_algorithms(torch, device, getattr(self, "deterministic", False)):
+        with torch.no_grad(), deterministic_algorithms(torch, device, getattr(self, "deterministic", None)):
             for s in range(0, len(items), rows):
                 idx = np.arange(s, min(s + rows, len(items)))
                 batch, _, match = split.batch(torch, idx, len(candidates))

@@ -7,6 +7,7 @@ are data in :data:`PAPER_TABLE2`.
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import time
@@ -243,6 +244,35 @@ def score_babi_submission(submission: list[dict], data_dir: str | Path, task: in
     return (100.0 * get("per-response-accuracy").compute(table), 100.0 * get("per-dialog-accuracy").compute(table))
 
 
+@functools.lru_cache(maxsize=64)
+def babi_signature(data_dir: str, task: int, split: str) -> tuple[str, int]:
+    """The signature `dialeval score --benchmark babi --split SPLIT --task TASK` gives per-response accuracy on this
+    data (its data identity, task and options: what the reproduced row's number is comparable with), and the number
+    of items it counts."""
+    import tempfile
+
+    from dialeval.api import score
+
+    with tempfile.TemporaryDirectory(prefix="dialeval-babi-") as tmp:
+        empty = Path(tmp) / "submission.json"
+        empty.write_text("[]")
+        report = score(empty, split, benchmark="babi", data=str(data_dir), tasks=[task])
+    rec = next(r for r in report.records if r["metric"] == "per-response-accuracy" and r["group"] == str(task)
+               and r["subset"] is None)
+    return rec["signature"], rec["n"]
+
+
+def row_signature(data_dir: str | Path, task: int, split: str, items) -> str:
+    """The signature of a reproduced row: :func:`babi_signature`, plus ``convs:N`` when the row counts only the
+    first N conversations (``--max-conversations``), whose number is not the whole test set's."""
+    from dialeval.core.signature import Signature
+
+    sig, total = babi_signature(str(data_dir), task, split)
+    if len(items) < total:
+        sig = Signature.parse(sig).with_fields(convs=len({it.conversation_id for it in items})).format()
+    return sig
+
+
 def _benchmark_ids(data_dir: Path, task: int, split: str, items) -> tuple[list[str], tuple[str, ...]]:
     """The babi benchmark's item ids for the baseline's items (same bot turns, same order) and candidate ids."""
     from dialeval.benchmarks.babi import load_candidates, load_items
@@ -373,6 +403,7 @@ def _run_job(data_dir: Path, name: str, task: int, data, seed: int, overrides: d
     for split, items in tests.items():
         resp, dial, infer_s = evaluate_on_benchmark(model, items, data_dir, task, split)
         rec = split_record(name, task, split, items, resp, dial, train_s, infer_s, config, overrides)
+        rec["signature"] = row_signature(data_dir, task, split, items)  # what the number is comparable with
         records.append(rec)
         if echo:
             echo(f"T{task} {split:<7} {name:<17} per-response {resp:6.2f} (paper {rec['paper_per_response']}) "
@@ -680,6 +711,10 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
         lines.append(
             f"- {r['model']} T{r['task']} {r['split']}: {r['per_response']:.1f} vs paper {_fmt(r['paper_per_response'])}"
         )
+    signed = dict.fromkeys((r["task"], r["split"], r["signature"]) for r in records if r.get("signature"))
+    if signed:  # the rows' scoring, as `dialeval score` signs it: a number is comparable with one signed alike
+        lines += ["", "## Signatures (per-response accuracy; per-dialog accuracy signs alike with its metric)", ""]
+        lines += [f"- T{t} {s}: `{sig}`" for t, s, sig in signed]
     lines += [
         "",
         "## Timings (seconds)",

@@ -12,7 +12,8 @@ In the order of what matters most, each step with the time the steps before it l
    rewrites its own files from it every few seconds), so a run stopped by the device tool keeps what finished.
 2. **Determinism** (``DETERMINISM=0`` skips it): one short job (``DETERMINISM_JOBS``, default memn2n-match T4, then
    supervised-embeddings T4 if time is left) retrained alone on the GPU, each run a fresh process: twice with
-   ``deterministic=true``, then twice without. Are the two deterministic runs' test scores (every item × candidate,
+   ``deterministic=true``, then twice with ``deterministic=false`` (torch's default kernels, a GPU's default; on the
+   CPU, where the fixed-order kernels are the default, what they are compared with). Are the two deterministic runs' test scores (every item × candidate,
    float64) byte-identical, and the trained weights? Are the two default runs'? What does determinism cost in
    training seconds? A run is started only when the one before it says it will end before the deadline.
 3. **The batch-32 baseline** on this GPU (``--param device_profile=false``; ``BASELINE=0`` skips it): its rows and
@@ -27,11 +28,13 @@ Environment: ``OUT`` (results folder, default /tmp/gpu_table2), ``DATA`` (defaul
 from ``$DATA.tar.gz`` when only that is there), ``DEADLINE_S`` (default 420, from the script's start: jobs still
 running then are stopped and listed, finished rows are kept), ``JOBS`` (default 6: worker processes per table),
 ``TASKS`` (default 1-6), ``MODELS`` (default the three neural models), ``MAX_CONVERSATIONS`` (unset = the full data;
-a small number for a dry run on a machine without a GPU), ``DETERMINISM_JOBS`` (``model:task,…``),
-``DETERMINISM``, ``BASELINE``, ``VARIANTS`` (0 skips them). A dry run on the CPU (about a minute)::
+a small number for a dry run on a machine without a GPU), ``PARAMS`` (``--param`` values, space-separated, given
+to every training run: the table, the determinism runs, the baseline, the variants; ``epochs=1`` makes a dry run
+quick), ``DETERMINISM_JOBS`` (``model:task,…``), ``DETERMINISM``, ``BASELINE``, ``VARIANTS`` (0 skips them). A dry
+run on the CPU, every step but the variants (about a minute)::
 
     OUT=/tmp/gt DATA=../shared/data/babi-dialog DEADLINE_S=240 JOBS=1 TASKS=4 MODELS=memn2n-match \\
-        MAX_CONVERSATIONS=1 DETERMINISM_JOBS=memn2n-match:4 BASELINE=0 VARIANTS=0 python3 benchmarks/gpu_table2.py
+        MAX_CONVERSATIONS=1 PARAMS=epochs=1 DETERMINISM_JOBS=memn2n-match:4 VARIANTS=0 python3 benchmarks/gpu_table2.py
 
 The device run and what to do with its files: ``submissions/baselines/babi-neural-gpu.md``, "How to run the device
 check".
@@ -159,16 +162,22 @@ def device_info(env: dict, out: Path) -> dict:
     return info
 
 
+def extra_params() -> list[str]:
+    """``$PARAMS``: the ``--param`` values every training run gets (``KEY=JSON``, space-separated)."""
+    return os.environ.get("PARAMS", "").split()
+
+
 def reproduce(env: dict, out_dir: Path, models: str, tasks: str, jobs: int, limit: float, params=(),
               threads: int | None = None) -> subprocess.Popen:
-    """Start ``dialeval reproduce babi`` (stdout/stderr to ``out_dir/run.log``) in its own process group."""
+    """Start ``dialeval reproduce babi`` (stdout/stderr to ``out_dir/run.log``) in its own process group, with
+    ``$PARAMS`` and then ``params`` as its ``--param`` values."""
     out_dir.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "dialeval", "reproduce", "babi", "--data", os.environ.get("DATA", ".devdata/babi-dialog"),
            "--out", str(out_dir), "--models", models, "--tasks", tasks, "--jobs", str(jobs),
            "--time-limit", f"{max(1.0, limit):.0f}"]
     if os.environ.get("MAX_CONVERSATIONS"):
         cmd += ["--max-conversations", os.environ["MAX_CONVERSATIONS"]]
-    for p in params:
+    for p in [*extra_params(), *params]:
         cmd += ["--param", p]
     env = dict(env)
     if threads:
@@ -423,13 +432,14 @@ def determinism_run(model: str, task: str, deterministic: str, out_json: str, sc
 
     from dialeval.baselines.data import candidate_groups
     from dialeval.baselines.registry import create
-    from dialeval.baselines.reproduce import _load_task, model_params
+    from dialeval.baselines.reproduce import _load_task, model_params, parse_params
 
     t_start = time.perf_counter()
     data_dir = ROOT / os.environ.get("DATA", ".devdata/babi-dialog")
     mc = int(os.environ["MAX_CONVERSATIONS"]) if os.environ.get("MAX_CONVERSATIONS") else None
     trn, dev, tests = _load_task(data_dir, int(task), mc)
-    params = model_params(model, int(task), data_dir, {"deterministic": deterministic == "1", "progress": False})
+    params = model_params(model, int(task), data_dir, {**parse_params(extra_params()),
+                                                       "deterministic": deterministic == "1", "progress": False})
     m = create(model, seed=0, **params)
     t0 = time.perf_counter()
     m.fit(trn, dev)
@@ -547,7 +557,7 @@ def determinism_lines(result: dict) -> list[str]:
     lines = ["### Determinism (`--param deterministic=true`)", "",
              "One short job retrained alone on the GPU, each run a fresh process with the table's settings: twice "
              "with `deterministic=true` (torch's deterministic algorithms, warn-only; `CUBLAS_WORKSPACE_CONFIG=:4096:8`), "
-             "then twice without. Identical = the float64 scores of every tst item × candidate, or the trained "
+             "then twice with `deterministic=false` (torch's default kernels). Identical = the float64 scores of every tst item × candidate, or the trained "
              "weights, byte for byte.", "",
              "| job | runs (on / off) | on: scores identical | on: weights identical | off: scores identical | "
              "off: max score difference | train s on / off | cost | ops torch reported as not deterministic |",
@@ -595,7 +605,8 @@ def main() -> int:
     tasks = os.environ.get("TASKS", "1-6")
     expected = [(m, t) for t in parse_tasks(tasks) for m in models.split(",")]
     command = " ".join(f"{k}={os.environ[k]}" for k in ("DEADLINE_S", "JOBS", "TASKS", "MODELS", "MAX_CONVERSATIONS",
-                                                         "DETERMINISM_JOBS", "DETERMINISM", "BASELINE", "VARIANTS")
+                                                         "PARAMS", "DETERMINISM_JOBS", "DETERMINISM", "BASELINE",
+                                                         "VARIANTS")
                        if os.environ.get(k)) + " python3 benchmarks/gpu_table2.py"
     scratch = Path(tempfile.mkdtemp(prefix="gpu_table2-"))
     try:

@@ -156,6 +156,8 @@ def rank_board(reg, board: str, metric: str, scope: str | None = None, alpha: fl
             raise UsageError(str(e)) from None
         ranking.test = banding.test
         splits = sorted({str(s) for s in np.char.partition(all_keys.astype(str), stats._SEP)[:, 0]})
+        if label == "all" and len(splits) == 1:  # a board of one split names it, as compare signs the same runs
+            label = ranking.scope = splits[0]
         head, data_notes = scope_signature(by_id[full[0]].benchmark, [reg.records(rid) for rid in full], splits,
                                            label, every_split=label == "all", strict=False)
         ranking.notes.extend(data_notes)

@@ -8,8 +8,8 @@ One file, ``<registry dir>/registry.sqlite``, written only through :class:`Regis
 * **One transaction per graded run** (``BEGIN IMMEDIATE`` … ``COMMIT``): a run, its problems, records and
   per-item ranks appear together or not at all. A kill at any point loses at most the run being written.
 * **Identity**: ``PRAGMA application_id`` marks the file as a dialeval registry, ``PRAGMA user_version`` is
-  the schema version; :data:`MIGRATIONS` upgrades older files in one transaction; a newer or foreign file is
-  refused with one line.
+  the schema version; :data:`MIGRATIONS` (derived from the schema's one definition, :data:`TABLES`) upgrades
+  older files in one transaction; a newer or foreign file is refused with one line.
 * **Re-grading is idempotent**: ``runs.grading_key`` (submission sha256 + team + system + benchmark + data
   fingerprint + options) is unique; grading an unchanged submission again finds it and writes nothing.
 * **Per-item ranks are private**: table ``run_items`` (gold rank, candidates, ties per item) and
@@ -44,103 +44,126 @@ SCHEMA_VERSION = 5
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_SECONDS = 30.0  # how long a write waits for another process's lock before giving up (one line, exit 2)
 
-MIGRATIONS: dict[int, list[str]] = {
-    # version 1: teams, runs, problems, records, per-item ranks
-    1: [
-        """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
-        """CREATE TABLE teams (
-            team_id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL UNIQUE,
-            url TEXT, contact TEXT, description TEXT,
-            created_at TEXT NOT NULL)""",
-        """CREATE TABLE runs (
-            run_id INTEGER PRIMARY KEY,
-            team_id INTEGER NOT NULL REFERENCES teams(team_id),
-            system TEXT NOT NULL,
-            description TEXT,
-            kind TEXT NOT NULL CHECK (kind IN ('submission', 'baseline', 'reported')),
-            source_name TEXT,
-            sha256 TEXT,
-            grading_key TEXT UNIQUE,
-            submitted_at TEXT NOT NULL,
-            graded_at TEXT NOT NULL,
-            benchmark TEXT NOT NULL,
-            board TEXT NOT NULL,
-            data_digest TEXT, data_location TEXT, data_json TEXT,
-            splits TEXT NOT NULL,
-            metrics TEXT NOT NULL,
-            version TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('valid', 'rejected')),
-            n_errors INTEGER NOT NULL DEFAULT 0,
-            n_warnings INTEGER NOT NULL DEFAULT 0,
-            reported_source TEXT)""",
-        """CREATE INDEX runs_board ON runs(board, status)""",
-        """CREATE TABLE problems (
-            run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
-            seq INTEGER NOT NULL,
-            severity TEXT NOT NULL, code TEXT NOT NULL, file TEXT, pointer TEXT, message TEXT NOT NULL,
-            PRIMARY KEY (run_id, seq))""",
-        """CREATE TABLE records (
-            run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
-            split TEXT NOT NULL, grp TEXT NOT NULL, subset TEXT, metric TEXT NOT NULL, average TEXT,
-            value REAL, n INTEGER, signature TEXT NOT NULL)""",
-        """CREATE INDEX records_run ON records(run_id)""",
-        """CREATE TABLE item_sets (
-            set_id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE, n INTEGER NOT NULL, blob BLOB NOT NULL)""",
-        """CREATE TABLE run_items (
-            run_id INTEGER PRIMARY KEY REFERENCES runs(run_id) ON DELETE CASCADE,
-            set_id INTEGER NOT NULL REFERENCES item_sets(set_id),
-            blob BLOB NOT NULL, digest TEXT NOT NULL)""",
-    ],
-    # version 2: a run's own URL and a published note (e.g. the band an overview gave a reported result)
-    2: [
-        """ALTER TABLE runs ADD COLUMN url TEXT""",
-        """ALTER TABLE runs ADD COLUMN note TEXT""",
-    ],
-    # version 3: the run's paper and code links (team.json "paper", "code"), shown in the ranking
-    3: [
-        """ALTER TABLE runs ADD COLUMN paper_url TEXT""",
-        """ALTER TABLE runs ADD COLUMN code_url TEXT""",
-    ],
-    # version 4: a board's challenge.toml (phases, quotas, counting rule, pages) and the run a team chose
-    4: [
-        """ALTER TABLE runs ADD COLUMN chosen INTEGER NOT NULL DEFAULT 0""",
-        """CREATE TABLE challenges (
-            board TEXT PRIMARY KEY, source TEXT NOT NULL, sha256 TEXT NOT NULL, stored_at TEXT NOT NULL)""",
-    ],
-    # version 5: submitted_at may be NULL (a team.json without it: absent, no longer the file's modification time,
-    # which made the registry's bytes depend on file times). SQLite drops a NOT NULL only by rebuilding the table
-    # (same columns, same order; foreign keys are off while migrating, so the drop cascades to nothing).
-    5: [
-        """CREATE TABLE runs_v5 (
-            run_id INTEGER PRIMARY KEY,
-            team_id INTEGER NOT NULL REFERENCES teams(team_id),
-            system TEXT NOT NULL,
-            description TEXT,
-            kind TEXT NOT NULL CHECK (kind IN ('submission', 'baseline', 'reported')),
-            source_name TEXT,
-            sha256 TEXT,
-            grading_key TEXT UNIQUE,
-            submitted_at TEXT,
-            graded_at TEXT NOT NULL,
-            benchmark TEXT NOT NULL,
-            board TEXT NOT NULL,
-            data_digest TEXT, data_location TEXT, data_json TEXT,
-            splits TEXT NOT NULL,
-            metrics TEXT NOT NULL,
-            version TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('valid', 'rejected')),
-            n_errors INTEGER NOT NULL DEFAULT 0,
-            n_warnings INTEGER NOT NULL DEFAULT 0,
-            reported_source TEXT,
-            url TEXT, note TEXT, paper_url TEXT, code_url TEXT,
-            chosen INTEGER NOT NULL DEFAULT 0)""",
-        """INSERT INTO runs_v5 SELECT * FROM runs""",
-        """DROP TABLE runs""",
-        """ALTER TABLE runs_v5 RENAME TO runs""",
-        """CREATE INDEX runs_board ON runs(board, status)""",
-    ],
-}
+
+@dataclass(frozen=True)
+class Column:
+    """One column as the schema declares it now, the version that added it, and (where a later version changed its
+    declaration, which SQLite can do only by rebuilding the table) the declaration it had before that version."""
+
+    name: str
+    decl: str
+    since: int = 1
+    was: tuple[int, str] | None = None  # (version, declaration before that version)
+
+    def declared(self, version: int) -> str:
+        return self.was[1] if self.was and version < self.was[0] else self.decl
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    columns: tuple[Column, ...]
+    constraints: tuple[str, ...] = ()  # table constraints after the columns
+    indexes: tuple[str, ...] = ()  # "name ON table(columns)", made with the table (and again after a rebuild)
+    since: int = 1
+
+    def create(self, version: int, name: str | None = None) -> str:
+        """``CREATE TABLE`` as the table was at schema ``version``."""
+        parts = [f"{c.name} {c.declared(version)}" for c in self.columns if c.since <= version]
+        return f"CREATE TABLE {name or self.name} ({', '.join([*parts, *self.constraints])})"
+
+
+# The schema, defined once: every table's columns in order (a column a version added by ALTER comes after the
+# older ones, where SQLite puts it), each with the version that added it. A new registry is made by replaying
+# MIGRATIONS, which are derived from this: version 1 creates the tables as they were then; a later version adds its
+# tables and columns, and rebuilds a table whose column declaration it changed.
+TABLES: tuple[Table, ...] = (
+    Table("meta", (Column("key", "TEXT PRIMARY KEY"), Column("value", "TEXT NOT NULL"))),
+    Table("teams", (
+        Column("team_id", "INTEGER PRIMARY KEY"),
+        Column("name", "TEXT NOT NULL UNIQUE"),
+        Column("url", "TEXT"), Column("contact", "TEXT"), Column("description", "TEXT"),
+        Column("created_at", "TEXT NOT NULL"))),
+    Table("runs", (
+        Column("run_id", "INTEGER PRIMARY KEY"),
+        Column("team_id", "INTEGER NOT NULL REFERENCES teams(team_id)"),
+        Column("system", "TEXT NOT NULL"),
+        Column("description", "TEXT"),
+        Column("kind", "TEXT NOT NULL CHECK (kind IN ('submission', 'baseline', 'reported'))"),
+        Column("source_name", "TEXT"),
+        Column("sha256", "TEXT"),
+        Column("grading_key", "TEXT UNIQUE"),
+        # version 5: NULL for a team.json without it (absent, no longer the file's modification time, which made
+        # the registry's bytes depend on file times)
+        Column("submitted_at", "TEXT", was=(5, "TEXT NOT NULL")),
+        Column("graded_at", "TEXT NOT NULL"),
+        Column("benchmark", "TEXT NOT NULL"),
+        Column("board", "TEXT NOT NULL"),
+        Column("data_digest", "TEXT"), Column("data_location", "TEXT"), Column("data_json", "TEXT"),
+        Column("splits", "TEXT NOT NULL"),
+        Column("metrics", "TEXT NOT NULL"),
+        Column("version", "TEXT NOT NULL"),
+        Column("status", "TEXT NOT NULL CHECK (status IN ('valid', 'rejected'))"),
+        Column("n_errors", "INTEGER NOT NULL DEFAULT 0"),
+        Column("n_warnings", "INTEGER NOT NULL DEFAULT 0"),
+        Column("reported_source", "TEXT"),
+        # version 2: a run's own URL and a published note (e.g. the band an overview gave a reported result)
+        Column("url", "TEXT", 2), Column("note", "TEXT", 2),
+        # version 3: the run's paper and code links (team.json "paper", "code"), shown in the ranking
+        Column("paper_url", "TEXT", 3), Column("code_url", "TEXT", 3),
+        # version 4: the run a team chose (where the board's challenge.toml counts chosen runs)
+        Column("chosen", "INTEGER NOT NULL DEFAULT 0", 4)),
+        indexes=("runs_board ON runs(board, status)",)),
+    Table("problems", (
+        Column("run_id", "INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE"),
+        Column("seq", "INTEGER NOT NULL"),
+        Column("severity", "TEXT NOT NULL"), Column("code", "TEXT NOT NULL"), Column("file", "TEXT"),
+        Column("pointer", "TEXT"), Column("message", "TEXT NOT NULL")),
+        constraints=("PRIMARY KEY (run_id, seq)",)),
+    Table("records", (
+        Column("run_id", "INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE"),
+        Column("split", "TEXT NOT NULL"), Column("grp", "TEXT NOT NULL"), Column("subset", "TEXT"),
+        Column("metric", "TEXT NOT NULL"), Column("average", "TEXT"), Column("value", "REAL"),
+        Column("n", "INTEGER"), Column("signature", "TEXT NOT NULL")),
+        indexes=("records_run ON records(run_id)",)),
+    Table("item_sets", (
+        Column("set_id", "INTEGER PRIMARY KEY"), Column("digest", "TEXT NOT NULL UNIQUE"),
+        Column("n", "INTEGER NOT NULL"), Column("blob", "BLOB NOT NULL"))),
+    Table("run_items", (
+        Column("run_id", "INTEGER PRIMARY KEY REFERENCES runs(run_id) ON DELETE CASCADE"),
+        Column("set_id", "INTEGER NOT NULL REFERENCES item_sets(set_id)"),
+        Column("blob", "BLOB NOT NULL"), Column("digest", "TEXT NOT NULL"))),
+    # version 4: a board's challenge.toml (phases, quotas, counting rule, pages)
+    Table("challenges", (
+        Column("board", "TEXT PRIMARY KEY"), Column("source", "TEXT NOT NULL"), Column("sha256", "TEXT NOT NULL"),
+        Column("stored_at", "TEXT NOT NULL")), since=4),
+)
+
+
+def _migration(version: int) -> list[str]:
+    """The statements that take a registry from ``version - 1`` to ``version``, derived from :data:`TABLES`."""
+    out: list[str] = []
+    for t in TABLES:
+        if t.since > version:
+            continue
+        if t.since == version:
+            out += [t.create(version), *(f"CREATE INDEX {i}" for i in t.indexes)]
+        elif any(c.was and c.was[0] == version for c in t.columns):
+            # SQLite changes a column's declaration only by rebuilding the table (same columns, same order;
+            # foreign keys are off while migrating, so the drop cascades to nothing)
+            kept = ", ".join(c.name for c in t.columns if c.since < version)
+            out += [t.create(version, f"{t.name}_v{version}"),
+                    f"INSERT INTO {t.name}_v{version} ({kept}) SELECT {kept} FROM {t.name}",
+                    f"DROP TABLE {t.name}", f"ALTER TABLE {t.name}_v{version} RENAME TO {t.name}",
+                    *(f"CREATE INDEX {i}" for i in t.indexes)]
+        else:
+            out += [f"ALTER TABLE {t.name} ADD COLUMN {c.name} {c.declared(version)}"
+                    for c in t.columns if c.since == version]
+    return out
+
+
+MIGRATIONS: dict[int, list[str]] = {v: _migration(v) for v in range(1, SCHEMA_VERSION + 1)}
+"""Schema version -> the statements that reach it from the one before (version 1: from an empty file)."""
 
 # Rejections that are not submissions the scorer saw: they use no quota (a team is not charged for a run the
 # challenge refused before scoring it).
@@ -304,9 +327,12 @@ class Registry:
     """Open (creating or migrating) the registry at ``<dir>/registry.sqlite``. Use as a context manager."""
 
     def __init__(self, registry_dir: str | Path, create: bool = True, readonly: bool = False,
-                 now: str | None = None):
+                 now: str | None = None, reading: bool = False):
         """``now``: the time every timestamp this connection writes carries (the registry's creation, a new
-        team, a kept challenge, a run's default ``graded_at``); default :func:`now_utc` at each write."""
+        team, a kept challenge, a run's default ``graded_at``); default :func:`now_utc` at each write.
+        ``reading``: the caller only reads (rank, compare, export, check, a site build), so a registry this
+        process may not write (a read-only file, folder or mount; another user's) is opened read-only; a caller
+        that writes is refused such a registry in one line before anything is written."""
         self.path = registry_path(registry_dir)
         self.readonly = readonly
         self.now = now
@@ -335,10 +361,24 @@ class Registry:
                 raise RegistryError(str(e) if isinstance(e, UsageError) else f"{self.path}: cannot read") from None
             if head and head != SQLITE_MAGIC:
                 raise RegistryError(f"{self.path}: not a dialeval registry (not an SQLite database)")
+            blocked = None if readonly else _cannot_write(self.path)
+            if blocked and not reading:
+                raise RegistryError(f"{self.path}: read-only here ({blocked}); this command writes the registry: "
+                                    "give one you may write (nothing was written)")
+            self.readonly = readonly = readonly or blocked is not None
             if not readonly:
                 _make_private(self.path)
         try:
-            uri = f"file:{self.path}?mode=ro" if readonly else str(self.path)
+            if readonly:
+                from urllib.parse import quote
+
+                # SQLite reads a WAL database only where it may make the -shm file beside it, unless told the
+                # file is immutable: said where the folder is not ours to write (no grader of ours can be
+                # writing it; one of its owner's that is would go unseen until it ends)
+                frozen = "&immutable=1" if not _writable(self.path.parent) else ""
+                uri = f"file:{quote(str(self.path))}?mode=ro{frozen}"
+            else:
+                uri = str(self.path)
             self.db = sqlite3.connect(uri, timeout=BUSY_SECONDS, isolation_level=None, uri=readonly)
             self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
             self._init_waiting(BUSY_SECONDS)
@@ -746,6 +786,24 @@ def over_quota(graded, message: str, code: str = "over-quota"):
 
     problem = {"severity": "error", "code": code, "file": None, "pointer": "", "message": message}
     return replace(graded, valid=False, problems=[problem], records=[], table=None)
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write ``path`` (as the kernel decides it: permissions, a read-only mount, the
+    capabilities root runs with)."""
+    if os.access in os.supports_effective_ids:
+        return os.access(path, os.W_OK, effective_ids=True)
+    return os.access(path, os.W_OK)
+
+
+def _cannot_write(path: Path) -> str | None:
+    """Why this process cannot write the registry file ``path`` (SQLite also makes its -wal and -shm files in the
+    file's folder), or None when it can."""
+    if not _writable(path):
+        return "no permission to write the file"
+    if not _writable(path.parent):
+        return "no permission to write its folder, where SQLite keeps its -wal and -shm files"
+    return None
 
 
 def _make_private(path: Path) -> None:

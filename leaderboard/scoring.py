@@ -34,6 +34,7 @@ class Graded:
     submission_sha256: str | None = None
     version: str = __version__
     missing: int = 0  # answer-key items the submission does not rank (missing-dialog warnings): scored as misses
+    errors: int = 0  # the errors the report counts (as `validate` counts them; a "more not listed" note is none)
 
 
 def score_submission(submission: str | Path, benchmark: str, data: str | Path, keys: str | Path | None = None,
@@ -68,6 +69,7 @@ def _from_report(report: ScoreReport, benchmark: str) -> Graded:
         data_json=data.to_json() if data is not None else {},
         submission_sha256=(report.submission or {}).get("sha256"),
         missing=sum(p.count for p in report.problems if p.code == "missing-dialog"),
+        errors=report.counts["errors"],
     )
 
 

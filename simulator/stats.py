@@ -114,5 +114,9 @@ def challenge_stats(root: str | Path, splits: list[str] | None = None) -> list[T
         if any(parse_dataset_name(f.name) is not None for f in root.iterdir() if f.is_file()):  # sim/tst1 for sim
             raise UsageError(f"{root}: a split folder (it holds the dataset files); give the challenge folder above "
                              f"it ({root.resolve().parent.name}), whose split folders hold them")
+        if any(root.glob("dialog-babi-task*-*.txt")):  # the bAbI release: FB text, no DSTC6 split folders
+            raise UsageError(f"{root}: holds bAbI dialog text files, not DSTC6 split folders: stats describes the "
+                             f"DSTC6 layout (convert a task first: `dialeval convert babi-to-dstc6 --data {root} --task "
+                             "N --split tst --out DIR`)")
         raise UsageError(f"{root}: no dialog-task*.json dataset files in its split folders")
     return out

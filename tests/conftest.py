@@ -206,7 +206,7 @@ def cli():
 
 
 # ---- optional extras ----------------------------------------------------------------------------------------
-EXTRA_OF = {"numba": "embeddings", "sacrebleu": "bleu", "gensim": "embeddings", "torch": "neural"}
+EXTRA_OF = {"numba": "embeddings", "sacrebleu": "bleu", "gensim": "embeddings", "torch": "neural", "nltk": "toolkit-bleu"}
 
 
 def pytest_collection_modifyitems(config, items):

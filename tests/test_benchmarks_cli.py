@@ -220,7 +220,7 @@ def test_the_command_line_lists_what_each_benchmark_declares():
     r = run_cli("benchmarks", "--json")
     rows = {b["name"]: b for b in json.loads(r.stdout)}
     assert rows["dstc6"]["options"] == ["--lenient", "--candidate-limit", "--keys"]  # answer keys in their own folder
-    assert rows["airdialogue"]["options"] == ["--lenient", "--flight-distance", "--exact-name"]
+    assert rows["airdialogue"]["options"] == ["--lenient", "--flight-distance", "--exact-name", "--bleu-variant"]
     assert rows["airdialogue"]["api_options"] == ["source", "bleu"]  # not flags: kept out of the options
     text = run_cli("benchmarks").stdout
     assert "(API only)" not in text and "  API options: source, bleu" in text

@@ -19,7 +19,7 @@ import pytest
 
 from dialeval.leaderboard.demo import make_runs, organizer_demo
 from dialeval.leaderboard.grade import grade
-from dialeval.leaderboard.registry import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, Registry, RegistryError
+from dialeval.leaderboard.registry import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, TABLES, Registry, RegistryError
 
 REPO = Path(__file__).resolve().parents[1]
 BASELINES = REPO / "submissions" / "baselines" / "default"
@@ -226,6 +226,44 @@ def test_migration_from_schema_1_keeps_the_data(tmp_path):
         assert [c[3] for c in reg.db.execute("PRAGMA table_info(runs)") if c[1] == "submitted_at"] == [0]
 
 
+def _schema(db) -> dict:
+    """Every table's columns (name, type, not null, default, primary key), foreign keys and indexes."""
+    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return {t: ([r[1:] for r in db.execute(f"PRAGMA table_info({t})")],
+                sorted(r[2:] for r in db.execute(f"PRAGMA foreign_key_list({t})")),
+                sorted((r[1], r[2], [c[2] for c in db.execute(f"PRAGMA index_info({r[1]})")])
+                       for r in db.execute(f"PRAGMA index_list({t})"))) for t in names}
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_a_registry_of_every_older_schema_migrates_to_the_one_definition(tmp_path, version):
+    """A file made by each older dialeval (its migrations replayed up to ``version``) ends with exactly the tables,
+    columns, keys and indexes the schema's one definition (TABLES) declares, and keeps its rows."""
+    path = tmp_path / "old" / "registry.sqlite"
+    path.parent.mkdir()
+    db = sqlite3.connect(path)
+    for v in range(1, version + 1):
+        for stmt in MIGRATIONS[v]:
+            db.execute(stmt)
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute(f"PRAGMA user_version = {version}")
+    db.execute("INSERT INTO teams VALUES (1, 'Old Team', NULL, NULL, NULL, '2017-01-01T00:00:00Z')")
+    db.execute("INSERT INTO runs (run_id, team_id, system, kind, submitted_at, graded_at, benchmark, board, splits,"
+               " metrics, version, status) VALUES (1, 1, 's', 'reported', 'x', 'x', 'dstc6', 'b', '[]', '[]', '0', 'valid')")
+    db.execute("INSERT INTO records VALUES (1, 'tst1', '1', NULL, 'p@1', NULL, 0.5, NULL, 'sig')")
+    db.commit()
+    db.close()
+    defined = sqlite3.connect(":memory:")
+    for t in TABLES:
+        defined.execute(t.create(SCHEMA_VERSION))
+        for index in t.indexes:
+            defined.execute(f"CREATE INDEX {index}")
+    with Registry(path.parent) as old, Registry(tmp_path / "new") as new:
+        assert _schema(old.db) == _schema(new.db) == _schema(defined)
+        assert [(r.team, r.system, r.submitted_at) for r in old.runs()] == [("Old Team", "s", "x")]
+        assert old.check() == []
+
+
 def test_kill_mid_grading_leaves_a_valid_registry_and_regrading_completes(tmp_path, challenge):
     runs = tmp_path / "runs"
     make_runs(BASELINES, runs)
@@ -348,6 +386,31 @@ def test_compare_and_rank_commands(demo):
     assert ranking["runs"][0]["system"] == "rule-based" and ranking["runs"][0]["band"] == 1
     r = cli("rank", "--registry", out / "registry", "--board", "nope")
     assert r.returncode == 2 and "no board 'nope'" in r.stderr
+
+
+def test_a_rejected_run_is_the_submissions_fault_for_compare_rank_and_grade(demo, challenge, tmp_path):
+    """Exit 1 is the submission's fault, 2 usage. Before: `compare` with a rejected registry run exited 2 ("was
+    rejected: nothing to compare"), as for a mistyped option. Now 1, one line; `rank` leaves the rejected run out
+    (exit 0); `grade` on a folder holding only that run exits 1."""
+    import shutil
+
+    out, _ = demo
+    with Registry(out / "registry") as reg:
+        runs = {r.system: r for r in reg.runs()}
+    bad, good = runs["late-night"], runs["memnet-v2"]
+    assert bad.status == "rejected"
+    for pair in ((bad.run_id, good.run_id), (good.run_id, bad.run_id)):
+        r = cli("compare", *pair, "--registry", out / "registry")
+        assert (r.returncode, r.stderr) == (1, f"dialeval: error: run {bad.run_id} was rejected: nothing to compare\n")
+    r = cli("rank", "--registry", out / "registry", "--board", "demo", "--json")
+    assert r.returncode == 0 and bad.run_id not in {x["run_id"] for x in json.loads(r.stdout)["runs"]}, r.stderr
+    folder = tmp_path / "runs"
+    for p in (out / "runs").iterdir():
+        if p.is_dir() and (p / "team.json").is_file() and json.loads((p / "team.json").read_text()).get("system") == "late-night":
+            shutil.copytree(p, folder / p.name)
+    assert len(list(folder.iterdir())) == 1
+    r = cli("grade", folder, "--challenge", challenge, "--registry", tmp_path / "reg", "--board", "demo")
+    assert r.returncode == 1 and "rejected" in r.stdout, r.stdout + r.stderr
 
 
 def test_export_jsonl_matches_the_schema_and_csv_is_formula_safe(demo, tmp_path):

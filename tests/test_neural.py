@@ -261,6 +261,47 @@ def _device_checking_mode(torch):
     return SameDevice()
 
 
+def _small_model_on_meta(torch, cls):
+    """A small ``cls`` model with TRAIN encoded on the meta device, a non-CPU device torch offers without hardware
+    (with match features, some pairs to scatter): (model, split, candidate tokens, module, a batch-3 config)."""
+    from dialeval.baselines._torchutil import (
+        DeviceSplit,
+        DeviceTable,
+        EncodedItems,
+        UtteranceTable,
+        build_vocab,
+        training_candidates,
+    )
+
+    meta = torch.device("meta")
+    model = cls(seed=0, embedding_size=8, negatives=3, grid=None, progress=False) if cls is SupervisedEmbeddings else \
+        cls(seed=0, embedding_size=8, hops=2, grid=None, progress=False)
+    cands = training_candidates(TRAIN)
+    model.vocab = build_vocab(TRAIN, cands)
+    table = UtteranceTable(model.vocab, model.max_tokens)
+    enc = EncodedItems(TRAIN, table, model.memory_size, {c.utterance: i for i, c in enumerate(cands)})
+    cset = CandidateSet(cands, model.vocab, model.max_tokens)
+    lex = Lexicon()
+    lex.add_api_slots([c.utterance for c in CANDS])
+    lex.add_fact("r R_cuisine italian")
+    pairs = [cset.match_pairs(i, lex) for i in TRAIN] if model.match else None
+    if model.match:
+        assert sum(map(len, pairs)) > 0  # the match-feature scatter is exercised too
+    split = DeviceSplit(torch, enc, DeviceTable(torch, table.array(), meta), pairs)
+    config = {**model.current_config(), "batch_size": 3}
+    return model, split, torch.from_numpy(cset.tokens).to(meta), model.make_module(config, len(model.vocab)).to(meta), config
+
+
+def _epoch_and_dev_on_meta(torch, model, module, config, split, cand_t, order):
+    """One training epoch over ``order`` and the dev evaluation, failing on any op that mixes devices:
+    (loss sum, finite flag, examples seen, dev hits)."""
+    with _device_checking_mode(torch):
+        total, finite, seen = model._train_epoch(torch, module, model.make_optimizer(torch, module, config), config,
+                                                 split, order, cand_t, torch.Generator().manual_seed(0))
+        hits = model._dev_hits(torch, module, split, cand_t, cand_t.shape[0])
+    return total, finite, seen, hits
+
+
 @needs_torch
 @pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2N, MemN2NMatch])
 def test_training_and_dev_evaluation_run_on_the_models_device_without_reading_it_back(cls):
@@ -271,40 +312,12 @@ def test_training_and_dev_evaluation_run_on_the_models_device_without_reading_it
     GPU is a host round trip per batch."""
     import torch
 
-    from dialeval.baselines._torchutil import (
-        PROFILE_BATCH,
-        DeviceSplit,
-        DeviceTable,
-        EncodedItems,
-        UtteranceTable,
-        build_vocab,
-        training_candidates,
-        training_profile,
-    )
+    from dialeval.baselines._torchutil import PROFILE_BATCH, training_profile
 
-    model = cls(seed=0, embedding_size=8, negatives=3, grid=None, progress=False) if cls is SupervisedEmbeddings else \
-        cls(seed=0, embedding_size=8, hops=2, grid=None, progress=False)
-    cands = training_candidates(TRAIN)
-    model.vocab = build_vocab(TRAIN, cands)
-    table = UtteranceTable(model.vocab, model.max_tokens)
-    enc = EncodedItems(TRAIN, table, model.memory_size, {c.utterance: i for i, c in enumerate(cands)})
     meta = torch.device("meta")
-    cset = CandidateSet(cands, model.vocab, model.max_tokens)
-    lex = Lexicon()
-    lex.add_api_slots([c.utterance for c in CANDS])
-    lex.add_fact("r R_cuisine italian")
-    pairs = [cset.match_pairs(i, lex) for i in TRAIN] if model.match else None
-    if model.match:
-        assert sum(map(len, pairs)) > 0  # the match-feature scatter is exercised too
-    split = DeviceSplit(torch, enc, DeviceTable(torch, table.array(), meta), pairs)
-    cand_t = torch.from_numpy(cset.tokens).to(meta)
-    config = {**model.current_config(), "batch_size": 3}
-    module = model.make_module(config, len(model.vocab)).to(meta)
-    opt = model.make_optimizer(torch, module, config)
-    with _device_checking_mode(torch):
-        total, finite, seen = model._train_epoch(torch, module, opt, config, split, np.arange(len(TRAIN))[::-1],
-                                                 cand_t, torch.Generator().manual_seed(0))
-        hits = model._dev_hits(torch, module, split, cand_t, len(cands))
+    model, split, cand_t, module, config = _small_model_on_meta(torch, cls)
+    total, finite, seen, hits = _epoch_and_dev_on_meta(torch, model, module, config, split, cand_t,
+                                                       np.arange(len(TRAIN))[::-1])
     assert total.device == meta and finite.device == meta and hits.device == meta
     assert seen == len(TRAIN)
     # what fit trains with on this device: the device profile (one large batch here), still without reading back
@@ -729,20 +742,22 @@ CPU_RECORD = {"requested": True, "device": "cpu", "torch_threads": 1, "nondeterm
 
 @needs_torch
 @pytest.mark.parametrize("cls", [SupervisedEmbeddings, MemN2N, MemN2NMatch])
-def test_deterministic_gives_the_default_bits_at_one_cpu_thread_and_says_so(cls):
-    """At one CPU thread (the stored numbers' setting) ``deterministic=true`` trains and scores bit for bit as the
-    default, so the stored CPU rows stay; ``describe()`` records what it did, torch's global flag is restored
-    afterwards, and the default's ``describe()`` has no such entry (the stored records' configurations are
-    unchanged)."""
+def test_fixed_order_kernels_give_torchs_default_bits_at_one_cpu_thread_and_say_so(cls):
+    """At one CPU thread (the stored numbers' setting) the fixed-order kernels, the CPU default as well as
+    ``deterministic=true``, train and score bit for bit as torch's default kernels (``deterministic=false``, what the
+    stored CPU rows were made with), so those rows stay; ``describe()`` records what was on and why, torch's global
+    flag is restored afterwards, and ``deterministic=false`` records nothing."""
     import torch
 
     small = dict(embedding_size=8, epochs=3, progress=False, grid=({"lr": 0.05}, {"lr": 0.1}))
     small.update(negatives=5) if cls is SupervisedEmbeddings else small.update(hops=2)
-    default = cls(seed=4, **small).fit(TRAIN, TRAIN[:3])
-    det = cls(seed=4, deterministic=True, **small).fit(TRAIN, TRAIN[:3])
-    assert np.array_equal(default.score_group(CANDS, TRAIN), det.score_group(CANDS, TRAIN))
-    assert default.selection == det.selection and default.config == det.config
-    assert "deterministic" not in default.describe()
+    off, default, det = (cls(seed=4, **small, **extra).fit(TRAIN, TRAIN[:3])
+                         for extra in ({"deterministic": False}, {}, {"deterministic": True}))
+    for m in (default, det):
+        assert np.array_equal(off.score_group(CANDS, TRAIN), m.score_group(CANDS, TRAIN))
+        assert off.selection == m.selection and off.config == m.config
+    assert "deterministic" not in off.describe()
+    assert default.describe()["deterministic"] == {**CPU_RECORD, "requested": False}
     assert det.describe()["deterministic"] == CPU_RECORD
     assert not torch.are_deterministic_algorithms_enabled()
 
@@ -750,20 +765,48 @@ def test_deterministic_gives_the_default_bits_at_one_cpu_thread_and_says_so(cls)
 @needs_torch
 @needs_babi
 @pytest.mark.realdata
-def test_deterministic_gives_the_default_bits_on_real_babi_data_at_one_thread():
+def test_fixed_order_kernels_give_torchs_default_bits_on_real_babi_data_at_one_thread():
     """The same on real bAbI task 4 items (repeated memories and candidates: the indexing backward accumulates many
-    rows into one, where a fixed-order kernel could sum in another order than the default)."""
+    rows into one, where a fixed-order kernel could sum in another order than torch's default)."""
     from dialeval.baselines.registry import create
     from dialeval.baselines.reproduce import _load_task, model_params
 
     trn, dev, tests = _load_task(BABI, 4, 5)
     for name in ("supervised-embeddings", "memn2n-match"):
         runs = [create(name, seed=0, **model_params(name, 4, BABI, {"epochs": 2, "progress": False, **extra}))
-                .fit(trn, dev) for extra in ({}, {"deterministic": True})]
+                .fit(trn, dev) for extra in ({"deterministic": False}, {})]
         cands = tests["tst"][0].candidates
         a, b = (m.score_group(cands, tests["tst"]) for m in runs)
         assert np.array_equal(a, b), name
         assert runs[0].selection == runs[1].selection, name
+        assert runs[1].describe()["deterministic"]["requested"] is False  # the CPU default, not asked for
+
+
+@needs_torch
+@needs_babi
+@pytest.mark.realdata
+def test_two_default_runs_on_two_cpu_threads_give_the_same_weights_and_scores(monkeypatch):
+    """Same inputs and seed, byte-identical outputs, on 2 torch threads too: there torch's default kernels are not
+    repeatable (the indexing backward's accumulation; ``benchmarks/bench_determinism.py``: 3 runs, 3 weight sets),
+    so the CPU default is the fixed-order kernels. Real bAbI T4, 20 conversations, one epoch."""
+    import hashlib
+
+    from dialeval.baselines.registry import create
+    from dialeval.baselines.reproduce import _load_task, model_params
+
+    monkeypatch.setenv("DIALEVAL_TORCH_THREADS", "2")
+    trn, dev, tests = _load_task(BABI, 4, 20)
+    cands = tests["tst"][0].candidates
+    runs = []
+    for _ in range(2):
+        m = create("supervised-embeddings", seed=0, **model_params("supervised-embeddings", 4, BABI,
+                                                                   {"epochs": 1, "grid": None, "progress": False}))
+        m.fit(trn, dev)
+        weights = hashlib.sha256(b"".join(v.numpy().tobytes() for _, v in sorted(m.module.state_dict().items())))
+        runs.append((weights.hexdigest(), m.score_group(cands, tests["tst"]).tobytes(), m.describe()))
+    assert runs[0][0] == runs[1][0]  # the trained weights
+    assert runs[0][1] == runs[1][1]  # every test item x candidate score
+    assert runs[0][2]["deterministic"] == {**CPU_RECORD, "requested": False, "torch_threads": 2}
 
 
 @needs_torch
@@ -775,42 +818,17 @@ def test_deterministic_mode_off_the_cpu_sets_cublas_and_torchs_flag_for_the_bloc
     the user set is kept) and whether CUDA had started before is recorded."""
     import torch
 
-    from dialeval.baselines._torchutil import (
-        CUBLAS_WORKSPACE,
-        DeviceSplit,
-        DeviceTable,
-        EncodedItems,
-        UtteranceTable,
-        build_vocab,
-        deterministic_algorithms,
-        training_candidates,
-    )
+    from dialeval.baselines._torchutil import CUBLAS_WORKSPACE, deterministic_algorithms
 
     meta = torch.device("meta")
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
     with deterministic_algorithms(torch, meta, False) as off:
         assert not torch.are_deterministic_algorithms_enabled()
     assert off == {}
-    model = cls(seed=0, embedding_size=8, negatives=3, grid=None, progress=False) if cls is SupervisedEmbeddings else \
-        cls(seed=0, embedding_size=8, hops=2, grid=None, progress=False)
-    cands = training_candidates(TRAIN)
-    model.vocab = build_vocab(TRAIN, cands)
-    table = UtteranceTable(model.vocab, model.max_tokens)
-    enc = EncodedItems(TRAIN, table, model.memory_size, {c.utterance: i for i, c in enumerate(cands)})
     with deterministic_algorithms(torch, meta, True) as rec:
         assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
-        cset = CandidateSet(cands, model.vocab, model.max_tokens)
-        lex = Lexicon()
-        lex.add_api_slots([c.utterance for c in CANDS])
-        split = DeviceSplit(torch, enc, DeviceTable(torch, table.array(), meta),
-                            [cset.match_pairs(i, lex) for i in TRAIN] if model.match else None)
-        cand_t = torch.from_numpy(cset.tokens).to(meta)
-        config = {**model.current_config(), "batch_size": 3}
-        module = model.make_module(config, len(model.vocab)).to(meta)
-        with _device_checking_mode(torch):
-            total, _, seen = model._train_epoch(torch, module, model.make_optimizer(torch, module, config), config,
-                                                split, np.arange(len(TRAIN)), cand_t, torch.Generator().manual_seed(0))
-            model._dev_hits(torch, module, split, cand_t, len(cands))
+        model, split, cand_t, module, config = _small_model_on_meta(torch, cls)
+        total, _, seen, _ = _epoch_and_dev_on_meta(torch, model, module, config, split, cand_t, np.arange(len(TRAIN)))
         assert total.device == meta and seen == len(TRAIN)
         torch.zeros(3).put_(torch.tensor([0, 0]), torch.tensor([1.0, 2.0]))  # no deterministic kernel: warns
     assert not torch.are_deterministic_algorithms_enabled()
@@ -948,12 +966,13 @@ def test_the_device_scripts_commit_section_gives_every_job_against_the_stored_cp
 @needs_babi
 @pytest.mark.realdata
 def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path):
-    """A dry run of the device check on this machine (tiny data, one short job, one determinism job; about a minute):
-    every step runs and writes its files; the deterministic runs repeat bit for bit (on the CPU's 2 threads, where
-    the default need not). A crash here would cost the one device session."""
+    """A dry run of the device check on this machine (one conversation, one epoch, one job, one determinism job):
+    every step but the variants runs and writes its files (the table with the device profile, the determinism
+    check, the batch-32 baseline, the files to commit); the deterministic runs repeat bit for bit (on the CPU's 2
+    threads, where torch's default kernels need not). A crash here would cost the one device session."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIALEVAL_")}
     env.update(OUT=str(tmp_path / "out"), DATA=str(BABI), DEADLINE_S="300", JOBS="1", TASKS="4", MODELS="memn2n-match",
-               MAX_CONVERSATIONS="1", DETERMINISM_JOBS="memn2n-match:4", BASELINE="0", VARIANTS="0")
+               MAX_CONVERSATIONS="1", PARAMS="epochs=1", DETERMINISM_JOBS="memn2n-match:4", VARIANTS="0")
     proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_table2.py")], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -961,12 +980,17 @@ def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path):
     table = json.loads((out / "table" / "babi-table2.json").read_text())
     assert [(r["model"], r["task"], r["split"]) for r in table] == [("memn2n-match", 4, "tst"),
                                                                      ("memn2n-match", 4, "tst-OOV")]
+    assert all(r["params"] == {"epochs": 1} and r["config"]["config"]["epochs"] == 1 for r in table)
     assert json.loads((out / "commit" / "babi-neural-gpu-profile.json").read_text()) == table
+    batch32 = json.loads((out / "batch32" / "babi-table2.json").read_text())
+    assert [r["params"] for r in batch32] == [{"epochs": 1, "device_profile": False}] * 2
+    assert [c["batch32"] for c in json.loads((out / "compare.json").read_text())] == [r["per_response"] for r in batch32]
     md = (out / "commit" / "babi-neural-gpu-profile.md").read_text()
     assert re.search(r"^\| T4 \| memn2n-match \| [\d.]+ \| [\d.]+ \| 16\.3 \| [\d.]+ \| 100\.00 \|", md, re.M), md
     det = json.loads((out / "determinism.json").read_text())
     job = det["jobs"][0]
     assert [r["deterministic"] for r in job["runs"]] == [True, True, False, False]
+    assert all(r["chosen"]["epochs"] == 1 for r in job["runs"])
     assert job["on_vs_on"]["scores_identical"] and job["on_vs_on"]["weights_identical"]
     assert job["on_vs_on"]["max_abs_score_difference"] == 0.0 and job["cost"] > 0
     assert all(bool(r["determinism"].get("requested")) == r["deterministic"] for r in job["runs"])

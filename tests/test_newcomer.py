@@ -390,12 +390,14 @@ def test_compare_takes_a_data_file_says_the_default_once_and_scores_files_on_the
     r = run_cli("compare", empty, empty, "--split", "tst1")
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("using the embedded default dstc6 data") == 1
-    # before: "give --split for a single result file" although --split was given; and "(1 errors)"
+    # before: "give --split for a single result file" although --split was given; and "(1 errors)"; and exit 2, as
+    # for a usage error, where an invalid submission is the submission's fault: exit 1, as `score` and `grade` say
     bad = tmp_path / "bad.json"
     bad.write_bytes(b'[{"dialog_id": "caf\xe9"}]')
     r = run_cli("compare", empty, bad, "--split", "tst1")
     assert (r.returncode, r.stderr.splitlines()[-1]) == (
         1, f"dialeval: error: {bad}: invalid submission (1 error); see `dialeval validate {bad} --split tst1`"), r.stderr
+    assert run_cli("score", bad, "--split", "tst1").returncode == 1  # the same file, the same exit
 
 
 def test_a_cache_folder_that_is_a_file_is_said_in_dialevals_words(tmp_path):

@@ -229,6 +229,80 @@ def test_an_export_is_never_written_among_the_runs_or_inside_the_registrys_folde
     assert _grade(tmp_path, runs)[0] == 0  # the runs folder still grades clean
 
 
+def _without_privilege(tmp_path: Path) -> list[str]:
+    """The command prefix that runs dialeval the way file permissions apply to it: nothing for an ordinary user;
+    as root (which reads and writes past any permission), root without its capabilities (``setpriv`` clearing
+    the bounding set: the kernel then checks root's access like any owner's, and the interpreter under /root stays
+    reachable). Skips, saying why, where that cannot be done."""
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root and setpriv (util-linux) is missing: cannot run dialeval without root's "
+                    "permission override")
+    prefix = [setpriv, "--inh-caps=-all", "--bounding-set=-all"]
+    probe = tmp_path / "read-only-probe"
+    probe.write_text("")
+    probe.chmod(0o444)
+    r = subprocess.run([*prefix, sys.executable, "-c", f"open({str(probe)!r}, 'a')"], capture_output=True, text=True)
+    if r.returncode == 0 or "PermissionError" not in r.stderr:
+        pytest.skip(f"cannot drop root's permission override here (setpriv: {r.stderr.strip()[-120:] or 'no effect'})")
+    return prefix
+
+
+def test_a_read_only_registry_is_read_by_reading_commands_and_refused_in_one_line_by_writing_ones(tmp_path):
+    # before: as a user who may not write it, rank, export, check and leaderboard build all failed with SQLite's
+    # "unusable registry database (attempt to write a readonly database)", and grade or import said the same
+    import subprocess
+    import sys
+
+    prefix = _without_privilege(tmp_path)
+    runs = _runs(tmp_path, {"a": {"team": "A"}, "b": {"team": "B"}})
+    assert _grade(tmp_path, runs)[0] == 0
+    reg = tmp_path / "reg"
+    db = reg / "registry.sqlite"
+
+    def dialeval(*args):
+        cmd = [*prefix, sys.executable, "-c", "from dialeval.cli import run; run()", *map(str, args)]
+        env = dict(os.environ, DIALEVAL_NO_PROGRESS="1", PYTHONPATH=str(REPO))
+        return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    def one_line(r, code, said):
+        assert (r.returncode, r.stderr.count("\n")) == (code, 1) and said in r.stderr, (r.returncode, r.stderr)
+        assert "Traceback" not in r.stderr and "readonly database" not in r.stderr  # SQLite's words
+
+    writing = (("grade", runs, "--data", "sample:dstc6", "--registry", reg),
+               ("registry", "import", REPO / "submissions" / "reported" / "dstc6-2017.csv", "--registry", reg,
+                "--board", "dstc6-2017"))
+    try:
+        for file_mode, folder_mode, why in ((0o444, 0o555, "no permission to write the file"),
+                                            (0o644, 0o555, "no permission to write its folder")):
+            db.chmod(file_mode)
+            reg.chmod(folder_mode)
+            before = db.read_bytes()
+            r = dialeval("rank", "--registry", reg, "--json")
+            assert r.returncode == 0 and {row["team"] for row in json.loads(r.stdout)["runs"]} == {"A", "B"}, r.stderr
+            r = dialeval("registry", "export", "--registry", reg, "--out", tmp_path / "archive.jsonl")
+            assert r.returncode == 0 and len((tmp_path / "archive.jsonl").read_text().splitlines()) == 2, r.stderr
+            assert dialeval("registry", "check", "--registry", reg).returncode == 0
+            r = dialeval("leaderboard", "build", "--registry", reg, "--out", tmp_path / "site")
+            assert r.returncode == 0 and (tmp_path / "site" / "index.html").is_file(), r.stderr
+            for args in writing:
+                one_line(dialeval(*args), 2, f"registry.sqlite: read-only here ({why}")
+            assert db.read_bytes() == before and sorted(p.name for p in reg.iterdir()) == ["registry.sqlite"]
+        db.chmod(0o000)  # a registry this user may not even read
+        for args in (("rank", "--registry", reg), ("registry", "export", "--registry", reg, "--out",
+                                                    tmp_path / "again.jsonl"), writing[0]):
+            one_line(dialeval(*args), 2, "registry.sqlite: permission denied")
+        assert not (tmp_path / "again.jsonl").exists()
+    finally:
+        reg.chmod(0o755)
+        db.chmod(0o600)
+
+
 def test_ctrl_c_is_one_line_and_leaves_nothing_behind(tmp_path):
     # before: click printed an empty line, then "dialeval: aborted"
     import signal

@@ -227,3 +227,124 @@ def test_an_itemset_run_of_some_tasks_is_pointed_at_task(tmp_path):
     assert len(hints) == 1 and "--task 1 scores just those" in hints[0]["message"]
     r = run_cli("score", run, "--benchmark", "babi", "--data", BABI, "--task", "1", "--json")
     assert not [p for p in json.loads(r.stdout)["problems"] if p["code"] == "task-hint"]
+
+
+def test_rank_and_compare_sign_a_one_split_board_alike(tmp_path):
+    # before: `rank` signed split:all (and said "on all") for a board of tst1 runs, `compare` of the same runs split:tst1
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "a.json").write_text(SAMPLE_RUN.read_text())
+    (runs / "a.team.json").write_text('{"team": "A"}')
+    _swapped(runs / "b.json")
+    (runs / "b.team.json").write_text('{"team": "B"}')
+    assert run_cli("grade", runs, "--data", "sample:dstc6", "--registry", tmp_path / "reg").returncode == 0
+    rank = json.loads(run_cli("rank", "--registry", tmp_path / "reg", "--metric", "p@1", "--json").stdout)
+    comp = json.loads(run_cli("compare", "1", "2", "--registry", tmp_path / "reg", "--metric", "p@1",
+                              "--json").stdout)
+    assert rank["scope"] == comp["scope"] == "tst1"
+    head = comp["results"][0]["signature"].split("|metric:")[0]
+    assert head.endswith("|split:tst1") and rank["signature"].startswith(head + "|metric:p@1|"), rank["signature"]
+
+
+@pytest.mark.needs("numba")
+def test_compare_gives_each_metrics_units_when_they_differ(tmp_path):
+    # before: "units: 3 (3 clusters)" for p@1 too, though only the embedding metric left items out (p@1 had 10)
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("the 0.1 0.9\nyou 0.8 0.2\ni 0.5 0.5\na 0.3 0.6\n")
+    b = _swapped(tmp_path / "b.json")
+    r = run_cli("compare", SAMPLE_RUN, b, "--data", "sample:dstc6", "--metric", "embedding-average,p@1",
+                "--vectors", vectors, "--json")
+    assert r.returncode == 0, r.stderr
+    n = {x["metric"]: (x["n"], x["clusters"]) for x in json.loads(r.stdout)["results"]}
+    assert n["p@1"] == (10, 10) and n["embedding-average"][0] < 10
+    r = run_cli("compare", SAMPLE_RUN, b, "--data", "sample:dstc6", "--metric", "embedding-average,p@1",
+                "--vectors", vectors)
+    ea = n["embedding-average"]
+    assert f"units: {ea[0]} ({ea[1]} clusters) for embedding-average, 10 (10 clusters) for p@1;" in r.stdout, r.stdout
+
+
+def test_baseline_run_on_the_babi_release_says_what_to_run(tmp_path):
+    # before: "split 'tst' not found in challenge .../babi-dialog (available: none)"
+    data = _babi()
+    r = run_cli("baseline", "run", "rule-based", "--challenge", data, "--split", "tst", "--out", tmp_path / "x.json")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "holds bAbI dialog text files, not DSTC6 split folders" in r.stderr
+    assert f"dialeval reproduce babi --data {data}" in r.stderr and "dialeval convert babi-to-dstc6" in r.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_per_dialog_accuracy_records_count_conversations(tmp_path):
+    # before: per-dialog accuracy's records gave n = 5,936 (task 1's bot turns) for its 1,000 conversations, though
+    # the value is a share of conversations (and rank and compare count conversations)
+    _babi()
+    run = _babi_run(tmp_path / "run.json", (1, 2), 0.9, 5)
+    r = run_cli("score", run, "--benchmark", "babi", "--data", BABI, "--task", "1,2", "--json")
+    assert r.returncode == 0, r.stderr
+    n = {(x["group"], x["average"], x["metric"]): x["n"] for x in json.loads(r.stdout)["results"]}
+    assert n[("1", None, "per-dialog-accuracy")] == 1000 and n[("1", None, "per-response-accuracy")] == 5936
+    assert n[("all", "micro", "per-dialog-accuracy")] == 2000
+    assert n[("all", "micro", "per-response-accuracy")] == 5936 + 9464
+    comp = json.loads(run_cli("compare", run, run, "--benchmark", "babi", "--data", BABI, "--task", "1,2",
+                              "--metric", "per-dialog-accuracy", "--json").stdout)
+    assert comp["results"][0]["n"] == n[("all", "micro", "per-dialog-accuracy")]
+
+
+def test_a_reproduced_table_signs_its_rows_as_score_does(tmp_path):
+    # before: babi-table2.json/.md rows carried no signature: no data identity, nothing to match a paper table's
+    # number with `dialeval score`'s
+    data = _babi()
+    r = run_cli("reproduce", "babi", "--data", data, "--out", tmp_path / "t", "--models", "rule-based", "--tasks", "1")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "t" / "babi-table2.json").read_text())
+    run = _babi_run(tmp_path / "run.json", (1,), 1.0, 6)
+    s = json.loads(run_cli("score", run, "--benchmark", "babi", "--data", data, "--task", "1", "--json").stdout)
+    scored = next(x["signature"] for x in s["results"] if x["metric"] == "per-response-accuracy" and x["group"] == "1")
+    row = next(x for x in rows if x["split"] == "tst")
+    assert row["signature"] == scored and "|data:babi-dialog/tst#" in scored
+    assert f"- T1 tst: `{scored}`" in (tmp_path / "t" / "babi-table2.md").read_text()
+    # a row over the first conversations only says so
+    r = run_cli("reproduce", "babi", "--data", data, "--out", tmp_path / "s", "--models", "rule-based", "--tasks", "1",
+                "--max-conversations", "3")
+    assert r.returncode == 0, r.stderr
+    short = next(x for x in json.loads((tmp_path / "s" / "babi-table2.json").read_text()) if x["split"] == "tst")
+    assert short["signature"] == scored.replace("|v:", "|convs:3|v:")
+
+
+def test_compare_counts_an_invalid_files_errors_as_validate_does(tmp_path):
+    # before: "invalid submission (21 errors)" where validate says 20 (it counted the "... more not listed" note)
+    run = json.loads(SAMPLE_RUN.read_text())
+    run += [{"dialog_id": f"unknown-{i}", "lst_candidate_id": [{"candidate_id": "x", "rank": 1}]} for i in range(25)]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(run))
+    v = run_cli("validate", bad, "--data", "sample:dstc6", "--json")
+    errors = json.loads(v.stdout)["counts"]["errors"]
+    r = run_cli("compare", SAMPLE_RUN, bad, "--data", "sample:dstc6")
+    assert r.returncode == 1 and f"invalid submission ({errors} errors)" in r.stderr, (errors, r.stderr)
+
+
+def test_stats_on_the_babi_release_says_it_describes_the_dstc6_layout():
+    # before: ".../babi-dialog: no dialog-task*.json dataset files in its split folders"
+    data = _babi()
+    r = run_cli("stats", data)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "holds bAbI dialog text files, not DSTC6 split folders" in r.stderr
+    assert f"dialeval convert babi-to-dstc6 --data {data}" in r.stderr
+
+
+def test_compare_takes_the_benchmarks_own_options_for_files(tmp_path):
+    # before: "unknown option --contexts": a Douban run could be compared only under mixed contexts, a DSTC6 one
+    # only strictly, though score takes --contexts and --lenient
+    douban = REPO / "submissions" / "samples" / "douban"
+    tfidf = REPO / "submissions" / "baselines" / "samples" / "douban" / "tfidf" / "scores.txt"
+    args = ("--benchmark", "douban", "--data", "sample:douban", "--metric", "map", "--json")
+    for contexts in ("mixed", "with-positive"):
+        r = run_cli("compare", douban / "example-scores.txt", tfidf, *args, "--contexts", contexts)
+        assert r.returncode == 0, r.stderr
+        res = json.loads(r.stdout)["results"][0]
+        s = json.loads(run_cli("score", tfidf, "--benchmark", "douban", "--data", "sample:douban", "--contexts",
+                               contexts, "--json").stdout)
+        rec = next(x for x in s["results"] if x["metric"] == "map" and x["group"] != "all")
+        assert (res["n"], res["b"]) == (rec["n"], pytest.approx(rec["value"], abs=1e-6))
+        assert f"|contexts:{contexts}|" in res["signature"]
+    r = run_cli("compare", douban / "example-scores.txt", tfidf, *args, "--protocols")
+    assert r.returncode == 2 and "unknown option --protocols" in r.stderr

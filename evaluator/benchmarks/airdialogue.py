@@ -39,6 +39,7 @@ GROUP = "state"
 for _name in (*METRICS, *EXTRA_METRICS):
     register(value_metric(_name, adm.METRIC_DESCRIPTIONS[_name]))
 
+BLEU_VARIANTS = ("sacrebleu", "toolkit")  # dialeval.metrics.bleu.BLEU_VARIANTS (kept import-free: the CLI lists it)
 
 def _options(options: dict, declared: tuple[Option, ...]) -> dict:
     """The options given, else their declared defaults, checked here too (a direct ``evaluate`` call skips the
@@ -53,6 +54,8 @@ def _options(options: dict, declared: tuple[Option, ...]) -> dict:
     if o["bleu"] not in ("auto", "yes", "no", True, False):
         raise UsageError("bleu must be auto, yes or no")
     o["bleu"] = {True: "yes", False: "no"}.get(o["bleu"], o["bleu"])
+    if o["bleu_variant"] not in BLEU_VARIANTS:
+        raise UsageError(f"--bleu-variant must be one of {', '.join(BLEU_VARIANTS)}")
     o["lenient"] = bool(o["lenient"])
     return o
 
@@ -92,6 +95,9 @@ class AirDialogue(Benchmark):
         Option("source", "submission (default) or human: score the data file's own actions.", kind="choice",
                choices=("submission", "human"), default="submission", cli=False),
         Option("bleu", "auto, yes or no: BLEU of the predicted utterances.", kind="text", default="auto", cli=False),
+        Option("bleu_variant", "airdialogue: self-play BLEU by sacrebleu (default) or as the toolkit computes it "
+                               "(toolkit: turns split on ':', NLTK word tokens, no smoothing; the toolkit-bleu extra).",
+               kind="choice", choices=BLEU_VARIANTS, default="sacrebleu", scoring_only=True),
     )
 
     def splits(self, data: Path) -> list[str]:
@@ -110,6 +116,10 @@ class AirDialogue(Benchmark):
 
     def evaluate(self, request: Request) -> Evaluation:
         o = _options(request.options, self.options)
+        if o["bleu_variant"] == "toolkit" and request.scoring:  # NLTK and its model are checked before any work
+            from dialeval.metrics.bleu import nltk_word_tokenize
+
+            nltk_word_tokenize()
         (split,) = self.choose_splits(request, self.splits(request.data))
         if request.groups and set(request.groups) != {GROUP}:
             raise UsageError(f"airdialogue has one task, {GROUP!r}")
@@ -157,12 +167,17 @@ class AirDialogue(Benchmark):
         if o["lenient"]:
             values["selfplay-mean4"] = adm.selfplay_mean4(values)
         values["gold-status-code"] = adm.status_codes(g_status)
-        if want_bleu or (o["bleu"] == "auto" and not human and n_data > 0 and None not in preds.dialogues):
+        bleu = want_bleu or (o["bleu"] == "auto" and not human and n_data > 0 and None not in preds.dialogues)
+        if (request.options or {}).get("bleu_variant") and not bleu:  # given, it would change nothing
+            raise UsageError(f"--bleu-variant {o['bleu_variant']} chooses the self-play BLEU, and no BLEU is computed "
+                             "here (it needs a \"dialogue\" on every prediction line): leave it out")
+        if bleu:
             from dialeval.metrics.bleu import selfplay_bleu
 
             if g_dialogues is None:
                 g_dialogues = fmt.read_gold(data_path, with_dialogue=True)[3][:n_data]
-            values["bleu"], fields["bleu"] = selfplay_bleu([d or [] for d in preds.dialogues], g_dialogues)
+            values["bleu"], fields["bleu"] = selfplay_bleu([d or [] for d in preds.dialogues], g_dialogues,
+                                                           variant=o["bleu_variant"])
         from dialeval.core.ranks import RankTable
 
         ev.table = RankTable.build(benchmark=self.name, split=split, group=GROUP, values=values, n_candidates=1,

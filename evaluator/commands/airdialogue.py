@@ -106,17 +106,25 @@ def baseline_cmd(name, data, split, out, seed):
 @click.option("--split", default="dev", show_default=True)
 @click.option("--tokenize", default="13a", show_default=True,
               help="sacrebleu tokenizer ('none' for pre-tokenised lines split on spaces).")
+@click.option("--bleu-variant", "variant", type=click.Choice(["sacrebleu", "toolkit"]), default="sacrebleu",
+              show_default=True,
+              help="toolkit: the AirDialogue toolkit's corpus BLEU (lines split on single spaces, no smoothing; "
+                   "needs no sacrebleu, and takes no --tokenize).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print {bleu, n, signature, predictions: {file, sha256}} as JSON.")
-def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
+def infer_bleu_cmd(predictions, data, split, tokenize, variant, as_json):
     """Corpus BLEU of PREDICTIONS (one line per target turn) against the split's correct dialogues."""
     from dialeval.core.signature import Signature
     from dialeval.formats.airdialogue import InferLine, decode_lines, split_paths
     from dialeval.metrics.bleu import bleu_class, corpus_bleu, infer_items
 
-    BLEU = bleu_class()  # the optional extra: without it, one line saying how to install it (exit 2), before any work
-    if tokenize not in BLEU.TOKENIZERS:
-        raise UsageError(f"--tokenize must be one of {', '.join(BLEU.TOKENIZERS)}")
+    if variant == "toolkit":
+        if click.get_current_context().get_parameter_source("tokenize").name != "DEFAULT":
+            raise UsageError("--tokenize chooses sacrebleu's tokenizer; the toolkit's BLEU splits lines on spaces")
+    else:
+        BLEU = bleu_class()  # the optional extra: without it, one line saying how to install it (exit 2), before any work
+        if tokenize not in BLEU.TOKENIZERS:
+            raise UsageError(f"--tokenize must be one of {', '.join(BLEU.TOKENIZERS)}")
     data_path, _ = split_paths(_data_folder(data), split)
     read.check_regular(predictions, what=HYPOTHESES)  # a FIFO or a device is refused before the data is read
     dialogues, correct = [], []
@@ -133,7 +141,7 @@ def infer_bleu_cmd(predictions, data, split, tokenize, as_json):
         click.echo(f"{safe(predictions.name)}: error [line-count] {counted(len(hyps), 'line')}, but the split has "
                    f"{counted(len(refs), 'target turn')} (turn t >= 1 of every correct dialogue, in order)", err=True)
         return 1
-    score, bleu_sig = corpus_bleu(hyps, refs, tokenize=tokenize)
+    score, bleu_sig = corpus_bleu(hyps, refs, tokenize=tokenize, variant=variant)
     from dialeval.files.identity import data_identity
 
     # like every other number, led by the identity of the data it was computed on (data:dev#<hash>)

@@ -65,6 +65,16 @@ def reference_cmd(out, models):
     return 0
 
 
+def _refuse_babi_text(challenge: str, split: str) -> None:
+    """The bAbI release's folder (FB text files, no split folders) is not a DSTC6-layout challenge: say what to run
+    instead of "split 'tst' not found (available: none)"."""
+    root = Path(challenge)
+    if not (root / split).is_dir() and root.is_dir() and any(root.glob("dialog-babi-task*-*.txt")):
+        raise UsageError(f"--challenge {challenge}: holds bAbI dialog text files, not DSTC6 split folders: `dialeval "
+                         f"reproduce babi --data {challenge}` trains and tests the baselines on them, or convert a task "
+                         f"first (`dialeval convert babi-to-dstc6 --data {challenge} --task N --split {split} --out DIR`)")
+
+
 @baseline_group.command("run")
 @click.argument("name")
 @click.option(
@@ -96,6 +106,7 @@ def run_cmd(name, challenge, split, out, seed, top_k):
 
     get_spec(name)
     challenge = resolve_data("dstc6", None, challenge, flag="--challenge")[0]
+    _refuse_babi_text(challenge, split)
     protect(challenge, "a file of the challenge")  # --out into the challenge must never replace its answer keys
     from dialeval.core.termsafe import progress
 

@@ -107,14 +107,21 @@ def grade_cmd(runs, benchmark, data, challenge, keys, split, registry_dir, board
 
 
 # ---- compare ----------------------------------------------------------------------------------------------
+def _benchmark_command():
+    from dialeval.commands.score import BenchmarkCommand  # builds the chosen benchmark's own flags
+
+    return BenchmarkCommand
+
+
 class SubmissionFault(UsageError):
-    """A run given as a file that is not valid: the submission's fault (exit 1), as `score` says of it."""
+    """A run given as a file that is not valid, or a registry run that was rejected: the submission's fault (exit 1),
+    as `score` and `grade` say of it."""
 
     exit_code = 1
 
 
 def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, text_metrics=None, tasks=None,
-              ties=None, shown=None):
+              ties=None, shown=None, options=None):
     """(label, table, records, missing) for a run id in the registry or a submission file scored on the fly (on
     ``data_root()``: the data folder, resolved once for both runs, so a default's notice is said once).
     ``text_metrics`` (embedding metrics asked for: see :func:`score_submission`) need the file: the registry keeps
@@ -128,15 +135,16 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
         if text_metrics:
             raise UsageError(f"run {ref}: the registry keeps no response texts, so the embedding metrics "
                              f"({text_metrics['metrics']}) need the submission files (and --data)")
-        for flag, given in (("--task", tasks), ("--ties", ties)):
+        given_flags = [f"--{k.replace('_', '-')}" for k in options or {}]
+        for flag, given in (("--task", tasks), ("--ties", ties), *((f, True) for f in given_flags)):
             if given:
                 raise UsageError(f"run {ref}: {flag} applies to runs given as files (a registry run was graded on "
                                  f"every task under its own tie policy); compare the two submission files with "
                                  f"--data")
-        with Registry(reg_dir, create=False) as reg:
+        with Registry(reg_dir, create=False, reading=True) as reg:
             row = reg.run(int(ref))
-            if row.status != "valid":
-                raise UsageError(f"run {ref} was rejected: nothing to compare")
+            if row.status != "valid":  # the run's fault, as for a submission file found invalid: exit 1
+                raise SubmissionFault(f"run {ref} was rejected: nothing to compare")
             table = reg.table(row.run_id)
             if table is None:
                 raise UsageError(f"run {ref} has no per-item results (a reported result?)")
@@ -146,20 +154,20 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
 
     root = data_root()
     try:
-        g = score_submission(ref, benchmark, root, keys, split, groups=tasks, text_metrics=text_metrics, ties=ties)
+        g = score_submission(ref, benchmark, root, keys, split, groups=tasks, options=options,
+                             text_metrics=text_metrics, ties=ties)
     except UsageError as e:  # say which of the two runs it is about, unless it names it or is about --task alone
         text = str(e)
         if text.startswith((f"{ref}:", "--task")):
             raise
         raise UsageError(f"{ref}: {text}") from None
     if not g.valid:
-        n = sum(p["severity"] == "error" for p in g.problems)
-        raise SubmissionFault(f"{ref}: invalid submission ({counted(n, 'error')}); see `dialeval validate "
+        raise SubmissionFault(f"{ref}: invalid submission ({counted(g.errors, 'error')}); see `dialeval validate "
                               f"{' '.join([ref, *(shown or [])])}`")
     return ref, g.table, g.records, g.missing
 
 
-@click.command("compare")
+@click.command("compare", cls=_benchmark_command(), scoring=True, exclude=("protocols",))
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--metric", "metrics", default=None, help="Comma-separated metrics (default: the runs' metrics).")
@@ -182,7 +190,7 @@ def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, te
 @vectors_options
 @click.option("--json", "as_json", is_flag=True)
 def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, registry_dir, benchmark, data, challenge,
-                keys, embedding_preset, vectors, vformat, as_json):
+                keys, embedding_preset, vectors, vformat, as_json, **bench_opts):
     """Paired tests of RUN_A against RUN_B (run ids or submission files) on the answer-key items of the scope.
 
     Each run is scored as `score` scores it, so an item a run does not rank counts as a miss (a line says how many
@@ -198,7 +206,7 @@ def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, regis
     """
     from functools import cache
 
-    from dialeval.commands.score import _check_text_options, _tasks, refuse_empty, resolve_data
+    from dialeval.commands.score import _check_text_options, _tasks, given_options, refuse_empty, resolve_data
     from dialeval.leaderboard.bands import compare_runs
     from dialeval.metrics import resolve
     from dialeval.results.stats import ar_floor, format_p
@@ -206,6 +214,7 @@ def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, regis
     refuse_empty("--metric", metrics, "for the runs' metrics")
     _check_text_options(metrics, vectors, vformat, embedding_preset)
     tasks = _tasks(task)
+    options = given_options(bench_opts)  # the benchmark's own (--contexts, --lenient, ...), as score takes them
     text = None
     if metrics and any(m.needs == "texts" for m in resolve(metrics)):  # scored from the files' texts
         text = {"metrics": metrics, "embedding_preset": embedding_preset, "vectors": vectors,
@@ -215,9 +224,10 @@ def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, regis
     # what `dialeval validate` needs to check a file as it was scored here
     shown = [*(["--benchmark", benchmark] if benchmark != DEFAULT_BENCHMARK else []),
              *(["--data", data or challenge] if data or challenge else []), *(["--keys", keys] if keys else []),
-             *(["--split", one] if one else []), *(["--task", ",".join(task)] if task else [])]
-    la, ta, ra, ma = _load_run(run_a, registry_dir, benchmark, data_root, keys, one, text, tasks, ties, shown)
-    lb, tb, rb, mb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one, text, tasks, ties, shown)
+             *(["--split", one] if one else []), *(["--task", ",".join(task)] if task else []),
+             *(f"--{k.replace('_', '-')}" if v is True else f"--{k.replace('_', '-')} {v}" for k, v in options.items())]
+    la, ta, ra, ma = _load_run(run_a, registry_dir, benchmark, data_root, keys, one, text, tasks, ties, shown, options)
+    lb, tb, rb, mb = _load_run(run_b, registry_dir, benchmark, data_root, keys, one, text, tasks, ties, shown, options)
     ba, bb = ({r["benchmark"] for r in recs if r.get("benchmark")} for recs in (ra, rb))
     if ba and bb and ba != bb:  # else "the two runs share no scored item", which hides why
         raise UsageError(f"{_safe(la)} is a {', '.join(sorted(ba))} run and {_safe(lb)} a {', '.join(sorted(bb))} "
@@ -244,7 +254,10 @@ def compare_cmd(run_a, run_b, metrics, scope, task, ties, resamples, seed, regis
         ci = f"[{r.diff_low:+.4f}, {r.diff_high:+.4f}]"
         click.echo(f"{r.metric:<24}{r.a:9.4f}{r.b:9.4f}{r.diff:+9.4f}  {ci:<20}{r.p_randomization_text:>10}"
                    f"{r.p_bootstrap_text:>10}{r.p_exact_text:>11}")
-    click.echo(f"units: {results[0].n} ({results[0].clusters} clusters); {resamples} resamples: the smallest p (AR) "
+    sizes = {(r.n, r.clusters) for r in results}  # metrics may differ (an embedding metric leaves items out)
+    units = (f"{results[0].n} ({results[0].clusters} clusters)" if len(sizes) == 1 else
+             ", ".join(f"{r.n} ({r.clusters} clusters) for {r.metric}" for r in results))
+    click.echo(f"units: {units}; {resamples} resamples: the smallest p (AR) "
                f"is {format_p(ar_floor(resamples))}, p (boot) {format_p(1 / (resamples + 1))}, shown as \"<\" at that "
                "floor; p (exact): McNemar, 0/1 metrics on independent items only")
     for r in results:
@@ -301,7 +314,7 @@ def rank_cmd(registry_dir, board, metric, scope, rule, test, alpha, resamples, s
     from dialeval.leaderboard.scoring import benchmark_info
 
     refuse_empty("--metric", metric, "for the benchmark's first metric")
-    with Registry(registry_dir, create=False) as reg:
+    with Registry(registry_dir, create=False, reading=True) as reg:
         board = _pick_board(reg, board)
         runs = reg.runs(board=board)
         if not runs:
@@ -397,7 +410,7 @@ def registry_check_cmd(registry_dir):
     """PRAGMA integrity_check, foreign keys and dialeval's own invariants; exit 1 on any problem."""
     from dialeval.leaderboard.registry import Registry
 
-    with Registry(registry_dir, create=False) as reg:
+    with Registry(registry_dir, create=False, reading=True) as reg:
         found = reg.check()
         n = 0 if found else len(reg.runs())  # a damaged row is a finding, never read as a run
         path = reg.path
@@ -428,7 +441,7 @@ def registry_export_cmd(registry_dir, out, fmt, with_contact):
 
         check_outside_inputs(out, Path(registry_dir), "the export")
     fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
-    with Registry(registry_dir, create=False) as reg:
+    with Registry(registry_dir, create=False, reading=True) as reg:
         n = (export_csv if fmt == "csv" else export_jsonl)(reg, Path(out), with_contact=with_contact)
     # to standard output (--out -) the export is the data: the count goes to stderr, never into the JSONL/CSV
     click.echo(f"wrote {out} ({n} {'records' if fmt == 'csv' else 'runs'})", err=out == "-")
@@ -496,7 +509,7 @@ def leaderboard_build_cmd(registry_dir, out, private, hidden_splits, title, all_
         raise UsageError(f"--title \"{visible(title)}\" holds control or invisible characters; give plain text")
     hidden = [s.strip() for s in hidden_splits.split(",") if s.strip()]
     _check_site_folder(Path(out), Path(registry_dir))
-    with Registry(registry_dir, create=False) as reg:
+    with Registry(registry_dir, create=False, reading=True) as reg:
         index = build_site(reg, Path(out), private=private, hidden_splits=hidden, title=title, all_runs=all_runs,
                            reveal=reveal, now=now)
     click.echo(f"site: {index}  (open it in a browser{'; PRIVATE: do not publish' if private else ''})")

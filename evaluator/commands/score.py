@@ -115,16 +115,16 @@ def _default_text(owners: list) -> str:
     return " [default: " + "; ".join(f"{', '.join(b)}: {d}" for d, b in by_default.items()) + "]"
 
 
-def benchmark_params(scoring: bool, names: list[str] | None = None) -> list[click.Option]:
+def benchmark_params(scoring: bool, names: list[str] | None = None, exclude: tuple[str, ...] = ()) -> list[click.Option]:
     """Click options for every option the benchmarks ``names`` (None: every registered one) declare
-    (``Benchmark.options``): this module names none of them. Each is None unless given, so the benchmark
-    applies its own default."""
+    (``Benchmark.options``), but those named in ``exclude``: this module names none of them. Each is None unless
+    given, so the benchmark applies its own default."""
     from dialeval.benchmarks import registry
 
     out: list[click.Option] = []
     for name, owners in registry.declared_options(names).items():
         o = owners[0][1]
-        if not o.cli or (o.scoring_only and not scoring):
+        if not o.cli or (o.scoring_only and not scoring) or name in exclude:
             continue
         helps = list(dict.fromkeys(opt.help for _, opt in owners))
         text = " ".join(helps) + _default_text(owners)
@@ -169,14 +169,16 @@ class BenchmarkCommand(click.Command):
     is reported the way :func:`dialeval.benchmarks.registry.check_options` reports it to the API.
     """
 
-    def __init__(self, *args, scoring: bool, **kwargs):
+    def __init__(self, *args, scoring: bool, exclude: tuple[str, ...] = (), **kwargs):
         super().__init__(*args, **kwargs)
         self.scoring = scoring
+        self.exclude = exclude  # benchmark options this command does not take (compare: --protocols, a display)
         self.own_params = list(self.params)
 
     def parse_args(self, ctx, args):
         chosen = chosen_benchmark(args)
-        self.params = self.own_params + benchmark_params(self.scoring, None if chosen is None else [chosen])
+        self.params = self.own_params + benchmark_params(self.scoring, None if chosen is None else [chosen],
+                                                         self.exclude)
         reword(self)  # the benchmark's flags are made here, after dialeval.cli gave the command its wording
         try:
             rest = super().parse_args(ctx, list(args))
@@ -189,7 +191,7 @@ class BenchmarkCommand(click.Command):
         if chosen is not None and ctx.params.get("benchmark") != chosen:  # the scan was fooled (a value that
             # looks like an option): parse again with every benchmark's flags, the benchmark checks the rest
             ctx.params.clear()
-            self.params = self.own_params + benchmark_params(self.scoring)
+            self.params = self.own_params + benchmark_params(self.scoring, exclude=self.exclude)
             reword(self)
             rest = super().parse_args(ctx, list(args))
         return rest
@@ -530,13 +532,17 @@ def benchmarks_cmd(as_json):
                      "submissions": list(b.submission_formats),
                      "options": [o.flag for o in b.options if o.cli] + (["--keys"] if b.separate_keys else []),
                      "api_options": [o.name for o in b.options if not o.cli],
-                     "print_as": list(b.print_layouts)})
+                     "print_as": list(b.print_layouts),
+                     # text only: a choice option shows its values (the named variants: --bleu-variant sacrebleu|toolkit)
+                     "_choices": {o.flag: "|".join(o.choices) for o in b.options if o.cli and o.kind == "choice"}})
+    choices = [r.pop("_choices") for r in rows]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return 0
     import textwrap
 
-    for r in rows:
+    for r, shown in zip(rows, choices):
+        r["options"] = [f"{o}={shown[o]}" if o in shown else o for o in r["options"]]
         click.echo(f"{r['name']}: {r['title']}")
         for label, value in (("splits", " ".join(r["splits"])), ("metrics", ", ".join(r["metrics"])),
                              ("submissions", "; ".join(r["submissions"])),
@@ -544,7 +550,7 @@ def benchmarks_cmd(as_json):
                              *((("API options", ", ".join(r["api_options"])),) if r["api_options"] else ()),
                              *((("print as", "; ".join(f"--print-as {p}: {SCORE_LAYOUTS[p]}" for p in r["print_as"])),)
                                if r["print_as"] else ())):
-            click.echo(textwrap.fill(value, width=100, initial_indent=f"  {label + ':':<13}",
+            click.echo(textwrap.fill(value, width=100, break_on_hyphens=False, initial_indent=f"  {label + ':':<13}",
                                      subsequent_indent=" " * 15))
     from dialeval.results.printed import EMBED_LAYOUTS
 

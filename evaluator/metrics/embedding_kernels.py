@@ -542,7 +542,7 @@ def pair_scores(vec, inv_norm, d, rows, starts, lengths, hyp_of_pair, ref_of_pai
             best = best_a[c0:]
             for i in range(0, n, 4):
                 n_rows = min(4, n - i)
-                k = 0
+                k = np.int64(0)  # not the literal 0: numba typed the call with it too and cached a second _tile_max
                 while k < n_blocks:  # 12 column tokens at a time, 8 when 2 or 4 blocks remain, 4 for a last one
                     left = n_blocks - k
                     n_cols = 3 if (left == 3 or left >= 5) else (1 if left == 1 else 2)

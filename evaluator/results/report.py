@@ -76,12 +76,12 @@ class ScoreReport:
                     continue
                 sub = t.take(mask)
                 vals = _values(metrics, sub)
-                self._add(split, group, None, None, vals, len(sub))
+                self._add(split, group, None, None, vals, len(sub), _units(metrics, sub))
                 split_groups.append((split, group, vals, len(sub)))
                 for label, smask in (subsets(sub) if subsets else []):
                     if smask.any():
                         part = sub.take(smask)
-                        self._add(split, group, label, None, _values(metrics, part), len(part))
+                        self._add(split, group, label, None, _values(metrics, part), len(part), _units(metrics, part))
             per_group.extend(split_groups)
             if split_groups:  # always present, so 'all' can be looked up whatever the groups
                 self._aggregate(split, split_groups, t.take(in_split), metrics)
@@ -95,15 +95,18 @@ class ScoreReport:
         n = len(table)
         # one group holding every row: its values are the micro average already (same rows in the same order)
         micro = groups[0][2] if len(groups) == 1 and groups[0][3] == n else _values(metrics, table)
-        self._add(split, "all", None, "micro", micro, n)
+        units = _units(metrics, table)
+        self._add(split, "all", None, "micro", micro, n, units)
         macro = {}
         for m in metrics:  # over the groups that have a value (one whose items were all left out has none)
             per_group = [g[2][m.name][0] for g in groups if g[2][m.name][1] < g[3]]
             macro[m.name] = (float(np.mean(per_group)) if per_group else float("nan"), micro[m.name][1])
-        self._add(split, "all", None, "macro", macro, n)
+        self._add(split, "all", None, "macro", macro, n, units)
 
-    def _add(self, split, group, subset, average, values: dict[str, tuple[float, int]], n: int) -> None:
-        """One record per metric; ``values[metric]`` is ``(value, items left out)``, ``n`` the items."""
+    def _add(self, split, group, subset, average, values: dict[str, tuple[float, int]], n: int,
+             units: dict[str, int] | None = None) -> None:
+        """One record per metric; ``values[metric]`` is ``(value, items left out)``, ``n`` the items; a record's ``n``
+        is its metric's units (``units``: conversations for per-dialog accuracy) less those left out."""
         data = self.data.label(split) if self.data is not None else None
         base = self.signature.with_fields(data=data) if data else self.signature
         for metric, (value, left_out) in values.items():
@@ -113,6 +116,7 @@ class ScoreReport:
             if subset:
                 fields["subset"] = subset
             sig = base.with_fields(**fields, metric=metric, avg=average)
+            size = (units or {}).get(metric, n)
             self.records.append(
                 {
                     "benchmark": self.benchmark,
@@ -122,7 +126,7 @@ class ScoreReport:
                     "metric": metric,
                     "average": average,
                     "value": float(value),  # full precision: rounding is for tables
-                    "n": n - left_out,
+                    "n": size - left_out,
                     "signature": sig.format(),
                 }
             )
@@ -250,6 +254,18 @@ class ScoreReport:
 
 def _values(metrics: list[Metric], table: RankTable) -> dict[str, tuple[float, int]]:
     return {m.name: m.compute_left_out(table) for m in metrics}
+
+
+def _units(metrics: list[Metric], table: RankTable) -> dict[str, int]:
+    """What each metric is a mean over: the table's rows, or its conversations for a conversation-level metric (per-dialog
+    accuracy is a share of conversations, so its ``n`` counts them, as ``rank`` and ``compare`` do)."""
+    if not any(m.level == "conversation" for m in metrics):
+        return {}
+    import numpy as np
+
+    keys = np.char.add(np.char.add(table.split.astype(str), "\x1f"), table.conversation_id.astype(str))
+    conversations = len(np.unique(keys))
+    return {m.name: conversations for m in metrics if m.level == "conversation"}
 
 
 def version() -> str:
