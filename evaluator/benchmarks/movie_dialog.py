@@ -48,7 +48,15 @@ TURN_GROUPS = ("3",)
 def load_task(data: Path, task: int, split: str, problems: list[Problem], with_gold: bool = True) -> ItemSet:
     """One task file's items (group = the task number; :func:`dialeval.formats.movie.read_task`), the reply texts
     (task 4) in ``extra``. ``with_gold`` False: ids only (a task outside ``--task``, or validation)."""
-    f = movie.read_task(data, task, split, problems, with_gold)
+    f = movie.read_task(data, task, split, with_gold)
+    if f.partial:
+        lines = ", ".join(map(str, f.partial[:5])) + (", ..." if len(f.partial) > 5 else "")
+        none = (f"; {f.unmatched} of them match no entity at all and count as misses for every system"
+                if f.unmatched else "")
+        problems.append(Problem(
+            "answer-not-entity", "", f"line {f.partial[0]} of the data file: {len(f.partial)} answer(s) have parts "
+            f"that match no line of {movie.ENTITIES} (lines {lines}); those items are scored against the entities "
+            f"that do match{none}", "warning", f.path.name))
     return ItemSet(str(task), f.item_ids, f.candidates, f.gold, f.conversation_ids, f.turns, files=f.files,
                    extra=f.replies)
 
@@ -122,7 +130,7 @@ class MovieDialog(ItemSetBenchmark):
         own, data = [s for s in sets if not s.optional], Path(request.data)
         return names_to_ids(Path(request.submission), own,
                             lambda s: movie.CandidateNames(int(s.group), s.extra, data, s.split),
-                            movie.ID_PATTERN, tmp, problems, notes)
+                            movie.ID_PATTERN, tmp, problems, notes, normalised_code="text-normalised")
 
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
         normalised = any(p.code == "text-normalised" for p in ev.problems)

@@ -2,7 +2,9 @@
 candidates have texts (Movie Dialog) returns from :meth:`~dialeval.benchmarks.itemset.ItemSetBenchmark.translate`.
 
 The benchmark gives, per item set, its :class:`CandidateNames` (how an item's strings map to ids); the JSON walking
-is :mod:`dialeval.formats.textnames`. A submission naming ids only is read as it is.
+is :mod:`dialeval.formats.textnames`. A submission naming ids only is read as it is. A benchmark using this declares
+the code of the warning that a submission was compared as normalised text among its ``problem_codes`` (a shared
+module emits no benchmark's code), and says so in its signature.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class CandidateNames(Protocol):
 
 
 def names_to_ids(sub: Path, sets: list[ItemSet], names_of: Callable[[ItemSet], CandidateNames], id_pattern: bytes,
-                 tmp: Path, problems: list[Problem], notes: list[str]) -> Path | None:
+                 tmp: Path, problems: list[Problem], notes: list[str], *, normalised_code: str) -> Path | None:
     """A copy of a JSON submission with candidate texts replaced by ids, or None when it names only ids.
 
     Exact texts map to their ids and change nothing else. If some string is neither an id nor an exact text,
@@ -42,7 +44,8 @@ def names_to_ids(sub: Path, sets: list[ItemSet], names_of: Callable[[ItemSet], C
     whose text normalises alike, each item's gold becomes the ids standing for its golds' normalised texts
     (the ItemSets' gold is replaced), and candidates normalising alike are merged (best rank / highest
     score kept). Anything that cannot be read here is left for the submission reader to report.
-    ``id_pattern``: what an id looks like (a regular expression, bytes), for the quick check that no text is named.
+    ``id_pattern``: what an id looks like (a regular expression, bytes), for the quick check that no text is named;
+    ``normalised_code``: the benchmark's own code of the warning that the submission was compared as normalised text.
     """
     if sub.suffix.lower() in (".npy", ".csv") or not sub.is_file():
         return None
@@ -103,7 +106,7 @@ def names_to_ids(sub: Path, sets: list[ItemSet], names_of: Callable[[ItemSet], C
         notes.append("candidates were compared as normalised text (lower-case, punctuation -> space, a/an/the dropped, "
                      "spaces collapsed): candidates whose texts normalise alike count as one")
         gives = "item gives" if n_text_items == 1 else "items give"
-        problems.append(Problem("text-normalised", "", f"{n_text_items} {gives} candidates that are neither ids nor "
+        problems.append(Problem(normalised_code, "", f"{n_text_items} {gives} candidates that are neither ids nor "
                                 "exact candidate texts: the whole submission was compared as normalised text",
                                 "warning", sub.name))
     out = tmp / sub.name

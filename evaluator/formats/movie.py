@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 
 from dialeval.core.errors import UsageError
-from dialeval.core.problems import Problem
 from dialeval.core.ranks import LineIds
 from dialeval.files.read import os_error
 
@@ -425,11 +424,13 @@ class TaskFile:
     replies: list[str] | None  # task 4: each exchange's reply text (text matching needs it even without gold)
     candidates: Sequence[str]  # the ids every exchange is ranked among: e<N> (a LineIds), or c1..cN and reply
     files: tuple[Path, ...]  # the task file, then the candidate file
+    partial: list[int]  # lines whose answer has parts that match no entity (tasks 1-3, read with the answers)
+    unmatched: int  # of those, the answers matching no entity at all
 
 
-def read_task(data: Path, task: int, split: str, problems: list[Problem], with_gold: bool = True) -> TaskFile:
+def read_task(data: Path, task: int, split: str, with_gold: bool = True) -> TaskFile:
     """Every exchange (``ID question<TAB>answer``) of one task file, with its golds when ``with_gold`` (else ids only:
-    the answers are not split). Answer parts matching no entity are one ``answer-not-entity`` warning."""
+    the answers are not split); an answer's parts that match no entity are counted, not guessed."""
     from dialeval.formats.fbdialog import iter_lines
 
     path = task_path(data, task, split)
@@ -475,17 +476,9 @@ def read_task(data: Path, task: int, split: str, problems: list[Problem], with_g
             gold.append(frozenset(gids))
     if not item_ids:
         raise UsageError(f"{path}: no exchanges (ID question<TAB>answer lines): not a Movie Dialog file?")
-    if partial:
-        lines = ", ".join(map(str, partial[:5])) + (", ..." if len(partial) > 5 else "")
-        none = (f"; {unmatched_items} of them match no entity at all and count as misses for every system"
-                if unmatched_items else "")
-        problems.append(Problem(
-            "answer-not-entity", "", f"line {partial[0]} of the data file: {len(partial)} answer(s) have parts "
-            f"that match no line of {ENTITIES} (lines {lines}); those items are scored against the entities "
-            f"that do match{none}", "warning", path.name))
     cands = (*ids, REPLY_ID) if task == 4 else ids
     return TaskFile(task, path, item_ids, conv_ids, turns, gold if with_gold else None, replies, cands,
-                    (path, *cand_files))
+                    (path, *cand_files), partial, unmatched_items)
 
 
 def task_item_ids(path: Path) -> list[str]:
