@@ -32,7 +32,7 @@ from dialeval.benchmarks.base import Evaluation, Request, task_numbers
 from dialeval.benchmarks.itemset import ItemSetBenchmark
 from dialeval.core.errors import UsageError
 from dialeval.core.problems import Problem
-from dialeval.files.read import not_a_folder, os_error
+from dialeval.files.read import memo_key, not_a_folder
 from dialeval.formats.convert import BABI_CANDIDATES, BABI_SPLITS, BABI_TASK_FILES, babi_splits
 from dialeval.formats.dstc6 import TASK_DESCRIPTIONS
 
@@ -113,13 +113,7 @@ def load_candidates(data: Path, task: int) -> tuple[tuple[str, ...], _GoldByText
     The file is streamed into compact storage (:class:`~dialeval.formats.fbdialog.CandidateFile`): ``text ->
     ids`` has ``get(text, default)`` (a frozenset of ids), ``id -> text`` is a read-only mapping."""
     path = candidates_file(data, task)
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file (is {data} the bAbI dialog data directory?)") from None
-    except OSError as e:
-        raise os_error(str(path), e) from None
-    return _candidates(str(path), st.st_size, st.st_mtime_ns)
+    return _candidates(*memo_key(path, f"is {data} the bAbI dialog data directory?"))
 
 
 @lru_cache(maxsize=32)
@@ -158,14 +152,9 @@ def load_items(data: Path, task: int, split: str, with_gold: bool = True, proble
     from dialeval.benchmarks.items import ItemSet
 
     path = task_file(data, task, split)
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file (is {data} the bAbI dialog data directory?)") from None
-    except OSError as e:
-        raise os_error(str(path), e) from None
+    key = memo_key(path, f"is {data} the bAbI dialog data directory?")
     ids, by_text, texts = load_candidates(data, task)
-    item_ids, conv_ids, turns, bots, linenos = _parse(str(path), st.st_size, st.st_mtime_ns)
+    item_ids, conv_ids, turns, bots, linenos = _parse(*key)
     if not item_ids:
         raise UsageError(f"{path}: no bot turns (not a bAbI dialog file?)")
     gold = None

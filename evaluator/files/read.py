@@ -130,6 +130,22 @@ def os_error(name: str, e: OSError, what: str = "a file") -> UsageError:
     return UsageError(f"{name}: cannot read: {(e.strerror or 'I/O error').lower()}")
 
 
+def memo_key(path: Path, missing: str | None = None) -> tuple[str, int, int]:
+    """``(path, size, mtime_ns)``: the key a parsed file is memoised under, so an edited file is read again.
+
+    A missing file is one usage line, ``missing`` saying what the file should have been; other OS errors take
+    the shared wording (:func:`os_error`)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError as e:
+        if missing is None:
+            raise os_error(str(path), e) from None
+        raise UsageError(f"{path}: no such file ({missing})") from None
+    except OSError as e:
+        raise os_error(str(path), e) from None
+    return str(path), st.st_size, st.st_mtime_ns
+
+
 def not_a_folder(path, what: str) -> UsageError:
     """``what`` (``challenge directory``) at ``path`` is needed as a folder and is not one: missing, or a file."""
     import os

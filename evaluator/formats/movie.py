@@ -34,7 +34,7 @@ import numpy as np
 
 from dialeval.core.errors import UsageError
 from dialeval.core.ranks import LineIds
-from dialeval.files.read import os_error
+from dialeval.files.read import memo_key
 
 TASK_NAMES = {1: "task1_qa", 2: "task2_recs", 3: "task3_qarecs", 4: "task4_reddit"}
 """File-name stem prefix per task; the split is appended as ``_{split}.txt``."""
@@ -339,13 +339,7 @@ def entity_canon(ents: Entities) -> dict[str, str]:
 def load_entities(data: Path):
     """``(Entities, candidate id tuple)`` for ``data/entities.txt`` (memoised)."""
     path = Path(data) / ENTITIES
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file (the Movie Dialog entity list, candidates of tasks 1-3)") from None
-    except OSError as e:
-        raise os_error(str(path), e) from None
-    return _entities(str(path), st.st_size, st.st_mtime_ns)
+    return _entities(*memo_key(path, "the Movie Dialog entity list, candidates of tasks 1-3"))
 
 
 class _IdsByText:
@@ -393,11 +387,7 @@ def load_reddit_candidates(data: Path, split: str):
     ``texts`` is a sequence (the compact :class:`~dialeval.formats.fbdialog.CandidateFile`); the two lookups
     have ``get(text, default)``."""
     path = reddit_candidates_path(data, split)
-    try:
-        st = path.stat()
-    except OSError as e:
-        raise os_error(str(path), e) from None
-    return path, _reddit(str(path), st.st_size, st.st_mtime_ns)
+    return path, _reddit(*memo_key(path))
 
 
 def has_reddit_candidates(data: Path, split: str) -> bool:
