@@ -201,6 +201,27 @@ def settings_suffix(**kw) -> str:
 
 
 # ---- one run ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BootstrapCI:
+    """How `score --ci` makes each record's interval: :func:`interval` over the record's units (items, resampled
+    by conversation where the benchmark has them; conversations for a conversation-level metric), ``resamples``
+    resamples drawn from ``seed``, at ``level`` (a percentage with at most 3 decimals, as the signature says it)."""
+
+    level: float = DEFAULT_CONFIDENCE
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+
+    METHOD = "bootstrap-percentile"
+
+    def signature_fields(self) -> dict:
+        """``ci:bootstrap-percentile|bs:1000|seed:12345|conf:95``: what a record's interval depends on but its unit."""
+        return {"ci": self.METHOD, **{k: v for k, v in settings_fields(None, self.resamples, self.seed,
+                                                                        self.level).items() if k != "unit"}}
+
+    def to_json(self) -> dict:
+        return {"method": self.METHOD, "level": self.level, "resamples": self.resamples, "seed": self.seed}
+
+
 @dataclass
 class Interval:
     estimate: float
