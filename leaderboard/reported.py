@@ -26,7 +26,7 @@ from pathlib import Path
 
 from dialeval import __version__
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
-from dialeval.core.errors import DialevalError, UsageError
+from dialeval.core.errors import SubmissionFault, UsageError
 from dialeval.core.problems import counted
 from dialeval.leaderboard.registry import team_key
 
@@ -35,11 +35,10 @@ NAME_MAX = 120  # as schemas/team.schema.json: a team or system name, at most th
 _CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 
-class InvalidReportedFile(DialevalError):
+class InvalidReportedFile(SubmissionFault):
     """A reported-results file with wrong rows or columns: every problem, one line each (``file:line:column`` in
-    a CSV, ``file#/pointer`` in JSON), said at once before this error; nothing is imported (exit 1)."""
-
-    exit_code = 1
+    a CSV, ``file#/pointer`` in JSON), said at once before this error; nothing is imported (exit 1: the file's
+    fault, as a submission's)."""
 
     def __init__(self, path: Path, problems: list[str], columns: str = ""):
         self.details = tuple(problems)

@@ -191,7 +191,8 @@ class Babi(ItemSetBenchmark):
         return fb_item_ids(task_file(data, int(t), split) for t in groups)
 
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
-        return {"tasks": [int(g) for g in ev.groups], "gold": "text", "nc": "all", "ties": request.ties}
+        return {"tasks": [int(g) for g in ev.groups], "gold": "text", "nc": "all",
+                "ties": self.signed_ties(request, ev)}
 
 
 _LONGEST_FIRST = sorted(BABI_SPLITS, key=len, reverse=True)  # tst-OOV before tst

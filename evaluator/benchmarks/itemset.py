@@ -188,7 +188,13 @@ class ItemSetBenchmark(Benchmark):
             contexts = request.options.get("contexts") or "all"
             return {"mode": "lenient" if request.options.get("lenient") else "strict",
                     **({"contexts": contexts} if contexts != "all" else {})}
-        return {"ties": request.ties}
+        return {"ties": self.signed_ties(request, ev)}
+
+    def signed_ties(self, request: Request, ev: Evaluation) -> str:
+        """The ``ties`` field of a signature: the request's policy for a submission that carries scores, ``none`` for
+        a ranking (a rank file or ranked list orders its candidates itself: no policy ever applied to it)."""
+        fmt = ev.submission.get("format")
+        return "none" if fmt is not None and fmt != "unknown" and fmt not in SCORED_FORMATS else request.ties
 
     def item_values(self, where: list[int | None], gold) -> dict[str, float]:
         """Listed rankings: an item's value columns from the 0-based first position of each correct id (None: not

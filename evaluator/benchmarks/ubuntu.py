@@ -75,7 +75,7 @@ class Ubuntu(SplitFileBenchmark):
 
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
         # which of v2's two text versions (releases.md): capitals mean raw text; the stemmed one is all lower case
-        fields = {"ties": request.ties, "text": "raw" if self.raw_text else "lower"}
+        fields = {"ties": self.signed_ties(request, ev), "text": "raw" if self.raw_text else "lower"}
         cols = ev.submission.get("columns")
         if cols is not None and cols < len(CANDIDATE_IDS):
             fields["nc"] = cols
