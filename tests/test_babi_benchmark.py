@@ -313,7 +313,7 @@ def test_reproduction_numbers_equal_the_stored_table():
 
 SAMPLE_BABI = Path(__file__).resolve().parents[1] / "submissions" / "samples" / "babi"
 STORED_TABLES = ("babi-table2.json", "babi-table2.variants.json", "babi-neural.json", "babi-neural-gpu.json",
-                 "babi-neural-profile-cpu.json", "babi-neural-se-variants.json")
+                 "babi-neural-profile-cpu.json", "babi-neural-se-variants.json", "babi-neural-gpu-profile.json")
 
 
 def _sig(text: str) -> dict[str, str]:
