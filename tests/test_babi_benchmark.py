@@ -116,7 +116,7 @@ def test_accuracy_hand_computed(tmp_path, data):
     assert get("per-dialog-accuracy").compute(t) == pytest.approx(1 / 2)
     assert Babi().metrics_for(ev) == ["per-response-accuracy", "per-dialog-accuracy"]
     assert ev.splits == ["tst"] and ev.groups == ["1"]
-    assert ev.signature_fields["gold"] == "text" and ev.signature_fields["ties"] == "pessimistic"
+    assert ev.signature_fields["gold"] == "text" and ev.signature_fields["ties"] == "none"  # ranks: no tie policy
     assert sorted(ev.data.files) == ["dialog-babi-candidates.txt", f"{STEM}.txt"]
 
 
