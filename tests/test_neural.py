@@ -603,7 +603,7 @@ def test_the_neural_reproduction_script_writes_the_librarys_records(tmp_path):
     """benchmarks/reproduce_neural.py builds its records with dialeval.baselines.reproduce.split_record (the record
     `dialeval reproduce babi` writes, scored by the babi benchmark) plus its own four fields: run here with the
     TF-IDF baseline on task 1 (seconds, no torch), each record is the library's for the same numbers."""
-    from dialeval.baselines.reproduce import split_record
+    from dialeval.baselines.reproduce import record_signature, split_record
 
     records = tmp_path / "r.jsonl"
     proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "reproduce_neural.py"), "run", "--models", "tfidf",
@@ -612,8 +612,9 @@ def test_the_neural_reproduction_script_writes_the_librarys_records(tmp_path):
     assert proc.returncode == 0, proc.stderr
     recs = [json.loads(line) for line in records.read_text().splitlines()]
     assert [r["split"] for r in recs] == ["tst", "tst-OOV"]
-    own = {"examples_per_second", "dev_selection", "seed", "torch_threads"}
+    own = {"examples_per_second", "dev_selection", "seed", "torch_threads", "signature"}
     for r in recs:
+        assert r["signature"] == record_signature(BABI, r)  # signed as `dialeval reproduce babi` signs a row
         lib = split_record(r["model"], r["task"], r["split"], [], r["per_response"], r["per_dialog"],
                            r["train_seconds"], r["infer_seconds"], r["config"])
         # the item counts come from the items, which the script does not write out; wall seconds from unrounded times
