@@ -431,12 +431,18 @@ def test_default_challenge_ignores_half_written_attempts(tmp_path, monkeypatch):
     stale = tmp_path / f".{name}.tmp-crashed"
     (stale / "tst1").mkdir(parents=True)
     (stale / "tst1" / "half.json").write_text("[{")
-    broken = tmp_path / name  # a final dir without the completion marker
-    broken.mkdir()
-    (broken / "junk").write_text("x")
+    unmarked = tmp_path / name  # a final dir without dialeval's marker: never ours (ours get it before the rename)
+    unmarked.mkdir()
+    (unmarked / "junk").write_text("x")
+    from dialeval.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="not made by dialeval .*nothing was deleted"):
+        default.ensure_default_challenge()
+    assert (unmarked / "junk").read_text() == "x"  # kept (it was deleted: "start over")
+    assert not stale.exists()  # our own crashed attempt is cleared
+    (unmarked / "junk").unlink()  # emptied: nothing to lose, so it is used
     path = default.ensure_default_challenge()
-    assert path == broken and (path / ".complete").is_file() and not (path / "junk").exists()
-    assert not stale.exists()
+    assert path == unmarked and (path / ".complete").is_file()
     assert default.ensure_default_challenge() == path  # cached: no regeneration
 
 
