@@ -25,8 +25,8 @@ copy; the device gathers and scatters. Nothing is read back inside an epoch on a
 device tensors), so the host can queue batches ahead. The CPU path computes exactly what it did before this split
 (same values, same order of float operations), so the stored CPU numbers are reproduced bit for bit (at one torch
 thread, their setting). A GPU's default kernels, and the CPU's with several threads, do not fix their order of
-accumulation; fixed-order ones (:func:`deterministic_algorithms`: on the CPU by default, on a GPU with
-``deterministic=true``) make such runs repeatable bit for bit too.
+accumulation; fixed-order ones (:func:`deterministic_algorithms`, the default on every device;
+``deterministic=false`` opts out) make such runs repeatable bit for bit too.
 
 Batches. On the CPU a model trains at batch 32 (the stored numbers' setting); on another device, unless
 ``batch_size`` is given, at the device profile's batch of 256 (SGD's learning rate × 8, Adam's as it is:
@@ -102,21 +102,23 @@ bits run to run. cuBLAS reads it when a process first uses it, so it must be in 
 
 def deterministic_on(setting: bool | None, device) -> bool:
     """Whether a model's ``deterministic`` setting means fixed-order kernels on ``device``: ``true`` / ``false`` as
-    given; unset (the default) on the CPU, off elsewhere. The CPU default: with more than one torch thread the
-    default kernels are not repeatable (``benchmarks/bench_determinism.py``: bAbI T4, 2 threads, 3 runs gave 3
-    different sets of weights for both supervised embeddings and memn2n), the fixed-order ones are, and they cost
-    nothing measurable: at 1 thread the same bits in 0.87-1.17x the seconds; at 2 threads 0.6-2.0x, where two
-    spinning threads on a shared 2-core machine made every run 7-50x slower than 1 thread and the noise swamps the
-    kernels. Off a CPU their cost is not measured yet (``benchmarks/gpu_table2.py`` measures it), so a GPU run keeps
-    torch's default kernels unless ``deterministic=true``."""
-    return device.type == "cpu" if setting is None else bool(setting)
+    given; unset (the default) means on, on every device, because the same seed must give the same bits and torch's
+    default kernels do not: on the CPU with more than one torch thread (``benchmarks/bench_determinism.py``: bAbI
+    T4, 2 threads, 3 runs gave 3 different sets of weights for both supervised embeddings and memn2n) and on a GPU
+    (``benchmarks/gpu_table2.py`` on one NVIDIA H200: two default runs of memn2n-match T4 gave scores up to 5.3e-05
+    apart). What they cost was measured on both: on the CPU nothing measurable (at 1 thread the same bits in
+    0.87-1.17x the seconds; at 2 threads 0.6-2.0x, where the noise of a shared 2-core machine swamps the kernels);
+    on the H200 1.10x the training seconds for memn2n-match T4 and 1.06x for supervised embeddings T4, and both
+    gave byte-identical weights and scores run to run (``submissions/baselines/babi-neural-gpu.md``).
+    ``deterministic=false`` opts out."""
+    return True if setting is None else bool(setting)
 
 
 @contextmanager
 def deterministic_algorithms(torch, device, on: bool | None):
     """Yields the record of what fixed-order kernels did on ``device`` (``{}`` when off; ``on``: a model's
     ``deterministic`` setting, see :func:`deterministic_on`; ``requested`` in the record says whether it was
-    ``deterministic=true`` rather than the CPU default).
+    ``deterministic=true`` rather than the default).
 
     Some default kernels accumulate in an order that is not fixed, so two runs with the same seed can differ in the
     last bits, and over thousands of steps in the dev-selected epoch: on a GPU (the backward passes of embeddings,
@@ -671,8 +673,8 @@ class TorchRanker(ScoringMixin, Baseline):
                     setattr(self, k, v)
             self._cand_cache = {}
             return self
-        # fixed-order kernels (the CPU default, or deterministic=true): set up before the first tensor reaches the
-        # device, recorded in describe()
+        # fixed-order kernels (the default on every device; deterministic=false opts out): set up before the first
+        # tensor reaches the device, recorded in describe()
         with deterministic_algorithms(torch, device, getattr(self, "deterministic", None)) as determinism:
             self._train(torch, device, train, dev)
         if determinism:

@@ -86,7 +86,7 @@ class MemN2N(TorchRanker):
     batch_size: int | None = None  # None: 32, or the device profile's batch on a GPU (_torchutil.training_profile)
     device_profile: bool | None = None  # None: on when the device is not the CPU; true: on any device; false: never
     profile_settings: dict | None = None  # grid / epochs / patience used instead when the device profile is on
-    deterministic: bool | None = None  # fixed-order kernels; None: on the CPU only (_torchutil.deterministic_on)
+    deterministic: bool | None = None  # fixed-order kernels; None: on (_torchutil.deterministic_on)
     memory_size: int = 100
     clip: float = 40.0
     optimizer: str = "adam"

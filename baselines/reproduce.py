@@ -262,15 +262,55 @@ def babi_signature(data_dir: str, task: int, split: str) -> tuple[str, int]:
     return rec["signature"], rec["n"]
 
 
-def row_signature(data_dir: str | Path, task: int, split: str, items) -> str:
-    """The signature of a reproduced row: :func:`babi_signature`, plus ``convs:N`` when the row counts only the
-    first N conversations (``--max-conversations``), whose number is not the whole test set's."""
+OUTCOME_KEYS = frozenset({
+    "name", "seed",  # signed as their own fields
+    "dev_per_response", "dev_selection", "default_arity",  # what dev selection or training found
+    "device", "torch_threads", "train_seconds", "examples_per_second",  # where it ran and what it cost
+    "examples_seen", "train_items", "training_candidates", "vocabulary", "vocabulary_size", "n_idf_documents",  # sizes
+})
+"""Keys of a model's ``describe()`` (a row's ``config``) that report what a run found, cost or where it ran, not a
+setting of the model: left out of the ``params`` digest, so that the same settings sign alike on any machine."""
+
+
+def model_settings(record: dict) -> dict:
+    """The settings that made a row's model: its ``config`` (the fitted model's ``describe()``) less
+    :data:`OUTCOME_KEYS`, the ``--param`` overrides (``params``) beside it; a variant row (fixed settings, no config)
+    its ``params``."""
+    if "config" not in record:
+        return {"params": record.get("params") or {}}
+    settings = {k: v for k, v in (record["config"] or {}).items() if k not in OUTCOME_KEYS}
+    return {"config": settings, "params": record.get("params") or {}}
+
+
+def record_seed(record: dict) -> int:
+    """The seed a row's model was created with (its ``config.seed``; a variant row's ``seed``)."""
+    return int((record.get("config") or {}).get("seed", record.get("seed", 0)))
+
+
+def record_signature(data_dir: str | Path, record: dict) -> str:
+    """The signature of a reproduced row, from the row itself and the data: :func:`babi_signature` (data identity,
+    task, split, the score options), ``convs:N`` when the row counts only the first N conversations
+    (``--max-conversations``: its number is not the whole test set's), then what made the number: ``model``,
+    ``params`` (the first 8 hex digits of the blake2b of :func:`model_settings` as canonical JSON; the settings
+    themselves are in the row) and ``seed``. A stored row is signed from its own fields (no retraining)."""
+    import hashlib
+
     from dialeval.core.signature import Signature
 
-    sig, total = babi_signature(str(data_dir), task, split)
-    if len(items) < total:
-        sig = Signature.parse(sig).with_fields(convs=len({it.conversation_id for it in items})).format()
-    return sig
+    sig, total = babi_signature(str(data_dir), int(record["task"]), record["split"])
+    signed = Signature.parse(sig)
+    if record.get("n_items", total) < total:
+        signed = signed.with_fields(convs=record["n_conversations"])
+    settings = json.dumps(model_settings(record), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    digest = hashlib.blake2b(settings.encode("utf-8"), digest_size=4).hexdigest()
+    return signed.with_fields(model=record["model"], params=digest, seed=record_seed(record)).format()
+
+
+def sign_records(data_dir: str | Path, records: list[dict]) -> list[dict]:
+    """``records`` (a stored table's rows) each with its :func:`record_signature` on ``data_dir``, the data the rows
+    were made on; nothing else in a row changes (no retraining)."""
+    return [{**{k: v for k, v in r.items() if k != "signature"}, "signature": record_signature(data_dir, r)}
+            for r in records]
 
 
 def _benchmark_ids(data_dir: Path, task: int, split: str, items) -> tuple[list[str], tuple[str, ...]]:
@@ -403,7 +443,7 @@ def _run_job(data_dir: Path, name: str, task: int, data, seed: int, overrides: d
     for split, items in tests.items():
         resp, dial, infer_s = evaluate_on_benchmark(model, items, data_dir, task, split)
         rec = split_record(name, task, split, items, resp, dial, train_s, infer_s, config, overrides)
-        rec["signature"] = row_signature(data_dir, task, split, items)  # what the number is comparable with
+        rec["signature"] = record_signature(data_dir, rec)  # what the number is comparable with, and what made it
         records.append(rec)
         if echo:
             echo(f"T{task} {split:<7} {name:<17} per-response {resp:6.2f} (paper {rec['paper_per_response']}) "
@@ -597,16 +637,19 @@ def run_variants(data_dir, models, tasks, max_conversations=None, seed=0, echo=N
                 for split, items in tests.items():
                     resp, _, _ = evaluate_on_benchmark(model, items, data_dir, task, split)
                     p_resp, _ = paper_numbers(name, task, split)
-                    out.append(
-                        {
-                            "model": name,
-                            "task": task,
-                            "split": split,
-                            "params": params,
-                            "per_response": round(resp, 2),
-                            "paper_per_response": p_resp,
-                        }
-                    )
+                    rec = {
+                        "model": name,
+                        "task": task,
+                        "split": split,
+                        "params": params,
+                        "per_response": round(resp, 2),
+                        "paper_per_response": p_resp,
+                        "seed": seed,
+                        "n_items": len(items),
+                        "n_conversations": len({it.conversation_id for it in items}),
+                    }
+                    rec["signature"] = record_signature(data_dir, rec)
+                    out.append(rec)
                     echo(f"variant T{task} {split} {name} {params}: {resp:.2f} (paper {p_resp})")
     return out
 
@@ -711,10 +754,10 @@ def render_markdown(records: list[dict], command: str, commit: str, variants: li
         lines.append(
             f"- {r['model']} T{r['task']} {r['split']}: {r['per_response']:.1f} vs paper {_fmt(r['paper_per_response'])}"
         )
-    signed = dict.fromkeys((r["task"], r["split"], r["signature"]) for r in records if r.get("signature"))
-    if signed:  # the rows' scoring, as `dialeval score` signs it: a number is comparable with one signed alike
+    signed = [r for r in records if r.get("signature")]
+    if signed:  # the rows' scoring as `dialeval score` signs it, then the model, its settings' digest and seed
         lines += ["", "## Signatures (per-response accuracy; per-dialog accuracy signs alike with its metric)", ""]
-        lines += [f"- T{t} {s}: `{sig}`" for t, s, sig in signed]
+        lines += [f"- {r['model']} T{r['task']} {r['split']}: `{r['signature']}`" for r in signed]
     lines += [
         "",
         "## Timings (seconds)",

@@ -12,8 +12,8 @@ In the order of what matters most, each step with the time the steps before it l
    rewrites its own files from it every few seconds), so a run stopped by the device tool keeps what finished.
 2. **Determinism** (``DETERMINISM=0`` skips it): one short job (``DETERMINISM_JOBS``, default memn2n-match T4, then
    supervised-embeddings T4 if time is left) retrained alone on the GPU, each run a fresh process: twice with
-   ``deterministic=true``, then twice with ``deterministic=false`` (torch's default kernels: a GPU's default; on the
-   CPU, whose default is the fixed-order kernels, what they are compared with). Are the two deterministic runs'
+   ``deterministic=true``, then twice with ``deterministic=false`` (torch's default kernels, what the fixed-order
+   ones, the default on every device since the H200 run of 2026-11-28, are compared with). Are the two deterministic runs'
    test scores (every item × candidate, float64) byte-identical, and the trained weights? Are the two default
    runs'? What does determinism cost in training seconds? A run is started only when the one before it says it
    will end before the deadline.

@@ -9,7 +9,14 @@
 ``--full-grid`` / ``--epochs`` / ``--patience`` / ``--param`` override them; it scores tst and
 tst-OOV and appends one record per (model, task, split) to the JSONL file as soon as it is known, so several
 ``run`` processes (e.g. one per model) can fill one file and partial results survive an interruption.
-``render`` writes ``babi-neural.md`` / ``babi-neural.json``. Records use the fields of
+``render`` writes ``babi-neural.md`` / ``babi-neural.json``. ``sign`` adds each row's signature (as ``dialeval
+reproduce babi`` signs a row: the data identity and score options, model, settings digest, seed) to stored tables
+made before rows were signed, from the rows' own fields and the data they were made on (no retraining; every
+other byte of a row stays):
+
+    python3 benchmarks/reproduce_neural.py sign --data ../shared/data/babi-dialog submissions/baselines/babi-table2.json
+
+Records use the fields of
 ``submissions/baselines/babi-table2.json`` plus ``examples_per_second`` / ``wall_seconds``.
 The same rows come from ``dialeval reproduce babi --models supervised-embeddings,memn2n,memn2n-match``.
 """
@@ -47,7 +54,7 @@ def _commit() -> str:
 def run(args) -> None:
     from dialeval.baselines.data import babi_test_splits, load_babi_candidates, load_babi_items
     from dialeval.baselines.registry import create
-    from dialeval.baselines.reproduce import evaluate_on_benchmark, model_params, split_record
+    from dialeval.baselines.reproduce import evaluate_on_benchmark, model_params, record_signature, split_record
 
     for task in _tasks(args.tasks):
         cands = load_babi_candidates(args.data, task)
@@ -81,6 +88,7 @@ def run(args) -> None:
                 rec.update({"examples_per_second": desc.get("examples_per_second"),
                             "dev_selection": desc.get("dev_selection"), "seed": args.seed,
                             "torch_threads": desc.get("torch_threads")})
+                rec["signature"] = record_signature(args.data, rec)
                 with open(args.records, "a", encoding="utf-8") as f:
                     f.write(json.dumps(rec, sort_keys=True) + "\n")
                 print(f"T{task} {split:<7} {name:<22} {resp:6.2f} ({dial:5.1f})  paper {rec['paper_per_response']}  "
@@ -132,7 +140,7 @@ def render(args) -> None:
 
 
 TABLE2_KEYS = ("model", "task", "split", "per_response", "per_dialog", "paper_per_response", "paper_per_dialog",
-               "train_seconds", "infer_seconds", "n_items", "n_conversations", "config", "meets_target")
+               "train_seconds", "infer_seconds", "n_items", "n_conversations", "config", "meets_target", "signature")
 
 
 def table2(args) -> None:
@@ -155,6 +163,26 @@ def table2(args) -> None:
     kept = [r for r in old if r["model"] not in COLUMNS]
     dump_json_file(path, kept + mine)
     print(f"{path}: {len(kept)} rows kept, {len(mine)} neural rows appended")
+
+
+JSON_LAYOUTS = ({"ensure_ascii": True}, {"indent": 1, "sort_keys": True}, {"indent": 1}, {"indent": 1, "ensure_ascii": False})
+"""How the stored tables are written: ``dump_json_file``'s one line, and the indented forms of ``render``."""
+
+
+def sign(args) -> None:
+    """Add each row's signature to stored tables, in each file's own layout (no number changes: each is re-written
+    as it was read)."""
+    from dialeval.baselines.reproduce import sign_records
+
+    for path in map(Path, args.tables):
+        raw = path.read_text(encoding="utf-8")
+        rows = json.loads(raw)
+        layout = next((kw for kw in JSON_LAYOUTS for end in ("", "\n") if json.dumps(rows, **kw) + end == raw), None)
+        if layout is None:
+            raise SystemExit(f"{path}: not in a layout this script writes; not touched")
+        end = "\n" if raw.endswith("\n") else ""
+        path.write_text(json.dumps(sign_records(args.data, rows), **layout) + end, encoding="utf-8")
+        print(f"{path}: {len(rows)} rows signed")
 
 
 def main(argv=None) -> int:
@@ -180,8 +208,11 @@ def main(argv=None) -> int:
     t = sub.add_parser("table2")
     t.add_argument("--records", required=True)
     t.add_argument("--table", default="submissions/baselines/babi-table2.json")
+    s = sub.add_parser("sign")
+    s.add_argument("--data", default="../shared/data/babi-dialog", help="The data the rows were made on.")
+    s.add_argument("tables", nargs="+")
     args = ap.parse_args(argv)
-    {"run": run, "render": render, "table2": table2}[args.cmd](args)
+    {"run": run, "render": render, "table2": table2, "sign": sign}[args.cmd](args)
     return 0
 
 

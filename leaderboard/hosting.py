@@ -48,7 +48,7 @@ import zlib
 from pathlib import Path
 
 from dialeval import __version__
-from dialeval.core.errors import DialevalError, UsageError
+from dialeval.core.errors import DialevalError, SubmissionFault, UsageError
 
 SCORES_FILE = "scores.json"
 DETAILS_FILE = "detailed_results.html"
@@ -81,12 +81,6 @@ EVALAI_LIMITS_NOTE = (f"# Submission limits are written for every phase: challen
                       f"# {EVALAI_NO_LIMIT}, EvalAI's documented default for an omitted limit (it has no 0 = unlimited).\n")
 
 
-class InvalidSubmission(DialevalError):
-    """A submission that cannot be scored: one line, exit 1."""
-
-    exit_code = 1
-
-
 # ---- scoring, as the platforms' workers call it -------------------------------------------------------------
 def _submission_path(path: Path, split_names: list[str] | None = None) -> Path:
     """What to score: the platform unpacks a participant's archive into a folder. A folder holding one result
@@ -103,7 +97,7 @@ def _submission_path(path: Path, split_names: list[str] | None = None) -> Path:
 
 def score(submission: str | Path, reference: str | Path, benchmark: str, splits: list[str] | None = None,
           data_file: str | None = None, keys_file: str | None = None):
-    """Score ``submission`` against the reference data as ``dialeval score`` does; :class:`InvalidSubmission`
+    """Score ``submission`` against the reference data as ``dialeval score`` does; :class:`SubmissionFault`
     (one line) when it is not valid. ``data_file``, ``keys_file``: names inside the reference data of the data
     file and the keys file the bundle was made from (``--data FILE``, ``--keys FILE``), scored as those files."""
     from dialeval.api import score as api_score
@@ -120,7 +114,7 @@ def score(submission: str | Path, reference: str | Path, benchmark: str, splits:
         errors = report.errors
         first = errors[0].format() if errors else "no result files"
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise InvalidSubmission(f"invalid submission, not scored: {first}{more}")
+        raise SubmissionFault(f"invalid submission, not scored: {first}{more}")
     return report
 
 
@@ -184,7 +178,7 @@ def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark
                     splits: list[str] | None = None, hidden_until: str | None = None,
                     data_file: str | None = None, keys_file: str | None = None) -> dict[str, float]:
     """The scoring program: score ``res`` against ``ref``, write ``out/scores.json`` and ``out/detailed_results.html``.
-    Nothing is written for an invalid submission (:class:`InvalidSubmission`). ``hidden_until`` (a hidden phase's
+    Nothing is written for an invalid submission (:class:`SubmissionFault`). ``hidden_until`` (a hidden phase's
     end): the detailed results, which Codabench shows the participant whatever the phase's settings, say only that
     the scores are hidden until then; ``scores.json`` still feeds the (hidden) leaderboard."""
     from dialeval.files.write import atomic_write_text, protect
@@ -203,7 +197,7 @@ def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark
     phase = splits or (_split_names(benchmark, ref) if registry.get(benchmark).split_folders else [])
     left_out = [s for s in phase if s not in report.splits]
     if left_out:
-        raise InvalidSubmission(f"invalid submission, not scored: it answers {', '.join(report.splits)} but not "
+        raise SubmissionFault(f"invalid submission, not scored: it answers {', '.join(report.splits)} but not "
                                 f"{', '.join(left_out)}; this phase is scored on {', '.join(phase)} together (one "
                                 f"leaderboard number), so send result files for every one of them")
     values = scores_of(report)
@@ -221,7 +215,7 @@ def evalai_evaluate(test_annotation_file, user_submission_file, phase_codename, 
     hardened extraction into a private folder); the submission is a result file or a .tgz of a run.
 
     Returns ``{"result": [{split: {metric: value}}, ...], "submission_result": {split: {...}}}``. An invalid
-    submission prints one line on stderr and raises :class:`InvalidSubmission` (EvalAI marks it failed).
+    submission prints one line on stderr and raises :class:`SubmissionFault` (EvalAI marks it failed).
     """
     import tempfile
 
@@ -235,13 +229,13 @@ def evalai_evaluate(test_annotation_file, user_submission_file, phase_codename, 
             report = score(user_submission_file, ref, benchmark, None, data_file, keys_file)
             result = [{s: scores_of(report, s)} for s in report.splits if not splits or s in splits]
             if not result:
-                raise InvalidSubmission(f"invalid submission, not scored: it answers none of phase "
+                raise SubmissionFault(f"invalid submission, not scored: it answers none of phase "
                                         f"{phase_codename}'s splits ({', '.join(splits or [])})")
     except DialevalError as e:
         from dialeval.core.termsafe import safe
 
         print(safe(f"dialeval: {e}"), file=sys.stderr)
-        raise InvalidSubmission(str(e)) from None
+        raise SubmissionFault(str(e)) from None
     merged = {k: v for item in result for k, v in item.items()}
     return {"result": result, "submission_result": merged}
 

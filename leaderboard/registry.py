@@ -376,7 +376,9 @@ class Registry:
                 # file is immutable: said where the folder is not ours to write (no grader of ours can be
                 # writing it; one of its owner's that is would go unseen until it ends)
                 frozen = "&immutable=1" if not _writable(self.path.parent) else ""
-                uri = f"file:{quote(str(self.path))}?mode=ro{frozen}"
+                # the path's bytes escaped (a name need not be UTF-8; '?', '#' and '%' are URI syntax), absolute
+                # after an empty authority ("file:" + "//folder" would name a host)
+                uri = f"file://{quote(os.fsencode(self.path.absolute()))}?mode=ro{frozen}"
             else:
                 uri = str(self.path)
             self.db = sqlite3.connect(uri, timeout=BUSY_SECONDS, isolation_level=None, uri=readonly)

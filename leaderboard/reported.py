@@ -26,7 +26,7 @@ from pathlib import Path
 
 from dialeval import __version__
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
-from dialeval.core.errors import DialevalError, UsageError, did_you_mean
+from dialeval.core.errors import SubmissionFault, UsageError, did_you_mean
 from dialeval.core.problems import counted
 from dialeval.leaderboard.registry import team_key
 
@@ -35,11 +35,10 @@ NAME_MAX = 120  # as schemas/team.schema.json: a team or system name, at most th
 _CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 
-class InvalidReportedFile(DialevalError):
+class InvalidReportedFile(SubmissionFault):
     """A reported-results file with wrong rows or columns: every problem, one line each (``file:line:column`` in
-    a CSV, ``file#/pointer`` in JSON), said at once before this error; nothing is imported (exit 1)."""
-
-    exit_code = 1
+    a CSV, ``file#/pointer`` in JSON), said at once before this error; nothing is imported (exit 1: the file's
+    fault, as a submission's)."""
 
     def __init__(self, path: Path, problems: list[str], columns: str = ""):
         self.details = tuple(problems)
@@ -219,17 +218,17 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
         for (split, group), vals in per.items():
             for m, v in vals.items():
                 records.append({"split": split, "group": group, "subset": None, "metric": m, "average": None,
-                                "value": round(v, 6), "n": None, "signature": sig(split, group, m, None)})
+                                "value": v, "n": None, "signature": sig(split, group, m, None)})
         for m in metrics:
             for split in splits:
                 vs = [vals[m] for (s, _), vals in per.items() if s == split and m in vals]
                 if len(vs) > 1:
                     records.append({"split": split, "group": "all", "subset": None, "metric": m, "average": "macro",
-                                    "value": round(sum(vs) / len(vs), 6), "n": None, "signature": sig(split, "all", m, "macro")})
+                                    "value": sum(vs) / len(vs), "n": None, "signature": sig(split, "all", m, "macro")})
             vs = [vals[m] for vals in per.values() if m in vals]
             if len(splits) > 1 and vs:
                 records.append({"split": "all", "group": "all", "subset": None, "metric": m, "average": "macro",
-                                "value": round(sum(vs) / len(vs), 6), "n": None, "signature": sig("all", "all", m, "macro")})
+                                "value": sum(vs) / len(vs), "n": None, "signature": sig("all", "all", m, "macro")})
         out.append({"team": team_prefix + team, "system": system, "source": source,
                     "note": f"published band: {bands[0]}" if bands else None, "records": records,
                     "splits": splits, "groups": list(dict.fromkeys(g for _, g in per)), "metrics": metrics})

@@ -9,7 +9,8 @@ Safety: a :class:`filelock.FileLock` serialises concurrent first uses (two proce
 the KBs and simulator.json, then each part (a split's folder, ``airdialogue``) as a command first needs it, are
 generated in a temp dir in the same parent, renamed into place atomically and marked complete (``.complete`` once
 every part is there); temp dirs left by a crashed attempt are removed by the next one (under the lock, so they cannot be
-in use), and a final directory without the marker is regenerated.
+in use). A final directory without a marker was not made here (ours get theirs before they are renamed into place):
+it is never deleted: an empty one is replaced, anything else is refused in one line (exit 2).
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ def ensure_default_challenge(params: dict | None = None, parts=None) -> Path:
             return final
         for stale in root.glob(f".{name}.tmp-*"):  # left by a crashed attempt; nobody else holds the lock
             shutil.rmtree(stale, ignore_errors=True)
-        if final.exists() and not (final / BASE_MARKER).is_file() and not (final / COMPLETE_MARKER).is_file():
-            shutil.rmtree(final)  # no marker: half-written by something else than us; start over
+        if os.path.lexists(final) and not (final / BASE_MARKER).is_file() and not (final / COMPLETE_MARKER).is_file():
+            _clear_unmarked(final)
         if not final.exists():
             _in_temp(root, name, lambda tmp: _generate(tmp, p, None), final)
         for part in wanted:
@@ -98,6 +99,25 @@ def ensure_default_challenge(params: dict | None = None, parts=None) -> Path:
         if all((final / f"{COMPLETE_MARKER}-{part}").is_file() for part in every):
             (final / COMPLETE_MARKER).write_text(json.dumps(p, sort_keys=True) + "\n")
     return final
+
+
+def _clear_unmarked(final: Path) -> None:
+    """Remove ``final`` only when nothing can be lost (an empty folder), else refuse in one line (exit 2).
+
+    Every challenge folder this code made holds a marker (it is written before the folder is renamed into
+    place), so one without a marker is not ours: the user's own folder in a cache they pointed at, or a file or
+    link. The same rule as :mod:`dialeval.files.outdir` for the folders a command replaces: only an absent, empty
+    or marked folder may go."""
+    from dialeval.core.errors import UsageError
+
+    if not os.path.islink(final) and final.is_dir():
+        try:
+            os.rmdir(final)  # fails unless empty: nothing in it is deleted
+            return
+        except OSError:
+            pass
+    raise UsageError(f"{final}: in the cache folder but not made by dialeval (no {BASE_MARKER} file); nothing was "
+                     f"deleted: move it away, set {CACHE_ENV} to another folder, or pass --challenge DIR")
 
 
 def _in_temp(root: Path, name: str, make, dest: Path, inner: str | None = None) -> None:

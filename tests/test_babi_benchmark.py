@@ -116,7 +116,7 @@ def test_accuracy_hand_computed(tmp_path, data):
     assert get("per-dialog-accuracy").compute(t) == pytest.approx(1 / 2)
     assert Babi().metrics_for(ev) == ["per-response-accuracy", "per-dialog-accuracy"]
     assert ev.splits == ["tst"] and ev.groups == ["1"]
-    assert ev.signature_fields["gold"] == "text" and ev.signature_fields["ties"] == "pessimistic"
+    assert ev.signature_fields["gold"] == "text" and ev.signature_fields["ties"] == "none"  # ranks: no tie policy
     assert sorted(ev.data.files) == ["dialog-babi-candidates.txt", f"{STEM}.txt"]
 
 
@@ -306,3 +306,62 @@ def test_reproduction_numbers_equal_the_stored_table():
     recs = reproduce_babi(BABI, models, [4])
     got = {(r["model"], r["split"]): (r["per_response"], r["per_dialog"]) for r in recs}
     assert got == want
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# every reproduced row is signed: the number's scoring (data identity, split, options) and what made it
+
+SAMPLE_BABI = Path(__file__).resolve().parents[1] / "submissions" / "samples" / "babi"
+STORED_TABLES = ("babi-table2.json", "babi-table2.variants.json", "babi-neural.json", "babi-neural-gpu.json",
+                 "babi-neural-profile-cpu.json", "babi-neural-se-variants.json", "babi-neural-gpu-profile.json")
+
+
+def _sig(text: str) -> dict[str, str]:
+    from dialeval.core.signature import Signature
+
+    return dict(Signature.parse(text).fields)
+
+
+def test_reproduce_signs_each_row_with_the_scoring_model_settings_and_seed():
+    """Before: a row was signed as `score --task N` signs the number alone; two models (or two settings, or seeds)
+    of one task signed alike. Now the model, a digest of its settings and the seed follow."""
+    from dialeval.baselines.reproduce import babi_signature, record_signature, reproduce_babi, run_variants
+
+    recs = reproduce_babi(SAMPLE_BABI, ["rule-based", "tfidf"], [1])
+    scored, _ = babi_signature(str(SAMPLE_BABI), 1, "tst")
+    for r in recs:
+        assert r["signature"] == record_signature(SAMPLE_BABI, r)  # what a stored row is checked against
+        fields = _sig(r["signature"])
+        assert {k: v for k, v in fields.items() if k not in ("model", "params", "seed")} == _sig(
+            babi_signature(str(SAMPLE_BABI), 1, r["split"])[0])
+        assert (fields["model"], fields["seed"], fields["ties"]) == (r["model"], "0", "none")
+    assert len({_sig(r["signature"])["params"] for r in recs}) == 2  # two models' settings
+    assert recs[0]["signature"].startswith(scored.partition("|v:")[0] + "|model:rule-based|params:")
+    # another seed, other settings: other signatures
+    seeded = reproduce_babi(SAMPLE_BABI, ["tfidf"], [1], seed=3)
+    assert _sig(seeded[0]["signature"])["seed"] == "3"
+    other = reproduce_babi(SAMPLE_BABI, ["tfidf"], [1], params={"unseen": "max"})
+    tfidf = next(r for r in recs if r["model"] == "tfidf")
+    assert _sig(other[0]["signature"])["params"] != _sig(tfidf["signature"])["params"]
+    # a variant row (fixed settings) is signed from them
+    var = run_variants(SAMPLE_BABI, ["tfidf"], [1])
+    assert all(v["signature"] == record_signature(SAMPLE_BABI, v) and "|model:tfidf|" in v["signature"] for v in var)
+    assert len({_sig(v["signature"])["params"] for v in var if v["split"] == "tst"}) == len(var) // 2
+
+
+@needs_babi
+@pytest.mark.realdata
+@pytest.mark.parametrize("table", STORED_TABLES)
+def test_stored_tables_carry_the_signature_reproduce_gives_their_rows(table):
+    """The stored rows were made on the full bAbI release (../shared/data/babi-dialog) and signed afterwards from
+    their own fields (`benchmarks/reproduce_neural.py sign`, no retraining): each signature is what `dialeval
+    reproduce babi` signs a row of that config with on that data."""
+    from dialeval.baselines.reproduce import record_signature
+
+    rows = json.loads((Path(__file__).resolve().parents[1] / "submissions" / "baselines" / table).read_text())
+    for r in rows:
+        assert "signature" in r, (table, r["model"], r["task"], r["split"])
+        fields = _sig(r["signature"])
+        assert fields["data"].startswith(f"babi-dialog/{r['split']}#")  # the published release, by name
+        assert (fields["model"], fields["task"], fields["split"]) == (r["model"], str(r["task"]), r["split"])
+        assert r["signature"] == record_signature(BABI, r), (table, r["model"], r["task"], r["split"])

@@ -143,3 +143,38 @@ def test_data_location_names_the_release_or_sample_and_keeps_a_given_path(tmp_pa
     (tmp_path / "mine").mkdir()
     assert location_label("mine") == "mine"  # as given: relative stays relative
     assert location_label(tmp_path / "mine") == str(tmp_path / "mine")
+
+
+def test_a_folder_in_the_cache_that_dialeval_did_not_make_is_never_deleted(tmp_path):
+    # before: a folder at the default challenge's place without dialeval's marker (the user's own, in a cache folder
+    # they chose with DIALEVAL_CACHE_DIR) was deleted with everything in it ("half-written by something else than
+    # us; start over"), and a file there stopped the command with an internal error
+    from conftest import REPO, run_cli
+
+    from dialeval.simulator.default import default_challenge_name
+
+    cache = tmp_path / "cache"
+    mine = cache / default_challenge_name()
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("the user's own notes")
+    run = REPO / "submissions" / "baselines" / "default" / "tfidf" / "submission.tgz"  # the stored tfidf run
+    score = ("score", run, "--split", "tst4", "--json")
+    env = {"DIALEVAL_CACHE_DIR": str(cache)}
+    r = run_cli(*score, cwd=tmp_path, env=env)
+    assert (r.returncode, r.stdout, r.stderr.count("\n")) == (2, "", 1), r.stderr
+    assert r.stderr.startswith(f"dialeval: error: {mine}: in the cache folder but not made by dialeval")
+    assert "nothing was deleted: move it away, set DIALEVAL_CACHE_DIR to another folder" in r.stderr
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+    assert (mine / "notes.txt").read_text() == "the user's own notes"
+
+    (mine / "notes.txt").rename(tmp_path / "notes.txt")  # moved away as told: the empty folder is used
+    r = run_cli(*score, cwd=tmp_path, env=env)
+    assert r.returncode == 0 and json.loads(r.stdout)["data"]["embedded_default"] is True, r.stderr
+    assert (mine / ".base").is_file() and (mine / ".complete-tst4").is_file()
+
+    other = tmp_path / "other-cache"
+    other.mkdir()
+    (other / default_challenge_name()).write_text("a file of the user's")  # a file in the way is refused too
+    r = run_cli(*score, cwd=tmp_path, env={"DIALEVAL_CACHE_DIR": str(other)})
+    assert (r.returncode, r.stderr.count("\n")) == (2, 1) and "not made by dialeval" in r.stderr, r.stderr
+    assert (other / default_challenge_name()).read_text() == "a file of the user's"

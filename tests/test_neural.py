@@ -447,6 +447,71 @@ def test_gpu_record_tables_agree_with_the_stored_rows():
         assert float(c_fit) == round(c_row["train_seconds"], 1) and float(c_wall) == round(c_row["wall_seconds"], 1)
 
 
+def test_the_gpu_profile_table_is_the_stored_settings_at_the_device_profile_and_the_notes_quote_it():
+    """babi-neural-gpu-profile.json is the device tool's H200 run of the whole table at the device profile: 33 rows,
+    every job on CUDA at batch 256 with the profile's learning rate and the stored epoch cap, patience and grid (the
+    profile's own settings where TABLE2_SETTINGS gives them); babi-neural-gpu.md's section on it and the README
+    quote its counts and differences as the records give them."""
+    from dialeval.baselines.memn2n import GRID as MEMN2N_GRID
+    from dialeval.baselines.reproduce import model_params
+
+    base = REPO / "submissions/baselines"
+    load = lambda name: {(r["model"], r["task"], r["split"]): r for r in json.loads((base / name).read_text())}  # noqa: E731
+    gpu, cpu, cpu_profile = load("babi-neural-gpu-profile.json"), load("babi-neural.json"), load("babi-neural-profile-cpu.json")
+    assert gpu.keys() == cpu.keys() == cpu_profile.keys() and len(gpu) == 33
+    for (model, task, _), r in gpu.items():
+        prof, cfg = r["config"]["training_profile"], r["config"]["config"]
+        assert r["device"] == "cuda" and (prof["name"], prof["batch_size"], cfg["batch_size"]) == ("device", 256, 256)
+        assert prof["lr_scale"] == (8.0 if model == "supervised-embeddings" else 1.0), (model, task)
+        p = model_params(model, task, BABI)
+        grid = p.get("grid", MEMN2N_GRID if model.startswith("memn2n") else r["config"]["grid"])
+        assert [dict(g) for g in (grid or [])] == r["config"]["grid"], (model, task)  # the declared grid
+        p.update(p.pop("profile_settings", {}))  # what the profile trained instead, where the table says so
+        assert (cfg["epochs"], cfg["patience"]) == (p["epochs"], p["patience"]), (model, task)
+        tried = [d["config"] for d in r["config"]["dev_selection"]]
+        assert [c for i, c in enumerate(tried) if c not in tried[:i]] == [dict(g) for g in p.get("grid") or [{}]] or \
+            not p.get("grid"), (model, task)
+    missed = sorted(k for k, r in gpu.items() if not r["meets_target"])
+    assert len(missed) == 6 and sum(r["meets_target"] for r in cpu.values()) == 27
+    assert sum(r["meets_target"] for k, r in gpu.items() if k[0] == "supervised-embeddings") == 7
+    diff = {k: round(gpu[k]["per_response"] - cpu_profile[k]["per_response"], 2) for k in gpu}
+    assert sum(d == 0 for d in diff.values()) == 14 and min(diff.values()) == -4.27
+    assert max(abs(d) for k, d in diff.items() if k != ("supervised-embeddings", 2, "tst")) < 2.8
+    assert max(abs(gpu[k]["per_response"] - cpu[k]["per_response"]) for k in gpu) == pytest.approx(8.38)
+    tst = [r for k, r in gpu.items() if k[2] == "tst"]
+    assert round(sum(r["wall_seconds"] for r in tst)) == 1966 and round(sum(r["train_seconds"] for r in tst)) == 1939
+    md = (base / "babi-neural-gpu.md").read_text(encoding="utf-8")
+    section = " ".join(md[md.index("## The device profile on the GPU"):md.index("## How to run the device check")].split())
+    for quoted in ("Rows: 27 of 33 within their targets", "**7 of 11**", "14 of 33 rows identical",
+                   "83.33 against 87.60 (−4.27", "at most 8.38 points", "add up to 1,966 s (1,939 s training)"):
+        assert quoted in section, quoted
+    for (model, task, split) in missed:
+        assert f"{gpu[(model, task, split)]['per_response']:.2f}" in section, (model, task, split)
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert "27 of 33 rows within their targets" in readme and "every row within 4.3 points" in readme
+
+
+def test_the_gpu_determinism_records_show_what_the_default_was_chosen_on():
+    """babi-neural-gpu-determinism.json: on the H200 two runs with the fixed-order kernels gave byte-identical scores
+    and weights for both models; torch's default kernels did not for memn2n-match; the cost quoted in
+    babi-neural-gpu.md and in deterministic_on's docstring is the records' training seconds."""
+    from dialeval.baselines._torchutil import deterministic_on
+
+    doc = json.loads((REPO / "submissions/baselines/babi-neural-gpu-determinism.json").read_text())
+    jobs = {j["model"]: j for j in doc["jobs"]}
+    assert set(jobs) == {"memn2n-match", "supervised-embeddings"}
+    for model, job in jobs.items():
+        on = [r for r in job["runs"] if r["deterministic"]]
+        off = [r for r in job["runs"] if not r["deterministic"]]
+        assert len(on) == len(off) == 2 and all(r["device"] == "cuda" for r in job["runs"])
+        assert on[0]["scores_sha256"] == on[1]["scores_sha256"] and on[0]["weights_sha256"] == on[1]["weights_sha256"]
+        assert all(r["determinism"]["nondeterministic_ops"] == [] for r in on)
+        assert job["on_vs_on"]["scores_identical"] and job["off_vs_off"]["scores_identical"] == (model != "memn2n-match")
+        assert (off[0]["scores_sha256"] == off[1]["scores_sha256"]) == (model != "memn2n-match")
+    assert (round(jobs["memn2n-match"]["cost"], 2), round(jobs["supervised-embeddings"]["cost"], 2)) == (1.10, 1.06)
+    assert "1.10x the training seconds for memn2n-match T4 and 1.06x" in " ".join(deterministic_on.__doc__.split())
+
+
 def test_supervised_embedding_variants_are_dev_selected_and_quoted_in_the_closing_note():
     """babi-neural-se-variants.json holds the supervised-embeddings variants the closing note of babi-neural.md
     reports: each record ran with the setting its command states, its chosen epoch is the best dev epoch of its
@@ -538,7 +603,7 @@ def test_the_neural_reproduction_script_writes_the_librarys_records(tmp_path):
     """benchmarks/reproduce_neural.py builds its records with dialeval.baselines.reproduce.split_record (the record
     `dialeval reproduce babi` writes, scored by the babi benchmark) plus its own four fields: run here with the
     TF-IDF baseline on task 1 (seconds, no torch), each record is the library's for the same numbers."""
-    from dialeval.baselines.reproduce import split_record
+    from dialeval.baselines.reproduce import record_signature, split_record
 
     records = tmp_path / "r.jsonl"
     proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "reproduce_neural.py"), "run", "--models", "tfidf",
@@ -547,8 +612,9 @@ def test_the_neural_reproduction_script_writes_the_librarys_records(tmp_path):
     assert proc.returncode == 0, proc.stderr
     recs = [json.loads(line) for line in records.read_text().splitlines()]
     assert [r["split"] for r in recs] == ["tst", "tst-OOV"]
-    own = {"examples_per_second", "dev_selection", "seed", "torch_threads"}
+    own = {"examples_per_second", "dev_selection", "seed", "torch_threads", "signature"}
     for r in recs:
+        assert r["signature"] == record_signature(BABI, r)  # signed as `dialeval reproduce babi` signs a row
         lib = split_record(r["model"], r["task"], r["split"], [], r["per_response"], r["per_dialog"],
                            r["train_seconds"], r["infer_seconds"], r["config"])
         # the item counts come from the items, which the script does not write out; wall seconds from unrounded times
@@ -807,6 +873,23 @@ def test_two_default_runs_on_two_cpu_threads_give_the_same_weights_and_scores(mo
     assert runs[0][0] == runs[1][0]  # the trained weights
     assert runs[0][1] == runs[1][1]  # every test item x candidate score
     assert runs[0][2]["deterministic"] == {**CPU_RECORD, "requested": False, "torch_threads": 2}
+
+
+@needs_torch
+def test_fixed_order_kernels_are_the_default_off_the_cpu_too():
+    """Unset, a model's deterministic setting means the fixed-order kernels on every device (the meta device stands in
+    for a GPU, and CUDA needs none to check the decision): on the H200 torch's default kernels gave memn2n-match T4
+    scores 5.3e-05 apart run to run, the fixed-order ones the same bits at 1.06-1.10x the training seconds."""
+    import torch
+
+    from dialeval.baselines._torchutil import deterministic_algorithms, deterministic_on
+
+    for device in ("cpu", "meta", "cuda"):
+        assert deterministic_on(None, torch.device(device)) and not deterministic_on(False, torch.device(device))
+    with deterministic_algorithms(torch, torch.device("meta"), None) as rec:
+        assert torch.are_deterministic_algorithms_enabled()
+    assert rec == {"requested": False, "device": "meta", "nondeterministic_ops": []}
+    assert not torch.are_deterministic_algorithms_enabled()
 
 
 @needs_torch

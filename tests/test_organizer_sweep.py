@@ -593,6 +593,27 @@ def test_an_interrupted_baseline_run_or_demo_leaves_no_partial_submission(tmp_pa
     assert not (tmp_path / "demo").exists()
 
 
+def test_a_registry_in_a_folder_named_with_uri_characters_is_read_read_only(tmp_path):
+    # a read-only registry is opened by an SQLite URI (file:PATH?mode=ro): an unescaped '?', '#' or '%' in PATH
+    # would be read as the URI's parameters, its fragment or an escape (another file, or "unable to open"); a
+    # folder name that is not UTF-8 (bytes a Linux file name may hold) could not be escaped as text at all
+    # (UnicodeEncodeError: exit 3), and a path given as //folder named a URI authority ("invalid uri authority")
+    from dialeval.leaderboard.registry import Registry
+
+    runs = _runs(tmp_path, {"a": {"team": "A"}, "b": {"team": "B"}})
+    for name in ("reg?mode=rw#top 100%25", os.fsdecode(b"reg-\xff-latin1"), "reg%2F..%2Fother"):
+        reg = tmp_path / name
+        r = run_cli("grade", runs, "--data", "sample:dstc6", "--registry", reg)
+        assert r.returncode == 0, r.stderr
+        before = (reg / "registry.sqlite").read_bytes()
+        for given in (reg, f"/{reg}", os.path.relpath(reg)):
+            with Registry(given, create=False, readonly=True) as db:
+                assert db.readonly and sorted((row.team, row.status) for row in db.runs()) == [("A", "valid"),
+                                                                                              ("B", "valid")]
+                assert db.meta()["schema_version"]
+        assert (reg / "registry.sqlite").read_bytes() == before
+
+
 # ==== the second organiser sweep: the commands of the README's organiser sections as written, then careless ====
 # variants (misnamed split folders, a challenge.toml given to the wrong option, data that are not there, a
 # scoring program run with Codabench's folder layout); the embedded default challenge that `dialeval demo` grades

@@ -300,14 +300,16 @@ def test_a_reproduced_table_signs_its_rows_as_score_does(tmp_path):
     s = json.loads(run_cli("score", run, "--benchmark", "babi", "--data", data, "--task", "1", "--json").stdout)
     scored = next(x["signature"] for x in s["results"] if x["metric"] == "per-response-accuracy" and x["group"] == "1")
     row = next(x for x in rows if x["split"] == "tst")
-    assert row["signature"] == scored and "|data:babi-dialog/tst#" in scored
-    assert f"- T1 tst: `{scored}`" in (tmp_path / "t" / "babi-table2.md").read_text()
+    # the number signed as score signs it, then what made it: model, its settings' digest, seed
+    assert row["signature"].startswith(scored.partition("|v:")[0] + "|model:rule-based|params:")
+    assert "|data:babi-dialog/tst#" in scored and row["signature"].endswith("|seed:0|" + scored.rpartition("|")[2])
+    assert f"- rule-based T1 tst: `{row['signature']}`" in (tmp_path / "t" / "babi-table2.md").read_text()
     # a row over the first conversations only says so
     r = run_cli("reproduce", "babi", "--data", data, "--out", tmp_path / "s", "--models", "rule-based", "--tasks", "1",
                 "--max-conversations", "3")
     assert r.returncode == 0, r.stderr
     short = next(x for x in json.loads((tmp_path / "s" / "babi-table2.json").read_text()) if x["split"] == "tst")
-    assert short["signature"] == scored.replace("|v:", "|convs:3|v:")
+    assert short["signature"] == row["signature"].replace("|model:", "|convs:3|model:")
 
 
 def test_compare_counts_an_invalid_files_errors_as_validate_does(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,3 +151,63 @@ def test_rank_submissions_have_no_ties(tmp_path):
     for policy in ("pessimistic", "optimistic", "expected"):
         table, problems, _ = score_items(sub, [s], benchmark="b", split="t", ties=policy, scoring=True)
         assert problems == [] and table.gold_rank.tolist() == [2] and table.ties.tolist() == [0]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the signature says which tie policy a number was computed under, and only where one applied
+
+SAMPLES = Path(__file__).resolve().parents[1] / "submissions" / "samples"
+BABI = Path(__file__).resolve().parents[2] / "shared" / "data" / "babi-dialog"
+
+
+def _babi_scores_from_ranks(ranks: list[dict], candidates: list[str]) -> dict:
+    """The sample's rank run as scores: each listed candidate above the unlisted ones, which all tie at 0."""
+    items = {}
+    for item in ranks:
+        listed = {c["candidate_id"]: 10.0 - c["rank"] for c in item["lst_candidate_id"]}
+        items[item["dialog_id"]] = {c: listed.get(c, 0.0) for c in candidates}
+    return {"format": "scores", "items": items}
+
+
+def _fields(report) -> dict[str, str]:
+    return dict(report.signature.fields)
+
+
+def test_rank_runs_sign_no_tie_policy_and_score_runs_sign_theirs(tmp_path):
+    # before: the sample's rank run was signed `ties:pessimistic`, a policy that never touched its numbers
+    from dialeval.api import score
+    from dialeval.benchmarks.babi import load_items
+
+    data = SAMPLES / "babi"
+    rank_file = data / "example-run.json"
+    ranks = json.loads(rank_file.read_text())
+    candidates = list(load_items(data, 1, "tst").candidates)
+    scores_file = tmp_path / "scores.json"
+    scores_file.write_text(json.dumps(_babi_scores_from_ranks(ranks, candidates)))
+
+    by_rank = score(rank_file, benchmark="babi", data=data, split="tst")
+    assert by_rank.valid and _fields(by_rank)["ties"] == "none"
+    for policy in ("pessimistic", "expected"):
+        by_score = score(scores_file, benchmark="babi", data=data, split="tst", ties=policy)
+        assert by_score.valid and _fields(by_score)["ties"] == policy
+        assert by_score.value("per-response-accuracy", "tst", "3") == by_rank.value("per-response-accuracy", "tst", "3")
+        # the same numbers where the gold is listed: the two signatures differ in the ties field alone
+        differ = {k for k in _fields(by_rank).keys() | _fields(by_score).keys()
+                  if _fields(by_rank).get(k) != _fields(by_score).get(k)}
+        assert differ == {"ties"}
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(not BABI.is_dir(), reason=f"real bAbI data not found at {BABI}")
+def test_a_rank_run_on_the_real_release_signs_no_tie_policy(tmp_path):
+    from dialeval.api import score
+    from dialeval.benchmarks.babi import load_items
+
+    s = load_items(BABI, 4, "tst")  # the smallest task: 3,498 turns
+    run = [{"dialog_id": i, "lst_candidate_id": [{"candidate_id": sorted(g)[0], "rank": 1}]}
+           for i, g in zip(s.item_ids, s.gold, strict=True)]
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    report = score(tmp_path / "run.json", benchmark="babi", data=BABI, split="tst", tasks=[4])
+    assert report.valid and report.value("per-response-accuracy", "tst", "4") == 1.0
+    fields = _fields(report)
+    assert fields["ties"] == "none" and fields["data"].startswith("babi-dialog/tst#"), fields

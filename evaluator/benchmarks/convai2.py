@@ -111,7 +111,7 @@ class ConvAI2(ItemSetBenchmark):
         return ["f1"] if evaluation.submission.get("format") == "text" else list(self.default_metrics)
 
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
-        ties = {} if ev.submission.get("format") == "text" else {"ties": request.ties}
+        ties = {} if ev.submission.get("format") == "text" else {"ties": self.signed_ties(request, ev)}
         return {"file": ",".join(ev.groups), "gold": "normalised-text", **ties}
 
     def score_sets(self, request, splits, sets, identity, problems=None, others=()) -> Evaluation:

@@ -135,7 +135,7 @@ class MovieDialog(ItemSetBenchmark):
     def signature_fields(self, request: Request, ev: Evaluation) -> dict:
         normalised = any(p.code == "text-normalised" for p in ev.problems)
         return {"tasks": [int(g) for g in ev.groups], "gold": "normalised-text" if normalised else "id", "nc": "all",
-                "ties": request.ties}
+                "ties": self.signed_ties(request, ev)}
 
     def subsets(self, table) -> list[tuple[str, object]]:
         """Task 3 (QA+Recs): the numbers by turn position too (1 recommend, 2 question, 3 recommend)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from dialeval.core.errors import UsageError
+from dialeval.core.errors import SubmissionFault, UsageError
 from dialeval.core.problems import counted
 
 PRESET_NAMES = ("paper", "hed-dlg", "nlg-eval")  # mirrors dialeval.metrics.embedding.PRESETS (kept import-free)
@@ -134,7 +134,7 @@ def _embed(hyp, refs, vectors, vformat, limit, preset, tokenizer, lowercase, oov
 
     if all(s.n == 0 for s in result.summaries.values()):
         c = result.counts
-        raise _NothingScored(
+        raise SubmissionFault(
             f"no pair could be scored: every pair has a side without any word vector ({c['oov_tokens']} of "
             f"{c['tokens']} tokens unknown; try --lowercase, another --tokenizer or other --vectors)")
 
@@ -454,10 +454,6 @@ def _write_per_pair(out, first: int, per_pair: dict) -> None:
             row[m] = None if v != v else v  # full precision; NaN (skipped) -> null
         rows.append(json.dumps(row))
     out.write("\n".join(rows) + "\n")
-
-
-class _NothingScored(UsageError):
-    exit_code = 1
 
 
 def _version() -> str:

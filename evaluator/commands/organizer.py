@@ -14,7 +14,7 @@ import click
 from dialeval.benchmarks.base import TIE_POLICIES
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.commands.embed import vectors_options
-from dialeval.core.errors import UsageError
+from dialeval.core.errors import SubmissionFault, UsageError
 from dialeval.files.write import not_standard_output
 
 REGISTRY_HELP = "Folder holding registry.sqlite (default: submissions/)."
@@ -111,13 +111,6 @@ def _benchmark_command():
     from dialeval.commands.score import BenchmarkCommand  # builds the chosen benchmark's own flags
 
     return BenchmarkCommand
-
-
-class SubmissionFault(UsageError):
-    """A run given as a file that is not valid, or a registry run that was rejected: the submission's fault (exit 1),
-    as `score` and `grade` say of it."""
-
-    exit_code = 1
 
 
 def _load_run(ref: str, reg_dir: str, benchmark: str, data_root, keys, split, text_metrics=None, tasks=None,

@@ -17,6 +17,14 @@ class UsageError(DialevalError):
     exit_code = 2
 
 
+class SubmissionFault(DialevalError):
+    """The submission's fault: exit 1. A run that is not valid (a submitted file, a registry run that was rejected, a
+    platform's upload), or submitted texts of which nothing can be scored. Never a :class:`UsageError`: the command
+    was right, what it was given to judge was not (README, *Exit codes*)."""
+
+    exit_code = 1
+
+
 class UnreadableInput(UsageError):
     """A file whose content is not what its format needs (not JSON, empty, wrong encoding, compressed, binary).
 
