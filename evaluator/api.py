@@ -13,12 +13,16 @@ spelling ``challenge``) is required; only the command line knows the embedded de
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dialeval.benchmarks.base import DEFAULT_TIES, TIE_POLICIES, Evaluation, Request
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
 from dialeval.core.errors import UsageError
 from dialeval.core.signature import Signature
 from dialeval.results.report import ScoreReport
+
+if TYPE_CHECKING:  # numpy only when numbers are computed
+    from dialeval.results.stats import BootstrapCI
 
 
 def evaluate(
@@ -64,7 +68,7 @@ def evaluate(
 
 
 def build_report(bench, ev: Evaluation, metrics=None, embedding_preset: str | None = None,
-                 vectors: str | None = None, vectors_format: str = "auto") -> ScoreReport:
+                 vectors: str | None = None, vectors_format: str = "auto", ci: BootstrapCI | None = None) -> ScoreReport:
     """Compute the records of an Evaluation with ``metrics`` (names; default: the benchmark's).
 
     Text metrics (embedding similarity of the top-1 response to the gold response) make the benchmark read
@@ -92,7 +96,7 @@ def build_report(bench, ev: Evaluation, metrics=None, embedding_preset: str | No
     )
     if ev.table is None:
         return report
-    return report.compute(chosen, subsets=bench.subsets)
+    return report.compute(chosen, subsets=bench.subsets, ci=ci)
 
 
 def _add_text_values(bench, ev: Evaluation, preset: str | None, vectors: str | None = None,
@@ -140,19 +144,21 @@ def score(
     embedding_preset: str | None = None,
     vectors: str | None = None,
     vectors_format: str = "auto",
+    ci: BootstrapCI | None = None,
 ) -> ScoreReport:
     """Validate and score ``submission`` on ``split`` of a benchmark's data.
 
     An invalid submission gives a report with ``valid`` False, every problem in ``problems`` and no
     results. ``options`` are the benchmark's own (``dialeval benchmarks`` lists them; ``lenient`` and
     ``candidate_limit`` are shorthands for two of them); ``tasks`` restricts the groups; ``ties`` applies to
-    score-based submissions.
+    score-based submissions. ``ci`` (e.g. ``BootstrapCI(level=0.95, resamples=1000, seed=12345)``) gives every
+    record but a macro average its percentile bootstrap interval, ``ci_low``/``ci_high``, signed.
     """
     bench, ev = evaluate(
         submission, benchmark=benchmark, data=data if data is not None else challenge, split=split, keys=keys,
         groups=tasks, scoring=True, ties=ties, options=_options(lenient, candidate_limit, options),
     )
-    return build_report(bench, ev, metrics, embedding_preset, vectors, vectors_format)
+    return build_report(bench, ev, metrics, embedding_preset, vectors, vectors_format, ci)
 
 
 def validate(

@@ -171,14 +171,17 @@ def rank_board(reg, board: str, metric: str, scope: str | None = None, alpha: fl
             rid = full[i]
             r = by_id[rid]
             nxt = banding.order[pos + 1] if pos + 1 < len(banding.order) else None
-            row = RankedRun(rid, r.team, r.system, r.kind, r.submitted_at, banding.scores[pos], banding.band[pos],
+            # the run's value as `score` reports it (the bands' means sum the units in key order: the last bit
+            # can differ)
+            row = RankedRun(rid, r.team, r.system, r.kind, r.submitted_at, units[rid].mean, banding.band[pos],
                             n=len(all_keys), p_next=float(banding.p_adjusted[i, nxt]) if nxt is not None else None,
                             p_next_text=banding.p_text(i, nxt) if nxt is not None else "-")
             why = banding.differs_from[pos]
             if why is not None:
                 row.differs_from, row.p_differs_text = pos_of[why], banding.p_text(why, i)
             if intervals:
-                iv = stats.interval(units[rid].values, units[rid].clusters, stats.DEFAULT_RESAMPLES, seed)
+                iv = stats.interval(units[rid].values, units[rid].clusters, stats.DEFAULT_RESAMPLES, seed,
+                                    estimate=units[rid].mean)
                 row.low, row.high = iv.low, iv.high
             ranking.rows.append(row)
     for rid in sorted(partial, key=lambda x: (-units[x].mean, by_id[x].graded_at, x)):
@@ -186,7 +189,8 @@ def rank_board(reg, board: str, metric: str, scope: str | None = None, alpha: fl
         row = RankedRun(rid, r.team, r.system, r.kind, r.submitted_at, units[rid].mean, None, n=len(units[rid]),
                         note=f"covers {len(units[rid])} of {len(all_keys)} items: not banded")
         if intervals:
-            iv = stats.interval(units[rid].values, units[rid].clusters, stats.DEFAULT_RESAMPLES, seed)
+            iv = stats.interval(units[rid].values, units[rid].clusters, stats.DEFAULT_RESAMPLES, seed,
+                                estimate=units[rid].mean)
             row.low, row.high = iv.low, iv.high
         ranking.rows.append(row)
     if partial:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from dialeval import __version__
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
-from dialeval.core.errors import SubmissionFault, UsageError
+from dialeval.core.errors import SubmissionFault, UsageError, did_you_mean
 from dialeval.core.problems import counted
 from dialeval.leaderboard.registry import team_key
 
@@ -142,6 +142,7 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
     from dialeval import metrics
     from dialeval.benchmarks import registry
 
+    bench = registry.get(benchmark)
     names, rows, columns, problems = _table(path)
     metric_of, column_problems = _metric_columns(columns, benchmark)
     problems = column_problems + problems
@@ -156,6 +157,14 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
         if not team or not split or not group:
             problems.append(f"{where}: needs team, split and task (or group)")
             continue
+        # a split or task the benchmark does not have (a typo, another benchmark's table) would be imported as
+        # numbers no ranking scope ever shows; "all" is a published average over them
+        group_column = "task" if "task" in r else "group"
+        for column, value, known in (("split", split, bench.split_names), (group_column, group, bench.group_names)):
+            if known and value != "all" and value not in known:
+                at = f"{where}/{column}" if is_json else f"{where}:{column_no[column]}: column {column}"
+                problems.append(f"{at}: {value[:30]!r} is not a {column} of {benchmark} (one of: "
+                                f"{', '.join(known)}){did_you_mean(value, known)}")
         system = str(r.get("system") or "reported").strip()
         for what, name in (("team", team_prefix + team), ("system", system)):  # the rules team.json's names follow
             if len(name) > NAME_MAX or _CONTROL.search(name):
@@ -209,17 +218,17 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
         for (split, group), vals in per.items():
             for m, v in vals.items():
                 records.append({"split": split, "group": group, "subset": None, "metric": m, "average": None,
-                                "value": round(v, 6), "n": None, "signature": sig(split, group, m, None)})
+                                "value": v, "n": None, "signature": sig(split, group, m, None)})
         for m in metrics:
             for split in splits:
                 vs = [vals[m] for (s, _), vals in per.items() if s == split and m in vals]
                 if len(vs) > 1:
                     records.append({"split": split, "group": "all", "subset": None, "metric": m, "average": "macro",
-                                    "value": round(sum(vs) / len(vs), 6), "n": None, "signature": sig(split, "all", m, "macro")})
+                                    "value": sum(vs) / len(vs), "n": None, "signature": sig(split, "all", m, "macro")})
             vs = [vals[m] for vals in per.values() if m in vals]
             if len(splits) > 1 and vs:
                 records.append({"split": "all", "group": "all", "subset": None, "metric": m, "average": "macro",
-                                "value": round(sum(vs) / len(vs), 6), "n": None, "signature": sig("all", "all", m, "macro")})
+                                "value": sum(vs) / len(vs), "n": None, "signature": sig("all", "all", m, "macro")})
         out.append({"team": team_prefix + team, "system": system, "source": source,
                     "note": f"published band: {bands[0]}" if bands else None, "records": records,
                     "splits": splits, "groups": list(dict.fromkeys(g for _, g in per)), "metrics": metrics})

@@ -483,27 +483,3 @@ def test_a_zip_of_subtask_files_is_scored_member_by_member(tmp_path, cli):
         score(empty, benchmark="dstc7", data=SAMPLES / "dstc7", split="dev")
     with pytest.raises(UsageError, match="score each file with its own --keys"):
         score(z, benchmark="dstc7", data=SAMPLES / "dstc7", split="test", keys=SAMPLES / "dstc7" / "GROUND_TRUTH.tsv")
-
-
-@pytest.mark.parametrize("name", ["dstc7", "convai2", "douban"])
-def test_issue_25s_benchmarks_stay_within_200_lines_with_their_reader(name):
-    """Issue 25's size goal for the response-selection benchmarks, counted as its closing note did (``wc -l`` of the
-    benchmark module plus its format reader, nothing excluded): what is not specific to one benchmark lives in the
-    shared skeleton (a split's one file, a split never released: declared, not coded)."""
-    files = [REPO / "evaluator" / part / f"{name}.py" for part in ("benchmarks", "formats")]
-    lines = sum(len(f.read_bytes().splitlines()) for f in files)
-    assert lines <= 200, f"{name}: {lines} lines (benchmark module + reader); issue 25 caps them at 200"
-
-
-@pytest.mark.parametrize("name", ["airdialogue", "movie_dialog", "ubuntu", "dstc7", "convai2", "douban"])
-def test_benchmark_modules_stay_declarations_within_200_lines(name):
-    """The design's "a benchmark declares; the shared skeleton does the loop", at issue 25's 200 lines, counted as
-    ``wc -l`` of the benchmark module alone: parsing lives in its readers (``formats/``), metric math in ``metrics/``
-    and what other benchmarks share in the skeleton. AirDialogue's was 825 lines while it checked predictions, built
-    KB arrays and assembled its numbers itself; now formats/airdialogue.py reads the data and KB,
-    formats/airdialogue_predictions.py the predictions, and metrics/airdialogue.py computes every number. Movie
-    Dialog's was 556 while it read task and candidate files and rewrote text-named candidates: now formats/movie.py
-    reads, and the rewrite is skeleton (benchmarks/textids.py over formats/textnames.py). Issue 25's benchmarks are
-    held to 200 lines with their reader as well (above)."""
-    lines = len((REPO / "evaluator" / "benchmarks" / f"{name}.py").read_bytes().splitlines())
-    assert lines <= 200, f"{name}: {lines} lines (benchmark module); a benchmark module declares within 200"

@@ -24,7 +24,6 @@ whose every bot turn is a hit@1), as fractions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from dialeval.core.problems import Problem
 from dialeval.files.read import memo_key, not_a_folder
 from dialeval.formats.convert import BABI_CANDIDATES, BABI_SPLITS, BABI_TASK_FILES, babi_splits
 from dialeval.formats.dstc6 import TASK_DESCRIPTIONS
+from dialeval.formats.fbdialog import IdsByText, TextByLineNumber
 
 TASKS = tuple(sorted(BABI_TASK_FILES))
 
@@ -63,51 +63,18 @@ def present(data: Path) -> dict[str, list[int]]:
     return out
 
 
-class _GoldByText:
-    """Text -> the ids of the candidates with exactly that text (a frozenset; ``default`` when none)."""
-
-    def __init__(self, cands, ids: tuple[str, ...]):
-        self._cands, self._ids = cands, ids
-
-    def get(self, text: str, default=None):
-        found = self._cands.positions(text)
-        return frozenset(self._ids[i] for i in found) if found else default
-
-
-class _TextById(Mapping):
-    """Candidate id (its line number as a string) -> text, read from the compact candidate file."""
-
-    def __init__(self, cands):
-        self._cands = cands
-        self._pos: dict[str, int] | None = None
-
-    def _positions(self) -> dict[str, int]:
-        if self._pos is None:
-            self._pos = {str(n): i for i, n in enumerate(self._cands.linenos)}
-        return self._pos
-
-    def __getitem__(self, cid: str) -> str:
-        return self._cands[self._positions()[cid]]
-
-    def __iter__(self):
-        return (str(n) for n in self._cands.linenos)
-
-    def __len__(self) -> int:
-        return len(self._cands)
-
-
 @lru_cache(maxsize=4)
-def _candidates(path: str, size: int, mtime_ns: int) -> tuple[tuple[str, ...], _GoldByText, _TextById]:
+def _candidates(path: str, size: int, mtime_ns: int) -> tuple[tuple[str, ...], IdsByText, TextByLineNumber]:
     from dialeval.formats.fbdialog import CandidateFile
 
     cands = CandidateFile(path)
     if not len(cands):
         raise UsageError(f"{path}: no candidates (an empty candidate file?)")
     ids = tuple(map(str, cands.linenos))
-    return ids, _GoldByText(cands, ids), _TextById(cands)
+    return ids, IdsByText(cands, ids), TextByLineNumber(cands)
 
 
-def load_candidates(data: Path, task: int) -> tuple[tuple[str, ...], _GoldByText, _TextById]:
+def load_candidates(data: Path, task: int) -> tuple[tuple[str, ...], IdsByText, TextByLineNumber]:
     """``(candidate ids in file order, text -> ids, id -> text)`` of a task's candidate file (memoised).
 
     The file is streamed into compact storage (:class:`~dialeval.formats.fbdialog.CandidateFile`): ``text ->

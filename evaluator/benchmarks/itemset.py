@@ -52,7 +52,10 @@ Optional declarations (defaults in :class:`ItemSetBenchmark` and its base): ``on
 split), ``archive_members`` (a zip of submission files is scored member by member, one report), ``nested`` (1-in-N sizes, e.g. ``(2, 10)`` for R2@1 and R10@k), :meth:`select_groups` (what ``--task``
 accepts), :meth:`loadable`, :meth:`other_split_ids` (the wrong-split hint), :meth:`splits_of`,
 :meth:`translate` (rewrite a submission before it is read, e.g. texts to ids) and :meth:`signature_fields`
-(options that change a number; ``ties`` by default). A benchmark whose submissions list each item's candidates
+(options that change a number; ``ties`` by default). A benchmark whose data folder holds one file per split, that
+file being the split's one group (Ubuntu v2's ``valid.csv``/``test.csv``, or ``Mine`` above), subclasses
+:class:`SplitFileBenchmark` instead and declares ``split_file`` (``"{split}.txt"``) and ``layout_name`` in place of
+``present``, ``splits`` and ``select_groups``. A benchmark whose submissions list each item's candidates
 best first (DSTC7, DSTC8) declares their fields in ``listed`` (a :class:`~dialeval.formats.listed.ListedForm`):
 :mod:`dialeval.benchmarks.listed` then reads them (strict, or with ``--lenient`` an official scorer's reading,
 whose definitions ``lenient_notes`` lists), :meth:`item_values` adds value columns such as MAP, the signature
@@ -393,6 +396,44 @@ class ItemSetBenchmark(Benchmark):
                           groups=list(dict.fromkeys(g for r in runs for g in r.groups)), data=identity,
                           submission=info, signature_fields=runs[0].signature_fields,
                           notes=list(dict.fromkeys(n for r in runs for n in r.notes)))
+
+
+class SplitFileBenchmark(ItemSetBenchmark):
+    """An item-set benchmark whose data folder holds one file per split, named by :attr:`split_file` (Ubuntu v2's
+    ``"{split}.csv"``), that file being the split's one group: the splits are the files the folder holds, and
+    ``--task`` takes a file's name or its split's. A subclass declares ``split_file``, :attr:`layout_name` and
+    ``load`` (its reader of one file)."""
+
+    layout_name: ClassVar[str] = ""  # what the release's layout is called, for a folder holding none of its files
+
+    def split_group(self, split: str) -> str:
+        """The group of a split's items: the file they come from."""
+        return str(self.split_file).format(split=split)
+
+    def splits(self, data: Path) -> list[str]:
+        data = Path(data)
+        # any file by that name, so that a FIFO or device named test.csv is refused by name when read
+        return [s for s in self.split_names
+                if (data / self.split_group(s)).exists() and not (data / self.split_group(s)).is_dir()]
+
+    def present(self, data: Path) -> dict[str, list[str]]:
+        files = [self.split_group(s) for s in self.split_names]
+        if not data.is_dir():
+            raise UsageError(f"{data}: not a directory (expected one holding {' and/or '.join(files)})")
+        available = self.splits(data)
+        if not available:
+            raise UsageError(f"{data}: no {' or '.join(files)} found ({self.layout_name} layout)")
+        return {s: [self.split_group(s)] for s in available}
+
+    def select_groups(self, requested: list[str]) -> list[str]:
+        """Groups are the files; a split's name stands for its file."""
+        files = {s: self.split_group(s) for s in self.split_names}
+        known = {f: f for f in files.values()} | files
+        unknown = sorted(set(requested) - set(known))
+        if unknown:
+            have = ", ".join(files[s] for s in self.splits(Path(self.request.data)))  # only files that exist
+            raise UsageError(f"{self.name}: no group {unknown[0]!r} (groups are the files: {have})")
+        return [known[g] for g in requested]
 
 
 def _is_zip(path: Path) -> bool:

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from dialeval.benchmarks.base import Evaluation, Request
 from dialeval.benchmarks.items import ItemSet, SameGold
-from dialeval.benchmarks.itemset import ItemSetBenchmark
-from dialeval.core.errors import UsageError
+from dialeval.benchmarks.itemset import SplitFileBenchmark
 from dialeval.core.ranks import NumberedIds
 from dialeval.formats.ubuntu import CANDIDATE_IDS, eval_rows_and_case, item_id
 
@@ -26,21 +25,16 @@ NESTED = (2, 5, 10)
 _GOLD = frozenset({"gt"})
 
 
-def group_name(split: str) -> str:
-    """The group of a split's items: the file they come from."""
-    return f"{split}.csv"
-
-
 def item_set(split: str, n_rows: int, scoring: bool = True, files: tuple[Path, ...] = ()) -> ItemSet:
     """The items of one split with ``n_rows`` data rows (gold ``gt`` in column 0 when scoring)."""
     # ids made only when read (a million-row file scores without a million strings); same ids as item_id()
     ids = NumberedIds(item_id(split, ""), n_rows)
     gold = SameGold(_GOLD, n_rows) if scoring else None
-    return ItemSet(group_name(split), ids, CANDIDATE_IDS, gold, gold_columns=0 if scoring else None, split=split,
-                   files=files)
+    return ItemSet(Ubuntu.split_file.format(split=split), ids, CANDIDATE_IDS, gold,
+                   gold_columns=0 if scoring else None, split=split, files=files)
 
 
-class Ubuntu(ItemSetBenchmark):
+class Ubuntu(SplitFileBenchmark):
     name = "ubuntu"
     public_data_note = ("test.csv names each row's true response by its column (Ground Truth Utterance, before the "
                         "distractors); a row without it is not a row dialeval or the release's scorers read")
@@ -48,6 +42,7 @@ class Ubuntu(ItemSetBenchmark):
     group_label = "file"
     split_names = ("valid", "test")
     split_file = "{split}.csv"
+    layout_name = "Ubuntu v2"
     data_name = "Ubuntu Dialogue Corpus v2"
     split_descriptions = {"valid": "dialogs of May to August 2012: the true next utterance among 10",
                           "test": "dialogs of September to December 2012: the true next utterance among 10"}
@@ -56,34 +51,16 @@ class Ubuntu(ItemSetBenchmark):
     nested = NESTED
     raw_text = False  # whether a text read holds a capital letter (raw text, not the stemmed version)
 
-    def splits(self, data: Path) -> list[str]:
-        data = Path(data)
-        # any file by that name, so that a FIFO or device named test.csv is refused by name when read
-        return [s for s in self.split_names if (data / f"{s}.csv").exists() and not (data / f"{s}.csv").is_dir()]
-
     def present(self, data: Path) -> dict[str, list[str]]:
-        if not data.is_dir():
-            raise UsageError(f"{data}: not a directory (expected one holding valid.csv and/or test.csv)")
-        available = self.splits(data)
-        if not available:
-            raise UsageError(f"{data}: no valid.csv or test.csv found (Ubuntu v2 layout)")
+        found = super().present(data)
         self.raw_text = False  # a new evaluation: set by load() from the files it reads
-        return {s: [group_name(s)] for s in available}
+        return found
 
     def load(self, data, split, group, with_gold, problems):
         path = data / group
         rows, capitals = eval_rows_and_case(path)  # the input layer vets the file
         self.raw_text = self.raw_text or capitals
         return item_set(split, rows, with_gold, (path,))
-
-    def select_groups(self, requested: list[str]) -> list[str]:
-        """Groups are the files; a split's name stands for its file."""
-        known = {group_name(s): group_name(s) for s in self.split_names} | {s: group_name(s) for s in self.split_names}
-        unknown = sorted(set(requested) - set(known))
-        if unknown:
-            have = ", ".join(group_name(s) for s in self.splits(Path(self.request.data)))  # only files that exist
-            raise UsageError(f"ubuntu: no group {unknown[0]!r} (groups are the files: {have})")
-        return [known[g] for g in requested]
 
     def split_of_id(self, item_id: str) -> str | None:
         return item_id.partition(":")[0]

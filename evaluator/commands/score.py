@@ -430,6 +430,27 @@ def _check_print_as(print_as, benchmark, metrics, as_json, as_csv) -> None:
                          "or leave --metrics out")
 
 
+def _bootstrap(ci: bool, level: float | None, resamples: int | None, seed: int | None, print_as: str | None):
+    """``score --ci``'s settings (None without ``--ci``). Its options without it are a usage error (they would change
+    nothing), and so is ``--print-as`` beside it (another tool's lines have no place for an interval)."""
+    given = [flag for flag, value in (("--ci-level", level), ("--ci-resamples", resamples), ("--seed", seed))
+             if value is not None]
+    if not ci:
+        if given:
+            verb = "changes" if len(given) == 1 else "change"
+            raise UsageError(f"{' and '.join(given)} only {verb} the intervals of --ci, which is not given: add --ci")
+        return None
+    if print_as:
+        raise UsageError(f"give --ci or --print-as {print_as}, not both (its lines have no place for an interval)")
+    from dialeval.results.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, BootstrapCI
+
+    if level is not None and round(level * 100, 3) != round(level * 100, 9):  # the signature says it to 3 decimals
+        raise UsageError(f"--ci-level {level!r}: give at most 5 decimals (e.g. 0.95 or 0.999), as the signature "
+                         "says the level")
+    return BootstrapCI(DEFAULT_CONFIDENCE if level is None else level,
+                       DEFAULT_RESAMPLES if resamples is None else resamples, DEFAULT_SEED if seed is None else seed)
+
+
 def _print_as(report, print_as: str) -> None:
     """The tool's lines alone on stdout; the signature (naming the layout) and the data line on stderr."""
     from dataclasses import replace
@@ -462,8 +483,21 @@ def _print_as(report, print_as: str) -> None:
 @click.option("--print-as", "print_as", type=click.Choice(tuple(SCORE_LAYOUTS)), default=None,
               help="Print the numbers in another tool's layout instead of the table (dstc6-official: the official "
                    "DSTC6 scorer's 'Precision @1: <float>' lines per answer file); the signature goes to stderr.")
+@click.option("--ci", is_flag=True,
+              help="Give every number (but a macro average) its percentile bootstrap confidence interval over the "
+                   "items, resampling whole conversations where the benchmark has them (as compare does): [lo, hi] in "
+                   "the table, ci_low/ci_high in --json/--csv; the settings join the signature "
+                   "(ci:bootstrap-percentile|bs:R|seed:S|conf:L).")
+@click.option("--ci-level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              help="--ci: the interval's confidence level, a fraction (at most 5 decimals).  [default: 0.95]")
+@click.option("--ci-resamples", type=click.IntRange(100, 1_000_000), default=None,
+              help="--ci: bootstrap resamples.  [default: 1000]")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="--ci: the resamples' random seed (the same seed gives the same intervals, byte for byte).  "
+                   "[default: 12345]")
 def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json, out, max_problems, embedding_preset,
-              vectors, vformat, metrics, keys, as_csv, per_item, print_as, **bench_opts):
+              vectors, vformat, metrics, keys, as_csv, per_item, print_as, ci, ci_level, ci_resamples, seed,
+              **bench_opts):
     """Validate and score SUBMISSION on a benchmark (default dstc6: P@1, P@2, P@5, MRR per task and split).
 
     Exit 0 scored, 1 invalid (strict mode) or a submission the official scorer would crash on (--lenient),
@@ -477,6 +511,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
         raise UsageError(f"--per-item - and --print-as {print_as} would both write to standard output: give "
                          "--per-item a file")
     _check_text_options(metrics, vectors, vformat, embedding_preset)
+    bootstrap = _bootstrap(ci, ci_level, ci_resamples, seed, print_as)
     if vectors != "default" and vformat != "default":  # a missing or special file is refused before any work
         from dialeval.files.read import check_regular
 
@@ -487,7 +522,7 @@ def score_cmd(submission, benchmark, data, challenge, split, task, ties, as_json
     options = {"embedded_default": embedded, **given_options(bench_opts)}
     report = score(submission, split, keys=keys, tasks=_tasks(task), benchmark=benchmark, data=root, metrics=metrics,
                    ties=ties, options=options, embedding_preset=embedding_preset,
-                   vectors=vectors, vectors_format=vformat)
+                   vectors=vectors, vectors_format=vformat, ci=bootstrap)
     _emit(report, as_json, as_csv, out)
     to_file = bool(out) and out != "-"
     if not as_json or to_file:

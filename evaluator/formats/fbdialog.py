@@ -12,14 +12,15 @@ is dropped. Lines end at ``\\n`` only (trailing ``\\r`` removed), as the release
 
 :func:`iter_lines` is the one parser: it yields every non-blank line with its position (file line number,
 1-based conversation number in file order, the line's own ID), which is what scorers key items by;
-:func:`read_conversations` groups its output. :class:`CandidateFile` holds a candidates file compactly.
+:func:`read_conversations` groups its output. :class:`CandidateFile` holds a candidates file compactly, and
+:class:`IdsByText` and :class:`TextByLineNumber` look its candidates up by text and by line without copying it.
 """
 
 from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -227,6 +228,42 @@ class CandidateFile(Sequence):
             if self._ends[i] - start == len(raw) and self._blob[start:self._ends[i]] == raw:
                 out.append(i)
         return out
+
+
+class IdsByText:
+    """Text -> the ids of a :class:`CandidateFile`'s candidates with exactly that text (``ids[i]`` names the i-th),
+    gathered by ``collect`` (a frozenset, a list); ``default`` when none. The gold lookup of a reader whose answers
+    are candidate texts (bAbI's bot turns, Movie Dialog's Reddit replies): no dict of every text is built."""
+
+    def __init__(self, cands: CandidateFile, ids: tuple[str, ...], collect=frozenset):
+        self._cands, self._ids, self._collect = cands, ids, collect
+
+    def get(self, text: str, default=None):
+        found = self._cands.positions(text)
+        return self._collect(self._ids[i] for i in found) if found else default
+
+
+class TextByLineNumber(Mapping):
+    """A :class:`CandidateFile`'s texts keyed by their line numbers in the file, as strings (``"1"``, ``"2"``, ...:
+    the candidate ids of a reader that names candidates by line, as bAbI's does); read-only, built on first use."""
+
+    def __init__(self, cands: CandidateFile):
+        self._cands = cands
+        self._pos: dict[str, int] | None = None
+
+    def _positions(self) -> dict[str, int]:
+        if self._pos is None:
+            self._pos = {str(n): i for i, n in enumerate(self._cands.linenos)}
+        return self._pos
+
+    def __getitem__(self, cid: str) -> str:
+        return self._cands[self._positions()[cid]]
+
+    def __iter__(self):
+        return (str(n) for n in self._cands.linenos)
+
+    def __len__(self) -> int:
+        return len(self._cands)
 
 
 def write_candidates(path: str | Path, candidates: Iterable[str]) -> None:

@@ -342,17 +342,6 @@ def load_entities(data: Path):
     return _entities(*memo_key(path, "the Movie Dialog entity list, candidates of tasks 1-3"))
 
 
-class _IdsByText:
-    """Reddit candidate text -> the ids of the candidates with exactly that text (a list; ``default`` if none)."""
-
-    def __init__(self, cands, ids: tuple[str, ...]):
-        self._cands, self._ids = cands, ids
-
-    def get(self, text: str, default=None):
-        found = self._cands.positions(text)
-        return [self._ids[i] for i in found] if found else default
-
-
 class _FirstByNormalised:
     """Normalised text -> id of the first candidate (file order) normalising to it; built on first use, since
     only submissions that give candidates as text need it."""
@@ -372,13 +361,13 @@ class _FirstByNormalised:
 
 @lru_cache(maxsize=2)
 def _reddit(path: str, size: int, mtime_ns: int):
-    from dialeval.formats.fbdialog import CandidateFile
+    from dialeval.formats.fbdialog import CandidateFile, IdsByText
 
     cands = CandidateFile(path)  # compact: a candidate file may be large
     if not len(cands):
         raise UsageError(f"{path}: no candidates (an empty candidate file?)")
     ids = tuple(f"c{n}" for n in range(1, len(cands) + 1))
-    return ids, cands, _IdsByText(cands, ids), _FirstByNormalised(cands, ids)
+    return ids, cands, IdsByText(cands, ids, list), _FirstByNormalised(cands, ids)
 
 
 def load_reddit_candidates(data: Path, split: str):

@@ -19,6 +19,13 @@ def _fmt(v) -> str:
     return "-" if v is None else f"{v:.4f}"
 
 
+def _cell(record: dict) -> str:
+    """A record's value, and its interval when it has one (``score --ci``)."""
+    if record.get("ci_low") is None:
+        return _fmt(record["value"])
+    return f"{_fmt(record['value'])} [{_fmt(record['ci_low'])}, {_fmt(record['ci_high'])}]"
+
+
 def print_table(report: ScoreReport, console=None) -> None:
     """A table per split (a row per group, its subsets, and the micro/macro aggregates) + the signature."""
     from rich.markup import escape
@@ -48,9 +55,14 @@ def print_table(report: ScoreReport, console=None) -> None:
             label = f"all ({avg})" if group == "all" else group
             lead = [escape(label)] + ([escape(subset or "")] if has_subsets else [])
             n = next(iter(vals.values()))["n"]
-            table.add_row(*lead, *(_fmt(vals[m]["value"]) if m in vals else "-" for m in metrics), str(n),
+            table.add_row(*lead, *(_cell(vals[m]) if m in vals else "-" for m in metrics), str(n),
                           end_section=(group == "all" and avg == "micro") or False)
         print_table(console, table)  # never a number or a metric name cut, whatever the width
+    if report.ci is not None:
+        ci = report.ci
+        legend = (f"[lo, hi]: {ci.level * 100:g} % percentile bootstrap interval ({ci.resamples} resamples of the items, "
+                  f"whole conversations where there are any; seed {ci.seed}); a macro average has none")
+        console.print(escape(legend), style="dim", soft_wrap=True)
     print_footer(report, console)
 
 

@@ -26,9 +26,12 @@ if TYPE_CHECKING:  # numpy is imported only when numbers are computed (validate 
     from dialeval.core.ranks import RankTable
     from dialeval.files.identity import DataIdentity
     from dialeval.metrics import Metric
+    from dialeval.results.stats import BootstrapCI
 
 RECORD_FIELDS = ("benchmark", "split", "group", "subset", "metric", "average", "value", "n", "signature")
 """Columns of a result record (JSON ``results`` entries, CSV header, DataFrame columns)."""
+CI_FIELDS = ("ci_low", "ci_high")
+"""With ``score --ci``: each record's interval, after its ``value`` (null on a macro average)."""
 
 
 @dataclass
@@ -45,6 +48,8 @@ class ScoreReport:
     group_label: str = "task"
     records: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # lines a reader must see under the numbers
+    ci: BootstrapCI | None = None  # each record's bootstrap interval, when asked for (`score --ci`)
+    _metric_of: dict = field(default_factory=dict, repr=False)  # the metrics computed, by name (for intervals)
 
     @property
     def benchmark(self) -> str:
@@ -56,16 +61,22 @@ class ScoreReport:
         return self.table
 
     # ---- building -------------------------------------------------------------------------------
-    def compute(self, metrics: list[Metric], subsets=None) -> ScoreReport:
+    def compute(self, metrics: list[Metric], subsets=None, ci: BootstrapCI | None = None) -> ScoreReport:
         """Fill ``records``: per group, per split (micro + macro over groups) and across splits.
 
         ``subsets(table) -> [(label, mask)]`` optionally adds breakdowns inside each group (e.g. by turn).
+        ``ci``: give each record (but a macro average, a mean of means) its percentile bootstrap interval over the
+        record's units, ``ci_low``/``ci_high``, and sign how (:meth:`BootstrapCI.signature_fields`).
         """
         self.records = []
         self.metrics = [m.name for m in metrics]
+        self.ci = ci
         t = self.table
         if t is None or not self.valid:
             return self
+        if ci is not None:
+            self.signature = self.signature.with_fields(**ci.signature_fields())
+        self._metric_of = {m.name: m for m in metrics}
         per_group: list[tuple[str, str, dict[str, float], int]] = []
         for split in self.splits:
             in_split = t.where(split=split)
@@ -76,12 +87,13 @@ class ScoreReport:
                     continue
                 sub = t.take(mask)
                 vals = _values(metrics, sub)
-                self._add(split, group, None, None, vals, len(sub), _units(metrics, sub))
+                self._add(split, group, None, None, vals, len(sub), _units(metrics, sub), sub)
                 split_groups.append((split, group, vals, len(sub)))
                 for label, smask in (subsets(sub) if subsets else []):
                     if smask.any():
                         part = sub.take(smask)
-                        self._add(split, group, label, None, _values(metrics, part), len(part), _units(metrics, part))
+                        self._add(split, group, label, None, _values(metrics, part), len(part), _units(metrics, part),
+                                  part)
             per_group.extend(split_groups)
             if split_groups:  # always present, so 'all' can be looked up whatever the groups
                 self._aggregate(split, split_groups, t.take(in_split), metrics)
@@ -96,7 +108,7 @@ class ScoreReport:
         # one group holding every row: its values are the micro average already (same rows in the same order)
         micro = groups[0][2] if len(groups) == 1 and groups[0][3] == n else _values(metrics, table)
         units = _units(metrics, table)
-        self._add(split, "all", None, "micro", micro, n, units)
+        self._add(split, "all", None, "micro", micro, n, units, table)
         macro = {}
         for m in metrics:  # over the groups that have a value (one whose items were all left out has none)
             per_group = [g[2][m.name][0] for g in groups if g[2][m.name][1] < g[3]]
@@ -104,9 +116,10 @@ class ScoreReport:
         self._add(split, "all", None, "macro", macro, n, units)
 
     def _add(self, split, group, subset, average, values: dict[str, tuple[float, int]], n: int,
-             units: dict[str, int] | None = None) -> None:
+             units: dict[str, int] | None = None, table: RankTable | None = None) -> None:
         """One record per metric; ``values[metric]`` is ``(value, items left out)``, ``n`` the items; a record's ``n``
-        is its metric's units (``units``: conversations for per-dialog accuracy) less those left out."""
+        is its metric's units (``units``: conversations for per-dialog accuracy) less those left out. ``table``:
+        the rows behind the records, for their intervals (``ci``; a macro average has none)."""
         data = self.data.label(split) if self.data is not None else None
         base = self.signature.with_fields(data=data) if data else self.signature
         for metric, (value, left_out) in values.items():
@@ -117,19 +130,37 @@ class ScoreReport:
                 fields["subset"] = subset
             sig = base.with_fields(**fields, metric=metric, avg=average)
             size = (units or {}).get(metric, n)
-            self.records.append(
-                {
-                    "benchmark": self.benchmark,
-                    "split": split,
-                    "group": group,
-                    "subset": subset,
-                    "metric": metric,
-                    "average": average,
-                    "value": float(value),  # full precision: rounding is for tables
-                    "n": size - left_out,
-                    "signature": sig.format(),
-                }
-            )
+            record = {
+                "benchmark": self.benchmark,
+                "split": split,
+                "group": group,
+                "subset": subset,
+                "metric": metric,
+                "average": average,
+                "value": float(value),  # full precision: rounding is for tables
+                "n": size - left_out,
+                "signature": sig.format(),
+            }
+            if self.ci is not None:
+                low, high = self._interval(metric, float(value), table)
+                record.update(ci_low=low, ci_high=high)
+                record = {k: record[k] for k in self.columns}  # the interval right after the value it bounds
+                if low is not None:  # the unit resampled joins the signature, as `compare` signs it
+                    unit = "conversation" if self._metric_of[metric].level == "conversation" else "item"
+                    record["signature"] = sig.with_fields(unit=unit).format()
+            self.records.append(record)
+
+    def _interval(self, metric: str, value: float, table: RankTable | None) -> tuple[float | None, float | None]:
+        """``(low, high)`` of the record's percentile bootstrap interval; ``(None, None)`` without rows (a macro
+        average)."""
+        if table is None:
+            return None, None
+        from dialeval.results import stats
+
+        units = stats.unit_values(table, self._metric_of[metric])
+        iv = stats.interval(units.values, units.clusters, self.ci.resamples, self.ci.seed, self.ci.level,
+                            estimate=value)
+        return iv.low, iv.high
 
     # ---- access ---------------------------------------------------------------------------------
     def value(self, metric: str, split: str | None = None, group: int | str = "all", average: str | None = None,
@@ -196,7 +227,13 @@ class ScoreReport:
         """Notes without a problem code, such as a reader's "more problems not listed": never counted."""
         return [p.message for p in self.problems if not p.code]
 
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """A record's fields in order: :data:`RECORD_FIELDS`, with :data:`CI_FIELDS` after ``value`` under ``ci``."""
+        return RECORD_FIELDS if self.ci is None else (*RECORD_FIELDS[:7], *CI_FIELDS, *RECORD_FIELDS[7:])
+
     def to_json(self) -> dict:
+        ci = {"ci": self.ci.to_json()} if self.ci is not None else {}  # only when asked for: reports stay as they were
         return {
             "dialeval_version": __version__,
             "benchmark": self.benchmark,
@@ -213,6 +250,7 @@ class ScoreReport:
             "results": self.records,
             "rank_distribution": self.rank_distribution(),
             "notes": self.notes,
+            **ci,
         }
 
     def to_json_text(self) -> str:
@@ -222,7 +260,7 @@ class ScoreReport:
         buf = io.StringIO()
         import csv  # only for --csv
 
-        w = csv.DictWriter(buf, fieldnames=RECORD_FIELDS, lineterminator="\n")
+        w = csv.DictWriter(buf, fieldnames=self.columns, lineterminator="\n")
         w.writeheader()
         for rec in self.records:  # csv writes floats with repr: every digit, like the JSON
             w.writerow({**rec, "average": rec["average"] or "", "subset": rec["subset"] or ""})
@@ -232,7 +270,7 @@ class ScoreReport:
         """The records as a pandas DataFrame (one row per number), columns as in the JSON records."""
         import pandas as pd
 
-        return pd.DataFrame(self.records, columns=list(RECORD_FIELDS))
+        return pd.DataFrame(self.records, columns=list(self.columns))
 
     def per_item_lines(self) -> list[str]:
         """JSONL rows (item id, split, group, candidates, gold rank). Reveals the key: organizers only."""

@@ -52,7 +52,7 @@ import queue
 import sys
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -84,12 +84,18 @@ class UnitValues:
     clusters: np.ndarray
     level: str = "item"
     left_out: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=str))
+    # the mean as `score` computes it: over the kept units in the table's own order. A float sum depends on its
+    # order, so the mean over the key-sorted ``values`` can differ from it in the last bit (MRR, not 0/1 values)
+    table_mean: float | None = None
 
     def __len__(self) -> int:
         return int(self.keys.shape[0])
 
     @property
     def mean(self) -> float:
+        """The metric's value on these units, bit for bit the number `score` reports for the same table."""
+        if self.table_mean is not None:
+            return self.table_mean
         return float(self.values.mean()) if len(self) else float("nan")
 
 
@@ -110,8 +116,10 @@ def unit_values(table: RankTable, metric: Metric) -> UnitValues:
         k = np.concatenate(keys) if keys else np.empty(0, dtype=str)
         v = np.concatenate(vals) if vals else np.empty(0)
         order = np.argsort(k, kind="stable")
-        return _without_left_out(UnitValues(metric.name, k[order], v[order], k[order].copy(), "conversation"))
+        return _without_left_out(UnitValues(metric.name, k[order], v[order], k[order].copy(), "conversation",
+                                            table_mean=_kept_mean(v)))
     v = np.asarray(metric.per_unit(table), dtype=np.float64)
+    in_table_order = _kept_mean(v)
     split = table.split.astype(str)
     keys = np.char.add(np.char.add(split, _SEP), table.item_id.astype(str))
     clusters = np.char.add(np.char.add(split, _SEP), table.conversation_id.astype(str))
@@ -119,7 +127,13 @@ def unit_values(table: RankTable, metric: Metric) -> UnitValues:
     keys, v, clusters = keys[order], v[order], clusters[order]
     if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
         raise ValueError("a rank table holds the same item twice")
-    return _without_left_out(UnitValues(metric.name, keys, v, clusters, "item"))
+    return _without_left_out(UnitValues(metric.name, keys, v, clusters, "item", table_mean=in_table_order))
+
+
+def _kept_mean(v: np.ndarray) -> float:
+    """The mean of the units the metric kept (not NaN), summed in the order given: ``Metric.compute_left_out``'s."""
+    kept = v[~np.isnan(v)]
+    return float(kept.mean()) if len(kept) else float("nan")
 
 
 def _without_left_out(u: UnitValues) -> UnitValues:
@@ -128,7 +142,8 @@ def _without_left_out(u: UnitValues) -> UnitValues:
     if not gone.any():
         return u
     kept = ~gone
-    return UnitValues(u.metric, u.keys[kept], u.values[kept], u.clusters[kept], u.level, u.keys[gone])
+    return UnitValues(u.metric, u.keys[kept], u.values[kept], u.clusters[kept], u.level, u.keys[gone],
+                      u.table_mean)
 
 
 def align(a: UnitValues, b: UnitValues) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -186,6 +201,27 @@ def settings_suffix(**kw) -> str:
 
 
 # ---- one run ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BootstrapCI:
+    """How `score --ci` makes each record's interval: :func:`interval` over the record's units (items, resampled
+    by conversation where the benchmark has them; conversations for a conversation-level metric), ``resamples``
+    resamples drawn from ``seed``, at ``level`` (a percentage with at most 3 decimals, as the signature says it)."""
+
+    level: float = DEFAULT_CONFIDENCE
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+
+    METHOD = "bootstrap-percentile"
+
+    def signature_fields(self) -> dict:
+        """``ci:bootstrap-percentile|bs:1000|seed:12345|conf:95``: what a record's interval depends on but its unit."""
+        return {"ci": self.METHOD, **{k: v for k, v in settings_fields(None, self.resamples, self.seed,
+                                                                        self.level).items() if k != "unit"}}
+
+    def to_json(self) -> dict:
+        return {"method": self.METHOD, "level": self.level, "resamples": self.resamples, "seed": self.seed}
+
+
 @dataclass
 class Interval:
     estimate: float
@@ -201,11 +237,14 @@ class Interval:
 
 
 def interval(values: np.ndarray, clusters: np.ndarray | None = None, resamples: int = DEFAULT_RESAMPLES,
-             seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+             seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
+             estimate: float | None = None) -> Interval:
     """Percentile cluster-bootstrap interval of mean(values) (``scipy.stats.bootstrap``).
 
     Resamples clusters with replacement and recomputes the ratio ``sum S / sum N``. Fewer than two clusters,
     or identical cluster means (every item a hit, say), give the degenerate interval [estimate, estimate].
+    ``estimate``: the point estimate to report, as the caller computed it (``UnitValues.mean``, the number
+    `score` prints); by default the ratio, which can differ from it in the last bit.
     """
     from scipy import stats
 
@@ -213,7 +252,7 @@ def interval(values: np.ndarray, clusters: np.ndarray | None = None, resamples: 
     if clusters is None:
         clusters = np.arange(len(values))
     n, s = cluster_sums(clusters, values)
-    est = float(s.sum() / n.sum()) if len(values) else float("nan")
+    est = estimate if estimate is not None else float(s.sum() / n.sum()) if len(values) else float("nan")
     if len(n) < 2 or np.allclose(s / n, s[0] / n[0]):
         return Interval(est, est, est, len(values), len(n), confidence)
 
@@ -373,6 +412,7 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
     both sides; ``PairedResult.left_out`` counts those, and ``a``/``b`` are the means over the units compared."""
     out = []
     prepared = []
+    means: dict[str, tuple[float, float]] = {}
     for m in metrics:
         ua, ub = unit_values(table_a, m), unit_values(table_b, m)
         va, vb, cl = align(ua, ub)
@@ -380,6 +420,10 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
             raise ValueError("the two runs share no scored item")
         # not the keyed unit values: their string keys are memory
         prepared.append((m, ua.level, va, vb, cl, left_out_of_pair(ua, ub)))
+        # each run's value as `score` reports it when every unit it has is compared (the usual case), else the
+        # mean over the units compared
+        means[m.name] = (ua.mean if len(va) == len(ua) else float(va.mean()),
+                         ub.mean if len(vb) == len(ub) else float(vb.mean()))
         del ua, ub
     shared = _shared_resamples([(va, vb, cl) for _, _, va, vb, cl, _ in prepared], resamples, seed, confidence)
     for (m, level, va, vb, cl, left_out), done in zip(prepared, shared, strict=True):
@@ -389,6 +433,8 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
             a_iv, b_iv = interval(va, cl, resamples, seed, confidence), interval(vb, cl, resamples, seed, confidence)
         else:
             (d, lo, hi, p_bs), p_ar, a_iv, b_iv = done
+        a, b = means[m.name]
+        a_iv, b_iv = _with_estimate(a_iv, a), _with_estimate(b_iv, b)
         n_clusters = len(np.unique(cl))
         exact = exact_applies(np.stack([va, vb]), cl)
         p_ex = mcnemar(va, vb) if exact else None
@@ -399,10 +445,17 @@ def compare_tables(table_a: RankTable, table_b: RankTable, metrics: list[Metric]
                                      level=level) + ("|exact:mcnemar" if exact else "") \
             + "".join("|" + v for v in version)
         out.append(PairedResult(
-            m.name, float(va.mean()), float(vb.mean()), d, lo, hi, p_bs, p_ar, len(va), n_clusters, resamples,
+            m.name, a, b, d, lo, hi, p_bs, p_ar, len(va), n_clusters, resamples,
             seed, confidence, level, a_iv, b_iv, sig, p_ex, "mcnemar" if exact else None, left_out,
         ))
     return out
+
+
+def _with_estimate(iv: Interval, estimate: float) -> Interval:
+    """``iv`` reporting ``estimate`` (the run's value as `score` gives it); a degenerate interval is that point."""
+    if iv.low == iv.high == iv.estimate:
+        return replace(iv, estimate=estimate, low=estimate, high=estimate)
+    return replace(iv, estimate=estimate)
 
 
 # ---- the resamples scipy draws, drawn once --------------------------------------------------------------
@@ -1015,4 +1068,7 @@ def neighbour_randomization(values: np.ndarray, clusters: np.ndarray | None = No
 
 
 def _r(x: float) -> float | None:
-    return None if x is None or not np.isfinite(x) else round(float(x), 6)
+    """A number for JSON: every digit (a report is a record: ``score --json`` writes its values whole, and the same
+    run's value must read the same from ``compare``/``rank``); None for a missing or non-finite one. Only the
+    printed tables round."""
+    return None if x is None or not np.isfinite(x) else float(x)
