@@ -219,11 +219,19 @@ def _schema_problems(data) -> list[str]:
 def _order_problems(phases: list[dict]) -> list[str]:
     out = []
     for i, p in enumerate(phases):
-        if p["end"] <= p["start"]:
+        if p["end"] < p["start"]:
             out.append(f"/phases/{i}: ends ({p['end']}) before it starts ({p['start']})")
-        if i and p["start"] <= phases[i - 1]["end"]:
+        elif p["end"] == p["start"]:
+            out.append(f"/phases/{i}: ends when it starts ({p['start']}); give it a later end")
+        if i and p["start"] < phases[i - 1]["end"]:
             out.append(f"/phases/{i}: starts ({p['start']}) before phase {phases[i - 1]['name']!r} ends "
                        f"({phases[i - 1]['end']}); phases follow one another")
+        elif i and p["start"] == phases[i - 1]["end"]:
+            # the usual hand-over on a platform, but an end is the phase's last moment (a bare end date its last
+            # second): a run graded at that instant would be in both phases
+            later = iso(_dt.datetime.fromisoformat(p["start"].replace("Z", "+00:00")) + _dt.timedelta(seconds=1))
+            out.append(f"/phases/{i}: starts when phase {phases[i - 1]['name']!r} ends ({p['start']}), and a "
+                       f"phase's end is its last moment (a run graded then would be in both); start it at {later}")
     return out
 
 

@@ -189,6 +189,17 @@ def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark
             raise UsageError(f"{p}: missing ({what})")
         protect(p, what)
     report = score(res, ref, benchmark, splits, data_file, keys_file)
+    # the leaderboard's one number per metric is over the phase's splits (--split, or the split folders the reference
+    # data hold: only the phase's): a run of some of them only would be ranked on its easy splits among runs of all
+    # (`rank` leaves such a run unbanded)
+    from dialeval.benchmarks import registry
+
+    phase = splits or (_split_names(benchmark, ref) if registry.get(benchmark).split_folders else [])
+    left_out = [s for s in phase if s not in report.splits]
+    if left_out:
+        raise SubmissionFault(f"invalid submission, not scored: it answers {', '.join(report.splits)} but not "
+                                f"{', '.join(left_out)}; this phase is scored on {', '.join(phase)} together (one "
+                                f"leaderboard number), so send result files for every one of them")
     values = scores_of(report)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out / DETAILS_FILE, details_html(report, benchmark) if hidden_until is None
@@ -550,7 +561,11 @@ def _prepare(benchmark: str, data: Path, keys: list[tuple[str | None, Path]], ch
     from dialeval.leaderboard.scoring import benchmark_info
 
     info = benchmark_info(benchmark)
+    if not data.exists():
+        raise UsageError(f"{data}: no such data file or folder")
     names = _split_names(benchmark, data)
+    if not names:  # a bundle of no split would score nothing (a wrong folder, or a run given as the data)
+        raise UsageError(f"{data}: holds no {benchmark} test data (no split found); is it the benchmark's data?")
     if ch is None:
         ch = _default_challenge(benchmark, info["title"])
     elif ch.benchmark != benchmark:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from dialeval import __version__
 from dialeval.benchmarks.registry import DEFAULT_BENCHMARK
-from dialeval.core.errors import SubmissionFault, UsageError
+from dialeval.core.errors import SubmissionFault, UsageError, did_you_mean
 from dialeval.core.problems import counted
 from dialeval.leaderboard.registry import team_key
 
@@ -142,6 +142,7 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
     from dialeval import metrics
     from dialeval.benchmarks import registry
 
+    bench = registry.get(benchmark)
     names, rows, columns, problems = _table(path)
     metric_of, column_problems = _metric_columns(columns, benchmark)
     problems = column_problems + problems
@@ -156,6 +157,14 @@ def parse_reported(path: Path, benchmark: str, team_prefix: str = "") -> list[di
         if not team or not split or not group:
             problems.append(f"{where}: needs team, split and task (or group)")
             continue
+        # a split or task the benchmark does not have (a typo, another benchmark's table) would be imported as
+        # numbers no ranking scope ever shows; "all" is a published average over them
+        group_column = "task" if "task" in r else "group"
+        for column, value, known in (("split", split, bench.split_names), (group_column, group, bench.group_names)):
+            if known and value != "all" and value not in known:
+                at = f"{where}/{column}" if is_json else f"{where}:{column_no[column]}: column {column}"
+                problems.append(f"{at}: {value[:30]!r} is not a {column} of {benchmark} (one of: "
+                                f"{', '.join(known)}){did_you_mean(value, known)}")
         system = str(r.get("system") or "reported").strip()
         for what, name in (("team", team_prefix + team), ("system", system)):  # the rules team.json's names follow
             if len(name) > NAME_MAX or _CONTROL.search(name):

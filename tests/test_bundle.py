@@ -163,7 +163,11 @@ def run_as_codabench_worker(bundle_dir: Path, task: int, submission: Path, app: 
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
                PYTHONUNBUFFERED="1", PIP_NO_INDEX="1")  # never a download of dialeval here
     if site:
+        # python3 is then the machine's own interpreter: should the command's install branch run (a build check that
+        # fails), pip must refuse rather than put the wheel into that shared interpreter, where it would shadow every
+        # editable install of dialeval made over it (it did, twice, in one session)
         env["PYTHONPATH"] = str(site)
+        env["PIP_REQUIRE_VIRTUALENV"] = "1"
     return subprocess.run(argv, cwd=app / "program", capture_output=True, text=True, env=env, timeout=300)
 
 

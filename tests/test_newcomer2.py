@@ -218,7 +218,7 @@ def test_simulate_force_never_replaces_the_current_folder_or_one_holding_it(tmp_
 
 
 @pytest.mark.parametrize("args, said", [
-    (["score", "{babi_run}"], "give --split for a single result file (one of: trn, tst1, tst2, tst3, tst4): none of "
+    (["score", "{babi_run}"], "give --split for a single result file (one of: tst1, tst2, tst3, tst4): none of "
      "its dialog ids is an item of the data, or it is no result file (another benchmark's run? give --benchmark)"),
     (["score", "{dstc6_run}", "--benchmark", "babi", "--data", "sample:babi"],
      "babi: give --split (one of: trn, dev, tst, tst-OOV): none of the submission's item ids is one of the data's "

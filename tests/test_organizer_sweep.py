@@ -612,3 +612,197 @@ def test_a_registry_in_a_folder_named_with_uri_characters_is_read_read_only(tmp_
                                                                                               ("B", "valid")]
                 assert db.meta()["schema_version"]
         assert (reg / "registry.sqlite").read_bytes() == before
+
+
+# ==== the second organiser sweep: the commands of the README's organiser sections as written, then careless ====
+# variants (misnamed split folders, a challenge.toml given to the wrong option, data that are not there, a
+# scoring program run with Codabench's folder layout); the embedded default challenge that `dialeval demo` grades
+DEMO_TOML = REPO / "leaderboard" / "default-challenge.toml"
+STEM = "dialog-task1API-kb1_atmosphere-distr0.5-tst200"
+
+
+@pytest.fixture(scope="module")
+def default_data() -> Path:
+    from dialeval.simulator.default import ensure_default_challenge
+
+    return ensure_default_challenge()
+
+
+def _team(folder: Path, team: str, system: str = "s") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "team.json").write_text(json.dumps({"team": team, "system": system}))
+    return folder
+
+
+def _split_run(default_data: Path, dest: Path, split: str = "tst1") -> Path:
+    """A perfect run of a split of the embedded default (its answer keys are result files in the official layout)."""
+    dest.mkdir(parents=True)
+    for key in sorted((default_data / split).glob("*.answers.json")):
+        shutil.copy(key, dest / key.name)
+    return dest
+
+
+# ---- the shipped demo challenge ---------------------------------------------------------------------------
+def test_the_demo_challenge_names_the_seed_its_data_are_simulated_with(default_data):
+    # before: its overview (the site's challenge page) said "seed 1", while the board beside it (and simulator.json)
+    # said seed 2017
+    from dialeval.leaderboard.challenge import load
+
+    seed = json.loads((default_data.parent / default_data.name / "simulator.json").read_text())["seed"]
+    overview = load(DEMO_TOML).overview
+    assert f"simulator (seed {seed})" in " ".join(overview.split())
+
+
+# ---- challenge.toml phases ------------------------------------------------------------------------------------
+def _phases_toml(tmp_path: Path, first_end: str, second_start: str) -> Path:
+    text = DEMO_TOML.read_text()
+    text = text[:text.index("[[phases]]")] + (
+        f'[[phases]]\nname = "dev"\nstart = 2017-09-01T00:00:00Z\nend = {first_end}\nsplits = ["tst1"]\n\n'
+        f'[[phases]]\nname = "final"\nstart = {second_start}\nend = 2017-09-15T00:00:00Z\nsplits = ["tst2"]\n')
+    path = tmp_path / "challenge.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_phase_starting_at_the_previous_phases_end_says_the_end_is_inclusive_and_what_to_write(tmp_path):
+    # before: "/phases/1: starts (2017-09-10T00:00:00Z) before phase 'dev' ends (2017-09-10T00:00:00Z)": the two
+    # times printed equal, the natural hand-over refused with no word on why
+    runs = _team(tmp_path / "runs" / "a", "A").parent
+    toml = _phases_toml(tmp_path, "2017-09-10T00:00:00Z", "2017-09-10T00:00:00Z")
+    r = run_cli("grade", runs, "--registry", tmp_path / "reg", "--challenge-file", toml)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"dialeval: error: {toml}: /phases/1: starts when phase 'dev' ends (2017-09-10T00:00:00Z), and a phase's end "
+        "is its last moment (a run graded then would be in both); start it at 2017-09-10T00:00:01Z")
+    assert not (tmp_path / "reg").exists()
+    # what it says to write is accepted
+    ok = _phases_toml(tmp_path, "2017-09-10T00:00:00Z", "2017-09-10T00:00:01Z")
+    from dialeval.leaderboard.challenge import load
+
+    assert [p.name for p in load(ok).phases] == ["dev", "final"]
+
+
+# ---- grade -----------------------------------------------------------------------------------------------------
+def test_grade_given_the_challenge_toml_as_challenge_points_at_challenge_file(tmp_path):
+    # before: "--challenge challenge.toml: is a file, not a folder", with no word that the file has its own option
+    runs = _team(tmp_path / "runs" / "a", "A").parent
+    r = run_cli("grade", runs, "--registry", tmp_path / "reg", "--challenge", DEMO_TOML)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"dialeval: error: --challenge {DEMO_TOML}: is a file, not a folder (a challenge.toml "
+                                "is given with --challenge-file; --challenge names the data folder)")
+
+
+def test_a_run_whose_split_folder_is_misnamed_is_rejected_for_its_folders_not_for_the_training_splits_key(
+        tmp_path, default_data):
+    # before: a run holding tst9/ (or trn/) was scored on every folder of the data, the training dialogs' trn/
+    # included, and recorded as "[unreadable-submission] answer key /root/.cache/dialeval/.../trn/...answers.json
+    # not found": the organiser's cache path, and a split no run can be scored on; `validate` listed trn too
+    runs = tmp_path / "runs"
+    _split_run(default_data, _team(runs / "t9", "T9") / "submission" / "tst9")
+    r = run_cli("grade", runs, "--registry", tmp_path / "reg", "--board", "b", "--json")
+    assert r.returncode == 1, r.stderr
+    (entry,) = json.loads(r.stdout)["runs"]
+    assert entry["status"] == "rejected"
+    assert entry["message"].startswith("[no-result-file] the folder has tst9/ not tst1/ (expected tst1/")
+    assert "trn" not in entry["message"] and str(default_data) not in entry["message"]
+    v = run_cli("validate", runs / "t9" / "submission")
+    assert v.returncode == 1
+    assert "split tst1, tst2, tst3, tst4;" in v.stdout and "trn" not in v.stdout
+    s = run_cli("score", runs / "t9" / "submission", "--split", "trn")
+    assert s.returncode == 2
+    assert s.stderr.strip().endswith("--split: 'trn' is not a split of the challenge (it has: tst1, tst2, tst3, tst4)")
+
+
+# ---- bundles ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["codabench", "evalai"])
+def test_a_bundle_of_data_that_is_not_there_says_so(tmp_path, kind):
+    # before: "../nope: no reference data for phase 'test' (splits )", for a mistyped path and an empty folder
+    r = run_cli("bundle", kind, "--out", tmp_path / "b.zip", "--data", tmp_path / "nope")
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"dialeval: error: {tmp_path / 'nope'}: no such data file or folder"
+    (tmp_path / "empty").mkdir()
+    r = run_cli("bundle", kind, "--out", tmp_path / "b.zip", "--data", tmp_path / "empty")
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"dialeval: error: {tmp_path / 'empty'}: holds no dstc6 test data (no split found); "
+                                "is it the benchmark's data?")
+    assert not (tmp_path / "b.zip").exists()
+
+
+def test_a_bundle_given_a_run_file_as_its_data_is_refused(tmp_path, default_data):
+    # before: `bundle evalai --data <a result file>` wrote a challenge with no dataset split (dataset_splits: [])
+    # and the file as the phase's annotations, exit 0
+    run = default_data / "tst1" / f"{STEM}.answers.json"
+    for kind in ("codabench", "evalai"):
+        r = run_cli("bundle", kind, "--out", tmp_path / f"{kind}.zip", "--data", run)
+        assert r.returncode == 2, r.stdout
+        assert "holds no dstc6 test data (no split found)" in r.stderr
+        assert not (tmp_path / f"{kind}.zip").exists()
+
+
+def test_a_bundle_of_the_dstc6_sample_holds_no_training_split(tmp_path):
+    # before: `bundle codabench --data sample:dstc6` made the training dialogs (trn/) a split of the phase: in
+    # its reference data and its public data, though no run can be scored there (no answer key)
+    import zipfile
+
+    r = run_cli("bundle", "codabench", "--out", tmp_path / "c.zip", "--data", "sample:dstc6")
+    assert r.returncode == 0, r.stderr
+    names = zipfile.ZipFile(tmp_path / "c.zip").namelist()
+    assert any(n.startswith("reference_data_0/tst1/") for n in names)
+    assert not [n for n in names if "/trn/" in n]
+
+
+def test_codabench_scoring_refuses_a_run_of_some_of_the_phases_splits(tmp_path, default_data):
+    # before: the scoring program, run as Codabench runs it (the participant's zip unpacked in input/res, the phase's
+    # reference data in input/ref), scored a tst1-only run on tst1 alone: p@1 1.0 on the one leaderboard, above
+    # runs scored on all four splits (`rank` leaves such a run unbanded)
+    import zipfile
+
+    r = run_cli("bundle", "codabench", "--out", tmp_path / "competition.zip")
+    assert r.returncode == 0, r.stderr
+    with zipfile.ZipFile(tmp_path / "competition.zip") as z:
+        assert "/app/input/res /app/input/ref /app/output" in z.read("scoring_program_0/metadata.yaml").decode()
+        for name in z.namelist():
+            if name.startswith("reference_data_0/"):
+                z.extract(name, tmp_path)
+    app = tmp_path / "app"
+    (app / "input").mkdir(parents=True)
+    (tmp_path / "reference_data_0").rename(app / "input" / "ref")
+
+    def codabench(*splits) -> tuple:
+        res, out = app / "input" / "res", app / "output"
+        shutil.rmtree(res, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+        for split in splits:
+            _split_run(default_data, res / split, split)
+        run = run_cli("bundle", "codabench-score", res, app / "input" / "ref", out, "--benchmark", "dstc6")
+        return run, sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+
+    run, written = codabench("tst1")
+    assert run.returncode == 1 and written == []
+    assert run.stderr.strip() == ("dialeval: error: invalid submission, not scored: it answers tst1 but not tst2, "
+                                  "tst3, tst4; this phase is scored on tst1, tst2, tst3, tst4 together (one "
+                                  "leaderboard number), so send result files for every one of them")
+    run, written = codabench("tst1", "tst2", "tst3", "tst4")
+    assert run.returncode == 0, run.stderr
+    assert written == ["detailed_results.html", "scores.json"]
+    assert json.loads((app / "output" / "scores.json").read_text())["p@1"] == 1.0
+
+
+# ---- reported results ------------------------------------------------------------------------------------------
+def test_reported_results_refuse_a_split_or_task_the_benchmark_does_not_have(tmp_path):
+    # before: rows on split "tst9" or "TST1" and task 9 were imported (exit 0) as numbers no ranking ever shows:
+    # `rank` said "0 of 2 report p@1 on all"
+    csv = tmp_path / "reported.csv"
+    csv.write_text("team,split,task,source,p@1\nB,tst9,1,paper,0.5\nC,TST1,9,paper,0.5\nD,all,all,paper,0.4\n")
+    r = run_cli("registry", "import", csv, "--registry", tmp_path / "reg", "--board", "paper")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        f"{csv}:2:2: column split: 'tst9' is not a split of dstc6 (one of: tst1, tst2, tst3, tst4)",
+        f"{csv}:3:2: column split: 'TST1' is not a split of dstc6 (one of: tst1, tst2, tst3, tst4) (did you mean "
+        "'tst1'?)",
+        f"{csv}:3:3: column task: '9' is not a task of dstc6 (one of: 1, 2, 3, 4, 5)",
+        f"dialeval: error: {csv}: 3 problems, nothing imported"]
+    assert not (tmp_path / "reg" / "registry.sqlite").exists()
+    ok = run_cli("registry", "import", REPO / "submissions" / "reported" / "dstc6-2017.csv", "--registry",
+                 tmp_path / "reg", "--board", "dstc6-2017")
+    assert ok.returncode == 0 and "imported 10 reported run(s)" in ok.stdout, ok.stderr

@@ -431,19 +431,32 @@ def test_default_challenge_ignores_half_written_attempts(tmp_path, monkeypatch):
     stale = tmp_path / f".{name}.tmp-crashed"
     (stale / "tst1").mkdir(parents=True)
     (stale / "tst1" / "half.json").write_text("[{")
-    unmarked = tmp_path / name  # a final dir without dialeval's marker: never ours (ours get it before the rename)
+    broken = tmp_path / name  # ours (the base marker) but a part died half-written: no completion marker
+    (broken / "tst1").mkdir(parents=True)
+    (broken / default.BASE_MARKER).write_text("")
+    (broken / "tst1" / "half.json").write_text("[{")
+    path = default.ensure_default_challenge()
+    assert path == broken and (path / ".complete").is_file() and not (path / "tst1" / "half.json").exists()
+    assert (path / "tst1").is_dir()
+    assert not stale.exists()
+    assert default.ensure_default_challenge() == path  # cached: no regeneration
+
+
+def test_default_challenge_refuses_an_unmarked_folder_and_keeps_it(tmp_path, monkeypatch):
+    # before: a final dir without dialeval's marker (never ours: ours get it before the rename) was deleted
+    from dialeval.core.errors import UsageError
+    from dialeval.simulator import default
+
+    monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path))
+    unmarked = tmp_path / default.default_challenge_name()
     unmarked.mkdir()
     (unmarked / "junk").write_text("x")
-    from dialeval.core.errors import UsageError
-
     with pytest.raises(UsageError, match="not made by dialeval .*nothing was deleted"):
         default.ensure_default_challenge()
-    assert (unmarked / "junk").read_text() == "x"  # kept (it was deleted: "start over")
-    assert not stale.exists()  # our own crashed attempt is cleared
+    assert (unmarked / "junk").read_text() == "x"
     (unmarked / "junk").unlink()  # emptied: nothing to lose, so it is used
-    path = default.ensure_default_challenge()
-    assert path == unmarked and (path / ".complete").is_file()
-    assert default.ensure_default_challenge() == path  # cached: no regeneration
+    path = default.ensure_default_challenge(parts=["tst1"])
+    assert path == unmarked and (path / ".complete-tst1").is_file()
 
 
 def test_default_challenge_builds_only_the_parts_asked_for(tmp_path, monkeypatch):

@@ -53,6 +53,8 @@ class _Path(click.Path):
             why = "is a directory, not a file"
         elif not os.path.isdir(path) and not self.file_okay:
             why = "is a file, not a folder"
+            if path.endswith(".toml") and ctx is not None and any(p.name == "challenge_file" for p in ctx.command.params):
+                why += " (a challenge.toml is given with --challenge-file; --challenge names the data folder)"
         else:
             why = "cannot use it (permission denied)"
         # an argument's value is a file name that says itself; an option's is named with its flag

@@ -101,7 +101,7 @@ class DSTC6(Benchmark):
     )
 
     def splits(self, data: Path) -> list[str]:
-        return open_challenge(data).splits
+        return test_splits(open_challenge(data))
 
     def splits_of(self, submission: str | Path, data: Path) -> list[str] | None:
         """The split folders of a folder or archive that the challenge has; for a single result file, the split
@@ -109,7 +109,7 @@ class DSTC6(Benchmark):
         ch = open_challenge(data)
         with open_submission(submission) as sub:
             if sub.kind != "file":
-                return [s for s in sub.splits() if s in ch.splits]
+                return [s for s in sub.splits() if s in test_splits(ch)]
             best = _split_of_file(ch, sub)
         return [best] if best else None
 
@@ -300,7 +300,7 @@ def _split_of_file(challenge: Challenge, submission: Submission) -> str | None:
         return None
     ids = {i.get("dialog_id") for i in items if isinstance(i, dict)} if isinstance(items, list) else set()
     best: tuple[str, int] | None = None
-    for s in challenge.splits:
+    for s in test_splits(challenge):
         try:
             n = len(ids & load_split(challenge, s, None, with_keys=False).dialog_task.keys())
         except DialevalError:
@@ -310,6 +310,16 @@ def _split_of_file(challenge: Challenge, submission: Submission) -> str | None:
     return best[0] if best else None
 
 
+TRAIN_SPLIT = "trn"
+
+
+def test_splits(challenge: Challenge) -> list[str]:
+    """The splits a submission is scored on: every split folder but the training dialogs' (``trn/``), which carry
+    their answers inline and have no answer key, so a run could never be scored there (a run whose folders match
+    no split was reported against trn's missing key, with the key's path)."""
+    return [s for s in challenge.splits if s != TRAIN_SPLIT]
+
+
 def parse_splits(split: str | list[str] | None, challenge: Challenge, submission: Submission) -> list[str]:
     """``"tst1"``, ``"tst1,tst3"``, a list, or ``"all"``/None.
 
@@ -317,7 +327,7 @@ def parse_splits(split: str | list[str] | None, challenge: Challenge, submission
     single result file the challenge's only split, else the split its dialog ids belong to. ``all``: the same
     for a folder or archive; for a file the split its dialog ids belong to (none: refused, naming the splits).
     """
-    have = challenge.splits
+    have = test_splits(challenge)
     if split is None:
         if submission.kind != "file":
             split = "all"
