@@ -442,6 +442,23 @@ def test_default_challenge_ignores_half_written_attempts(tmp_path, monkeypatch):
     assert default.ensure_default_challenge() == path  # cached: no regeneration
 
 
+def test_default_challenge_refuses_an_unmarked_folder_and_keeps_it(tmp_path, monkeypatch):
+    # before: a final dir without dialeval's marker (never ours: ours get it before the rename) was deleted
+    from dialeval.core.errors import UsageError
+    from dialeval.simulator import default
+
+    monkeypatch.setenv("DIALEVAL_CACHE_DIR", str(tmp_path))
+    unmarked = tmp_path / default.default_challenge_name()
+    unmarked.mkdir()
+    (unmarked / "junk").write_text("x")
+    with pytest.raises(UsageError, match="not made by dialeval .*nothing was deleted"):
+        default.ensure_default_challenge()
+    assert (unmarked / "junk").read_text() == "x"
+    (unmarked / "junk").unlink()  # emptied: nothing to lose, so it is used
+    path = default.ensure_default_challenge(parts=["tst1"])
+    assert path == unmarked and (path / ".complete-tst1").is_file()
+
+
 def test_default_challenge_builds_only_the_parts_asked_for(tmp_path, monkeypatch):
     """The first command reading one split generates that split only (the first run after install stays short);
     adding the rest later gives byte for byte the challenge a one-shot generation writes."""

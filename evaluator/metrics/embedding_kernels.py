@@ -123,7 +123,9 @@ def split_chunk(buf, words, n_texts, classes, table, spellings, word_end, word_k
         if need > len(spellings) - state[4]:
             spellings = _grow(spellings, state[4] + need)
         if state[3] == len(word_end):
-            word_end = _grow(word_end, 0)
+            # grown as its bytes, with an int64 bound (the literal 0 is a type of its own): one _grow machine
+            # code for both buffers, where int64 elements and the constant 0 compiled and cached a 32 KB second one
+            word_end = _grow(word_end.view(np.uint8), np.int64(0)).view(np.int64)
             word_key = _grow_rows(word_key)
         if 3 * state[3] + 3 > len(table):
             table = _rehash(table, word_end, word_key, spellings)
@@ -380,7 +382,8 @@ def _rehash(table, word_end, word_key, spellings):
 
 @njit(cache=True, nogil=True)
 def _grow(a, at_least):
-    """``a`` in a buffer twice as long (at least ``at_least``). Plain loops: slice assignment compiles slowly."""
+    """``a`` (bytes: other buffers are grown as a byte view) in a buffer twice as long (at least ``at_least``).
+    Plain loops: slice assignment compiles slowly."""
     out = np.empty(max(2 * len(a), at_least), a.dtype)
     for i in range(len(a)):
         out[i] = a[i]
