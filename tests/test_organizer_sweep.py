@@ -806,3 +806,32 @@ def test_reported_results_refuse_a_split_or_task_the_benchmark_does_not_have(tmp
     ok = run_cli("registry", "import", REPO / "submissions" / "reported" / "dstc6-2017.csv", "--registry",
                  tmp_path / "reg", "--board", "dstc6-2017")
     assert ok.returncode == 0 and "imported 10 reported run(s)" in ok.stdout, ok.stderr
+
+
+def test_grade_given_the_folder_above_the_runs_points_at_the_runs_folder(tmp_path):
+    # before: `grade dialeval-demo/organizer` (the folder holding challenge.toml, registry/, runs/, site/) skipped
+    # its runs/ with "runs/team.json: missing (every run needs a team.json)", as if runs/ were one team's run
+    runs = _runs(tmp_path / "organizer", {"a": {"team": "A"}})
+    r = run_cli("grade", tmp_path / "organizer", "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--json")
+    assert r.returncode == 1, r.stderr
+    (entry,) = json.loads(r.stdout)["runs"]
+    assert entry["status"] == "skipped"
+    assert entry["message"] == (f"{runs}: a folder of team runs, not a run (its entries have team.json files); "
+                                f"grade {runs} itself")
+    # a run folder is still a run, and a folder without any team.json keeps its own message
+    assert _grade(tmp_path, runs)[1]["a.json"]["status"] == "valid"
+    (tmp_path / "other" / "x").mkdir(parents=True)
+    (tmp_path / "other" / "x" / "submission.json").write_text("[]")
+    assert _grade(tmp_path, tmp_path / "other")[1]["x"]["message"].endswith("x/team.json: missing (every run needs a "
+                                                                           "team.json)")
+
+
+def test_compare_on_a_split_the_runs_do_not_cover_says_which_splits_they_do(tmp_path):
+    # before: `compare 1 2 --split tst9` said "no scored items in scope tst9", where rank and grade name the
+    # splits there are
+    runs = _runs(tmp_path, {"a": {"team": "A"}, "b": {"team": "B"}})
+    assert _grade(tmp_path, runs)[0] == 0
+    r = run_cli("compare", "1", "2", "--registry", tmp_path / "reg", "--split", "tst9")
+    assert r.returncode == 2
+    assert r.stderr.strip() == "dialeval: error: --split: 'tst9' is not a split both runs cover (A: tst1; B: tst1)"
+    assert run_cli("compare", "1", "2", "--registry", tmp_path / "reg", "--split", "tst1").returncode == 0
