@@ -835,3 +835,22 @@ def test_compare_on_a_split_the_runs_do_not_cover_says_which_splits_they_do(tmp_
     assert r.returncode == 2
     assert r.stderr.strip() == "dialeval: error: --split: 'tst9' is not a split both runs cover (A: tst1; B: tst1)"
     assert run_cli("compare", "1", "2", "--registry", tmp_path / "reg", "--split", "tst1").returncode == 0
+
+
+def test_the_codabench_scoring_program_never_writes_into_the_submission_or_the_reference_data(tmp_path):
+    # before: `bundle codabench-score RES REF REF/out` (or OUT = REF, OUT = RES) wrote scores.json and
+    # detailed_results.html among the answer keys or the run, exit 0: an output written onto an input
+    res, ref = tmp_path / "input" / "res", tmp_path / "input" / "ref"
+    res.mkdir(parents=True)
+    shutil.copy(RUN, res / RUN.name)
+    shutil.copytree(SAMPLE / "tst1", ref / "tst1")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    for out, what, where in ((ref / "out", "the reference data", ref), (ref, "the reference data", ref),
+                             (res, "the submission", res)):
+        r = run_cli("bundle", "codabench-score", res, ref, out)
+        assert r.returncode == 2, r.stdout
+        assert r.stderr.strip() == f"dialeval: error: {out}: inside {what} ({where}); write the scores elsewhere"
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    r = run_cli("bundle", "codabench-score", res, ref, tmp_path / "output")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "output").iterdir()) == ["detailed_results.html", "scores.json"]
