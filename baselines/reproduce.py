@@ -283,7 +283,8 @@ def model_settings(record: dict) -> dict:
 
 
 def record_seed(record: dict) -> int:
-    """The seed a row's model was created with (its ``config.seed``; a variant row's ``seed``)."""
+    """The seed a row's model was created with (its ``config.seed``; a variant row's ``seed``, or 0, the command's
+    default, for the stored variant rows made before rows recorded it: ``babi-table2.md``'s command gives none)."""
     return int((record.get("config") or {}).get("seed", record.get("seed", 0)))
 
 
