@@ -431,11 +431,13 @@ def test_default_challenge_ignores_half_written_attempts(tmp_path, monkeypatch):
     stale = tmp_path / f".{name}.tmp-crashed"
     (stale / "tst1").mkdir(parents=True)
     (stale / "tst1" / "half.json").write_text("[{")
-    broken = tmp_path / name  # a final dir without the completion marker
-    broken.mkdir()
-    (broken / "junk").write_text("x")
+    broken = tmp_path / name  # ours (the base marker) but a part died half-written: no completion marker
+    (broken / "tst1").mkdir(parents=True)
+    (broken / default.BASE_MARKER).write_text("")
+    (broken / "tst1" / "half.json").write_text("[{")
     path = default.ensure_default_challenge()
-    assert path == broken and (path / ".complete").is_file() and not (path / "junk").exists()
+    assert path == broken and (path / ".complete").is_file() and not (path / "tst1" / "half.json").exists()
+    assert (path / "tst1").is_dir()
     assert not stale.exists()
     assert default.ensure_default_challenge() == path  # cached: no regeneration
 
