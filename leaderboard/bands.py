@@ -239,6 +239,10 @@ def compare_runs(table_a, table_b, metrics: list[str], resamples: int = stats.DE
     from dialeval.metrics import resolve
 
     a, b = _scoped(table_a, scope), _scoped(table_b, scope)
+    if scope not in (None, "all") and (not len(a) or not len(b)):  # a typo, or a split one run does not cover
+        covers = [", ".join(sorted(set(t.split.astype(str).tolist()))) or "none" for t in (table_a, table_b)]
+        raise UsageError(f"--split: {scope_label(scope)!r} is not a split both runs cover (A: {covers[0]}; "
+                         f"B: {covers[1]})")
     if not len(a) or not len(b):
         raise UsageError(f"no scored items in scope {scope}")
     splits_a, splits_b = set(a.split.astype(str).tolist()), set(b.split.astype(str).tolist())

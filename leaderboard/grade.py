@@ -250,6 +250,10 @@ def discover(runs_dir: Path, split_names: list[str] | None = None, suffixes: tup
             continue
         if p.is_dir():
             team_path = p / TEAM_FILE
+            if not os.path.lexists(team_path) and _holds_runs(p):  # the organiser gave the folder above the runs
+                entries.append(Entry(name, None, None, f"{p}: a folder of team runs, not a run (its entries have "
+                                                       f"team.json files); grade {p} itself"))
+                continue
             sub = _submission_in(p, suffixes)
         elif p.is_file() and (_is_archive(p) or name.lower().endswith(suffixes)):
             stem = name
@@ -288,6 +292,15 @@ def discover(runs_dir: Path, split_names: list[str] | None = None, suffixes: tup
             continue
         entries.append(Entry(name, sub, team))
     return entries
+
+
+def _holds_runs(folder: Path) -> bool:
+    """Whether ``folder`` holds team runs: an entry with its own team.json (``NAME/team.json``, ``NAME.team.json``)."""
+    try:
+        return any(q.name.endswith(".team.json") or (q.is_dir() and not q.is_symlink() and (q / TEAM_FILE).is_file())
+                   for q in folder.iterdir())
+    except OSError:
+        return False
 
 
 def _special(p: Path) -> str | None:

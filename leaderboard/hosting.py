@@ -38,6 +38,7 @@ import gzip
 import html
 import io
 import json
+import os
 import shlex
 import struct
 import sys
@@ -188,6 +189,10 @@ def codabench_score(res: str | Path, ref: str | Path, out: str | Path, benchmark
         if not p.exists():
             raise UsageError(f"{p}: missing ({what})")
         protect(p, what)
+        inside = Path(os.path.realpath(out))
+        if p.is_dir() and (inside == Path(os.path.realpath(p)) or Path(os.path.realpath(p)) in inside.parents):
+            # scores.json among the answer keys (or the run) would be an output written onto an input
+            raise UsageError(f"{out}: inside {what} ({p}); write the scores elsewhere")
     report = score(res, ref, benchmark, splits, data_file, keys_file)
     # the leaderboard's one number per metric is over the phase's splits (--split, or the split folders the reference
     # data hold: only the phase's): a run of some of them only would be ranked on its easy splits among runs of all

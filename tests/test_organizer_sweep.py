@@ -806,3 +806,51 @@ def test_reported_results_refuse_a_split_or_task_the_benchmark_does_not_have(tmp
     ok = run_cli("registry", "import", REPO / "submissions" / "reported" / "dstc6-2017.csv", "--registry",
                  tmp_path / "reg", "--board", "dstc6-2017")
     assert ok.returncode == 0 and "imported 10 reported run(s)" in ok.stdout, ok.stderr
+
+
+def test_grade_given_the_folder_above_the_runs_points_at_the_runs_folder(tmp_path):
+    # before: `grade dialeval-demo/organizer` (the folder holding challenge.toml, registry/, runs/, site/) skipped
+    # its runs/ with "runs/team.json: missing (every run needs a team.json)", as if runs/ were one team's run
+    runs = _runs(tmp_path / "organizer", {"a": {"team": "A"}})
+    r = run_cli("grade", tmp_path / "organizer", "--data", "sample:dstc6", "--registry", tmp_path / "reg", "--json")
+    assert r.returncode == 1, r.stderr
+    (entry,) = json.loads(r.stdout)["runs"]
+    assert entry["status"] == "skipped"
+    assert entry["message"] == (f"{runs}: a folder of team runs, not a run (its entries have team.json files); "
+                                f"grade {runs} itself")
+    # a run folder is still a run, and a folder without any team.json keeps its own message
+    assert _grade(tmp_path, runs)[1]["a.json"]["status"] == "valid"
+    (tmp_path / "other" / "x").mkdir(parents=True)
+    (tmp_path / "other" / "x" / "submission.json").write_text("[]")
+    assert _grade(tmp_path, tmp_path / "other")[1]["x"]["message"].endswith("x/team.json: missing (every run needs a "
+                                                                           "team.json)")
+
+
+def test_compare_on_a_split_the_runs_do_not_cover_says_which_splits_they_do(tmp_path):
+    # before: `compare 1 2 --split tst9` said "no scored items in scope tst9", where rank and grade name the
+    # splits there are
+    runs = _runs(tmp_path, {"a": {"team": "A"}, "b": {"team": "B"}})
+    assert _grade(tmp_path, runs)[0] == 0
+    r = run_cli("compare", "1", "2", "--registry", tmp_path / "reg", "--split", "tst9")
+    assert r.returncode == 2
+    assert r.stderr.strip() == "dialeval: error: --split: 'tst9' is not a split both runs cover (A: tst1; B: tst1)"
+    assert run_cli("compare", "1", "2", "--registry", tmp_path / "reg", "--split", "tst1").returncode == 0
+
+
+def test_the_codabench_scoring_program_never_writes_into_the_submission_or_the_reference_data(tmp_path):
+    # before: `bundle codabench-score RES REF REF/out` (or OUT = REF, OUT = RES) wrote scores.json and
+    # detailed_results.html among the answer keys or the run, exit 0: an output written onto an input
+    res, ref = tmp_path / "input" / "res", tmp_path / "input" / "ref"
+    res.mkdir(parents=True)
+    shutil.copy(RUN, res / RUN.name)
+    shutil.copytree(SAMPLE / "tst1", ref / "tst1")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    for out, what, where in ((ref / "out", "the reference data", ref), (ref, "the reference data", ref),
+                             (res, "the submission", res)):
+        r = run_cli("bundle", "codabench-score", res, ref, out)
+        assert r.returncode == 2, r.stdout
+        assert r.stderr.strip() == f"dialeval: error: {out}: inside {what} ({where}); write the scores elsewhere"
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    r = run_cli("bundle", "codabench-score", res, ref, tmp_path / "output")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "output").iterdir()) == ["detailed_results.html", "scores.json"]
